@@ -1,0 +1,129 @@
+/*
+ * op.h - the operator contract inside the engine.
+ *
+ * An operator is a const table of hooks (nginx's module pattern). At plan time every logical
+ * node becomes a `struct sl_op_def` (shared, read-only); on every shard each def gets an
+ * instance, `struct sl_ctx`, which is also the context user callbacks receive. Operators in a
+ * stage are chained: emitting calls the next operator's process hook directly. The stage's
+ * last hop is either a sink operator or an exchange-out operator that writes rings.
+ *
+ * Lifecycle of an instance (all calls on its shard's thread):
+ *
+ *   open -> { process | on_watermark | on_proctime | on_idle }* -> on_end -> close
+ *
+ * on_watermark is called once per watermark advance, after ctx->watermark is updated and
+ * before the watermark is forwarded downstream, so rows emitted by it (fired windows)
+ * precede the watermark, as Flink orders them.
+ */
+#ifndef SL_CORE_OP_H
+#define SL_CORE_OP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sluice/job.h>
+#include <sluice/operator.h>
+
+struct sl_shard;
+struct sl_ctx;
+struct sl_kstate;
+struct sl_timers;
+
+struct sl_op_ops {
+	const char *name;
+	/* Sets up ctx->self. Returns 0 or -errno (message in ctx->shard's error). */
+	int (*open)(struct sl_ctx *ctx);
+	/* One input record. Hot path. For keyed operators ctx->key/klen/hash are set. */
+	void (*process)(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
+	/* The input watermark advanced to ctx->watermark. Optional. */
+	void (*on_watermark)(struct sl_ctx *ctx, sl_ts_t wm);
+	/* Called once per loop turn with the shard clock, if ctx->wants_proctime. Optional. */
+	void (*on_proctime)(struct sl_ctx *ctx, sl_ts_t now);
+	/* All input has ended (after the final +inf watermark). Flush. Optional. */
+	void (*on_end)(struct sl_ctx *ctx);
+	void (*close)(struct sl_ctx *ctx);
+	/* Forwards watermarks/idle/end itself instead of the default (exchange-out). */
+	void (*forward_wm)(struct sl_ctx *ctx, sl_ts_t wm);
+	void (*forward_idle)(struct sl_ctx *ctx, bool idle);
+	void (*forward_end)(struct sl_ctx *ctx);
+};
+
+#define SL_MAX_KEY_FIELDS 8
+#define SL_KEY_MAX 1024 /* bytes of an encoded key */
+
+/* Plan-time description of one operator; shared read-only by all shards. */
+struct sl_op_def {
+	const struct sl_op_ops *ops;
+	const char *name;
+	const void *cfg;                  /* operator-specific, owned by the job */
+	const struct sl_schema *in_schema;
+	const struct sl_schema *out_schema;
+	int nkey;                         /* keyed operators: key fields of in_schema */
+	int key_fields[SL_MAX_KEY_FIELDS];
+	int id;                           /* index in the job's operator list */
+};
+
+/* Metrics of one instance; written by its shard only, summed by readers after the run or
+ * read racily (relaxed, monotonic) while it runs. */
+struct sl_op_metrics {
+	uint64_t in;
+	uint64_t out;
+	uint64_t late;
+	uint64_t state_entries;
+};
+
+#define SL_MAX_OUT 4 /* targets per port */
+#define SL_MAX_PORTS 4 /* port 0 = main, 1.. = side output tags */
+
+struct sl_port {
+	int n;
+	struct sl_ctx *to[SL_MAX_OUT];
+};
+
+struct sl_ctx {
+	const struct sl_op_def *def;
+	struct sl_shard *shard;
+	void *self;                      /* the operator's instance state */
+	struct sl_port port[SL_MAX_PORTS];
+	int port_tag[SL_MAX_PORTS];      /* side-output tag of port i (port 0: 0) */
+	int nports;
+	sl_ts_t watermark;               /* input watermark, SL_TS_MIN before the first */
+	bool idle;
+	bool wants_proctime;
+	/* The current key (keyed operators): encoded bytes, their hash, key group. */
+	const uint8_t *key;
+	uint32_t klen;
+	uint64_t hash;
+	struct sl_op_metrics m;
+	/* Keyed state and timers of keyed operators (state/state.h, time/timer.h); NULL else. */
+	struct sl_kstate *kstate;
+	struct sl_timers *event_timers;
+	struct sl_timers *proc_timers;
+	struct sl_row_builder out;       /* see sl_ctx_out() */
+	uint8_t *out_buf;                /* SL_ROW_SCRATCH bytes, this instance's own */
+	struct sl_ctx *next_in_shard;    /* all instances of a shard, for on_proctime */
+};
+
+/* Hands a watermark / idle / end to an instance: runs its hook, then forwards downstream.
+ * Used by stage inputs and by operators that forward. */
+void sl_op_watermark(struct sl_ctx *ctx, sl_ts_t wm);
+void sl_op_idle(struct sl_ctx *ctx, bool idle);
+void sl_op_end(struct sl_ctx *ctx);
+
+/* Encodes key fields of `row` into buf (SL_KEY_MAX bytes). Integers as 8 bytes, strings as a
+ * 4-byte length and bytes, NULL as a 1-byte marker. Returns the length. */
+uint32_t sl_key_encode(const struct sl_row *row, const int *fields, int nfields, uint8_t *buf);
+/* Decodes key field `i` of an encoded key into builder field `field` (type from schema). */
+void sl_key_decode_field(const uint8_t *key, uint32_t klen, int i, enum sl_type type,
+			 struct sl_row_builder *out, int field);
+
+/* The shard-wide services operators use. */
+sl_ts_t sl_shard_now(const struct sl_shard *sh);
+int sl_shard_index(const struct sl_shard *sh);
+int sl_shard_count(const struct sl_shard *sh);
+uint32_t sl_shard_max_par(const struct sl_shard *sh);
+/* Records a fatal operator error; the job stops with it. */
+void sl_shard_fail(struct sl_shard *sh, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,198 @@
+/*
+ * row.c - building rows in caller memory and printing them in changelog notation.
+ *
+ * The builder reserves header and slots up front and appends string bytes behind them, so a
+ * row is built in one pass with no allocation; a builder that runs out of room remembers it
+ * and fails at finish() instead of at every set.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <sluice/types.h>
+
+void sl_rowb_init(struct sl_row_builder *b, void *buf, uint32_t cap, int nfields)
+{
+	uint32_t need = SL_ROW_HDR + 8u * (uint32_t)nfields;
+
+	b->row = buf;
+	b->cap = cap;
+	b->used = need;
+	b->overflow = need > cap;
+	if (b->overflow)
+		return;
+	b->row->size = 0;
+	b->row->nfields = (uint16_t)nfields;
+	b->row->kind = SL_ROW_INSERT;
+	b->row->rsv = 0;
+	b->row->nulls = nfields >= 64 ? ~0ull : ((1ull << nfields) - 1);
+	memset(b->row->slot, 0, 8u * (uint32_t)nfields);
+}
+
+static inline void set_slot(struct sl_row_builder *b, int i, uint64_t v)
+{
+	if (b->overflow)
+		return;
+	b->row->slot[i] = v;
+	b->row->nulls &= ~(1ull << i);
+}
+
+void sl_rowb_set_i64(struct sl_row_builder *b, int i, int64_t v)
+{
+	set_slot(b, i, (uint64_t)v);
+}
+
+void sl_rowb_set_f64(struct sl_row_builder *b, int i, double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, 8);
+	set_slot(b, i, u);
+}
+
+void sl_rowb_set_bool(struct sl_row_builder *b, int i, bool v)
+{
+	set_slot(b, i, v ? 1 : 0);
+}
+
+void sl_rowb_set_str(struct sl_row_builder *b, int i, const char *s, uint32_t len)
+{
+	uint32_t off = b->used;
+
+	if (b->overflow)
+		return;
+	if ((uint64_t)off + len > b->cap) {
+		b->overflow = true;
+		return;
+	}
+	memcpy((char *)b->row + off, s, len);
+	b->used = off + len;
+	set_slot(b, i, ((uint64_t)off << 32) | len);
+}
+
+void sl_rowb_set_null(struct sl_row_builder *b, int i)
+{
+	if (b->overflow)
+		return;
+	b->row->slot[i] = 0;
+	b->row->nulls |= 1ull << i;
+}
+
+void sl_rowb_copy_field(struct sl_row_builder *b, int i, const struct sl_row *src, int j,
+			enum sl_type t)
+{
+	uint32_t len;
+	const char *s;
+
+	if (sl_row_is_null(src, j)) {
+		sl_rowb_set_null(b, i);
+		return;
+	}
+	if (t == SL_TYPE_STRING) {
+		s = sl_row_str(src, j, &len);
+		sl_rowb_set_str(b, i, s, len);
+		return;
+	}
+	set_slot(b, i, src->slot[j]);
+}
+
+void sl_rowb_set_kind(struct sl_row_builder *b, enum sl_row_kind k)
+{
+	if (!b->overflow)
+		b->row->kind = (uint8_t)k;
+}
+
+const struct sl_row *sl_rowb_finish(struct sl_row_builder *b)
+{
+	uint32_t size = (b->used + 7u) & ~7u;
+
+	if (b->overflow || size > b->cap)
+		return NULL;
+	memset((char *)b->row + b->used, 0, size - b->used);
+	b->row->size = size;
+	return b->row;
+}
+
+int sl_ts_format(sl_ts_t ts, char *buf, size_t cap)
+{
+	time_t secs = (time_t)(ts >= 0 ? ts / 1000 : (ts - 999) / 1000);
+	int ms = (int)(ts - (sl_ts_t)secs * 1000);
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	return snprintf(buf, cap, "%04d-%02d-%02d %02d:%02d:%02d.%03d", tm.tm_year + 1900,
+			tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+int sl_double_format(double v, char *buf, size_t cap)
+{
+	char tmp[40];
+	int n = 0;
+
+	if (v != v)
+		return snprintf(buf, cap, "NaN");
+	if (v == 1.0 / 0.0 || v == -1.0 / 0.0)
+		return snprintf(buf, cap, "%sInfinity", v < 0 ? "-" : "");
+	/* shortest precision that reads back as the same double */
+	for (int prec = 1; prec <= 17; prec++) {
+		n = snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+		if (strtod(tmp, NULL) == v)
+			break;
+	}
+	if (!strpbrk(tmp, ".eEn"))
+		n = snprintf(tmp + n, sizeof tmp - (size_t)n, ".0") + n;
+	return snprintf(buf, cap, "%s", tmp);
+}
+
+static const char *const kind_tag[] = { "+I", "-U", "+U", "-D" };
+
+/* Appends with snprintf semantics: `n` counts what would have been written. */
+#define APPEND(...)                                                                   \
+	do {                                                                          \
+		int w_ = snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0,   \
+				  __VA_ARGS__);                                       \
+		if (w_ > 0)                                                           \
+			n += (size_t)w_;                                              \
+	} while (0)
+
+int sl_row_format(const struct sl_row *r, const struct sl_schema *s, char *buf, size_t cap)
+{
+	size_t n = 0;
+	char ts[40];
+	uint32_t len;
+	const char *str;
+
+	APPEND("%s[", kind_tag[r->kind & 3]);
+	for (int i = 0; i < r->nfields; i++) {
+		if (i)
+			APPEND(", ");
+		if (sl_row_is_null(r, i)) {
+			APPEND("NULL");
+			continue;
+		}
+		switch (sl_schema_type(s, i)) {
+		case SL_TYPE_BOOL:
+			APPEND("%s", sl_row_bool(r, i) ? "TRUE" : "FALSE");
+			break;
+		case SL_TYPE_INT:
+		case SL_TYPE_BIGINT:
+			APPEND("%" PRId64, sl_row_i64(r, i));
+			break;
+		case SL_TYPE_DOUBLE:
+			sl_double_format(sl_row_f64(r, i), ts, sizeof ts);
+			APPEND("%s", ts);
+			break;
+		case SL_TYPE_STRING:
+			str = sl_row_str(r, i, &len);
+			APPEND("%.*s", (int)len, str);
+			break;
+		case SL_TYPE_TIMESTAMP:
+			sl_ts_format(sl_row_i64(r, i), ts, sizeof ts);
+			APPEND("%s", ts);
+			break;
+		}
+	}
+	APPEND("]");
+	return (int)n;
+}

@@ -1,0 +1,234 @@
+/*
+ * sluice/job.h - build a dataflow job (the DataStream equivalent) and run it.
+ *
+ * A job is a graph of streams. Every stream has a schema. key_by() marks a repartitioning:
+ * the planner cuts the graph there into stages joined by an N x N exchange of SPSC rings;
+ * everything else is chained into direct calls on one shard. Every shard runs one instance
+ * of every stage.
+ *
+ * Threads: build and run a job from one thread. sl_job_stop() may be called from any
+ * thread (or a signal handler) while sl_job_run() is running.
+ *
+ * Ownership: the job owns every stream, schema and spec passed to it (specs and schemas are
+ * copied); callbacks' `arg` pointers are borrowed until sl_job_destroy().
+ */
+#ifndef SLUICE_JOB_H
+#define SLUICE_JOB_H
+
+#include <sluice/operator.h>
+#include <sluice/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sl_job;
+struct sl_stream;
+
+/* Errors from job construction and running carry a one-line message naming the cause. */
+struct sl_error {
+	int code;       /* -errno, 0 when no error */
+	char msg[256];
+};
+
+/* ---- watermark strategies (DESIGN §4) ---------------------------------------------------- */
+
+enum sl_wm_kind {
+	SL_WM_NONE = 0,   /* processing-time only: no event-time watermarks */
+	SL_WM_BOUNDED,    /* watermark = max event time seen - max_delay_ms */
+	SL_WM_MONOTONOUS, /* watermark = max event time seen */
+	SL_WM_CUSTOM,     /* user generator below */
+};
+
+/* A custom generator keeps its own per-split state in `state` (state_size bytes, zeroed). */
+struct sl_wm_custom {
+	size_t state_size;
+	void (*on_event)(void *state, sl_ts_t ts, const struct sl_row *row, void *arg);
+	/* Returns the watermark to emit now, or SL_TS_MIN for none. */
+	sl_ts_t (*on_periodic)(void *state, void *arg);
+	void *arg;
+};
+
+struct sl_wm_strategy {
+	enum sl_wm_kind kind;
+	sl_ts_t max_delay_ms;    /* SL_WM_BOUNDED */
+	sl_ts_t idle_timeout_ms; /* a split silent this long is idle; 0 = never */
+	sl_ts_t interval_ms;     /* periodic emission interval; 0 = after every record */
+	int ts_field;            /* event time column (TIMESTAMP or BIGINT ms), -1: use assigner */
+	sl_ts_t (*assign)(const struct sl_row *row, void *arg); /* when ts_field < 0 */
+	void *assign_arg;
+	struct sl_wm_custom custom;
+};
+
+/* ---- sources and sinks (custom connectors use these too) --------------------------------- */
+
+struct sl_src_ctx;
+
+/* Emits one record from the split being polled. `row` is copied before the call returns.
+ * Returns 0, or -ENOSPC if the row is larger than a ring frame. Hot path. */
+int sl_src_emit(struct sl_src_ctx *c, const struct sl_row *row);
+/* Sends a record that could not be decoded to the job's dead-letter output and counts it.
+ * `where` names the place (file:line, topic/partition/offset), `why` the cause. */
+void sl_src_dead_letter(struct sl_src_ctx *c, const char *where, const char *why,
+			const char *raw, size_t rawlen);
+/* The shard's scratch buffer for building one row (at least SL_ROW_SCRATCH bytes). */
+void *sl_src_scratch(struct sl_src_ctx *c);
+#define SL_ROW_SCRATCH 65536
+
+enum { SL_SRC_EOF = -1000 }; /* poll(): this split is exhausted */
+
+struct sl_source_ops {
+	const char *name;
+	/* Number of splits of this source, fixed at plan time (files, partitions, streams). */
+	int (*nsplits)(const void *cfg);
+	/* Opens split `split` on the calling shard. Returns per-split state or NULL with err set. */
+	void *(*open)(const void *cfg, int split, struct sl_error *err);
+	/* Emits at most `max` records with sl_src_emit(). Returns how many it emitted, 0 when
+	 * nothing is available now, SL_SRC_EOF when the split is finished, or -errno. */
+	int (*poll)(void *split_state, struct sl_src_ctx *c, int max);
+	void (*close)(void *split_state);
+};
+
+struct sl_sink_ops {
+	const char *name;
+	/* Opens this shard's instance (`shard` of `nshards`). Returns state or NULL, err set. */
+	void *(*open)(const void *cfg, const struct sl_schema *schema, int shard, int nshards,
+		      struct sl_error *err);
+	/* Consumes one row. Hot path: no syscall per call, buffer instead. Returns 0 or -errno. */
+	int (*write)(void *state, sl_ts_t ts, const struct sl_row *row);
+	/* Called at end of input and before close; makes written rows durable/visible. */
+	int (*flush)(void *state);
+	void (*close)(void *state);
+};
+
+/* ---- windows and aggregates (DESIGN §5) --------------------------------------------------- */
+
+enum sl_win_kind { SL_WIN_TUMBLE = 1, SL_WIN_HOP, SL_WIN_SESSION };
+
+struct sl_window_spec {
+	enum sl_win_kind kind;
+	sl_ts_t size_ms;         /* tumble, hop */
+	sl_ts_t slide_ms;        /* hop */
+	sl_ts_t gap_ms;          /* session */
+	sl_ts_t offset_ms;       /* tumble, hop: window alignment offset */
+	sl_ts_t allowed_lateness_ms;
+	int late_tag;            /* side-output tag for records beyond lateness, 0 = counted only */
+};
+
+enum sl_agg_kind {
+	SL_AGG_COUNT_STAR = 1,
+	SL_AGG_COUNT, /* non-NULL values of field */
+	SL_AGG_SUM,
+	SL_AGG_AVG,
+	SL_AGG_MIN,
+	SL_AGG_MAX,
+	SL_AGG_USER,
+};
+
+/* A user aggregate: an accumulator of acc_size bytes with init/add/merge/result. For a
+ * reduce function, write the reduced value into the accumulator and return it in result. */
+struct sl_agg_fn {
+	size_t acc_size;
+	void (*init)(void *acc, void *arg);
+	void (*add)(void *acc, const struct sl_row *row, void *arg);
+	/* acc += other (required for hopping and session windows) */
+	void (*merge)(void *acc, const void *other, void *arg);
+	/* Writes the result into field `field` of the output row. */
+	void (*result)(const void *acc, struct sl_row_builder *out, int field, void *arg);
+	enum sl_type result_type;
+	void *arg;
+};
+
+struct sl_agg_spec {
+	enum sl_agg_kind kind;
+	int field;            /* input field, -1 for COUNT(*) */
+	const char *name;     /* output column name */
+	struct sl_agg_fn user; /* SL_AGG_USER */
+};
+
+/* ---- building ------------------------------------------------------------------------- */
+
+/* Returns a new job or NULL on ENOMEM. */
+struct sl_job *sl_job_create(const char *name);
+void sl_job_destroy(struct sl_job *job);
+
+/* Adds a source. `cfg` is borrowed until sl_job_destroy(); `schema` is copied. */
+struct sl_stream *sl_job_source(struct sl_job *job, const char *name,
+				const struct sl_source_ops *ops, const void *cfg,
+				const struct sl_schema *schema, const struct sl_wm_strategy *wm);
+
+/* Per-record user functions. `out` is a builder over the shard's scratch buffer with the
+ * output schema's field count; the function fills it. Hot path: no allocation. */
+typedef bool (*sl_filter_fn)(const struct sl_row *in, void *arg);
+typedef void (*sl_map_fn)(const struct sl_row *in, struct sl_row_builder *out, void *arg);
+/* A flat_map emits any number of rows with sl_emit(ctx, ...). */
+typedef void (*sl_flat_map_fn)(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in,
+			       void *arg);
+
+struct sl_stream *sl_stream_filter(struct sl_stream *in, const char *name, sl_filter_fn fn,
+				   void *arg);
+struct sl_stream *sl_stream_map(struct sl_stream *in, const char *name, sl_map_fn fn, void *arg,
+				const struct sl_schema *out);
+/* Keeps the listed fields in order (a projection, no user code). */
+struct sl_stream *sl_stream_project(struct sl_stream *in, const char *name, const int *fields,
+				    int nfields);
+struct sl_stream *sl_stream_flat_map(struct sl_stream *in, const char *name, sl_flat_map_fn fn,
+				     void *arg, const struct sl_schema *out);
+/* Repartitions by the listed key fields; the result feeds a window or a process function. */
+struct sl_stream *sl_stream_key_by(struct sl_stream *in, const int *fields, int nfields);
+
+/* A keyed window aggregation. Output: key fields, window_start, window_end (TIMESTAMP), then
+ * one column per aggregate. Must follow sl_stream_key_by(). */
+struct sl_stream *sl_stream_window(struct sl_stream *keyed, const char *name,
+				   const struct sl_window_spec *win, const struct sl_agg_spec *aggs,
+				   int naggs);
+
+/* A keyed process function (see operator.h) with output schema `out`. */
+struct sl_stream *sl_stream_process(struct sl_stream *keyed, const char *name,
+				    const struct sl_process_fn *fn, const struct sl_schema *out);
+
+/* The rows an operator sent to side-output `tag` (late records of a window: the window's
+ * input schema). */
+struct sl_stream *sl_stream_side_output(struct sl_stream *of, int tag,
+					const struct sl_schema *schema);
+
+/* Ends a stream in a sink; `cfg` borrowed until sl_job_destroy(). Returns 0 or -errno. */
+int sl_stream_sink(struct sl_stream *in, const char *name, const struct sl_sink_ops *ops,
+		   const void *cfg);
+
+const struct sl_schema *sl_stream_schema(const struct sl_stream *s);
+/* The first construction error of the job (a NULL stream was passed on, a bad field...). */
+const struct sl_error *sl_job_error(const struct sl_job *job);
+
+/* ---- running -------------------------------------------------------------------------- */
+
+struct sl_run_opts {
+	int nshards;          /* 0: one per core in `cores`, or online CPUs */
+	const char *cores;    /* "0-7", "0,2,4": pin shard i to the i-th listed core; NULL: no pin */
+	uint32_t ring_bytes;  /* per exchange ring; 0: 1 MiB */
+	int max_parallelism;  /* key groups; 0: 128 */
+	const char *dead_letter_path; /* JSON lines of undecodable records; NULL: stderr */
+};
+
+/* Plans and runs the job to completion (bounded input) or until sl_job_stop().
+ * Returns 0 or -errno with sl_job_error() describing the failure. */
+int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts);
+/* Asks a running job to finish: sources stop, in-flight windows are not fired. */
+void sl_job_stop(struct sl_job *job);
+
+/* Counters summed over shards after (or during) a run. */
+struct sl_job_stats {
+	uint64_t records_in;     /* from sources */
+	uint64_t records_out;    /* into sinks */
+	uint64_t late_records;   /* beyond allowed lateness, all window operators */
+	uint64_t dead_letters;   /* undecodable source records */
+	uint64_t ring_full;      /* times a producer found an exchange ring full */
+};
+void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out);
+/* Writes one line per operator (name, in, out, late, state entries) to `f` (a FILE *). */
+void sl_job_print_metrics(const struct sl_job *job, void *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+/*
+ * kvtab.h - the heap state table: one per (operator instance, state) on a shard.
+ *
+ * Maps (key bytes, namespace) to a fixed-size value. Open addressing over a slot array of
+ * (hash, entry) pairs; entries live in slabs and never move, so a value pointer stays valid
+ * until its entry is removed or the table destroyed (windows keep such pointers in their
+ * fire lists). Every entry records its key group, so snapshots and rescaling can take the
+ * table apart by key group (DESIGN §7).
+ *
+ * Threads: a table belongs to one shard; every call comes from that shard's thread.
+ * Hot path: get/put/remove do no allocation except when a slab or the slot array grows.
+ */
+#ifndef SL_STATE_KVTAB_H
+#define SL_STATE_KVTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sl_kvtab;
+
+/* One entry, as iteration and lookups expose it. Read-only but for the value bytes. */
+struct sl_kv {
+	uint64_t hash;   /* key hash (sl_hash_bytes of the key) */
+	uint64_t ns;     /* namespace: window end, 0 for plain keyed state */
+	uint32_t klen;
+	uint16_t kg;     /* key group */
+	const uint8_t *key;
+	void *value;     /* value_size bytes */
+};
+
+/* Returns an empty table for values of `value_size` bytes, key groups in [0, max_par), or NULL
+ * on ENOMEM. Caller frees with sl_kvtab_destroy(). */
+struct sl_kvtab *sl_kvtab_create(uint32_t value_size, uint32_t max_par);
+void sl_kvtab_destroy(struct sl_kvtab *t);
+
+/* Returns the value for (key, ns) or NULL. */
+void *sl_kvtab_get(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
+		   uint64_t ns);
+/* Returns the value for (key, ns), inserting a zeroed one if absent (*created set). NULL on
+ * ENOMEM or klen > SL_KEY_MAX. */
+void *sl_kvtab_put(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
+		   uint64_t ns, bool *created);
+/* Removes (key, ns). Returns true if it was there. */
+bool sl_kvtab_remove(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
+		     uint64_t ns);
+/* Removes the entry whose value pointer is `value` (as returned by get/put). */
+void sl_kvtab_remove_value(struct sl_kvtab *t, void *value);
+/* Fills *kv for the entry owning `value`. */
+void sl_kvtab_entry(const struct sl_kvtab *t, const void *value, struct sl_kv *kv);
+/* Hints the cache about an upcoming lookup of `hash`. */
+void sl_kvtab_prefetch(const struct sl_kvtab *t, uint64_t hash);
+
+size_t sl_kvtab_count(const struct sl_kvtab *t);
+/* Approximate bytes held (slots, slabs). */
+size_t sl_kvtab_bytes(const struct sl_kvtab *t);
+
+/* Visits every entry (order unspecified); the callback must not insert or remove. Return
+ * false from fn to stop. */
+void sl_kvtab_foreach(struct sl_kvtab *t, bool (*fn)(const struct sl_kv *kv, void *arg),
+		      void *arg);
+
+#endif
