@@ -60,6 +60,7 @@ struct sl_op_def {
 	const struct sl_schema *out_schema;
 	int nkey;                         /* keyed operators: key fields of in_schema */
 	int key_fields[SL_MAX_KEY_FIELDS];
+	enum sl_type key_types[SL_MAX_KEY_FIELDS];
 	int id;                           /* index in the job's operator list */
 };
 
@@ -110,9 +111,10 @@ void sl_op_watermark(struct sl_ctx *ctx, sl_ts_t wm);
 void sl_op_idle(struct sl_ctx *ctx, bool idle);
 void sl_op_end(struct sl_ctx *ctx);
 
-/* Encodes key fields of `row` into buf (SL_KEY_MAX bytes). Integers as 8 bytes, strings as a
- * 4-byte length and bytes, NULL as a 1-byte marker. Returns the length. */
-uint32_t sl_key_encode(const struct sl_row *row, const int *fields, int nfields, uint8_t *buf);
+/* Encodes key fields of `row` into buf (SL_KEY_MAX bytes; longer strings are cut, which only
+ * merges keys sharing a 1000-byte prefix). Returns the length. */
+uint32_t sl_key_encode(const struct sl_row *row, const int *fields, const enum sl_type *types,
+		       int nfields, uint8_t *buf);
 /* Decodes key field `i` of an encoded key into builder field `field` (type from schema). */
 void sl_key_decode_field(const uint8_t *key, uint32_t klen, int i, enum sl_type type,
 			 struct sl_row_builder *out, int field);
