@@ -174,7 +174,8 @@ struct sl_stream *sl_stream_project(struct sl_stream *in, const char *name, cons
 				    int nfields);
 struct sl_stream *sl_stream_flat_map(struct sl_stream *in, const char *name, sl_flat_map_fn fn,
 				     void *arg, const struct sl_schema *out);
-/* Repartitions by the listed key fields; the result feeds a window or a process function. */
+/* Repartitions by the listed key fields. Windows and process functions need a keyed input;
+ * any other operator after key_by runs on the shard owning the record's key, as in Flink. */
 struct sl_stream *sl_stream_key_by(struct sl_stream *in, const int *fields, int nfields);
 
 /* A keyed window aggregation. Output: key fields, window_start, window_end (TIMESTAMP), then

@@ -1,0 +1,169 @@
+/*
+ * basic_ops.c - the stateless operators (filter, map, project, flat_map), the sink adapter
+ * and the identity operators that mark roles in a chain (source root, side-output tap).
+ *
+ * All per-record hooks here are on the hot path: one call into user code or the connector,
+ * no allocation; the output row is built in the instance's own scratch buffer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "runtime.h"
+
+static int scratch_open(struct sl_ctx *ctx)
+{
+	ctx->out_buf = aligned_alloc(8, SL_ROW_SCRATCH);
+	return ctx->out_buf ? 0 : -ENOMEM;
+}
+
+static void scratch_close(struct sl_ctx *ctx)
+{
+	free(ctx->out_buf);
+	ctx->out_buf = NULL;
+}
+
+static void identity_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+{
+	sl_emit(ctx, ts, row);
+}
+
+const struct sl_op_ops sl_source_root_ops = {
+	.name = "source",
+	.process = identity_process,
+};
+
+const struct sl_op_ops sl_side_ops = {
+	.name = "side-output",
+	.process = identity_process,
+};
+
+static void filter_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+
+	if (((sl_filter_fn)n->fn)(row, n->arg))
+		sl_emit(ctx, ts, row);
+}
+
+const struct sl_op_ops sl_filter_ops = {
+	.name = "filter",
+	.process = filter_process,
+};
+
+static void emit_built(struct sl_ctx *ctx, sl_ts_t ts, struct sl_row_builder *b)
+{
+	const struct sl_row *out = sl_rowb_finish(b);
+
+	if (!out) {
+		sl_shard_fail(ctx->shard, -ENOSPC, "operator '%s': output row larger than %d bytes",
+			      ctx->def->name, SL_ROW_SCRATCH);
+		return;
+	}
+	sl_emit(ctx, ts, out);
+}
+
+static void map_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+	struct sl_row_builder *b = sl_ctx_out(ctx);
+
+	sl_rowb_set_kind(b, (enum sl_row_kind)row->kind);
+	((sl_map_fn)n->fn)(row, b, n->arg);
+	emit_built(ctx, ts, b);
+}
+
+const struct sl_op_ops sl_map_ops = {
+	.name = "map",
+	.open = scratch_open,
+	.process = map_process,
+	.close = scratch_close,
+};
+
+static void project_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+	struct sl_row_builder *b = sl_ctx_out(ctx);
+
+	sl_rowb_set_kind(b, (enum sl_row_kind)row->kind);
+	for (int i = 0; i < n->nfields; i++)
+		sl_rowb_copy_field(b, i, row, n->fields[i],
+				   sl_schema_type(n->schema, i));
+	emit_built(ctx, ts, b);
+}
+
+const struct sl_op_ops sl_project_ops = {
+	.name = "project",
+	.open = scratch_open,
+	.process = project_process,
+	.close = scratch_close,
+};
+
+static void flat_map_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+
+	((sl_flat_map_fn)n->fn)(ctx, ts, row, n->arg);
+}
+
+const struct sl_op_ops sl_flat_map_ops = {
+	.name = "flat_map",
+	.open = scratch_open,
+	.process = flat_map_process,
+	.close = scratch_close,
+};
+
+/* ---- sinks ---------------------------------------------------------------------------- */
+
+static int sink_open(struct sl_ctx *ctx)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+	struct sl_error err = { 0 };
+
+	ctx->self = n->sink_ops->open(n->cfg, n->schema, sl_shard_index(ctx->shard),
+				      sl_shard_count(ctx->shard), &err);
+	if (!ctx->self) {
+		sl_shard_fail(ctx->shard, err.code ? err.code : -EIO, "sink '%s': %s", n->name,
+			      err.msg[0] ? err.msg : "open failed");
+		return err.code ? err.code : -EIO;
+	}
+	return 0;
+}
+
+static void sink_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+	int rc = n->sink_ops->write(ctx->self, ts, row);
+
+	if (rc < 0)
+		sl_shard_fail(ctx->shard, rc, "sink '%s': write failed: %s", n->name,
+			      strerror(-rc));
+}
+
+static void sink_end(struct sl_ctx *ctx)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+	int rc = n->sink_ops->flush ? n->sink_ops->flush(ctx->self) : 0;
+
+	if (rc < 0)
+		sl_shard_fail(ctx->shard, rc, "sink '%s': flush failed: %s", n->name,
+			      strerror(-rc));
+}
+
+static void sink_close(struct sl_ctx *ctx)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+
+	if (ctx->self && n->sink_ops->close)
+		n->sink_ops->close(ctx->self);
+	ctx->self = NULL;
+}
+
+const struct sl_op_ops sl_sink_ops_adapter = {
+	.name = "sink",
+	.open = sink_open,
+	.process = sink_process,
+	.on_end = sink_end,
+	.close = sink_close,
+};

@@ -1,0 +1,266 @@
+/*
+ * exchange.c - the two ends of a keyed exchange (DESIGN §3).
+ *
+ * Sender (exchange-out, tail of the upstream stage): hashes the record's key, picks the shard
+ * owning its key group and writes the frame in place into ring (me -> that shard).
+ * Watermarks, idle markers and end-of-input are broadcast to every ring.
+ *
+ * When a ring is full the frame goes to a per-target hold queue instead, and the owning stage
+ * instance counts it as pending; the shard loop stops feeding that stage until its queues
+ * drain, while it keeps running every downstream stage. Since the last stage (sinks) never
+ * waits, every stage eventually drains: backpressure without a deadlock of the mesh. A queue
+ * only ever holds what one input record (or one watermark's firing) expanded into, and it
+ * preserves per-channel order: nothing bypasses a non-empty queue.
+ *
+ * Receiver (keyed exchange head): encodes the key once and sets it as the current key of the
+ * keyed operators it feeds.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "runtime.h"
+
+/* A FIFO of whole frames, grown on demand (only while the ring is full: the slow path). */
+struct hold_queue {
+	uint8_t *buf;
+	size_t head;
+	size_t tail;
+	size_t cap;
+};
+
+struct exchange_out {
+	struct sl_stage_inst *owner;
+	int n;
+	uint32_t max_par;
+	struct sl_ring **out;          /* [to shard] */
+	struct hold_queue *held;       /* [to shard] */
+	uint8_t key[SL_KEY_MAX];
+};
+
+static int hold(struct exchange_out *x, int to, const struct sl_frame *hdr,
+		const struct sl_row *row)
+{
+	struct hold_queue *q = &x->held[to];
+	size_t size = hdr->size;
+
+	if (q->tail + size > q->cap) {
+		size_t live = q->tail - q->head;
+
+		if (q->head && live + size <= q->cap) {
+			memmove(q->buf, q->buf + q->head, live);
+		} else {
+			size_t cap = q->cap ? q->cap * 2 : 65536;
+			uint8_t *nb;
+
+			while (cap < live + size)
+				cap *= 2;
+			nb = malloc(cap);
+			if (!nb)
+				return -ENOMEM;
+			if (live)
+				memcpy(nb, q->buf + q->head, live);
+			free(q->buf);
+			q->buf = nb;
+			q->cap = cap;
+		}
+		q->head = 0;
+		q->tail = live;
+	}
+	memcpy(q->buf + q->tail, hdr, sizeof(*hdr));
+	if (row)
+		memcpy(q->buf + q->tail + sizeof(*hdr), row, row->size);
+	q->tail += size;
+	x->owner->pending++;
+	return 0;
+}
+
+/* Writes a frame to ring `to`, or holds it. Hot path when the ring has room. */
+static inline void send_frame(struct sl_ctx *ctx, struct exchange_out *x, int to,
+			      uint8_t type, uint64_t hash, sl_ts_t ts, const struct sl_row *row)
+{
+	uint32_t size = (uint32_t)sizeof(struct sl_frame) + (row ? row->size : 0);
+	struct sl_frame *f;
+
+	if (x->held[to].tail == x->held[to].head) {
+		f = sl_ring_reserve_spsc(x->out[to], size);
+		if (f) {
+			f->size = size;
+			f->type = type;
+			f->port = 0;
+			f->rsv = 0;
+			f->hash = hash;
+			f->ts = ts;
+			if (row)
+				memcpy(f->payload, row, row->size);
+			sl_ring_commit_spsc(x->out[to], f);
+			return;
+		}
+		if (size > x->out[to]->max_frame) {
+			sl_shard_fail(ctx->shard, -E2BIG,
+				      "exchange after '%s': a %u-byte row exceeds the ring's "
+				      "largest frame (%u bytes); raise the ring size",
+				      ctx->def->name, size, x->out[to]->max_frame);
+			return;
+		}
+	}
+	struct sl_frame hdr = { .size = size, .type = type, .hash = hash, .ts = ts };
+
+	if (hold(x, to, &hdr, row) < 0)
+		sl_shard_fail(ctx->shard, -ENOMEM, "exchange after '%s': out of memory holding "
+						   "frames for a full ring", ctx->def->name);
+}
+
+int sl_exchange_drain(struct sl_ctx *ctx)
+{
+	struct exchange_out *x = ctx->self;
+	int moved = 0;
+
+	for (int to = 0; to < x->n; to++) {
+		struct hold_queue *q = &x->held[to];
+
+		while (q->head < q->tail) {
+			const struct sl_frame *h = (const struct sl_frame *)(q->buf + q->head);
+			struct sl_frame *f = sl_ring_reserve_spsc(x->out[to], h->size);
+
+			if (!f)
+				break;
+			memcpy(f, h, h->size);
+			sl_ring_commit_spsc(x->out[to], f);
+			q->head += h->size;
+			x->owner->pending--;
+			moved++;
+		}
+		if (q->head == q->tail)
+			q->head = q->tail = 0;
+	}
+	return moved;
+}
+
+int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_stage)
+{
+	struct sl_runtime *rt = owner->sh->rt;
+	struct exchange_out *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return -ENOMEM;
+	x->owner = owner;
+	x->n = rt->nshards;
+	x->max_par = rt->max_par;
+	x->out = calloc((size_t)x->n, sizeof(*x->out));
+	x->held = calloc((size_t)x->n, sizeof(*x->held));
+	if (!x->out || !x->held) {
+		free(x->out);
+		free(x->held);
+		free(x);
+		return -ENOMEM;
+	}
+	for (int to = 0; to < x->n; to++)
+		x->out[to] = sl_rt_ring(rt, to_stage, owner->sh->index, to);
+	ctx->self = x;
+	return 0;
+}
+
+static void xout_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+{
+	struct exchange_out *x = ctx->self;
+	const struct sl_op_def *d = ctx->def;
+	uint32_t klen = sl_key_encode(row, d->key_fields, d->key_types, d->nkey, x->key);
+	uint64_t hash = sl_hash_bytes(x->key, klen);
+	uint32_t to = sl_key_group_shard(sl_key_group(hash, x->max_par), x->max_par,
+					 (uint32_t)x->n);
+
+	ctx->m.out++;
+	send_frame(ctx, x, (int)to, SL_FRAME_RECORD, hash, ts, row);
+}
+
+static void xout_forward_wm(struct sl_ctx *ctx, sl_ts_t wm)
+{
+	struct exchange_out *x = ctx->self;
+
+	for (int to = 0; to < x->n; to++)
+		send_frame(ctx, x, to, SL_FRAME_WATERMARK, 0, wm, NULL);
+}
+
+static void xout_forward_idle(struct sl_ctx *ctx, bool idle)
+{
+	struct exchange_out *x = ctx->self;
+
+	for (int to = 0; to < x->n; to++)
+		send_frame(ctx, x, to, SL_FRAME_IDLE, 0, idle ? 1 : 0, NULL);
+}
+
+static void xout_forward_end(struct sl_ctx *ctx)
+{
+	struct exchange_out *x = ctx->self;
+
+	for (int to = 0; to < x->n; to++)
+		send_frame(ctx, x, to, SL_FRAME_END, 0, 0, NULL);
+}
+
+static void xout_close(struct sl_ctx *ctx)
+{
+	struct exchange_out *x = ctx->self;
+
+	if (!x)
+		return;
+	for (int to = 0; to < x->n; to++)
+		free(x->held[to].buf);
+	free(x->held);
+	free(x->out);
+	free(x);
+	ctx->self = NULL;
+}
+
+/* open is done by the wiring (it needs the owning stage instance): sl_exchange_open(). */
+const struct sl_op_ops sl_exchange_out_ops = {
+	.name = "exchange",
+	.process = xout_process,
+	.close = xout_close,
+	.forward_wm = xout_forward_wm,
+	.forward_idle = xout_forward_idle,
+	.forward_end = xout_forward_end,
+};
+
+/* ---- receiver ------------------------------------------------------------------------- */
+
+static int kin_open(struct sl_ctx *ctx)
+{
+	ctx->self = malloc(SL_KEY_MAX);
+	return ctx->self ? 0 : -ENOMEM;
+}
+
+/* ctx->hash was set from the frame by the stage input; the key bytes are encoded here once
+ * for all keyed targets. */
+static void kin_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+{
+	const struct sl_op_def *d = ctx->def;
+	uint8_t *key = ctx->self;
+	uint32_t klen = sl_key_encode(row, d->key_fields, d->key_types, d->nkey, key);
+	struct sl_port *p = &ctx->port[0];
+
+	ctx->m.out++;
+	for (int i = 0; i < p->n; i++) {
+		struct sl_ctx *to = p->to[i];
+
+		to->key = key;
+		to->klen = klen;
+		to->hash = ctx->hash;
+		to->m.in++;
+		to->def->ops->process(to, ts, row);
+	}
+}
+
+static void kin_close(struct sl_ctx *ctx)
+{
+	free(ctx->self);
+	ctx->self = NULL;
+}
+
+const struct sl_op_ops sl_keyby_in_ops = {
+	.name = "keyed-exchange",
+	.open = kin_open,
+	.process = kin_process,
+	.close = kin_close,
+};

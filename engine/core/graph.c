@@ -1,0 +1,376 @@
+/*
+ * graph.c - the public job-builder API: every call adds one node to the logical graph.
+ *
+ * Construction errors are sticky: the first one is kept in job->err, the call returns NULL
+ * (or -errno) and every later call given that NULL returns NULL too, so a builder sequence
+ * can be written without checking each step and sl_job_run() reports the first cause.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "runtime.h"
+#include "ops/process.h"
+#include "ops/window/window.h"
+
+void sl_job_set_error(struct sl_job *job, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (job->err.code)
+		return; /* keep the first cause */
+	job->err.code = code;
+	va_start(ap, fmt);
+	vsnprintf(job->err.msg, sizeof job->err.msg, fmt, ap);
+	va_end(ap);
+}
+
+struct sl_job *sl_job_create(const char *name)
+{
+	struct sl_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return NULL;
+	job->name = strdup(name ? name : "job");
+	if (!job->name) {
+		free(job);
+		return NULL;
+	}
+	return job;
+}
+
+void sl_job_destroy(struct sl_job *job)
+{
+	if (!job)
+		return;
+	sl_runtime_destroy(job->rt);
+	for (int i = 0; i < job->nnodes; i++) {
+		struct sl_stream *n = job->node[i];
+
+		if (n->wcfg)
+			sl_window_cfg_destroy(n->wcfg);
+		sl_schema_destroy(n->schema);
+		free(n->name);
+		free(n);
+	}
+	free(job->node);
+	free(job->stage);
+	free(job->name);
+	free(job);
+}
+
+static struct sl_stream *node_add(struct sl_job *job, enum sl_node_kind kind, const char *name,
+				  struct sl_stream *in, const struct sl_schema *schema)
+{
+	struct sl_stream *n, **grown;
+
+	if (job->nnodes == job->cap) {
+		int cap = job->cap ? job->cap * 2 : 16;
+
+		grown = realloc(job->node, sizeof(*grown) * (size_t)cap);
+		if (!grown)
+			goto out_nomem;
+		job->node = grown;
+		job->cap = cap;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		goto out_nomem;
+	n->job = job;
+	n->kind = kind;
+	n->id = job->nnodes;
+	n->in = in;
+	n->name = strdup(name ? name : "op");
+	n->schema = schema ? sl_schema_clone(schema) : NULL;
+	if (!n->name || (schema && !n->schema)) {
+		sl_schema_destroy(n->schema);
+		free(n->name);
+		free(n);
+		goto out_nomem;
+	}
+	job->node[job->nnodes++] = n;
+	return n;
+
+out_nomem:
+	sl_job_set_error(job, -ENOMEM, "out of memory building the job");
+	return NULL;
+}
+
+struct sl_stream *sl_job_source(struct sl_job *job, const char *name,
+				const struct sl_source_ops *ops, const void *cfg,
+				const struct sl_schema *schema, const struct sl_wm_strategy *wm)
+{
+	struct sl_stream *n;
+
+	if (!ops || !schema) {
+		sl_job_set_error(job, -EINVAL, "source '%s': no connector or schema", name);
+		return NULL;
+	}
+	if (wm && wm->kind != SL_WM_NONE && wm->ts_field >= 0) {
+		enum sl_type t;
+
+		if (wm->ts_field >= sl_schema_nfields(schema)) {
+			sl_job_set_error(job, -EINVAL, "source '%s': event-time field %d out of range",
+					 name, wm->ts_field);
+			return NULL;
+		}
+		t = sl_schema_type(schema, wm->ts_field);
+		if (t != SL_TYPE_TIMESTAMP && t != SL_TYPE_BIGINT) {
+			sl_job_set_error(job, -EINVAL,
+					 "source '%s': event-time field '%s' is %s, not TIMESTAMP(3) "
+					 "or BIGINT",
+					 name, sl_schema_name(schema, wm->ts_field), sl_type_name(t));
+			return NULL;
+		}
+	}
+	if (wm && wm->kind != SL_WM_NONE && wm->ts_field < 0 && !wm->assign) {
+		sl_job_set_error(job, -EINVAL, "source '%s': watermarks need an event-time field "
+					       "or a timestamp assigner", name);
+		return NULL;
+	}
+	n = node_add(job, SL_NODE_SOURCE, name, NULL, schema);
+	if (!n)
+		return NULL;
+	n->src_ops = ops;
+	n->cfg = cfg;
+	if (wm)
+		n->wm = *wm;
+	else
+		n->wm.ts_field = -1;
+	return n;
+}
+
+/* Checks that `in` is usable as an input; reports a NULL input once. */
+static bool input_ok(struct sl_stream *in, const char *what)
+{
+	if (!in)
+		return false; /* the job already holds the cause */
+	if (in->kind == SL_NODE_SINK) {
+		sl_job_set_error(in->job, -EINVAL, "%s: input '%s' is a sink", what, in->name);
+		return false;
+	}
+	return true;
+}
+
+struct sl_stream *sl_stream_filter(struct sl_stream *in, const char *name, sl_filter_fn fn,
+				   void *arg)
+{
+	struct sl_stream *n;
+
+	if (!input_ok(in, "filter"))
+		return NULL;
+	n = node_add(in->job, SL_NODE_FILTER, name, in, in->schema);
+	if (n) {
+		n->fn = (void *)fn;
+		n->arg = arg;
+	}
+	return n;
+}
+
+struct sl_stream *sl_stream_map(struct sl_stream *in, const char *name, sl_map_fn fn, void *arg,
+				const struct sl_schema *out)
+{
+	struct sl_stream *n;
+
+	if (!input_ok(in, "map"))
+		return NULL;
+	n = node_add(in->job, SL_NODE_MAP, name, in, out);
+	if (n) {
+		n->fn = (void *)fn;
+		n->arg = arg;
+	}
+	return n;
+}
+
+struct sl_stream *sl_stream_flat_map(struct sl_stream *in, const char *name, sl_flat_map_fn fn,
+				     void *arg, const struct sl_schema *out)
+{
+	struct sl_stream *n;
+
+	if (!input_ok(in, "flat_map"))
+		return NULL;
+	n = node_add(in->job, SL_NODE_FLATMAP, name, in, out);
+	if (n) {
+		n->fn = (void *)fn;
+		n->arg = arg;
+	}
+	return n;
+}
+
+static bool fields_ok(struct sl_stream *in, const char *what, const int *fields, int nfields,
+		      int max)
+{
+	int nf = sl_schema_nfields(in->schema);
+
+	if (nfields <= 0 || nfields > max) {
+		sl_job_set_error(in->job, -EINVAL, "%s: %d fields given, 1..%d allowed", what,
+				 nfields, max);
+		return false;
+	}
+	for (int i = 0; i < nfields; i++) {
+		if (fields[i] < 0 || fields[i] >= nf) {
+			sl_job_set_error(in->job, -EINVAL, "%s: field %d out of range (stream '%s' "
+							   "has %d)", what, fields[i], in->name, nf);
+			return false;
+		}
+	}
+	return true;
+}
+
+struct sl_stream *sl_stream_project(struct sl_stream *in, const char *name, const int *fields,
+				    int nfields)
+{
+	struct sl_schema *out;
+	struct sl_stream *n;
+
+	if (!input_ok(in, "project") ||
+	    !fields_ok(in, "project", fields, nfields, SL_SCHEMA_MAX_FIELDS))
+		return NULL;
+	out = sl_schema_create();
+	if (!out) {
+		sl_job_set_error(in->job, -ENOMEM, "out of memory building the job");
+		return NULL;
+	}
+	for (int i = 0; i < nfields; i++) {
+		if (sl_schema_add(out, sl_schema_name(in->schema, fields[i]),
+				  sl_schema_type(in->schema, fields[i])) < 0) {
+			sl_job_set_error(in->job, -EINVAL, "project: field '%s' listed twice",
+					 sl_schema_name(in->schema, fields[i]));
+			sl_schema_destroy(out);
+			return NULL;
+		}
+	}
+	n = node_add(in->job, SL_NODE_PROJECT, name, in, out);
+	sl_schema_destroy(out);
+	if (n) {
+		memcpy(n->fields, fields, sizeof(int) * (size_t)nfields);
+		n->nfields = nfields;
+	}
+	return n;
+}
+
+struct sl_stream *sl_stream_key_by(struct sl_stream *in, const int *fields, int nfields)
+{
+	struct sl_stream *n;
+
+	if (!input_ok(in, "key_by") || !fields_ok(in, "key_by", fields, nfields, SL_MAX_KEY_FIELDS))
+		return NULL;
+	n = node_add(in->job, SL_NODE_KEYBY, "key_by", in, in->schema);
+	if (n) {
+		memcpy(n->fields, fields, sizeof(int) * (size_t)nfields);
+		n->nfields = nfields;
+	}
+	return n;
+}
+
+static bool keyed_ok(struct sl_stream *keyed, const char *what)
+{
+	if (!input_ok(keyed, what))
+		return false;
+	if (keyed->kind != SL_NODE_KEYBY) {
+		sl_job_set_error(keyed->job, -EINVAL, "%s: input '%s' is not keyed (use key_by)",
+				 what, keyed->name);
+		return false;
+	}
+	return true;
+}
+
+struct sl_stream *sl_stream_window(struct sl_stream *keyed, const char *name,
+				   const struct sl_window_spec *win, const struct sl_agg_spec *aggs,
+				   int naggs)
+{
+	struct sl_schema *out = NULL;
+	struct sl_window_cfg *cfg;
+	struct sl_stream *n;
+	struct sl_error err = { 0 };
+
+	if (!keyed_ok(keyed, "window"))
+		return NULL;
+	cfg = sl_window_cfg_create(win, aggs, naggs, keyed->schema, keyed->fields,
+				   keyed->nfields, &out, &err);
+	if (!cfg) {
+		sl_job_set_error(keyed->job, err.code ? err.code : -EINVAL, "window '%s': %s",
+				 name, err.msg);
+		return NULL;
+	}
+	n = node_add(keyed->job, SL_NODE_WINDOW, name, keyed, out);
+	sl_schema_destroy(out);
+	if (!n) {
+		sl_window_cfg_destroy(cfg);
+		return NULL;
+	}
+	n->wcfg = cfg;
+	return n;
+}
+
+struct sl_stream *sl_stream_process(struct sl_stream *keyed, const char *name,
+				    const struct sl_process_fn *fn, const struct sl_schema *out)
+{
+	struct sl_stream *n;
+
+	if (!keyed_ok(keyed, "process"))
+		return NULL;
+	if (!fn || !fn->process || !out) {
+		sl_job_set_error(keyed->job, -EINVAL, "process '%s': no function or schema", name);
+		return NULL;
+	}
+	n = node_add(keyed->job, SL_NODE_PROCESS, name, keyed, out);
+	if (n)
+		n->pfn = *fn;
+	return n;
+}
+
+struct sl_stream *sl_stream_side_output(struct sl_stream *of, int tag,
+					const struct sl_schema *schema)
+{
+	struct sl_stream *n;
+
+	if (!input_ok(of, "side_output"))
+		return NULL;
+	if (tag <= 0) {
+		sl_job_set_error(of->job, -EINVAL, "side_output of '%s': tag must be > 0",
+				 of->name);
+		return NULL;
+	}
+	n = node_add(of->job, SL_NODE_SIDE, "side-output", of, schema ? schema : of->schema);
+	if (n)
+		n->side_tag = tag;
+	return n;
+}
+
+int sl_stream_sink(struct sl_stream *in, const char *name, const struct sl_sink_ops *ops,
+		   const void *cfg)
+{
+	struct sl_stream *n;
+
+	if (!input_ok(in, "sink"))
+		return in ? in->job->err.code : -EINVAL;
+	if (!ops) {
+		sl_job_set_error(in->job, -EINVAL, "sink '%s': no connector", name);
+		return -EINVAL;
+	}
+	n = node_add(in->job, SL_NODE_SINK, name, in, in->schema);
+	if (!n)
+		return -ENOMEM;
+	n->sink_ops = ops;
+	n->cfg = cfg;
+	return 0;
+}
+
+const struct sl_schema *sl_stream_schema(const struct sl_stream *s)
+{
+	return s ? s->schema : NULL;
+}
+
+const struct sl_error *sl_job_error(const struct sl_job *job)
+{
+	return &job->err;
+}
+
+void sl_job_stop(struct sl_job *job)
+{
+	atomic_store_explicit(&job->stop, true, memory_order_relaxed);
+}

@@ -1,0 +1,94 @@
+/*
+ * graph.h - the logical job graph the public builder API creates (one node per stream), and
+ * the plan that cuts it into stages.
+ *
+ * The job owns every node. Nodes are immutable once sl_job_run() starts; the plan derived
+ * from them is shared read-only by all shards.
+ */
+#ifndef SL_CORE_GRAPH_H
+#define SL_CORE_GRAPH_H
+
+#include <stdatomic.h>
+
+#include "op.h"
+
+enum sl_node_kind {
+	SL_NODE_SOURCE = 1,
+	SL_NODE_FILTER,
+	SL_NODE_MAP,
+	SL_NODE_PROJECT,
+	SL_NODE_FLATMAP,
+	SL_NODE_KEYBY,
+	SL_NODE_WINDOW,
+	SL_NODE_PROCESS,
+	SL_NODE_SIDE,
+	SL_NODE_SINK,
+};
+
+struct sl_window_cfg;
+
+struct sl_stream {
+	struct sl_job *job;
+	enum sl_node_kind kind;
+	int id;
+	char *name;
+	struct sl_stream *in;          /* upstream node, NULL for sources */
+	struct sl_schema *schema;      /* output schema (owned) */
+	int stage;                     /* assigned by the planner */
+
+	/* kind-specific */
+	const struct sl_source_ops *src_ops;
+	const struct sl_sink_ops *sink_ops;
+	const void *cfg;               /* connector config (borrowed) */
+	struct sl_wm_strategy wm;      /* source */
+	void *fn;                      /* filter/map/flat_map function */
+	void *arg;
+	int fields[SL_SCHEMA_MAX_FIELDS]; /* project fields / key fields */
+	int nfields;
+	int side_tag;                  /* SIDE */
+	struct sl_window_cfg *wcfg;    /* WINDOW (owned) */
+	struct sl_process_fn pfn;      /* PROCESS (copied) */
+
+	/* operator definitions built by the planner */
+	struct sl_op_def def;          /* this node's operator */
+	struct sl_op_def xdef;         /* KEYBY: the sender side (exchange-out) */
+};
+
+struct sl_stage {
+	int id;
+	struct sl_stream *input;       /* a SOURCE or a KEYBY node */
+};
+
+struct sl_runtime;
+
+struct sl_job {
+	char *name;
+	struct sl_stream **node;
+	int nnodes;
+	int cap;
+	struct sl_error err;
+	struct sl_stage *stage;
+	int nstages;
+	_Atomic bool stop;             /* sl_job_stop(): any thread */
+	struct sl_runtime *rt;         /* the last run, kept for stats until destroy */
+};
+
+/* Builds op definitions and stages. Returns 0 or -EINVAL with job->err set. */
+int sl_plan_build(struct sl_job *job);
+
+/* Identity operators with a role: the source root, a side-output tap, the receiving side of
+ * a keyed exchange (sets the current key of its targets). */
+extern const struct sl_op_ops sl_source_root_ops;
+extern const struct sl_op_ops sl_side_ops;
+extern const struct sl_op_ops sl_keyby_in_ops;
+extern const struct sl_op_ops sl_exchange_out_ops;
+extern const struct sl_op_ops sl_filter_ops;
+extern const struct sl_op_ops sl_map_ops;
+extern const struct sl_op_ops sl_project_ops;
+extern const struct sl_op_ops sl_flat_map_ops;
+extern const struct sl_op_ops sl_sink_ops_adapter;
+
+void sl_job_set_error(struct sl_job *job, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

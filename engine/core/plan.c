@@ -1,0 +1,100 @@
+/*
+ * plan.c - cuts the logical graph into stages and gives every node its operator definition.
+ *
+ * A stage starts at every source and at every key_by (a repartitioning); every other node
+ * runs in its input's stage, chained by direct calls (DESIGN §3). A key_by node yields two
+ * operators: the exchange-out at the tail of the upstream stage and the receiver at the head
+ * of its own stage. Nodes are created in topological order (an input exists before its
+ * consumer), so one pass in creation order suffices.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "graph.h"
+#include "ops/process.h"
+#include "ops/window/window.h"
+
+static const struct sl_op_ops *ops_of(enum sl_node_kind k)
+{
+	switch (k) {
+	case SL_NODE_SOURCE: return &sl_source_root_ops;
+	case SL_NODE_FILTER: return &sl_filter_ops;
+	case SL_NODE_MAP: return &sl_map_ops;
+	case SL_NODE_PROJECT: return &sl_project_ops;
+	case SL_NODE_FLATMAP: return &sl_flat_map_ops;
+	case SL_NODE_KEYBY: return &sl_keyby_in_ops;
+	case SL_NODE_WINDOW: return &sl_window_ops;
+	case SL_NODE_PROCESS: return &sl_process_ops;
+	case SL_NODE_SIDE: return &sl_side_ops;
+	case SL_NODE_SINK: return &sl_sink_ops_adapter;
+	}
+	return NULL;
+}
+
+static void set_key(struct sl_op_def *d, const struct sl_stream *keyby)
+{
+	d->nkey = keyby->nfields;
+	for (int i = 0; i < keyby->nfields; i++) {
+		d->key_fields[i] = keyby->fields[i];
+		d->key_types[i] = sl_schema_type(keyby->schema, keyby->fields[i]);
+	}
+}
+
+int sl_plan_build(struct sl_job *job)
+{
+	int nstages = 0, nsinks = 0;
+
+	if (job->err.code)
+		return job->err.code;
+	if (job->nnodes == 0) {
+		sl_job_set_error(job, -EINVAL, "job '%s' has no sources", job->name);
+		return -EINVAL;
+	}
+	free(job->stage);
+	job->stage = calloc((size_t)job->nnodes, sizeof(*job->stage));
+	if (!job->stage) {
+		sl_job_set_error(job, -ENOMEM, "out of memory planning the job");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < job->nnodes; i++) {
+		struct sl_stream *n = job->node[i];
+		struct sl_op_def *d = &n->def;
+
+		if (n->kind == SL_NODE_SOURCE || n->kind == SL_NODE_KEYBY) {
+			n->stage = nstages;
+			job->stage[nstages].id = nstages;
+			job->stage[nstages].input = n;
+			nstages++;
+		} else {
+			n->stage = n->in->stage;
+		}
+		nsinks += n->kind == SL_NODE_SINK;
+
+		d->ops = ops_of(n->kind);
+		d->name = n->name;
+		d->id = n->id;
+		d->in_schema = n->in ? n->in->schema : NULL;
+		d->out_schema = n->schema;
+		d->cfg = n;
+		if (n->kind == SL_NODE_WINDOW)
+			d->cfg = n->wcfg;
+		else if (n->kind == SL_NODE_PROCESS)
+			d->cfg = &n->pfn;
+		if (n->kind == SL_NODE_KEYBY) {
+			d->in_schema = n->schema;
+			set_key(d, n);
+			n->xdef = *d;
+			n->xdef.ops = &sl_exchange_out_ops;
+			n->xdef.name = "exchange";
+		} else if (n->kind == SL_NODE_WINDOW || n->kind == SL_NODE_PROCESS) {
+			set_key(d, n->in);
+		}
+	}
+	job->nstages = nstages;
+	if (nsinks == 0) {
+		sl_job_set_error(job, -EINVAL, "job '%s' has no sink: nothing would be written",
+				 job->name);
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,226 @@
+/*
+ * runtime.c - sl_job_run(): plan, create the exchange rings, start one thread per shard,
+ * wait for them, and keep the counters for sl_job_stats().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define DEFAULT_RING_BYTES (1u << 20)
+#define DEFAULT_MAX_PAR 128
+
+/* Parses "0-3,6,8-9" into cpus[]. Returns the count, or -EINVAL. */
+static int parse_cores(const char *spec, int *cpus, int max)
+{
+	int n = 0;
+	const char *p = spec;
+
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p || a < 0)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				return -EINVAL;
+		}
+		for (long c = a; c <= b; c++) {
+			if (n == max)
+				return -EINVAL;
+			cpus[n++] = (int)c;
+		}
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -EINVAL;
+		p = end;
+	}
+	return n ? n : -EINVAL;
+}
+
+void sl_runtime_destroy(struct sl_runtime *rt)
+{
+	if (!rt)
+		return;
+	if (rt->rings) {
+		size_t nr = (size_t)rt->job->nstages * rt->nshards * rt->nshards;
+
+		for (size_t i = 0; i < nr; i++)
+			sl_ring_destroy(rt->rings[i]);
+	}
+	if (rt->dl_close)
+		close(rt->dl_fd);
+	free(rt->rings);
+	for (int i = 0; rt->shards && i < rt->nshards; i++)
+		free(rt->shards[i].m);
+	free(rt->shards);
+	pthread_mutex_destroy(&rt->err_lock);
+	free(rt);
+}
+
+static int create_rings(struct sl_runtime *rt)
+{
+	struct sl_job *job = rt->job;
+	size_t n = (size_t)rt->nshards;
+
+	rt->rings = calloc((size_t)job->nstages * n * n, sizeof(*rt->rings));
+	if (!rt->rings)
+		return -ENOMEM;
+	for (int s = 0; s < job->nstages; s++) {
+		if (job->stage[s].input->kind == SL_NODE_SOURCE)
+			continue;
+		for (size_t k = 0; k < n * n; k++) {
+			struct sl_ring *r = sl_ring_create(rt->ring_bytes);
+
+			if (!r)
+				return -ENOMEM;
+			rt->rings[(size_t)s * n * n + k] = r;
+		}
+	}
+	return 0;
+}
+
+int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
+{
+	static const struct sl_run_opts defaults;
+	struct sl_runtime *rt;
+	int cpus[1024], ncpus = 0, rc;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!opts)
+		opts = &defaults;
+	rc = sl_plan_build(job);
+	if (rc)
+		return rc;
+	if (opts->cores) {
+		ncpus = parse_cores(opts->cores, cpus, 1024);
+		if (ncpus < 0) {
+			sl_job_set_error(job, -EINVAL, "--cores '%s': expected a list like 0-3,6",
+					 opts->cores);
+			return -EINVAL;
+		}
+	}
+	sl_runtime_destroy(job->rt);
+	job->rt = rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	pthread_mutex_init(&rt->err_lock, NULL);
+	rt->job = job;
+	rt->nshards = opts->nshards > 0 ? opts->nshards : ncpus > 0 ? ncpus : (int)online;
+	rt->max_par = opts->max_parallelism > 0 ? (uint32_t)opts->max_parallelism
+						: DEFAULT_MAX_PAR;
+	rt->ring_bytes = opts->ring_bytes ? opts->ring_bytes : DEFAULT_RING_BYTES;
+	rt->dl_fd = STDERR_FILENO;
+	if ((uint32_t)rt->nshards > rt->max_par) {
+		sl_job_set_error(job, -EINVAL, "%d shards but only %u key groups", rt->nshards,
+				 rt->max_par);
+		return -EINVAL;
+	}
+	if (opts->dead_letter_path) {
+		rt->dl_fd = open(opts->dead_letter_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+				 0644);
+		if (rt->dl_fd < 0) {
+			rc = -errno;
+			rt->dl_fd = STDERR_FILENO;
+			sl_job_set_error(job, rc, "dead-letter output '%s': %s",
+					 opts->dead_letter_path, strerror(-rc));
+			return rc;
+		}
+		rt->dl_close = true;
+	}
+	rt->shards = calloc((size_t)rt->nshards, sizeof(*rt->shards));
+	if (!rt->shards || create_rings(rt) < 0) {
+		sl_job_set_error(job, -ENOMEM, "out of memory creating %d shards' rings",
+				 rt->nshards);
+		return -ENOMEM;
+	}
+	atomic_store(&job->stop, false);
+	for (int i = 0; i < rt->nshards; i++) {
+		struct sl_shard *sh = &rt->shards[i];
+
+		sh->rt = rt;
+		sh->index = i;
+		sh->m = calloc((size_t)job->nnodes, sizeof(*sh->m));
+		if (!sh->m) {
+			sl_job_set_error(job, -ENOMEM, "out of memory creating shards");
+			return -ENOMEM;
+		}
+		/* pin when asked, or when every shard can have a core of its own */
+		sh->cpu = ncpus > 0 ? cpus[i % ncpus] : rt->nshards <= online ? i : -1;
+	}
+	for (int i = 0; i < rt->nshards; i++) {
+		rc = pthread_create(&rt->shards[i].thread, NULL, sl_shard_main, &rt->shards[i]);
+		if (rc) {
+			sl_job_set_error(job, -rc, "cannot start shard %d: %s", i, strerror(rc));
+			atomic_store(&rt->abort, true);
+			for (int j = 0; j < i; j++)
+				pthread_join(rt->shards[j].thread, NULL);
+			return -rc;
+		}
+	}
+	for (int i = 0; i < rt->nshards; i++)
+		pthread_join(rt->shards[i].thread, NULL);
+	return job->err.code;
+}
+
+void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out)
+{
+	const struct sl_runtime *rt = job->rt;
+
+	memset(out, 0, sizeof(*out));
+	if (!rt || !rt->shards)
+		return;
+	for (int i = 0; i < rt->nshards; i++)
+		out->dead_letters += rt->shards[i].dead_letters;
+	for (size_t k = 0; rt->rings && k < (size_t)job->nstages * rt->nshards * rt->nshards; k++)
+		if (rt->rings[k])
+			out->ring_full += atomic_load_explicit(&rt->rings[k]->prod_full,
+							      memory_order_relaxed);
+	for (int n = 0; n < job->nnodes; n++) {
+		const struct sl_stream *node = job->node[n];
+
+		for (int i = 0; i < rt->nshards; i++) {
+			const struct sl_op_metrics *m = &rt->shards[i].m[n];
+
+			if (node->kind == SL_NODE_SOURCE)
+				out->records_in += m->in;
+			if (node->kind == SL_NODE_SINK)
+				out->records_out += m->in;
+			out->late_records += m->late;
+		}
+	}
+}
+
+void sl_job_print_metrics(const struct sl_job *job, void *f)
+{
+	const struct sl_runtime *rt = job->rt;
+
+	if (!rt || !rt->shards)
+		return;
+	for (int n = 0; n < job->nnodes; n++) {
+		const struct sl_stream *node = job->node[n];
+		struct sl_op_metrics sum = { 0 };
+
+		for (int i = 0; i < rt->nshards; i++) {
+			const struct sl_op_metrics *m = &rt->shards[i].m[n];
+
+			sum.in += m->in;
+			sum.out += m->out;
+			sum.late += m->late;
+			sum.state_entries += m->state_entries;
+		}
+		fprintf(f, "operator %-20s stage %d in %" PRIu64 " out %" PRIu64 " late %" PRIu64
+			   " state %" PRIu64 "\n",
+			node->name, node->stage, sum.in, sum.out, sum.late, sum.state_entries);
+	}
+}

@@ -1,0 +1,118 @@
+/*
+ * runtime.h - a running job: shards (one pinned thread each), their stage instances, and the
+ * exchange rings between them.
+ *
+ * Ownership: the runtime owns shards and rings; each shard owns its operator instances and
+ * everything they allocate (allocated and freed on the shard's thread, in its jemalloc arena).
+ * Rings are created by the starting thread before any shard runs and freed after all joined.
+ */
+#ifndef SL_CORE_RUNTIME_H
+#define SL_CORE_RUNTIME_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "graph.h"
+#include "ring.h"
+#include "source.h"
+
+/* One input channel of an exchange stage: the ring from one upstream shard. */
+struct sl_chan {
+	struct sl_ring *ring;
+	sl_ts_t wm;      /* last watermark received on this channel */
+	bool idle;
+	bool ended;
+};
+
+/* One split of a source, polled by the shard that owns it. */
+struct sl_split_inst {
+	struct sl_src_ctx sctx;          /* first: the connector's view of this split */
+	struct sl_stage_inst *si;
+	void *state;                     /* the connector's split state */
+	sl_ts_t max_ts;                  /* greatest event time seen */
+	sl_ts_t custom_wm;               /* SL_WM_CUSTOM: last periodic result */
+	sl_ts_t last_active;             /* shard clock at the last record */
+	bool idle;
+	bool ended;
+	void *custom_state;              /* SL_WM_CUSTOM generator state */
+};
+
+struct sl_stage_inst {
+	const struct sl_stage *st;
+	struct sl_shard *sh;
+	struct sl_ctx *root;             /* source root or keyed-exchange receiver */
+	bool ended;
+	uint32_t pending;                /* frames the stage's exchange-outs hold back */
+	sl_ts_t wm_out;                  /* watermark handed to root so far */
+
+	/* source stages */
+	struct sl_split_inst *splits;
+	int nsplits;
+	const struct sl_wm_strategy *wm;
+	sl_ts_t next_wm_at;              /* shard clock of the next periodic watermark */
+
+	/* exchange stages */
+	struct sl_chan *chans;
+	int nchans;
+};
+
+struct sl_shard {
+	struct sl_runtime *rt;
+	int index;
+	int cpu;                         /* pinned core, -1: not pinned */
+	pthread_t thread;
+	struct sl_ctx *ctx;              /* [node id] operator instances; KEYBY: receiver */
+	struct sl_ctx *xctx;             /* [node id] KEYBY sender (exchange-out) instances */
+	struct sl_stage_inst *si;        /* [stage id] */
+	struct sl_ctx *proctime_list;    /* instances with wants_proctime */
+	sl_ts_t now;                     /* wall clock (ms), read once per loop turn */
+	uint64_t dead_letters;
+	uint64_t loops;                  /* loop turns (metric) */
+	uint64_t idle_loops;             /* turns with no work (metric) */
+	int error;                       /* -errno of this shard's failure */
+	void *src_scratch;               /* SL_ROW_SCRATCH bytes for sources */
+	struct sl_op_metrics *m;         /* [node id] final metrics, kept after the run */
+};
+
+struct sl_runtime {
+	struct sl_job *job;
+	int nshards;
+	uint32_t max_par;
+	uint32_t ring_bytes;
+	struct sl_shard *shards;
+	struct sl_ring **rings;          /* [stage][from][to], NULL for source stages */
+	int dl_fd;                       /* dead-letter output */
+	bool dl_close;
+	_Atomic bool abort;              /* a shard failed: everyone leaves at once */
+	pthread_mutex_t err_lock;        /* first error wins (error path only) */
+};
+
+static inline struct sl_ring *sl_rt_ring(struct sl_runtime *rt, int stage, int from, int to)
+{
+	return rt->rings[((size_t)stage * rt->nshards + from) * rt->nshards + to];
+}
+
+/* The shard loop (shard.c). */
+void *sl_shard_main(void *arg);
+/* Builds this shard's operator instances and stage instances (wire.c). 0 or -errno. */
+int sl_shard_wire(struct sl_shard *sh);
+void sl_shard_unwire(struct sl_shard *sh);
+
+/* Source stages (source_rt.c). */
+int sl_source_stage_open(struct sl_stage_inst *si);
+int sl_source_stage_poll(struct sl_stage_inst *si);
+void sl_source_stage_tick(struct sl_stage_inst *si);
+void sl_source_stage_stop(struct sl_stage_inst *si);
+void sl_source_stage_close(struct sl_stage_inst *si);
+
+/* Exchange-outs (exchange.c): move held-back frames into rings. Returns frames moved. */
+int sl_exchange_drain(struct sl_ctx *xctx);
+int sl_exchange_open(struct sl_ctx *xctx, struct sl_stage_inst *owner, int to_stage);
+
+/* Writes one undecodable record to the dead-letter output and counts it (error path). */
+void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *why,
+			  const char *raw, size_t rawlen);
+
+void sl_runtime_destroy(struct sl_runtime *rt);
+
+#endif

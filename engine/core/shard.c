@@ -1,0 +1,343 @@
+/*
+ * shard.c - the shard loop: one pinned thread that runs one instance of every stage.
+ *
+ * A loop turn:
+ *   1. read the clock once (processing time for timers, idleness, periodic watermarks);
+ *   2. visit stages downstream-first: a stage whose exchange-outs hold frames back first
+ *      tries to drain them and, if it cannot, is skipped (backpressure: it stops pulling its
+ *      input, while downstream stages keep running, so the mesh cannot deadlock);
+ *      otherwise it consumes a batch from each input channel, or polls its source splits;
+ *   3. fire processing-time timers, tick source watermarks and idleness;
+ *   4. publish every output ring and release every input ring, so partial batches never
+ *      wait for a full one: an idle pipeline forwards a lone record at once;
+ *   5. with no work done, spin briefly, then yield, then sleep 50 us (bounded latency).
+ *
+ * Exchange channel state machine (per input ring):
+ *   active --IDLE(1)--> idle --record/WM/IDLE(0)--> active;  any --END--> ended
+ * The stage watermark is the minimum over active channels and only moves forward.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#ifdef SL_HAVE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
+#define CHAN_BATCH 256
+
+sl_ts_t sl_shard_now(const struct sl_shard *sh)
+{
+	return sh->now;
+}
+
+int sl_shard_index(const struct sl_shard *sh)
+{
+	return sh->index;
+}
+
+int sl_shard_count(const struct sl_shard *sh)
+{
+	return sh->rt->nshards;
+}
+
+uint32_t sl_shard_max_par(const struct sl_shard *sh)
+{
+	return sh->rt->max_par;
+}
+
+void sl_shard_fail(struct sl_shard *sh, int code, const char *fmt, ...)
+{
+	struct sl_job *job = sh->rt->job;
+	va_list ap;
+
+	pthread_mutex_lock(&sh->rt->err_lock);
+	if (!job->err.code) {
+		job->err.code = code ? code : -EIO;
+		va_start(ap, fmt);
+		vsnprintf(job->err.msg, sizeof job->err.msg, fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&sh->rt->err_lock);
+	if (!sh->error)
+		sh->error = code ? code : -EIO;
+	atomic_store_explicit(&sh->rt->abort, true, memory_order_relaxed);
+}
+
+void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *why,
+			  const char *raw, size_t rawlen)
+{
+	char line[4096];
+	size_t n = 0;
+
+	sh->dead_letters++;
+	if (sh->dead_letters <= 10 || sh->rt->dl_fd != STDERR_FILENO)
+		fprintf(stderr, "sluice: malformed record at %s: %s\n", where, why);
+	if (sh->rt->dl_fd == STDERR_FILENO)
+		return;
+	/* {"where":..,"why":..,"raw":..} with JSON string escapes */
+	n += (size_t)snprintf(line, sizeof line, "{\"where\":\"%s\",\"why\":\"%s\",\"raw\":\"", where,
+			      why);
+	for (size_t i = 0; i < rawlen && n + 8 < sizeof line; i++) {
+		unsigned char ch = (unsigned char)raw[i];
+
+		if (ch == '"' || ch == '\\') {
+			line[n++] = '\\';
+			line[n++] = (char)ch;
+		} else if (ch < 0x20) {
+			n += (size_t)snprintf(line + n, sizeof line - n, "\\u%04x", ch);
+		} else {
+			line[n++] = (char)ch;
+		}
+	}
+	n += (size_t)snprintf(line + n, sizeof line - n, "\"}\n");
+	if (n > sizeof line)
+		n = sizeof line;
+	/* one write per line: O_APPEND keeps lines of different shards whole */
+	if (write(sh->rt->dl_fd, line, n) < 0)
+		sl_shard_fail(sh, -errno, "dead-letter output: %s", strerror(errno));
+}
+
+static sl_ts_t wall_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (sl_ts_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Recomputes an exchange stage's watermark/idleness from its channels. */
+static void chan_update(struct sl_stage_inst *si)
+{
+	sl_ts_t min = SL_TS_MAX;
+	bool active = false, idle = false;
+
+	for (int i = 0; i < si->nchans; i++) {
+		const struct sl_chan *c = &si->chans[i];
+
+		if (c->ended)
+			continue;
+		if (c->idle) {
+			idle = true;
+			continue;
+		}
+		active = true;
+		if (c->wm < min)
+			min = c->wm;
+	}
+	if (!active) {
+		if (idle)
+			sl_op_idle(si->root, true);
+		return;
+	}
+	if (si->root->idle)
+		sl_op_idle(si->root, false);
+	if (min > si->wm_out && min != SL_TS_MIN) {
+		si->wm_out = min;
+		sl_op_watermark(si->root, min);
+	}
+}
+
+static void chan_end(struct sl_stage_inst *si, struct sl_chan *c)
+{
+	c->ended = true;
+	for (int i = 0; i < si->nchans; i++)
+		if (!si->chans[i].ended) {
+			chan_update(si);
+			return;
+		}
+	si->ended = true;
+	sl_op_end(si->root);
+}
+
+/* Consumes up to a batch from each channel. Returns frames consumed. */
+static int consume(struct sl_stage_inst *si)
+{
+	struct sl_ctx *root = si->root;
+	int work = 0;
+
+	for (int i = 0; i < si->nchans && !si->ended; i++) {
+		struct sl_chan *c = &si->chans[i];
+		const struct sl_frame *f;
+		int k = 0;
+
+		while (!c->ended && k < CHAN_BATCH && !si->pending &&
+		       (f = sl_ring_peek_spsc(c->ring)) != NULL) {
+			switch (f->type) {
+			case SL_FRAME_RECORD:
+				if (c->idle) {
+					c->idle = false;
+					chan_update(si);
+				}
+				root->hash = f->hash;
+				root->m.in++;
+				root->def->ops->process(root, f->ts, sl_frame_row(f));
+				break;
+			case SL_FRAME_WATERMARK:
+				c->idle = false;
+				if (f->ts > c->wm)
+					c->wm = f->ts;
+				chan_update(si);
+				break;
+			case SL_FRAME_IDLE:
+				c->idle = f->ts != 0;
+				chan_update(si);
+				break;
+			case SL_FRAME_END:
+				sl_ring_consume_spsc(c->ring, f);
+				chan_end(si, c);
+				k++;
+				continue;
+			default:
+				/* barriers: aligned checkpoints arrive with the state issue */
+				break;
+			}
+			sl_ring_consume_spsc(c->ring, f);
+			k++;
+		}
+		work += k;
+	}
+	return work;
+}
+
+/* Drains the stage's exchange-outs. Returns frames moved. */
+static int drain(struct sl_shard *sh, struct sl_stage_inst *si)
+{
+	struct sl_job *job = sh->rt->job;
+	int moved = 0;
+
+	for (int i = 0; i < job->nnodes && si->pending; i++) {
+		struct sl_stream *n = job->node[i];
+
+		if (n->kind == SL_NODE_KEYBY && n->in->stage == si->st->id)
+			moved += sl_exchange_drain(&sh->xctx[i]);
+	}
+	return moved;
+}
+
+static void publish_all(struct sl_shard *sh)
+{
+	struct sl_runtime *rt = sh->rt;
+	struct sl_job *job = rt->job;
+
+	for (int s = 0; s < job->nstages; s++) {
+		if (job->stage[s].input->kind == SL_NODE_SOURCE)
+			continue;
+		for (int j = 0; j < rt->nshards; j++) {
+			sl_ring_publish_spsc(sl_rt_ring(rt, s, sh->index, j));
+			sl_ring_release_spsc(sl_rt_ring(rt, s, j, sh->index));
+		}
+	}
+}
+
+static void backoff(unsigned spins)
+{
+	if (spins < 64)
+		return;
+	if (spins < 1024) {
+		sched_yield();
+		return;
+	}
+	struct timespec ts = { 0, 50000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void pin(struct sl_shard *sh)
+{
+	cpu_set_t set;
+
+	if (sh->cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(sh->cpu, &set);
+	/* best effort: a failure (core offline, cgroup limits) only costs locality */
+	pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void own_arena(void)
+{
+#ifdef SL_HAVE_JEMALLOC
+	unsigned arena;
+	size_t sz = sizeof arena;
+
+	/* a private arena: this shard's allocations never contend with another shard's */
+	if (mallctl("arenas.create", &arena, &sz, NULL, 0) == 0)
+		mallctl("thread.arena", NULL, NULL, &arena, sizeof arena);
+#endif
+}
+
+void *sl_shard_main(void *arg)
+{
+	struct sl_shard *sh = arg;
+	struct sl_runtime *rt = sh->rt;
+	struct sl_job *job = rt->job;
+	unsigned spins = 0;
+	bool stopped = false;
+
+	pin(sh);
+	own_arena();
+	sh->now = wall_ms();
+	if (sl_shard_wire(sh) < 0) {
+		if (!sh->error)
+			sl_shard_fail(sh, -ENOMEM, "shard %d: out of memory wiring the job",
+				      sh->index);
+		goto out;
+	}
+	for (;;) {
+		int work = 0;
+		bool done = true;
+
+		if (atomic_load_explicit(&rt->abort, memory_order_relaxed))
+			break;
+		sh->now = wall_ms();
+		sh->loops++;
+		if (!stopped && atomic_load_explicit(&job->stop, memory_order_relaxed)) {
+			stopped = true;
+			for (int s = 0; s < job->nstages; s++)
+				if (job->stage[s].input->kind == SL_NODE_SOURCE)
+					sl_source_stage_stop(&sh->si[s]);
+		}
+		for (int s = job->nstages - 1; s >= 0; s--) {
+			struct sl_stage_inst *si = &sh->si[s];
+
+			if (si->pending)
+				work += drain(sh, si);
+			if (si->pending) {
+				done = false;
+				continue;
+			}
+			if (si->ended)
+				continue;
+			done = false;
+			if (si->chans)
+				work += consume(si);
+			else
+				work += sl_source_stage_poll(si);
+		}
+		for (struct sl_ctx *c = sh->proctime_list; c; c = c->next_in_shard)
+			c->def->ops->on_proctime(c, sh->now);
+		for (int s = 0; s < job->nstages; s++)
+			if (!sh->si[s].chans)
+				sl_source_stage_tick(&sh->si[s]);
+		publish_all(sh);
+		if (done)
+			break;
+		if (work) {
+			spins = 0;
+		} else {
+			sh->idle_loops++;
+			backoff(++spins);
+		}
+	}
+	publish_all(sh);
+out:
+	sl_shard_unwire(sh);
+	return NULL;
+}

@@ -1,0 +1,267 @@
+/*
+ * source_rt.c - running a source on a shard: its splits, their event time and watermarks
+ * (DESIGN §4).
+ *
+ * Split k of a source belongs to shard k mod N. Each split tracks the greatest event time it
+ * has produced; the instance's watermark is the minimum over its splits that are neither idle
+ * nor finished, and only moves forward. A split that produced nothing for idle_timeout is
+ * idle and left out of the minimum; when every live split is idle the instance tells
+ * downstream it is idle, so one silent split does not stall the job. An instance with no
+ * split at all ends at once, so it never holds a watermark back. At the end of bounded input
+ * the instance sends a watermark of +inf (firing every window), then end-of-input.
+ *
+ * Watermarks are emitted periodically (strategy interval) or, with interval 0, after every
+ * record that advances them ('scan.watermark.emit.strategy' = 'on-event').
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#define SRC_POLL_BATCH 64
+
+static sl_ts_t split_wm(const struct sl_stage_inst *si, const struct sl_split_inst *sp)
+{
+	const struct sl_wm_strategy *wm = si->wm;
+
+	switch (wm->kind) {
+	case SL_WM_BOUNDED:
+		return sp->max_ts == SL_TS_MIN ? SL_TS_MIN : sp->max_ts - wm->max_delay_ms;
+	case SL_WM_MONOTONOUS:
+		return sp->max_ts;
+	case SL_WM_CUSTOM:
+		return sp->custom_wm;
+	case SL_WM_NONE:
+		break;
+	}
+	return SL_TS_MIN;
+}
+
+/* Recomputes the instance watermark and idleness and hands changes to the chain. */
+static void update_wm(struct sl_stage_inst *si)
+{
+	sl_ts_t min = SL_TS_MAX;
+	bool active = false, idle = false;
+
+	for (int i = 0; i < si->nsplits; i++) {
+		const struct sl_split_inst *sp = &si->splits[i];
+
+		if (sp->ended)
+			continue;
+		if (sp->idle) {
+			idle = true;
+			continue;
+		}
+		active = true;
+		sl_ts_t w = split_wm(si, sp);
+
+		if (w < min)
+			min = w;
+	}
+	if (!active) {
+		if (idle)
+			sl_op_idle(si->root, true);
+		return;
+	}
+	if (si->root->idle)
+		sl_op_idle(si->root, false);
+	if (min > si->wm_out && min != SL_TS_MIN) {
+		si->wm_out = min;
+		sl_op_watermark(si->root, min);
+	}
+}
+
+static void dead_letter(struct sl_src_ctx *c, const char *where, const char *why,
+			const char *raw, size_t rawlen);
+
+/* Per record: event time, split bookkeeping, then the chain. Hot path. */
+static int split_emit(struct sl_src_ctx *c, const struct sl_row *row)
+{
+	struct sl_split_inst *sp = (struct sl_split_inst *)c;
+	struct sl_stage_inst *si = sp->si;
+	const struct sl_wm_strategy *wm = si->wm;
+	sl_ts_t ts;
+
+	if (wm->ts_field >= 0) {
+		if (sl_row_is_null(row, wm->ts_field)) {
+			dead_letter(c, si->st->input->name, "NULL event time", NULL, 0);
+			return 0;
+		}
+		ts = sl_row_i64(row, wm->ts_field);
+	} else if (wm->assign) {
+		ts = wm->assign(row, wm->assign_arg);
+	} else {
+		ts = si->sh->now; /* no event time: stamp with the ingestion time */
+	}
+	sp->last_active = si->sh->now;
+	if (ts > sp->max_ts)
+		sp->max_ts = ts;
+	if (wm->kind == SL_WM_CUSTOM && wm->custom.on_event)
+		wm->custom.on_event(sp->custom_state, ts, row, wm->custom.arg);
+	si->root->m.in++;
+	si->root->def->ops->process(si->root, ts, row);
+	if (sp->idle) {
+		sp->idle = false;
+		update_wm(si);
+	} else if (wm->interval_ms == 0 && wm->kind != SL_WM_NONE && wm->kind != SL_WM_CUSTOM) {
+		if (si->nsplits == 1) {
+			sl_ts_t w = split_wm(si, sp);
+
+			if (w > si->wm_out) {
+				si->wm_out = w;
+				sl_op_watermark(si->root, w);
+			}
+		} else {
+			update_wm(si);
+		}
+	}
+	return 0;
+}
+
+static void dead_letter(struct sl_src_ctx *c, const char *where, const char *why,
+			const char *raw, size_t rawlen)
+{
+	struct sl_split_inst *sp = (struct sl_split_inst *)c;
+
+	sl_dead_letter_write(sp->si->sh, where, why, raw, rawlen);
+}
+
+int sl_source_stage_open(struct sl_stage_inst *si)
+{
+	struct sl_shard *sh = si->sh;
+	const struct sl_stream *src = si->st->input;
+	int total = src->src_ops->nsplits ? src->src_ops->nsplits(src->cfg) : 1;
+	int n = 0;
+
+	si->wm = &src->wm;
+	si->wm_out = SL_TS_MIN;
+	for (int k = sh->index; k < total; k += sh->rt->nshards)
+		n++;
+	si->splits = calloc((size_t)(n ? n : 1), sizeof(*si->splits));
+	if (!si->splits)
+		return -ENOMEM;
+	for (int k = sh->index; k < total; k += sh->rt->nshards) {
+		struct sl_split_inst *sp = &si->splits[si->nsplits];
+		struct sl_error err = { 0 };
+
+		sp->si = si;
+		sp->sctx.emit = split_emit;
+		sp->sctx.dead_letter = dead_letter;
+		sp->sctx.scratch = sh->src_scratch;
+		sp->sctx.owner = sh;
+		sp->sctx.split = k;
+		sp->max_ts = SL_TS_MIN;
+		sp->custom_wm = SL_TS_MIN;
+		sp->last_active = sh->now;
+		if (si->wm->kind == SL_WM_CUSTOM && si->wm->custom.state_size) {
+			sp->custom_state = calloc(1, si->wm->custom.state_size);
+			if (!sp->custom_state)
+				return -ENOMEM;
+		}
+		si->nsplits++;
+		sp->state = src->src_ops->open(src->cfg, k, &err);
+		if (!sp->state) {
+			sl_shard_fail(sh, err.code ? err.code : -EIO, "source '%s': %s", src->name,
+				      err.msg[0] ? err.msg : "cannot open split");
+			return err.code ? err.code : -EIO;
+		}
+	}
+	si->next_wm_at = sh->now + si->wm->interval_ms;
+	return 0;
+}
+
+static void finish(struct sl_stage_inst *si, bool fire)
+{
+	if (si->ended)
+		return;
+	si->ended = true;
+	if (fire)
+		sl_op_watermark(si->root, SL_TS_MAX);
+	sl_op_end(si->root);
+}
+
+int sl_source_stage_poll(struct sl_stage_inst *si)
+{
+	const struct sl_stream *src = si->st->input;
+	int work = 0, live = 0;
+
+	for (int i = 0; i < si->nsplits && !si->pending; i++) {
+		struct sl_split_inst *sp = &si->splits[i];
+		int rc;
+
+		if (sp->ended)
+			continue;
+		rc = src->src_ops->poll(sp->state, &sp->sctx, SRC_POLL_BATCH);
+		if (rc == SL_SRC_EOF) {
+			sp->ended = true;
+			update_wm(si);
+			continue;
+		}
+		live++;
+		if (rc < 0) {
+			sl_shard_fail(si->sh, rc, "source '%s' split %d: %s", src->name,
+				      sp->sctx.split, strerror(-rc));
+			return work;
+		}
+		work += rc;
+	}
+	if (!live && !si->pending) {
+		bool all_ended = true;
+
+		for (int i = 0; i < si->nsplits; i++)
+			all_ended &= si->splits[i].ended;
+		if (all_ended)
+			finish(si, true);
+	}
+	return work;
+}
+
+void sl_source_stage_tick(struct sl_stage_inst *si)
+{
+	const struct sl_wm_strategy *wm = si->wm;
+	sl_ts_t now = si->sh->now;
+
+	if (si->ended || si->pending)
+		return;
+	if (wm->idle_timeout_ms > 0) {
+		for (int i = 0; i < si->nsplits; i++) {
+			struct sl_split_inst *sp = &si->splits[i];
+
+			if (!sp->ended && !sp->idle && now - sp->last_active >= wm->idle_timeout_ms)
+				sp->idle = true;
+		}
+	}
+	if (now < si->next_wm_at && wm->interval_ms > 0)
+		return;
+	si->next_wm_at = now + wm->interval_ms;
+	if (wm->kind == SL_WM_CUSTOM) {
+		for (int i = 0; i < si->nsplits; i++) {
+			struct sl_split_inst *sp = &si->splits[i];
+			sl_ts_t w = wm->custom.on_periodic(sp->custom_state, wm->custom.arg);
+
+			if (w > sp->custom_wm)
+				sp->custom_wm = w;
+		}
+	}
+	update_wm(si);
+}
+
+void sl_source_stage_stop(struct sl_stage_inst *si)
+{
+	finish(si, false);
+}
+
+void sl_source_stage_close(struct sl_stage_inst *si)
+{
+	const struct sl_stream *src = si->st->input;
+
+	for (int i = 0; i < si->nsplits; i++) {
+		if (si->splits[i].state && src->src_ops->close)
+			src->src_ops->close(si->splits[i].state);
+		free(si->splits[i].custom_state);
+	}
+	free(si->splits);
+	si->splits = NULL;
+	si->nsplits = 0;
+}
