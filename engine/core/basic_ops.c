@@ -114,16 +114,29 @@ const struct sl_op_ops sl_flat_map_ops = {
 	.close = scratch_close,
 };
 
-/* ---- sinks ---------------------------------------------------------------------------- */
+/* ---- sinks ----------------------------------------------------------------------------
+ * The adapter between the chain and a connector's sink ops. It remembers whether rows were
+ * written since the last flush, so the shard can flush when it runs out of input: buffered
+ * sinks then add no latency to an idle pipeline, and a busy one still writes in big chunks.
+ */
+
+struct sink_inst {
+	void *state;
+	bool dirty;
+};
 
 static int sink_open(struct sl_ctx *ctx)
 {
 	const struct sl_stream *n = ctx->def->cfg;
 	struct sl_error err = { 0 };
+	struct sink_inst *si = calloc(1, sizeof(*si));
 
-	ctx->self = n->sink_ops->open(n->cfg, n->schema, sl_shard_index(ctx->shard),
+	if (!si)
+		return -ENOMEM;
+	ctx->self = si;
+	si->state = n->sink_ops->open(n->cfg, n->schema, sl_shard_index(ctx->shard),
 				      sl_shard_count(ctx->shard), &err);
-	if (!ctx->self) {
+	if (!si->state) {
 		sl_shard_fail(ctx->shard, err.code ? err.code : -EIO, "sink '%s': %s", n->name,
 			      err.msg[0] ? err.msg : "open failed");
 		return err.code ? err.code : -EIO;
@@ -134,29 +147,49 @@ static int sink_open(struct sl_ctx *ctx)
 static void sink_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 {
 	const struct sl_stream *n = ctx->def->cfg;
-	int rc = n->sink_ops->write(ctx->self, ts, row);
+	struct sink_inst *si = ctx->self;
+	int rc = n->sink_ops->write(si->state, ts, row);
 
+	si->dirty = true;
 	if (rc < 0)
 		sl_shard_fail(ctx->shard, rc, "sink '%s': write failed: %s", n->name,
 			      strerror(-rc));
 }
 
-static void sink_end(struct sl_ctx *ctx)
+void sl_sink_flush(struct sl_ctx *ctx)
 {
 	const struct sl_stream *n = ctx->def->cfg;
-	int rc = n->sink_ops->flush ? n->sink_ops->flush(ctx->self) : 0;
+	struct sink_inst *si = ctx->self;
+	int rc;
 
+	if (!si || !si->state || !si->dirty || !n->sink_ops->flush)
+		return;
+	si->dirty = false;
+	rc = n->sink_ops->flush(si->state);
 	if (rc < 0)
 		sl_shard_fail(ctx->shard, rc, "sink '%s': flush failed: %s", n->name,
 			      strerror(-rc));
 }
 
+static void sink_end(struct sl_ctx *ctx)
+{
+	struct sink_inst *si = ctx->self;
+
+	if (si)
+		si->dirty = true; /* a final flush even if nothing was written */
+	sl_sink_flush(ctx);
+}
+
 static void sink_close(struct sl_ctx *ctx)
 {
 	const struct sl_stream *n = ctx->def->cfg;
+	struct sink_inst *si = ctx->self;
 
-	if (ctx->self && n->sink_ops->close)
-		n->sink_ops->close(ctx->self);
+	if (!si)
+		return;
+	if (si->state && n->sink_ops->close)
+		n->sink_ops->close(si->state);
+	free(si);
 	ctx->self = NULL;
 }
 

@@ -88,6 +88,9 @@ extern const struct sl_op_ops sl_project_ops;
 extern const struct sl_op_ops sl_flat_map_ops;
 extern const struct sl_op_ops sl_sink_ops_adapter;
 
+/* Flushes a sink instance if it wrote rows since its last flush (shard idle). */
+void sl_sink_flush(struct sl_ctx *ctx);
+
 void sl_job_set_error(struct sl_job *job, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

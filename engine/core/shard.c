@@ -236,6 +236,16 @@ static void publish_all(struct sl_shard *sh)
 	}
 }
 
+/* Out of input: make what the sinks buffered visible now rather than at the next batch. */
+static void flush_sinks(struct sl_shard *sh)
+{
+	struct sl_job *job = sh->rt->job;
+
+	for (int i = 0; i < job->nnodes; i++)
+		if (job->node[i]->kind == SL_NODE_SINK)
+			sl_sink_flush(&sh->ctx[i]);
+}
+
 static void backoff(unsigned spins)
 {
 	if (spins < 64)
@@ -333,6 +343,8 @@ void *sl_shard_main(void *arg)
 			spins = 0;
 		} else {
 			sh->idle_loops++;
+			if (spins == 0)
+				flush_sinks(sh);
 			backoff(++spins);
 		}
 	}
