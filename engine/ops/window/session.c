@@ -1,0 +1,258 @@
+/*
+ * session.c - merging session windows (DESIGN §5), Flink's semantics.
+ *
+ * A record at ts opens the window [ts, ts + gap). Per key, the live sessions form a list
+ * sorted by start in which no two touch: a new window merges with every session it touches
+ * or overlaps (end >= next start), accumulators merged into the earliest one. The key's list
+ * head is in `dir` (one entry per key); sessions are kvtab entries whose namespace is a
+ * per-instance sequence number, which never changes when a session grows, so the entry and
+ * its timers stay valid across merges.
+ *
+ * Timers are lazy to keep the per-record path free of heap operations: a session only needs
+ * some timer at or before its due time (end - 1 before firing, end - 1 + lateness after).
+ * When a timer pops early because the session grew, it is re-registered at the new due time;
+ * timers of sessions merged away find no session and are ignored. A session therefore fires
+ * exactly when a timer at end - 1 pops, in the timer service's (time, hash, key) order.
+ *
+ * Lateness (Flink's MergingWindowSet rule): the record's window is merged first; the record
+ * is late only if the merged session's end - 1 + lateness <= watermark. A record that joins a
+ * live session therefore always counts, even when its own [ts, ts + gap) is past lateness.
+ * Changelog for fired sessions: a record inside a fired session without moving its bounds
+ * re-fires it as -U/+U; a merge that changes the bounds of fired sessions retracts each of
+ * them with -D and emits the merged session with +I when it is already due.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state/kvtab.h"
+#include "time/timer.h"
+#include "window_int.h"
+
+struct sess {
+	struct sess *next; /* next session of the key, by start */
+	sl_ts_t start;
+	sl_ts_t end;     /* exclusive: last record's ts + gap */
+	uint64_t seq;    /* state namespace and timer id */
+	uint64_t fired;  /* its result has been emitted */
+};
+
+struct sdir {
+	struct sess *head;
+};
+
+int session_open(struct win *w, uint32_t max_par)
+{
+	w->hdr = sizeof(struct sess);
+	w->tab = sl_kvtab_create(w->hdr + w->cfg->acc_size, max_par);
+	w->dir = sl_kvtab_create(sizeof(struct sdir), max_par);
+	w->timers = sl_timers_create();
+	if (!w->tab || !w->dir || !w->timers) {
+		session_close(w);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void session_close(struct win *w)
+{
+	sl_timers_destroy(w->timers);
+	sl_kvtab_destroy(w->dir);
+	sl_kvtab_destroy(w->tab);
+	w->timers = NULL;
+	w->dir = NULL;
+	w->tab = NULL;
+}
+
+static sl_ts_t cleanup_at(const struct win *w, const struct sess *s)
+{
+	return ts_add_sat(s->end - 1, w->cfg->lateness);
+}
+
+static void arm(struct win *w, struct sl_ctx *ctx, sl_ts_t at)
+{
+	if (sl_timers_add(w->timers, at, ctx->hash, ctx->key, ctx->klen, 0) < 0)
+		win_fail(ctx, -ENOMEM, "out of memory for session timers");
+}
+
+/* Emits a session that is already due (a late record within lateness) and arms its
+ * cleanup. */
+static void fire_now(struct win *w, struct sl_ctx *ctx, struct sess *s)
+{
+	win_emit(w, ctx, s->start, s->end, accs_of(w, s), SL_ROW_INSERT);
+	s->fired = 1;
+	arm(w, ctx, cleanup_at(w, s));
+}
+
+static struct sess *session_new(struct win *w, struct sl_ctx *ctx, struct sess **link,
+				sl_ts_t start, sl_ts_t end)
+{
+	bool created;
+	struct sess *s;
+
+	s = sl_kvtab_put(w->tab, ctx->hash, ctx->key, ctx->klen, w->seq++, &created);
+	if (!s)
+		return NULL;
+	s->start = start;
+	s->end = end;
+	s->seq = w->seq - 1;
+	s->fired = 0;
+	win_acc_init(w, accs_of(w, s));
+	s->next = *link;
+	*link = s;
+	ctx->m.state_entries++;
+	return s;
+}
+
+/* Removes s (found at *link) and the key's directory entry once it has no session.
+ * Returns true when the key's directory entry went too. */
+static bool session_drop(struct win *w, struct sl_ctx *ctx, struct sdir *d, struct sess **link,
+			 struct sess *s)
+{
+	*link = s->next;
+	sl_kvtab_remove_value(w->tab, s);
+	ctx->m.state_entries--;
+	if (d->head)
+		return false;
+	sl_kvtab_remove_value(w->dir, d);
+	return true;
+}
+
+/* Merges the k sessions from *link on into the first, which grows to [lo, hi). Fired ones
+ * are retracted first since their rows no longer describe a session. */
+static struct sess *merge_run(struct win *w, struct sl_ctx *ctx, struct sdir *d,
+			      struct sess **link, int k, sl_ts_t lo, sl_ts_t hi)
+{
+	struct sess *first = *link, *s = first;
+	bool was_fired = first->fired;
+
+	for (int i = 0; i < k; i++, s = s->next)
+		if (s->fired)
+			win_emit(w, ctx, s->start, s->end, accs_of(w, s), SL_ROW_DELETE);
+	for (int i = 1; i < k; i++) {
+		s = first->next;
+		win_acc_merge(w, accs_of(w, first), accs_of(w, s));
+		session_drop(w, ctx, d, &first->next, s);
+	}
+	first->start = lo;
+	first->end = hi;
+	first->fired = 0;
+	/* an unfired session already has a timer at or before its old (earlier) due time */
+	if (was_fired)
+		arm(w, ctx, hi - 1);
+	return first;
+}
+
+void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+{
+	struct win *w = ctx->self;
+	sl_ts_t wm = ctx->watermark;
+	sl_ts_t lo = ts, hi = ts_add_sat(ts, w->cfg->spec.gap_ms);
+	struct sess **link, *s, *first;
+	struct sdir *d;
+	bool created;
+	int k = 0;
+
+	d = sl_kvtab_put(w->dir, ctx->hash, ctx->key, ctx->klen, 0, &created);
+	if (!d) {
+		win_fail(ctx, -ENOMEM, "out of memory for session state");
+		return;
+	}
+	/* skip the sessions ending before lo, then take the run touching [lo, hi] */
+	for (link = &d->head; *link && (*link)->end < ts; link = &(*link)->next)
+		;
+	for (s = *link; s && s->start <= hi; s = s->next, k++) {
+		if (s->start < lo)
+			lo = s->start;
+		if (s->end > hi)
+			hi = s->end;
+	}
+	if (ts_add_sat(hi - 1, w->cfg->lateness) <= wm) {
+		if (created)
+			sl_kvtab_remove_value(w->dir, d);
+		win_late(w, ctx, ts, row);
+		return;
+	}
+	first = *link;
+	if (k == 0) {
+		s = session_new(w, ctx, link, lo, hi);
+		if (!s) {
+			if (!d->head)
+				sl_kvtab_remove_value(w->dir, d);
+			win_fail(ctx, -ENOMEM, "out of memory for session state");
+			return;
+		}
+		win_acc_add(w, accs_of(w, s), row);
+		if (hi - 1 <= wm)
+			fire_now(w, ctx, s);
+		else
+			arm(w, ctx, hi - 1);
+		return;
+	}
+	if (k == 1 && lo == first->start && hi == first->end) {
+		/* inside one session: bounds unchanged */
+		if (!first->fired) {
+			win_acc_add(w, accs_of(w, first), row);
+			return;
+		}
+		memcpy(w->save, accs_of(w, first), w->cfg->acc_size);
+		win_acc_add(w, accs_of(w, first), row);
+		win_emit_update(w, ctx, first->start, first->end, w->save, accs_of(w, first));
+		return;
+	}
+	s = merge_run(w, ctx, d, link, k, lo, hi);
+	win_acc_add(w, accs_of(w, s), row);
+	if (hi - 1 <= wm)
+		fire_now(w, ctx, s);
+}
+
+/* One popped timer of the current key at time `at`: fire, clean up, or re-arm a timer that
+ * the session outgrew. */
+static void on_timer(struct win *w, struct sl_ctx *ctx, sl_ts_t at)
+{
+	struct sess **link, *s;
+	struct sdir *d;
+	sl_ts_t due;
+
+	d = sl_kvtab_get(w->dir, ctx->hash, ctx->key, ctx->klen, 0);
+	if (!d)
+		return; /* every session of the key is gone */
+	for (;;) {
+		/* the timer names no session: find the key's one due at or after `at`, if any */
+		for (link = &d->head; (s = *link); link = &s->next) {
+			due = s->fired ? cleanup_at(w, s) : s->end - 1;
+			if (due <= at)
+				break;
+		}
+		if (!s)
+			break;
+		if (!s->fired) {
+			win_emit(w, ctx, s->start, s->end, accs_of(w, s), SL_ROW_INSERT);
+			s->fired = 1;
+			if (cleanup_at(w, s) > at) {
+				arm(w, ctx, cleanup_at(w, s));
+				continue;
+			}
+		}
+		if (session_drop(w, ctx, d, link, s))
+			return;
+	}
+	/* sessions that grew past this timer need one at their new due time */
+	for (s = d->head; s; s = s->next)
+		arm(w, ctx, s->fired ? cleanup_at(w, s) : s->end - 1);
+}
+
+void session_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
+{
+	struct win *w = ctx->self;
+	struct sl_timer t;
+
+	while (sl_timers_pop(w->timers, wm, &t)) {
+		/* the timer's key is only valid until the next timer call */
+		memcpy(w->keybuf, t.key, t.klen);
+		ctx->key = w->keybuf;
+		ctx->klen = t.klen;
+		ctx->hash = t.hash;
+		on_timer(w, ctx, t.at);
+	}
+}

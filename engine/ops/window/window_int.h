@@ -1,0 +1,128 @@
+/*
+ * window_int.h - internals shared by the window operator's files; never included from
+ * outside engine/ops/window.
+ *
+ *   window_cfg.c   plan-time binding: spec + aggregates -> struct sl_window_cfg, out schema
+ *   window.c       the operator hooks, output rows, late records
+ *   slice.c        tumbling and hopping windows over slices
+ *   session.c      merging session windows
+ */
+#ifndef SL_OPS_WINDOW_INT_H
+#define SL_OPS_WINDOW_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agg.h"
+#include "window.h"
+
+struct sl_kvtab;
+struct sl_timers;
+
+struct sl_window_cfg {
+	struct sl_window_spec spec;
+	sl_ts_t slice;            /* tumble/hop: gcd(size, slide), the state granularity */
+	sl_ts_t slide;            /* tumble: size */
+	sl_ts_t lateness;         /* allowed lateness, >= 0 */
+	int naggs;
+	int nkey;
+	int nout;                 /* output fields: nkey + 2 + naggs */
+	uint32_t acc_size;        /* bytes of all accumulators, 8-aligned */
+	bool has_init;            /* some aggregate needs init (USER) */
+	struct sl_agg_bound *agg; /* naggs */
+};
+
+/* A per-slice-end list of state entries created for it (entries never move in a kvtab). */
+struct bucket {
+	sl_ts_t s_end;  /* slice end */
+	void *head;     /* first entry value; entries chain through their header */
+	uint32_t n;
+};
+
+/* One group member gathered for firing: sorted by hash, then key bytes, then slice end. */
+struct fire_ent {
+	uint64_t hash;
+	sl_ts_t s_end;
+	void *v;
+	const uint8_t *key;
+	uint32_t klen;
+};
+
+/* The per-shard instance (ctx->self). */
+struct win {
+	const struct sl_window_cfg *cfg;
+	struct sl_kvtab *tab;     /* slices (tumble/hop) or sessions; value = header + accs */
+	uint32_t hdr;             /* header bytes before the accumulators */
+	void *tmp;                /* scratch accumulator blocks for merging: old result, */
+	void *tmp2;               /* new result */
+	void *save;               /* scratch copy of an accumulator block (late updates) */
+	uint8_t *rowbuf;          /* second row buffer: the -U row while +U is built */
+
+	/* tumble / hop */
+	sl_ts_t c_lo, c_hi;       /* cached slice [c_lo, c_hi) of the last record, so that */
+	sl_ts_t c_fire;           /* in-order input skips the divisions: first window end - 1 */
+	sl_ts_t c_drop;           /* and last window end - 1 + lateness of that slice */
+	struct bucket *bkt;       /* sorted by s_end, distinct */
+	uint32_t nbkt, cap_bkt;
+	sl_ts_t fired_upto;       /* every window ending at or before this has fired */
+	struct fire_ent *fe;      /* gather scratch for one window */
+	size_t nfe, cap_fe;
+
+	/* session */
+	struct sl_kvtab *dir;     /* key -> head of its session list */
+	struct sl_timers *timers; /* fire at end - 1, clean up at end - 1 + lateness */
+	uint64_t seq;             /* next session id (the state namespace) */
+	uint8_t keybuf[SL_KEY_MAX]; /* a timer's key, copied out of the timer service */
+};
+
+static inline sl_ts_t floor_mod(sl_ts_t a, sl_ts_t m)
+{
+	sl_ts_t r = a % m;
+
+	return r < 0 ? r + m : r;
+}
+
+/* a + b clamped to SL_TS_MAX (cleanup times of windows near the end of time). */
+static inline sl_ts_t ts_add_sat(sl_ts_t a, sl_ts_t b)
+{
+	sl_ts_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? SL_TS_MAX : r;
+}
+
+static inline void *accs_of(const struct win *w, void *v)
+{
+	return (uint8_t *)v + w->hdr;
+}
+
+/* window.c */
+void win_acc_init(const struct win *w, void *acc);
+void win_acc_add(const struct win *w, void *acc, const struct sl_row *row);
+void win_acc_merge(const struct win *w, void *acc, const void *other);
+/* Builds the output row for the current ctx key into b (over buf) and finishes it. */
+const struct sl_row *win_row_build(struct win *w, struct sl_ctx *ctx, void *buf, sl_ts_t start,
+				   sl_ts_t end, const void *acc, enum sl_row_kind kind);
+/* Emits the row of (ctx key, [start, end)) with `kind`: +I on a first firing, -D for a
+ * fired session absorbed by a merge. */
+void win_emit(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end, const void *acc,
+	      enum sl_row_kind kind);
+/* Emits -U old / +U new, or nothing when the rows are equal (Flink suppresses those). */
+void win_emit_update(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end,
+		     const void *old_acc, const void *new_acc);
+/* Counts a record beyond allowed lateness and sends it to the late side output. */
+void win_late(struct win *w, struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
+void win_fail(struct sl_ctx *ctx, int code, const char *what);
+
+/* slice.c */
+int slice_open(struct win *w, uint32_t max_par);
+void slice_close(struct win *w);
+void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
+void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm);
+
+/* session.c */
+int session_open(struct win *w, uint32_t max_par);
+void session_close(struct win *w);
+void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
+void session_on_watermark(struct sl_ctx *ctx, sl_ts_t wm);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * agg_kernel_test.c - the typed kernel table on its own: which (function, type) pairs exist
+ * and their result types, MIN/MAX over TIMESTAMP, and merge of empty and non-empty
+ * accumulators (the partial-aggregate case of hopping slices and sessions).
+ */
+#include <string.h>
+
+#include "ops/window/agg.h"
+#include "tests/test.h"
+
+static void check_result(const struct sl_agg_kernel *k, const struct sl_agg_bound *b,
+			 const void *acc, bool is_null, int64_t v)
+{
+	_Alignas(8) uint8_t buf[256];
+	struct sl_row_builder rb;
+	const struct sl_row *r;
+
+	sl_rowb_init(&rb, buf, sizeof buf, 1);
+	k->result(b, acc, &rb, 0);
+	r = sl_rowb_finish(&rb);
+	T_ASSERT(r);
+	T_ASSERT_EQ_I64(sl_row_is_null(r, 0), is_null);
+	if (!is_null)
+		T_ASSERT_EQ_I64(sl_row_i64(r, 0), v);
+}
+
+static const struct sl_row *ts_row(uint8_t *buf, int64_t ts)
+{
+	struct sl_row_builder rb;
+
+	sl_rowb_init(&rb, buf, 256, 1);
+	sl_rowb_set_i64(&rb, 0, ts);
+	return sl_rowb_finish(&rb);
+}
+
+int main(void)
+{
+	static const enum sl_type all[] = { SL_TYPE_BOOL, SL_TYPE_INT, SL_TYPE_BIGINT,
+					    SL_TYPE_DOUBLE, SL_TYPE_STRING, SL_TYPE_TIMESTAMP };
+	/* supported[kind][i]: 0 = refused, else the expected result type (-1: input type) */
+	static const int supported[SL_AGG_MAX + 1][6] = {
+		[SL_AGG_COUNT] = { SL_TYPE_BIGINT, SL_TYPE_BIGINT, SL_TYPE_BIGINT, SL_TYPE_BIGINT,
+				   SL_TYPE_BIGINT, SL_TYPE_BIGINT },
+		[SL_AGG_SUM] = { 0, SL_TYPE_BIGINT, SL_TYPE_BIGINT, SL_TYPE_DOUBLE, 0, 0 },
+		[SL_AGG_AVG] = { 0, -1, -1, -1, 0, 0 },
+		[SL_AGG_MIN] = { 0, -1, -1, -1, 0, -1 },
+		[SL_AGG_MAX] = { 0, -1, -1, -1, 0, -1 },
+	};
+	_Alignas(8) uint8_t rowbuf[256];
+	int64_t acc[2], other[2];
+	const struct sl_agg_kernel *k;
+	struct sl_agg_bound b = { .field = 0 };
+
+	for (int kind = SL_AGG_COUNT; kind <= SL_AGG_MAX; kind++) {
+		for (int i = 0; i < 6; i++) {
+			k = sl_agg_kernel_find(kind, all[i]);
+			if (!supported[kind][i]) {
+				T_ASSERT(k == NULL);
+				continue;
+			}
+			T_ASSERT(k && k->add && k->merge && k->result && k->acc_size <= 16);
+			T_ASSERT(k->retract == NULL); /* not yet: updating aggregates */
+			T_ASSERT_EQ_I64(k->out ? (int)k->out : -1, supported[kind][i]);
+		}
+	}
+	k = sl_agg_kernel_find(SL_AGG_COUNT_STAR, SL_TYPE_STRING);
+	T_ASSERT(k && k->out == SL_TYPE_BIGINT);
+	T_ASSERT(sl_agg_kernel_find(SL_AGG_USER, 0) != NULL);
+	T_ASSERT(sl_agg_kernel_find(0, SL_TYPE_INT) == NULL);
+	T_ASSERT(sl_agg_kernel_find(SL_AGG_USER + 1, SL_TYPE_INT) == NULL);
+	T_ASSERT(strcmp(sl_agg_kind_name(SL_AGG_AVG), "AVG") == 0);
+
+	/* MIN over TIMESTAMP, including negative (pre-1970) values and empty merges */
+	k = sl_agg_kernel_find(SL_AGG_MIN, SL_TYPE_TIMESTAMP);
+	b.k = k;
+	memset(acc, 0, sizeof acc);
+	memset(other, 0, sizeof other);
+	check_result(k, &b, acc, true, 0);
+	k->merge(&b, acc, other); /* empty + empty */
+	check_result(k, &b, acc, true, 0);
+	k->add(&b, other, ts_row(rowbuf, 5));
+	k->merge(&b, acc, other); /* empty + 5 */
+	check_result(k, &b, acc, false, 5);
+	k->add(&b, acc, ts_row(rowbuf, -3));
+	check_result(k, &b, acc, false, -3);
+	memset(other, 0, sizeof other);
+	k->merge(&b, acc, other); /* -3 + empty */
+	check_result(k, &b, acc, false, -3);
+
+	/* MAX keeps the first of equal values' meaning: just the max, 0 is a real value */
+	k = sl_agg_kernel_find(SL_AGG_MAX, SL_TYPE_BIGINT);
+	b.k = k;
+	memset(acc, 0, sizeof acc);
+	k->add(&b, acc, ts_row(rowbuf, -7));
+	check_result(k, &b, acc, false, -7);
+	k->add(&b, acc, ts_row(rowbuf, 0));
+	check_result(k, &b, acc, false, 0);
+
+	/* SUM merge adds values and non-NULL counts */
+	k = sl_agg_kernel_find(SL_AGG_SUM, SL_TYPE_INT);
+	b.k = k;
+	memset(acc, 0, sizeof acc);
+	memset(other, 0, sizeof other);
+	k->add(&b, acc, ts_row(rowbuf, 4));
+	k->add(&b, other, ts_row(rowbuf, -6));
+	k->merge(&b, acc, other);
+	check_result(k, &b, acc, false, -2);
+	return T_EXIT_PASS;
+}
