@@ -19,6 +19,10 @@
 
 struct sl_kvtab;
 
+/* Longest key a table stores: SL_KEY_MAX (core/op.h) plus room for a caller's suffix (the
+ * timer service appends the timer namespace to the key). */
+#define SL_KVTAB_KEY_MAX 1040
+
 /* One entry, as iteration and lookups expose it. Read-only but for the value bytes. */
 struct sl_kv {
 	uint64_t hash;   /* key hash (sl_hash_bytes of the key) */
@@ -29,8 +33,9 @@ struct sl_kv {
 	void *value;     /* value_size bytes */
 };
 
-/* Returns an empty table for values of `value_size` bytes, key groups in [0, max_par), or NULL
- * on ENOMEM. Caller frees with sl_kvtab_destroy(). */
+/* Returns an empty table for values of `value_size` bytes (8-byte aligned, zeroed when
+ * created), key groups in [0, max_par), or NULL on ENOMEM or max_par not in [1, 65536].
+ * Caller frees with sl_kvtab_destroy(), which accepts NULL. */
 struct sl_kvtab *sl_kvtab_create(uint32_t value_size, uint32_t max_par);
 void sl_kvtab_destroy(struct sl_kvtab *t);
 
@@ -38,25 +43,31 @@ void sl_kvtab_destroy(struct sl_kvtab *t);
 void *sl_kvtab_get(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
 		   uint64_t ns);
 /* Returns the value for (key, ns), inserting a zeroed one if absent (*created set). NULL on
- * ENOMEM or klen > SL_KEY_MAX. */
+ * ENOMEM or klen > SL_KVTAB_KEY_MAX. The pointer stays valid until the entry is removed. */
 void *sl_kvtab_put(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
 		   uint64_t ns, bool *created);
 /* Removes (key, ns). Returns true if it was there. */
 bool sl_kvtab_remove(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
 		     uint64_t ns);
-/* Removes the entry whose value pointer is `value` (as returned by get/put). */
+/* Removes the entry whose value pointer is `value` (as returned by get/put, still live). */
 void sl_kvtab_remove_value(struct sl_kvtab *t, void *value);
 /* Fills *kv for the entry owning `value`. */
 void sl_kvtab_entry(const struct sl_kvtab *t, const void *value, struct sl_kv *kv);
-/* Hints the cache about an upcoming lookup of `hash`. */
+/* Hints the cache about an upcoming lookup of key `hash` (any namespace): fetches its slot
+ * line. A lookup is two dependent cache misses (slot, entry); a record loop hides both by
+ * calling this D records ahead and sl_kvtab_prefetch_entry() about D/2 ahead. */
 void sl_kvtab_prefetch(const struct sl_kvtab *t, uint64_t hash);
+/* Second stage: reads the slot run (prefetched before, else this stalls) and fetches the
+ * entry of (hash, ns) if present. */
+void sl_kvtab_prefetch_entry(const struct sl_kvtab *t, uint64_t hash, uint64_t ns);
 
 size_t sl_kvtab_count(const struct sl_kvtab *t);
 /* Approximate bytes held (slots, slabs). */
 size_t sl_kvtab_bytes(const struct sl_kvtab *t);
 
-/* Visits every entry (order unspecified); the callback must not insert or remove. Return
- * false from fn to stop. */
+/* Visits every entry in slab order (deterministic for a given sequence of calls). The
+ * callback may remove entries (the one it is given or others: removed, unvisited ones are
+ * skipped) and may insert (new entries may or may not be visited). Return false to stop. */
 void sl_kvtab_foreach(struct sl_kvtab *t, bool (*fn)(const struct sl_kv *kv, void *arg),
 		      void *arg);
 
