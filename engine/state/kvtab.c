@@ -216,28 +216,33 @@ void sl_kvtab_destroy(struct sl_kvtab *t)
 	free(t);
 }
 
-/* Places (meta, ref) whose key is known absent, starting at its home. Robin Hood: a
- * carried slot takes the place of any slot closer to its own home. */
-static void place(struct slot *slots, uint32_t mask, uint64_t hash, uint32_t tag, uint32_t ref)
+/* Places ref, whose key is known absent, starting at its home. Robin Hood on true
+ * distances: a carried slot takes the place of any slot closer to its own home. A stored
+ * 255 is resolved through the entry's hash (rare), so the order holds exactly and a stored
+ * distance is always min(true distance, 255), which is what lookups' early stop relies on. */
+static void place(const struct sl_kvtab *t, struct slot *slots, uint32_t mask, uint64_t hash,
+		  uint32_t tag, uint32_t ref)
 {
 	uint32_t i = (uint32_t)hash & mask, d = 0;
 	struct slot carry = { tag << 8, ref };
 
 	for (;; d++, i = (i + 1) & mask) {
 		struct slot s = slots[i];
+		uint32_t sd;
 
 		if (!s.ref) {
 			carry.meta = (carry.meta & ~0xffu) | cap_dist(d);
 			slots[i] = carry;
 			return;
 		}
-		if (sdist(s) < cap_dist(d)) {
+		sd = sdist(s);
+		if (sd == DIST_MAX && d >= DIST_MAX)
+			sd = (i - (uint32_t)deref(t, s.ref)->hash) & mask;
+		if (sd < d) {
 			carry.meta = (carry.meta & ~0xffu) | cap_dist(d);
 			slots[i] = carry;
 			carry = s;
-			d = sdist(s);
-			/* a saturated displaced slot keeps probing with a saturated distance:
-			 * comparisons with it stay conservative (see lookups) */
+			d = sd;
 		}
 	}
 }
@@ -260,7 +265,7 @@ static int grow(struct sl_kvtab *t)
 			struct entry *e = (struct entry *)(s->mem + (size_t)k * s->esize);
 
 			if (e->live)
-				place(ns, cap - 1, e->hash, tag_of(combine(e->hash, e->ns)),
+				place(t, ns, cap - 1, e->hash, tag_of(combine(e->hash, e->ns)),
 				      ((si << SLAB_BITS) | k) + 1);
 		}
 	}
@@ -394,7 +399,7 @@ void *sl_kvtab_put(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t 
 	e->live = 1;
 	memset(entry_value(e), 0, t->vsize);
 	memcpy(entry_key(t, e), key, klen);
-	place(t->slots, t->mask, hash, tag, ref);
+	place(t, t->slots, t->mask, hash, tag, ref);
 	t->count++;
 	*created = true;
 	return entry_value(e);

@@ -2,7 +2,8 @@
  * kvtab_test.c - the heap state table against a plain array oracle: random put/get/remove
  * over keys of every size class and several namespaces, value pointer stability, removal by
  * value, foreach (with removal during the walk), key groups, growth to 1M keys, and keys that
- * all share one hash (probe distances past the 255 the slots can store).
+ * share one home slot (one hash; one key with thousands of namespaces; overlapping runs)
+ * with probe distances past the 255 the slots can store.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -263,6 +264,38 @@ static void test_many_ns(void)
 	sl_kvtab_destroy(t);
 }
 
+/* Three keys with 2000 namespaces each and homes close together: runs that overlap and
+ * reach past the 255 a slot stores, churned by inserts and deletes. */
+static void test_overlapping_runs(void)
+{
+	static bool in[3][2000];
+	struct sl_kvtab *t = sl_kvtab_create(8, 1);
+	size_t live = 0;
+
+	T_ASSERT(t);
+	for (int r = 0; r < 400000; r++) {
+		int k = (int)(rnd() % 3);
+		uint64_t ns = rnd() % 2000, h = (uint64_t)k * 1000;
+		uint8_t kb = (uint8_t)k;
+		bool c;
+
+		if (rnd() % 3) {
+			T_ASSERT(sl_kvtab_put(t, h, &kb, 1, ns, &c));
+			T_ASSERT(c == !in[k][ns]);
+			live += c;
+			in[k][ns] = true;
+		} else {
+			bool was = sl_kvtab_remove(t, h, &kb, 1, ns);
+
+			T_ASSERT(was == in[k][ns]);
+			live -= was;
+			in[k][ns] = false;
+		}
+	}
+	T_ASSERT_EQ_I64(sl_kvtab_count(t), live);
+	sl_kvtab_destroy(t);
+}
+
 static void test_million(void)
 {
 	enum { N = 1000000 };
@@ -309,6 +342,7 @@ int main(void)
 	test_random_oracle();
 	test_same_hash();
 	test_many_ns();
+	test_overlapping_runs();
 	test_million();
 	return T_EXIT_PASS;
 }
