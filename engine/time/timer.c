@@ -3,9 +3,9 @@
  * de-duplication set.
  *
  * The set is a kvtab keyed by (key bytes ++ timer namespace, kvtab namespace = time) under
- * the hash mix(hash ^ mix(time)): a kvtab gives all namespaces of one hash one home slot, and
- * one key may hold thousands of timers, so the time goes into the hash. A timer is stored once, its bytes live in a slab entry that never moves, and add/delete find
- * it in O(1). The entry's value is the timer's heap position, which lets delete take it out
+ * the hash hash ^ mix(time): a kvtab gives all namespaces of one hash one home slot, and one
+ * key may hold thousands of timers, so the time goes into the hash. A timer is stored once,
+ * its bytes live in a slab entry that never moves, and add/delete find it in O(1). The entry's value is the timer's heap position, which lets delete take it out
  * of the middle of the heap in O(log n). Heap elements carry (at, hash) inline so sifting
  * compares without touching entries; only ties on both read the key bytes.
  *
