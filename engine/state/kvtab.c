@@ -398,7 +398,8 @@ void *sl_kvtab_put(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t 
 	e->cls = (uint8_t)cls;
 	e->live = 1;
 	memset(entry_value(e), 0, t->vsize);
-	memcpy(entry_key(t, e), key, klen);
+	if (klen)
+		memcpy(entry_key(t, e), key, klen);
 	place(t, t->slots, t->mask, hash, tag, ref);
 	t->count++;
 	*created = true;
