@@ -29,6 +29,7 @@
 
 struct proc {
 	const struct sl_process_fn *fn;
+	bool own_out;                  /* ctx->out_buf was allocated here */
 	uint8_t key[SL_KVTAB_KEY_MAX]; /* the firing timer's key */
 };
 
@@ -39,12 +40,13 @@ static void fail(struct sl_ctx *ctx, int code, const char *what)
 		sl_shard_fail(ctx->shard, code, "process '%s': %s", ctx->def->name, what);
 }
 
-static void process_close(struct sl_ctx *ctx)
+/* Frees what open set up, in reverse order; accepts a half-open instance. */
+static void release(struct sl_ctx *ctx, struct proc *p)
 {
-	struct proc *p = ctx->self;
-
-	if (p && p->fn->close)
-		p->fn->close(ctx, p->fn->arg);
+	if (p && p->own_out) {
+		free(ctx->out_buf);
+		ctx->out_buf = NULL;
+	}
 	sl_timers_destroy(ctx->proc_timers);
 	sl_timers_destroy(ctx->event_timers);
 	sl_kstate_destroy(ctx->kstate);
@@ -55,12 +57,22 @@ static void process_close(struct sl_ctx *ctx)
 	ctx->self = NULL;
 }
 
+static void process_close(struct sl_ctx *ctx)
+{
+	struct proc *p = ctx->self;
+
+	if (p && p->fn->close)
+		p->fn->close(ctx, p->fn->arg);
+	release(ctx, p);
+}
+
 static int process_open(struct sl_ctx *ctx)
 {
 	const struct sl_process_fn *fn = ctx->def->cfg;
 	uint32_t max_par = ctx->shard ? sl_shard_max_par(ctx->shard) : 128;
+	const char *what = "out of memory";
 	struct proc *p;
-	int rc;
+	int rc = -ENOMEM;
 
 	if (!fn || !fn->process || (fn->nstates > 0 && !fn->states) || ctx->def->nkey <= 0) {
 		fail(ctx, -EINVAL, "needs a keyed input and a process callback");
@@ -68,38 +80,42 @@ static int process_open(struct sl_ctx *ctx)
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		goto out_nomem;
+		goto out_fail;
 	p->fn = fn;
+	if (!ctx->out_buf) {
+		/* the operator's own output scratch for sl_ctx_out(), as every operator's */
+		ctx->out_buf = aligned_alloc(8, SL_ROW_SCRATCH);
+		if (!ctx->out_buf)
+			goto out_release;
+		p->own_out = true;
+	}
 	ctx->kstate = sl_kstate_create(fn->states, fn->nstates, max_par, &rc);
 	if (!ctx->kstate) {
-		free(p);
-		fail(ctx, rc, rc == -EINVAL ? "bad state descriptor" : "out of memory");
-		return rc;
+		what = rc == -EINVAL ? "bad state descriptor" : what;
+		goto out_release;
 	}
+	rc = -ENOMEM;
 	ctx->event_timers = sl_timers_create();
 	ctx->proc_timers = sl_timers_create();
-	if (!ctx->event_timers || !ctx->proc_timers) {
-		process_close(ctx); /* p not yet in ctx->self: fn->close is not called */
-		free(p);
-		goto out_nomem;
-	}
+	if (!ctx->event_timers || !ctx->proc_timers)
+		goto out_release;
 	/* processing-time timers may be registered by any callback */
 	ctx->wants_proctime = true;
 	if (fn->open) {
 		rc = fn->open(ctx, fn->arg);
 		if (rc) {
-			process_close(ctx);
-			free(p);
-			fail(ctx, rc, "open callback failed");
-			return rc;
+			what = "open callback failed";
+			goto out_release;
 		}
 	}
 	ctx->self = p;
 	return 0;
 
-out_nomem:
-	fail(ctx, -ENOMEM, "out of memory");
-	return -ENOMEM;
+out_release:
+	release(ctx, p); /* fn->close is not called: open did not succeed */
+out_fail:
+	fail(ctx, rc, what);
+	return rc;
 }
 
 /* Hot path. */
