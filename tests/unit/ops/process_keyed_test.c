@@ -1,7 +1,8 @@
 /*
  * process_keyed_test.c - the keyed process function operator driven by hand, without the
- * runtime: a def and ctx built here (the operator allocates its own out_buf), rows fed to its process hook with the key fields set as
- * the runtime sets them, watermarks through sl_op_watermark, processing time through the
+ * runtime: a def and ctx built here (the operator allocates its own out_buf), rows fed to
+ * its process hook with the key fields set as the runtime sets them, watermarks through
+ * sl_op_watermark, processing time through the
  * on_proctime hook; a capture operator on port 0 records what comes out, in order.
  *
  * Checks: per-key value state, timer de-duplication, event timers firing at the watermark in
