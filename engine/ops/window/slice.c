@@ -6,12 +6,14 @@
  * namespace = slice end, so a record costs one hash lookup and the aggregates' add, whatever
  * size/slide is. Window [e - size, e) is the merge of its size/g slices, done at fire time.
  *
- * Firing without a timer per (key, window): every entry is linked, when created, into the
- * list of its slice end (`struct bucket`, kept sorted by slice end; kvtab entries never
- * move, so the list holds value pointers). When the watermark passes e - 1, the buckets of
- * e's slices are gathered, sorted by (key hash, key bytes, slice end) and each run of one
- * key is merged and emitted: O(n log n) per window, no per-record cost. A slice is dropped
- * with its bucket once the last window containing it is past end - 1 + lateness.
+ * Firing without a timer per (key, window): every entry is appended, when created, with its
+ * hash to the array of its slice end (`struct bucket`, buckets sorted by slice end; kvtab
+ * entries never move, so value pointers are kept). The first window that needs a slice sorts
+ * that array once by (key hash, key bytes), touching no entry; firing window e is a k-way
+ * merge of the runs of its k = size/g slices, in which a key's slices come out adjacent and
+ * are merged. Cost: O(n log n) once per slice plus O(n log k) per window, nothing per record.
+ * A slice is dropped with its bucket once the last window containing it is past
+ * end - 1 + lateness.
  *
  * Invariants: every window ending at or before fired_upto has fired, and fired_upto is the
  * last window end <= watermark + 1, so "window e fired" is exactly e - 1 <= watermark; a
@@ -24,10 +26,9 @@
 #include "state/kvtab.h"
 #include "window_int.h"
 
-/* Entry header: the next entry of the same slice end. */
-struct sent {
-	void *next;
-};
+/* How many entries ahead firing and cleanup prefetch: enough misses in flight to cover
+ * memory latency, few enough to stay in L1. */
+#define PREFETCH 8
 
 static inline sl_ts_t slice_end_of(const struct sl_window_cfg *c, sl_ts_t ts)
 {
@@ -50,8 +51,8 @@ static inline sl_ts_t last_end(const struct sl_window_cfg *c, sl_ts_t s)
 
 int slice_open(struct win *w, uint32_t max_par)
 {
-	w->hdr = sizeof(struct sent);
-	w->tab = sl_kvtab_create(w->hdr + w->cfg->acc_size, max_par);
+	w->hdr = 0; /* the accumulators are the whole value (at least 8 bytes: no aggregates) */
+	w->tab = sl_kvtab_create(w->cfg->acc_size ? w->cfg->acc_size : 8, max_par);
 	if (!w->tab)
 		return -ENOMEM;
 	w->fired_upto = SL_TS_MIN;
@@ -60,9 +61,12 @@ int slice_open(struct win *w, uint32_t max_par)
 
 void slice_close(struct win *w)
 {
+	for (uint32_t i = 0; i < w->nbkt; i++)
+		free(w->bkt[i].run);
 	sl_kvtab_destroy(w->tab);
 	free(w->bkt);
-	free(w->fe);
+	free(w->heap);
+	free(w->grp);
 }
 
 /* Index of the first bucket with s_end >= s. */
@@ -81,9 +85,10 @@ static uint32_t bucket_lower(const struct win *w, sl_ts_t s)
 	return lo;
 }
 
-/* Links a new entry into the list of slice end s. Once per new (key, slice): the common
- * case is the newest bucket, else a binary search. Returns 0 or -ENOMEM. */
-static int entry_link(struct win *w, void *v, sl_ts_t s)
+/* Appends a new entry to the bucket of slice end s. Once per new (key, slice): the common
+ * case is the newest bucket, else a binary search; amortized O(1) array growth. Returns 0 or
+ * -ENOMEM. */
+static int entry_link(struct win *w, void *v, uint64_t hash, sl_ts_t s)
 {
 	struct bucket *b;
 	uint32_t i;
@@ -108,9 +113,16 @@ static int entry_link(struct win *w, void *v, sl_ts_t s)
 		}
 	}
 	b = &w->bkt[i];
-	((struct sent *)v)->next = b->head;
-	b->head = v;
-	b->n++;
+	if (b->nrun == b->cap) {
+		uint32_t cap = b->cap ? 2 * b->cap : 64;
+		struct fref *run = realloc(b->run, cap * sizeof(*run));
+
+		if (!run)
+			return -ENOMEM;
+		b->run = run;
+		b->cap = cap;
+	}
+	b->run[b->nrun++] = (struct fref){ .hash = hash, .v = v };
 	return 0;
 }
 
@@ -210,7 +222,7 @@ void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 	}
 	acc = accs_of(w, v);
 	if (created) {
-		if (entry_link(w, v, w->c_hi)) {
+		if (entry_link(w, v, ctx->hash, w->c_hi)) {
 			sl_kvtab_remove_value(w->tab, v);
 			win_fail(ctx, -ENOMEM, "out of memory for window fire lists");
 			return;
@@ -226,86 +238,178 @@ void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 	win_acc_add(w, acc, row);
 }
 
-static int fire_cmp(const void *pa, const void *pb)
+/* Orders entries by key hash, then key bytes (equal hashes of different keys are rare). */
+static int ref_cmp(const struct sl_kvtab *tab, const struct fref *a, const struct fref *b)
 {
-	const struct fire_ent *a = pa, *b = pb;
+	struct sl_kv ka, kb;
 	int r;
 
 	if (a->hash != b->hash)
 		return a->hash < b->hash ? -1 : 1;
-	if (a->klen != b->klen)
-		return a->klen < b->klen ? -1 : 1;
-	r = memcmp(a->key, b->key, a->klen);
-	if (r)
-		return r;
-	return a->s_end < b->s_end ? -1 : a->s_end > b->s_end;
+	if (a->v == b->v)
+		return 0;
+	sl_kvtab_entry(tab, a->v, &ka);
+	sl_kvtab_entry(tab, b->v, &kb);
+	if (ka.klen != kb.klen)
+		return ka.klen < kb.klen ? -1 : 1;
+	r = memcmp(ka.key, kb.key, ka.klen);
+	return r;
 }
 
-static bool same_key(const struct fire_ent *a, const struct fire_ent *b)
+static int ref_qcmp(const void *a, const void *b, void *tab)
 {
-	return a->hash == b->hash && a->klen == b->klen && !memcmp(a->key, b->key, a->klen);
+	return ref_cmp(tab, a, b);
 }
 
-/* Collects the entries of window e's slices into w->fe. Returns 0 or -ENOMEM. */
-static int gather(struct win *w, sl_ts_t e)
+/* Sorts a bucket's entries: O(n log n) once per slice, again only if late records added
+ * entries after it was sorted. Reads only the bucket's array, never the entries. */
+static void bucket_sort(struct win *w, struct bucket *b)
 {
-	const struct sl_window_cfg *c = w->cfg;
+	if (b->nsorted == b->nrun)
+		return;
+	qsort_r(b->run, b->nrun, sizeof(*b->run), ref_qcmp, w->tab);
+	b->nsorted = b->nrun;
+}
+
+/* Heap order: hash, then slice. Keys sharing a hash are told apart per group, below. */
+static bool cur_less(const struct fcur *a, const struct fcur *b)
+{
+	if (a->p->hash != b->p->hash)
+		return a->p->hash < b->p->hash;
+	return a->bi < b->bi;
+}
+
+static void heap_down(struct fcur *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t m = i, l = 2 * i + 1, r = l + 1;
+		struct fcur t;
+
+		if (l < n && cur_less(&h[l], &h[m]))
+			m = l;
+		if (r < n && cur_less(&h[r], &h[m]))
+			m = r;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* Emits the window's row for the key of `first` from the merged accumulator `acc`. */
+static void emit_key(struct win *w, struct sl_ctx *ctx, sl_ts_t e, const struct fref *first,
+		     const void *acc)
+{
 	struct sl_kv kv;
 
-	w->nfe = 0;
-	for (uint32_t i = bucket_lower(w, e - c->spec.size_ms + 1);
-	     i < w->nbkt && w->bkt[i].s_end <= e; i++) {
-		const struct bucket *b = &w->bkt[i];
-
-		if (w->nfe + b->n > w->cap_fe) {
-			size_t cap = w->cap_fe ? w->cap_fe : 1024;
-			struct fire_ent *nf;
-
-			while (cap < w->nfe + b->n)
-				cap *= 2;
-			nf = realloc(w->fe, cap * sizeof(*nf));
-			if (!nf)
-				return -ENOMEM;
-			w->fe = nf;
-			w->cap_fe = cap;
-		}
-		for (void *v = b->head; v; v = ((struct sent *)v)->next) {
-			sl_kvtab_entry(w->tab, v, &kv);
-			w->fe[w->nfe++] = (struct fire_ent){ .hash = kv.hash, .s_end = b->s_end,
-							     .v = v, .key = kv.key,
-							     .klen = kv.klen };
-		}
-	}
-	return 0;
+	sl_kvtab_entry(w->tab, first->v, &kv);
+	ctx->key = kv.key;
+	ctx->klen = kv.klen;
+	ctx->hash = kv.hash;
+	win_emit(w, ctx, e - w->cfg->spec.size_ms, e, acc, SL_ROW_INSERT);
 }
 
-/* Emits +I for every key with data in window [e - size, e), in (hash, key) order. */
-static void fire_window(struct win *w, struct sl_ctx *ctx, sl_ts_t e)
+static int grp_qcmp(const void *pa, const void *pb, void *tab)
 {
-	const struct sl_window_cfg *c = w->cfg;
-	size_t i = 0, j;
+	const struct fcur *a = pa, *b = pb;
+	int r = ref_cmp(tab, a->p, b->p);
 
-	if (gather(w, e)) {
-		win_fail(ctx, -ENOMEM, "out of memory firing a window");
-		return;
+	return r ? r : (a->bi > b->bi) - (a->bi < b->bi);
+}
+
+/* Emits the rows of one key hash's entries g[0..n) (in slice order per key): normally one
+ * key, whose slices are merged; keys colliding on the hash are split by key bytes. */
+static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t e, struct fcur *g, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		if (ref_cmp(w->tab, g[0].p, g[i].p) != 0) {
+			qsort_r(g, n, sizeof(*g), grp_qcmp, w->tab);
+			break;
+		}
 	}
-	qsort(w->fe, w->nfe, sizeof(*w->fe), fire_cmp);
-	for (; i < w->nfe; i = j) {
-		const void *acc = accs_of(w, w->fe[i].v);
+	for (uint32_t i = 0, j; i < n; i = j) {
+		const void *acc = accs_of(w, g[i].p->v);
 
-		for (j = i + 1; j < w->nfe && same_key(&w->fe[i], &w->fe[j]); j++) {
+		for (j = i + 1; j < n && ref_cmp(w->tab, g[i].p, g[j].p) == 0; j++) {
 			if (j == i + 1) {
 				win_acc_init(w, w->tmp);
 				win_acc_merge(w, w->tmp, acc);
 				acc = w->tmp;
 			}
-			win_acc_merge(w, w->tmp, accs_of(w, w->fe[j].v));
+			win_acc_merge(w, w->tmp, accs_of(w, g[j].p->v));
 		}
-		ctx->key = w->fe[i].key;
-		ctx->klen = w->fe[i].klen;
-		ctx->hash = w->fe[i].hash;
-		win_emit(w, ctx, e - c->spec.size_ms, e, acc, SL_ROW_INSERT);
+		emit_key(w, ctx, e, g[i].p, acc);
 	}
+}
+
+/* Grows a cursor array to hold n. Returns 0 or -ENOMEM. */
+static int cur_reserve(struct fcur **a, uint32_t *cap, uint32_t n)
+{
+	struct fcur *na;
+	uint32_t c = *cap ? *cap : 16;
+
+	if (n <= *cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	na = realloc(*a, c * sizeof(*na));
+	if (!na)
+		return -ENOMEM;
+	*a = na;
+	*cap = c;
+	return 0;
+}
+
+/*
+ * Emits +I for every key with data in window [e - size, e), in (hash, key) order: a k-way
+ * merge of the sorted runs of its k slices, O(n log k), in which the entries of one key come
+ * out adjacent (same hash) and are merged. Tumbling windows (k = 1) walk the one run.
+ */
+static void fire_window(struct win *w, struct sl_ctx *ctx, sl_ts_t e)
+{
+	const struct sl_window_cfg *c = w->cfg;
+	uint32_t i0 = bucket_lower(w, e - c->spec.size_ms + 1), k = 0;
+	struct fcur *h;
+
+	for (uint32_t i = i0; i < w->nbkt && w->bkt[i].s_end <= e; i++, k++)
+		bucket_sort(w, &w->bkt[i]);
+	if (cur_reserve(&w->heap, &w->cap_heap, k) || cur_reserve(&w->grp, &w->cap_grp, k))
+		goto out_nomem;
+	h = w->heap;
+	for (uint32_t i = 0; i < k; i++) {
+		const struct bucket *b = &w->bkt[i0 + i];
+
+		h[i] = (struct fcur){ .p = b->run, .end = b->run + b->nrun, .bi = i };
+	}
+	for (uint32_t i = 0; i < k;) /* drop empty runs, then heapify */
+		if (h[i].p == h[i].end)
+			h[i] = h[--k];
+		else
+			i++;
+	for (uint32_t i = k / 2; i-- > 0;)
+		heap_down(h, k, i);
+	while (k) {
+		uint64_t hash = h[0].p->hash;
+		uint32_t n = 0;
+
+		do {
+			if (n == w->cap_grp && cur_reserve(&w->grp, &w->cap_grp, n + 1))
+				goto out_nomem;
+			w->grp[n++] = (struct fcur){ .p = h[0].p, .bi = h[0].bi };
+			if (h[0].p + PREFETCH < h[0].end)
+				__builtin_prefetch(h[0].p[PREFETCH].v);
+			if (++h[0].p == h[0].end)
+				h[0] = h[--k];
+			heap_down(h, k, 0);
+		} while (k && h[0].p->hash == hash);
+		emit_group(w, ctx, e, w->grp, n);
+	}
+	return;
+
+out_nomem:
+	win_fail(ctx, -ENOMEM, "out of memory firing a window");
 }
 
 /* The earliest window after fired_upto that holds data, or SL_TS_MAX when none. */
@@ -333,15 +437,17 @@ static void cleanup(struct win *w, struct sl_ctx *ctx, sl_ts_t wm)
 	uint32_t n = 0;
 
 	while (n < w->nbkt && ts_add_sat(last_end(c, w->bkt[n].s_end) - 1, c->lateness) <= wm) {
-		void *v = w->bkt[n].head;
+		struct bucket *b = &w->bkt[n++];
 
-		while (v) {
-			void *next = ((struct sent *)v)->next;
-
-			sl_kvtab_remove_value(w->tab, v);
-			v = next;
+		for (uint32_t i = 0; i < b->nrun; i++) {
+			/* random entries: fetch ahead to overlap the misses */
+			if (i + PREFETCH < b->nrun) {
+				__builtin_prefetch(b->run[i + PREFETCH].v);
+				sl_kvtab_prefetch(w->tab, b->run[i + PREFETCH].hash);
+			}
+			sl_kvtab_remove_value(w->tab, b->run[i].v);
 		}
-		n++;
+		free(b->run);
 	}
 	if (!n)
 		return;

@@ -32,20 +32,29 @@ struct sl_window_cfg {
 	struct sl_agg_bound *agg; /* naggs */
 };
 
-/* A per-slice-end list of state entries created for it (entries never move in a kvtab). */
-struct bucket {
-	sl_ts_t s_end;  /* slice end */
-	void *head;     /* first entry value; entries chain through their header */
-	uint32_t n;
+/* A state entry of a slice as firing sees it: sorted runs order by hash, then key bytes. */
+struct fref {
+	uint64_t hash;
+	void *v;        /* the kvtab value (stable) */
 };
 
-/* One group member gathered for firing: sorted by hash, then key bytes, then slice end. */
-struct fire_ent {
-	uint64_t hash;
-	sl_ts_t s_end;
-	void *v;
-	const uint8_t *key;
-	uint32_t klen;
+/*
+ * The state entries of one slice end (kvtab entries never move, so pointers are kept).
+ * New entries are appended with their hash; the first firing that needs the slice sorts
+ * them, and the following windows sharing the slice find them already in order.
+ */
+struct bucket {
+	sl_ts_t s_end;     /* slice end */
+	struct fref *run;  /* nrun entries; the first nsorted sorted by (hash, key) */
+	uint32_t nrun;
+	uint32_t nsorted;
+	uint32_t cap;
+};
+
+/* A cursor of the k-way merge of a window's slices at fire time. */
+struct fcur {
+	const struct fref *p, *end;
+	uint32_t bi;       /* bucket index: ties of one key merge in slice order */
 };
 
 /* The per-shard instance (ctx->self). */
@@ -65,8 +74,10 @@ struct win {
 	struct bucket *bkt;       /* sorted by s_end, distinct */
 	uint32_t nbkt, cap_bkt;
 	sl_ts_t fired_upto;       /* every window ending at or before this has fired */
-	struct fire_ent *fe;      /* gather scratch for one window */
-	size_t nfe, cap_fe;
+	struct fcur *heap;        /* merge cursors for one window, one per slice */
+	uint32_t cap_heap;
+	struct fcur *grp;         /* entries of one key hash at fire time (p, bi) */
+	uint32_t cap_grp;
 
 	/* session */
 	struct sl_kvtab *dir;     /* key -> head of its session list */

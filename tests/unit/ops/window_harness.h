@@ -23,6 +23,34 @@
 
 #define NOV INT64_MIN /* a NULL `v` */
 
+/* Shard services the operator may reach; weak so the library's win once it has them. The
+ * harness runs without a shard (ctx->shard == NULL), so these only satisfy the linker. */
+__attribute__((weak)) sl_ts_t sl_shard_now(const struct sl_shard *sh)
+{
+	return 0;
+}
+
+__attribute__((weak)) int sl_shard_index(const struct sl_shard *sh)
+{
+	return 0;
+}
+
+__attribute__((weak)) int sl_shard_count(const struct sl_shard *sh)
+{
+	return 1;
+}
+
+__attribute__((weak)) uint32_t sl_shard_max_par(const struct sl_shard *sh)
+{
+	return 128;
+}
+
+__attribute__((weak)) void sl_shard_fail(struct sl_shard *sh, int code, const char *fmt, ...)
+{
+	fprintf(stderr, "shard failure %d: %s\n", code, fmt);
+	exit(T_EXIT_FAIL);
+}
+
 struct cap {
 	struct sl_ctx ctx; /* first: the capture's process hook gets this pointer */
 	struct sl_op_def def;

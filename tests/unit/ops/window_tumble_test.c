@@ -132,9 +132,26 @@ static void test_lateness(void)
 	wh_fini(&h);
 }
 
+/* No aggregates: the distinct keys of each window. */
+static void test_no_aggregates(void)
+{
+	struct sl_window_spec spec = { .kind = SL_WIN_TUMBLE, .size_ms = 10 };
+	struct wh h;
+
+	wh_init(&h, &spec, aggs, 0);
+	wh_rec(&h, 1, "b", 1, 0);
+	wh_rec(&h, 2, "b", 1, 0);
+	wh_rec(&h, 11, "a", 1, 0);
+	wh_wm(&h, SL_TS_MAX);
+	EXPECT(&h.main, "+I[b, 1970-01-01 00:00:00.000, 1970-01-01 00:00:00.010] @9\n"
+			"+I[a, 1970-01-01 00:00:00.010, 1970-01-01 00:00:00.020] @19\n");
+	wh_fini(&h);
+}
+
 int main(void)
 {
 	test_basic();
+	test_no_aggregates();
 	test_end_of_input();
 	test_lateness();
 	return T_EXIT_PASS;
