@@ -12,18 +12,6 @@
 #include "graph.h"
 #include "runtime.h"
 
-static int scratch_open(struct sl_ctx *ctx)
-{
-	ctx->out_buf = aligned_alloc(8, SL_ROW_SCRATCH);
-	return ctx->out_buf ? 0 : -ENOMEM;
-}
-
-static void scratch_close(struct sl_ctx *ctx)
-{
-	free(ctx->out_buf);
-	ctx->out_buf = NULL;
-}
-
 static void identity_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 {
 	sl_emit(ctx, ts, row);
@@ -76,9 +64,7 @@ static void map_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row
 
 const struct sl_op_ops sl_map_ops = {
 	.name = "map",
-	.open = scratch_open,
 	.process = map_process,
-	.close = scratch_close,
 };
 
 static void project_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
@@ -95,9 +81,7 @@ static void project_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row 
 
 const struct sl_op_ops sl_project_ops = {
 	.name = "project",
-	.open = scratch_open,
 	.process = project_process,
-	.close = scratch_close,
 };
 
 static void flat_map_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
@@ -109,9 +93,7 @@ static void flat_map_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row
 
 const struct sl_op_ops sl_flat_map_ops = {
 	.name = "flat_map",
-	.open = scratch_open,
 	.process = flat_map_process,
-	.close = scratch_close,
 };
 
 /* ---- sinks ----------------------------------------------------------------------------

@@ -111,8 +111,8 @@ void sl_op_watermark(struct sl_ctx *ctx, sl_ts_t wm);
 void sl_op_idle(struct sl_ctx *ctx, bool idle);
 void sl_op_end(struct sl_ctx *ctx);
 
-/* Encodes key fields of `row` into buf (SL_KEY_MAX bytes; longer strings are cut, which only
- * merges keys sharing a 1000-byte prefix). Returns the length. */
+/* Encodes key fields of `row` into buf (SL_KEY_MAX bytes; strings are cut so the whole key
+ * fits, which only merges keys sharing a ~1000-byte prefix). Returns the length. */
 uint32_t sl_key_encode(const struct sl_row *row, const int *fields, const enum sl_type *types,
 		       int nfields, uint8_t *buf);
 /* Decodes key field `i` of an encoded key into builder field `field` (type from schema). */

@@ -22,6 +22,7 @@ struct sl_chan {
 	sl_ts_t wm;      /* last watermark received on this channel */
 	bool idle;
 	bool ended;
+	bool dead;       /* its sender owns no source split: never carries data (see wire.c) */
 };
 
 /* One split of a source, polled by the shard that owns it. */

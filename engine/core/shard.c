@@ -167,6 +167,14 @@ static int consume(struct sl_stage_inst *si)
 		const struct sl_frame *f;
 		int k = 0;
 
+		if (c->dead) {
+			while ((f = sl_ring_peek_spsc(c->ring)) != NULL) {
+				sl_ring_consume_spsc(c->ring, f);
+				k++;
+			}
+			work += k;
+			continue;
+		}
 		while (!c->ended && k < CHAN_BATCH && !si->pending &&
 		       (f = sl_ring_peek_spsc(c->ring)) != NULL) {
 			switch (f->type) {

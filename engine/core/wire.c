@@ -35,12 +35,48 @@ static int connect(struct sl_shard *sh, struct sl_ctx *from, int tag, struct sl_
 	return 0;
 }
 
-static void ctx_init(struct sl_shard *sh, struct sl_ctx *c, const struct sl_op_def *def)
+static int ctx_init(struct sl_shard *sh, struct sl_ctx *c, const struct sl_op_def *def)
 {
+	/* every instance gets its own output scratch for sl_ctx_out() */
+	c->out_buf = aligned_alloc(8, SL_ROW_SCRATCH);
+	if (!c->out_buf)
+		return -ENOMEM;
 	c->def = def;
 	c->shard = sh;
 	c->watermark = SL_TS_MIN;
 	c->nports = 1;
+	return 0;
+}
+
+/*
+ * A source instance that owns no split will only ever send +inf and end-of-input. Waiting for
+ * that would make the first watermarks depend on thread start-up order, so a job reading one
+ * file would mark different rows late on different runs and core counts. The plan already
+ * knows which shards own splits (split k runs on shard k mod N): channels from the others
+ * are left out of the watermark from the start, and their frames are discarded.
+ */
+static void mark_dead_channels(struct sl_shard *sh, struct sl_stage_inst *si)
+{
+	const struct sl_stream *up = si->st->input->in;
+	const struct sl_stream *src;
+	int total, live = 0;
+
+	while (up && up->kind != SL_NODE_SOURCE && up->kind != SL_NODE_KEYBY)
+		up = up->in;
+	if (!up || up->kind != SL_NODE_SOURCE)
+		return;
+	src = up;
+	total = src->src_ops->nsplits ? src->src_ops->nsplits(src->cfg) : 1;
+	for (int from = 0; from < si->nchans; from++)
+		live += from < total;
+	if (live == 0)
+		return; /* nothing at all to read: let the end-of-input frames end the stage */
+	for (int from = 0; from < si->nchans; from++) {
+		if (from >= total) {
+			si->chans[from].dead = true;
+			si->chans[from].ended = true;
+		}
+	}
 }
 
 int sl_shard_wire(struct sl_shard *sh)
@@ -58,9 +94,10 @@ int sl_shard_wire(struct sl_shard *sh)
 	for (int i = 0; i < n; i++) {
 		struct sl_stream *node = job->node[i];
 
-		ctx_init(sh, &sh->ctx[i], &node->def);
-		if (node->kind == SL_NODE_KEYBY)
-			ctx_init(sh, &sh->xctx[i], &node->xdef);
+		if (ctx_init(sh, &sh->ctx[i], &node->def) < 0)
+			return -ENOMEM;
+		if (node->kind == SL_NODE_KEYBY && ctx_init(sh, &sh->xctx[i], &node->xdef) < 0)
+			return -ENOMEM;
 	}
 	/* edges: a node's input feeds it; a key_by's input feeds its exchange-out */
 	for (int i = 0; i < n; i++) {
@@ -120,6 +157,7 @@ int sl_shard_wire(struct sl_shard *sh)
 			si->chans[from].ring = sl_rt_ring(sh->rt, s, from, sh->index);
 			si->chans[from].wm = SL_TS_MIN;
 		}
+		mark_dead_channels(sh, si);
 	}
 	return 0;
 }
@@ -146,6 +184,8 @@ void sl_shard_unwire(struct sl_shard *sh)
 			c->def->ops->close(c);
 		if (sh->xctx[i].def && sh->xctx[i].def->ops->close)
 			sh->xctx[i].def->ops->close(&sh->xctx[i]);
+		free(c->out_buf);
+		free(sh->xctx[i].out_buf);
 	}
 	free(sh->si);
 	free(sh->ctx);
