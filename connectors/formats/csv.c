@@ -1,0 +1,195 @@
+/*
+ * csv.c - CSV records (RFC 4180) to rows: columns map to schema fields by position.
+ *
+ * A quoted field may hold the delimiter, line breaks and doubled quotes; it is used in place
+ * unless it holds a doubled quote, in which case it is unescaped into the decoder's own
+ * buffer (allocated once, as large as a row can be). Unquoted fields are taken as they are,
+ * a stray quote inside one included (lenient, as most CSV readers are).
+ *
+ * Record boundaries: a '\n' ends a record only outside quotes. Because every quote inside a
+ * quoted field is doubled, "outside quotes" is "an even number of quotes since the record
+ * began", which sl_csv_record_len() counts without a per-byte state machine.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "format.h"
+
+struct sl_csv_dec {
+	int n;
+	const char *name[SL_SCHEMA_MAX_FIELDS]; /* borrowed from the schema */
+	enum sl_type type[SL_SCHEMA_MAX_FIELDS];
+	char delim;
+	const char *null_lit;                   /* borrowed; NULL: no null literal */
+	size_t null_len;
+	char *unq;                              /* SL_ROW_SCRATCH bytes for unescaping */
+};
+
+struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema,
+				     const struct sl_csv_opts *opts)
+{
+	struct sl_csv_dec *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->unq = malloc(SL_ROW_SCRATCH);
+	if (!d->unq) {
+		free(d);
+		return NULL;
+	}
+	d->n = sl_schema_nfields(schema);
+	for (int i = 0; i < d->n; i++) {
+		d->name[i] = sl_schema_name(schema, i);
+		d->type[i] = sl_schema_type(schema, i);
+	}
+	d->delim = opts && opts->delimiter ? opts->delimiter : ',';
+	d->null_lit = opts ? opts->null_literal : NULL;
+	d->null_len = d->null_lit ? strlen(d->null_lit) : 0;
+	return d;
+}
+
+void sl_csv_dec_destroy(struct sl_csv_dec *d)
+{
+	if (!d)
+		return;
+	free(d->unq);
+	free(d);
+}
+
+static void set_value(struct sl_csv_dec *d, struct sl_row_builder *b, int i, const char *s,
+		      size_t len, bool quoted, int *rc, char *why)
+{
+	if (!quoted && ((d->null_lit && len == d->null_len && memcmp(s, d->null_lit, len) == 0) ||
+			(len == 0 && d->type[i] != SL_TYPE_STRING))) {
+		sl_rowb_set_null(b, i);
+		return;
+	}
+	*rc = sl_fmt_set_text(b, i, d->type[i], d->name[i], s, len, why);
+}
+
+/*
+ * Reads the quoted field starting at rec[*p] (the opening quote). On success points *s, *vlen
+ * at its value and leaves *p after the closing quote. Returns 0 or -EINVAL (why filled).
+ */
+static int quoted_field(struct sl_csv_dec *d, const char *rec, size_t len, size_t *p,
+			const char **s, size_t *vlen, int field, char *why)
+{
+	size_t start = *p + 1, q;
+	const char *cq = memchr(rec + start, '"', len - start);
+	size_t o = 0;
+
+	if (!cq)
+		goto unterminated;
+	q = (size_t)(cq - rec);
+	if (q + 1 >= len || rec[q + 1] != '"') {
+		/* common case: no doubled quote, use the bytes in place */
+		*s = rec + start;
+		*vlen = q - start;
+		*p = q + 1;
+		return 0;
+	}
+	for (size_t j = start; j < len; j++) {
+		if (rec[j] == '"') {
+			if (j + 1 < len && rec[j + 1] == '"') {
+				j++;
+			} else {
+				*s = d->unq;
+				*vlen = o;
+				*p = j + 1;
+				return 0;
+			}
+		}
+		if (o == SL_ROW_SCRATCH) {
+			sl_fmt_why(why, "column %d ('%s'): quoted field longer than %d bytes",
+				   field + 1, d->name[field], SL_ROW_SCRATCH);
+			return -EINVAL;
+		}
+		d->unq[o++] = rec[j];
+	}
+unterminated:
+	sl_fmt_why(why, "column %d ('%s'): unterminated quoted field", field + 1,
+		   field < d->n ? d->name[field] : "?");
+	return -EINVAL;
+}
+
+const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_t len,
+				    void *buf, uint32_t cap, char *why)
+{
+	struct sl_row_builder b;
+	const struct sl_row *row;
+	size_t p = 0;
+	int nf = 0, rc = 0;
+
+	sl_rowb_init(&b, buf, cap, d->n);
+	for (;;) {
+		const char *s;
+		size_t vlen;
+		bool quoted = p < len && rec[p] == '"';
+
+		if (nf == d->n) {
+			sl_fmt_why(why, "record has more than %d fields", d->n);
+			return NULL;
+		}
+		if (quoted) {
+			if (quoted_field(d, rec, len, &p, &s, &vlen, nf, why) < 0)
+				return NULL;
+			if (p < len && rec[p] != d->delim) {
+				sl_fmt_why(why, "column %d ('%s'): '%c' after closing quote",
+					   nf + 1, d->name[nf], rec[p]);
+				return NULL;
+			}
+		} else {
+			const char *e = memchr(rec + p, d->delim, len - p);
+
+			s = rec + p;
+			vlen = e ? (size_t)(e - s) : len - p;
+			p += vlen;
+		}
+		set_value(d, &b, nf, s, vlen, quoted, &rc, why);
+		if (rc < 0)
+			return NULL;
+		nf++;
+		if (p >= len)
+			break;
+		p++; /* the delimiter; a trailing one starts an empty last field */
+	}
+	if (nf != d->n) {
+		sl_fmt_why(why, "record has %d field%s, schema has %d", nf, nf == 1 ? "" : "s",
+			   d->n);
+		return NULL;
+	}
+	row = sl_rowb_finish(&b);
+	if (!row)
+		sl_fmt_why(why, "row exceeds %u bytes", cap);
+	return row;
+}
+
+static size_t count_quotes(const char *s, size_t len)
+{
+	size_t n = 0;
+	const char *e = s + len, *q;
+
+	while ((q = memchr(s, '"', (size_t)(e - s)))) {
+		n++;
+		s = q + 1;
+	}
+	return n;
+}
+
+size_t sl_csv_record_len(const char *buf, size_t len)
+{
+	size_t p = 0, quotes = 0;
+
+	while (p < len) {
+		const char *nl = memchr(buf + p, '\n', len - p);
+		size_t e = nl ? (size_t)(nl - buf) : len;
+
+		quotes += count_quotes(buf + p, e - p);
+		if (!nl)
+			return 0;
+		if (quotes % 2 == 0)
+			return e + 1;
+		p = e + 1;
+	}
+	return 0;
+}
