@@ -1,0 +1,266 @@
+/*
+ * file_source.c - the file source: one split per path, JSON lines or CSV records decoded into
+ * rows of the configured schema.
+ *
+ * A split reads its file in large chunks (cfg.read_bytes, 1 MiB by default) into one buffer
+ * and cuts records out of it in place, so the per-record cost is a memchr and the decoder,
+ * never a syscall. Bytes not yet consumed are moved to the front before the next read; a
+ * record longer than the buffer grows it (doubling, up to MAX_RECORD), and a record beyond
+ * that is dead-lettered and skipped up to its newline.
+ *
+ * Invariants: buf holds cap + SL_JSON_PADDING bytes and unconsumed data lies in [head, tail)
+ * with tail <= cap, so every record handed to the JSON decoder has its padding readable.
+ * `line` is the 1-based line number of the record starting at head.
+ *
+ * poll() returns the number of records taken from the file, whether emitted or dead-lettered,
+ * so a run of bad lines still counts as progress.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/source.h"
+#include "formats/format.h"
+
+#define DEFAULT_READ (1u << 20)
+#define MAX_RECORD ((size_t)64 << 20)
+#define DL_RAW_MAX 4096 /* bytes of an oversized record shown in its dead letter */
+
+struct file_split {
+	const struct sl_file_source_cfg *cfg;
+	const char *path;
+	int fd;
+	char *buf;              /* cap + SL_JSON_PADDING bytes */
+	size_t cap;
+	size_t head, tail;      /* unconsumed bytes */
+	bool eof;
+	bool skipping;          /* dropping the rest of an oversized record */
+	uint64_t line;          /* line number of the record at head */
+	struct sl_json_dec *json;
+	struct sl_csv_dec *csv;
+};
+
+static int file_nsplits(const void *cfg)
+{
+	return ((const struct sl_file_source_cfg *)cfg)->npaths;
+}
+
+static void file_close(void *state)
+{
+	struct file_split *f = state;
+
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	sl_json_dec_destroy(f->json);
+	sl_csv_dec_destroy(f->csv);
+	free(f->buf);
+	free(f);
+}
+
+static void *file_open(const void *cfgp, int split, struct sl_error *err)
+{
+	const struct sl_file_source_cfg *cfg = cfgp;
+	struct file_split *f;
+
+	if (split < 0 || split >= cfg->npaths || !cfg->schema) {
+		err->code = -EINVAL;
+		snprintf(err->msg, sizeof err->msg, "file source: no path for split %d%s", split,
+			 cfg->schema ? "" : " (no schema)");
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		goto out_nomem;
+	f->cfg = cfg;
+	f->path = cfg->paths[split];
+	f->line = 1;
+	f->cap = cfg->read_bytes ? cfg->read_bytes : DEFAULT_READ;
+	f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		err->code = -errno;
+		snprintf(err->msg, sizeof err->msg, "file source: cannot open '%s': %s", f->path,
+			 strerror(errno));
+		file_close(f);
+		return NULL;
+	}
+	posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	f->buf = malloc(f->cap + SL_JSON_PADDING);
+	if (!f->buf)
+		goto out_close;
+	if (cfg->format == SL_FORMAT_CSV)
+		f->csv = sl_csv_dec_create(cfg->schema, &cfg->csv);
+	else
+		f->json = sl_json_dec_create(cfg->schema);
+	if (!f->csv && !f->json)
+		goto out_close;
+	return f;
+
+out_close:
+	file_close(f);
+out_nomem:
+	err->code = -ENOMEM;
+	snprintf(err->msg, sizeof err->msg, "file source: out of memory");
+	return NULL;
+}
+
+static void dead_letter(struct file_split *f, struct sl_src_ctx *c, uint64_t line,
+			const char *why, const char *raw, size_t len)
+{
+	char where[512];
+
+	snprintf(where, sizeof where, "%s:%llu", f->path, (unsigned long long)line);
+	sl_src_dead_letter(c, where, why, raw, len);
+}
+
+/*
+ * Makes room and reads once. Returns 0 (data or EOF arrived) or -errno. Grows the buffer when
+ * one record fills it; past MAX_RECORD, dead-letters the record and starts skipping it.
+ */
+static int fill(struct file_split *f, struct sl_src_ctx *c)
+{
+	ssize_t n;
+
+	if (f->head) {
+		memmove(f->buf, f->buf + f->head, f->tail - f->head);
+		f->tail -= f->head;
+		f->head = 0;
+	}
+	if (f->tail == f->cap && f->skipping) {
+		f->tail = 0;
+	} else if (f->tail == f->cap && f->cap * 2 > MAX_RECORD) {
+		dead_letter(f, c, f->line, "record longer than 64 MiB", f->buf, DL_RAW_MAX);
+		f->skipping = true;
+		f->tail = 0;
+	} else if (f->tail == f->cap) {
+		char *nb = realloc(f->buf, f->cap * 2 + SL_JSON_PADDING);
+
+		if (!nb)
+			return -ENOMEM;
+		f->buf = nb;
+		f->cap *= 2;
+	}
+	do
+		n = read(f->fd, f->buf + f->tail, f->cap - f->tail);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		f->eof = true;
+	f->tail += (size_t)n;
+	return 0;
+}
+
+/* Length of the record at head including its newline, or 0 if it is not complete. */
+static size_t record_len(struct file_split *f)
+{
+	const char *p = f->buf + f->head;
+	size_t avail = f->tail - f->head;
+	const char *nl;
+
+	if (f->csv)
+		return sl_csv_record_len(p, avail);
+	nl = memchr(p, '\n', avail);
+	return nl ? (size_t)(nl - p) + 1 : 0;
+}
+
+static uint64_t count_lines(const char *p, size_t len)
+{
+	uint64_t n = 0;
+	const char *e = p + len, *q;
+
+	while ((q = memchr(p, '\n', (size_t)(e - p)))) {
+		n++;
+		p = q + 1;
+	}
+	return n;
+}
+
+/* Decodes and emits one record (without terminator). Returns 1, or -errno from emit. */
+static int take(struct file_split *f, struct sl_src_ctx *c, const char *rec, size_t len,
+		uint64_t line)
+{
+	char why[SL_FMT_WHY_MAX];
+	const struct sl_row *row;
+	int rc;
+
+	if (f->json)
+		row = sl_json_dec_row(f->json, rec, len, sl_src_scratch(c), SL_ROW_SCRATCH, why);
+	else
+		row = sl_csv_dec_row(f->csv, rec, len, sl_src_scratch(c), SL_ROW_SCRATCH, why);
+	if (!row) {
+		dead_letter(f, c, line, why, rec, len);
+		return 1;
+	}
+	rc = sl_src_emit(c, row);
+	if (rc == -ENOSPC) {
+		dead_letter(f, c, line, "row larger than a ring frame", rec, len);
+		return 1;
+	}
+	return rc < 0 ? rc : 1;
+}
+
+static int file_poll(void *state, struct sl_src_ctx *c, int max)
+{
+	struct file_split *f = state;
+	int taken = 0, rc;
+
+	while (taken < max) {
+		size_t n = f->skipping ? 0 : record_len(f), len;
+		uint64_t line = f->line;
+		const char *rec;
+
+		if (f->skipping) {
+			const char *nl = memchr(f->buf + f->head, '\n', f->tail - f->head);
+
+			if (nl) {
+				f->head = (size_t)(nl - f->buf) + 1;
+				f->line++;
+				f->skipping = false;
+				continue;
+			}
+			f->head = f->tail;
+		}
+		if (!n) {
+			if (!f->eof) {
+				rc = fill(f, c);
+				if (rc < 0)
+					return rc;
+				continue;
+			}
+			if (f->skipping || f->head == f->tail)
+				return taken ? taken : SL_SRC_EOF;
+			n = f->tail - f->head; /* the last record has no newline */
+		}
+		rec = f->buf + f->head;
+		f->head += n;
+		len = n;
+		if (len && rec[len - 1] == '\n')
+			len--;
+		if (len && rec[len - 1] == '\r')
+			len--;
+		/* a CSV record may span lines inside quotes */
+		f->line += f->csv ? count_lines(rec, n) + (rec[n - 1] != '\n') : 1;
+		if (len == 0)
+			continue; /* blank lines separate nothing */
+		if (line == 1 && f->csv && f->cfg->csv.header)
+			continue;
+		rc = take(f, c, rec, len, line);
+		if (rc < 0)
+			return rc;
+		taken++;
+	}
+	return taken;
+}
+
+const struct sl_source_ops sl_file_source_ops = {
+	.name = "filesystem",
+	.nsplits = file_nsplits,
+	.open = file_open,
+	.poll = file_poll,
+	.close = file_close,
+};
