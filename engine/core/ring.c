@@ -54,6 +54,8 @@ bool sl_ring_has_room_spsc(struct sl_ring *r, uint32_t size)
 {
 	uint64_t need = bytes_needed(r, size);
 
+	if (size > r->max_frame) /* reserve refuses it however empty the ring is */
+		return false;
 	if (r->prod_next + need - r->prod_cached_head <= r->cap)
 		return true;
 	/* Pairs with the release store of cons_head in sl_ring_release_spsc(). */

@@ -240,6 +240,10 @@ static void test_max_frame(void)
 	struct sl_ring *r = sl_ring_create(4096);
 
 	T_ASSERT(r != NULL);
+	/* has_room agrees with reserve, so a caller may test before it reserves. */
+	T_ASSERT(sl_ring_has_room_spsc(r, 1024));
+	T_ASSERT(!sl_ring_has_room_spsc(r, 1032));
+	T_ASSERT(!sl_ring_has_room_spsc(r, 1u << 31));
 	T_ASSERT(sl_ring_reserve_spsc(r, 1032) == NULL);
 	T_ASSERT(sl_ring_reserve_spsc(r, 1u << 31) == NULL);
 	T_ASSERT_EQ_I64(atomic_load(&r->prod_full), 0);
