@@ -1,0 +1,309 @@
+/*
+ * etl_bench.c - figure 2 of the runtime issue: a stateless ETL job's events/s per core, with
+ * the work itself done by a plain C loop as the ceiling, measured in the same run.
+ *
+ * The job (one stage, everything chained by direct calls on each shard):
+ *
+ *   datagen (id SEQUENCE, user_id BIGINT [0, 1M), amount DOUBLE [0, 100), category INT
+ *            [0, 9], ts TIMESTAMP base + i ms; as fast as possible, one split per shard;
+ *            bounded-delay watermark every 200 ms)
+ *     -> filter  category != 0 && amount >= 10     (81 % pass)
+ *     -> project (user_id, amount, ts)
+ *     -> blackhole
+ *
+ * run on 1 shard and on 2 shards; events/s are source rows over the wall time of
+ * sl_job_run(), divided by the shards.
+ *
+ * The ceiling is one thread building the same rows with sl_rowb_* from the same generator
+ * (datagen's xoshiro256** stream and draws, copied here so the rows are bit-identical),
+ * applying the same filter and building the same projected row, and counting rows and bytes
+ * as the blackhole does: the work itself without the runtime. With one shard the job sees
+ * exactly the ceiling's rows, so the run fails unless both pass the same number.
+ *
+ * Each run measures ceiling, 1 shard, 2 shards once (bench/run repeats runs). Options:
+ * --rows N per shard (30M), --only ceiling|1|2 (one contender: for perf record).
+ * Output: the FIGURE protocol of bench/README.md.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sluice/connectors.h>
+
+#define SEED 7
+#define BASE_TS 1704067200000LL /* 2024-01-01 00:00:00 UTC */
+#define NUSERS 1000000
+#define NCAT 10
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void pin_main(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (cpu >= 0) {
+		CPU_SET(cpu, &set);
+	} else {
+		for (int i = 0; i < CPU_SETSIZE; i++)
+			CPU_SET(i, &set);
+	}
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* ---- the job's user functions (also used by the ceiling) ---- */
+
+static bool keep(const struct sl_row *in, void *arg)
+{
+	return sl_row_i64(in, 3) != 0 && sl_row_f64(in, 2) >= 10.0;
+}
+
+static const int proj[3] = { 1, 2, 4 };
+static const enum sl_type proj_type[3] = { SL_TYPE_BIGINT, SL_TYPE_DOUBLE, SL_TYPE_TIMESTAMP };
+
+/* ---- the job ---- */
+
+struct etl {
+	struct sl_schema *schema;
+	struct sl_datagen_field fields[5];
+	struct sl_datagen_cfg gen;
+	uint64_t sunk;
+	struct sl_blackhole_sink_cfg sink;
+};
+
+static void etl_schema(struct etl *e)
+{
+	e->schema = sl_schema_create();
+	if (!e->schema) {
+		fprintf(stderr, "etl_bench: out of memory\n");
+		exit(1);
+	}
+	sl_schema_add(e->schema, "id", SL_TYPE_BIGINT);
+	sl_schema_add(e->schema, "user_id", SL_TYPE_BIGINT);
+	sl_schema_add(e->schema, "amount", SL_TYPE_DOUBLE);
+	sl_schema_add(e->schema, "category", SL_TYPE_INT);
+	sl_schema_add(e->schema, "ts", SL_TYPE_TIMESTAMP);
+}
+
+/* Runs the job on `nshards` shards over `rows` rows; returns events/s per shard and sets
+ * *sunk to the rows that reached the sink. */
+static double run_job(int nshards, int64_t rows, uint64_t *sunk)
+{
+	struct etl e = { 0 };
+	struct sl_wm_strategy wm = { .kind = SL_WM_BOUNDED, .max_delay_ms = 0, .ts_field = 4,
+				     .interval_ms = 200 };
+	struct sl_run_opts opts = { .nshards = nshards, .cores = nshards == 1 ? "0" : "0-1" };
+	struct sl_job_stats st;
+	struct sl_stream *s;
+	struct sl_job *job;
+	double t0, t1;
+
+	etl_schema(&e);
+	e.fields[0] = (struct sl_datagen_field){ .kind = SL_GEN_SEQUENCE, .start = 0,
+						 .end = rows - 1 };
+	e.fields[1] = (struct sl_datagen_field){ .kind = SL_GEN_RANDOM, .min = 0,
+						 .max = NUSERS - 1 };
+	e.fields[2] = (struct sl_datagen_field){ .kind = SL_GEN_RANDOM, .min = 0, .max = 100 };
+	e.fields[3] = (struct sl_datagen_field){ .kind = SL_GEN_RANDOM, .min = 0, .max = NCAT - 1 };
+	e.fields[4] = (struct sl_datagen_field){ .kind = SL_GEN_EVENT_TIME, .base_ts = BASE_TS,
+						 .step_ms = 1 };
+	e.gen = (struct sl_datagen_cfg){ .schema = e.schema, .fields = e.fields,
+					 .number_of_rows = rows, .nsplits = nshards,
+					 .seed = SEED };
+	e.sink.rows = &e.sunk;
+
+	job = sl_job_create("etl");
+	if (!job) {
+		fprintf(stderr, "etl_bench: out of memory\n");
+		exit(1);
+	}
+	s = sl_job_source(job, "datagen", &sl_datagen_source_ops, &e.gen, e.schema, &wm);
+	s = sl_stream_filter(s, "filter", keep, NULL);
+	s = sl_stream_project(s, "project", proj, 3);
+	sl_stream_sink(s, "blackhole", &sl_blackhole_sink_ops, &e.sink);
+	t0 = now_s();
+	if (sl_job_run(job, &opts)) {
+		fprintf(stderr, "etl_bench: %s\n", sl_job_error(job)->msg);
+		exit(1);
+	}
+	t1 = now_s();
+	sl_job_stats(job, &st);
+	if (st.records_in != (uint64_t)rows) {
+		fprintf(stderr, "etl_bench: %d shards: %llu records in, want %lld\n", nshards,
+			(unsigned long long)st.records_in, (long long)rows);
+		exit(1);
+	}
+	*sunk = e.sunk;
+	sl_job_destroy(job);
+	sl_schema_destroy(e.schema);
+	return (double)rows / (t1 - t0) / nshards;
+}
+
+/* ---- the ceiling: datagen's generator and draws (connectors/datagen.c), inline ---- */
+
+struct gen {
+	uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t next(struct gen *g)
+{
+	uint64_t *s = g->s, r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return r;
+}
+
+static inline uint64_t below(struct gen *g, uint64_t range)
+{
+	return (uint64_t)(((unsigned __int128)next(g) * range) >> 64);
+}
+
+static inline double unit(struct gen *g)
+{
+	return (double)(next(g) >> 11) * 0x1.0p-53;
+}
+
+/* Split 0 of 1, as datagen_open() seeds it. */
+static void gen_init(struct gen *g)
+{
+	uint64_t x = SEED ^ (0xd1b54a32d192ed03ull * 1);
+
+	for (int i = 0; i < 4; i++)
+		g->s[i] = splitmix64(&x);
+}
+
+/* Returns rows/s; *passed gets the rows that passed the filter. */
+static double run_ceiling(int64_t rows, uint64_t *passed)
+{
+	static uint64_t in[64], out[64]; /* the source scratch and the projection scratch */
+	uint64_t n = 0, bytes = 0;
+	struct gen g;
+	double t0, t1;
+
+	gen_init(&g);
+	pin_main(0);
+	t0 = now_s();
+	for (int64_t i = 0; i < rows; i++) {
+		struct sl_row_builder b, p;
+		const struct sl_row *r, *o;
+
+		sl_rowb_init(&b, in, sizeof(in), 5);
+		sl_rowb_set_i64(&b, 0, i);
+		sl_rowb_set_i64(&b, 1, (int64_t)below(&g, NUSERS));
+		sl_rowb_set_f64(&b, 2, 100.0 * unit(&g));
+		sl_rowb_set_i64(&b, 3, (int64_t)below(&g, NCAT));
+		sl_rowb_set_i64(&b, 4, BASE_TS + i);
+		r = sl_rowb_finish(&b);
+		if (!keep(r, NULL))
+			continue;
+		sl_rowb_init(&p, out, sizeof(out), 3);
+		for (int f = 0; f < 3; f++)
+			sl_rowb_copy_field(&p, f, r, proj[f], proj_type[f]);
+		o = sl_rowb_finish(&p);
+		n++;
+		bytes += o->size;
+	}
+	t1 = now_s();
+	pin_main(-1);
+	if (bytes < n * SL_ROW_HDR) { /* keeps `bytes` live, as the blackhole's is */
+		fprintf(stderr, "etl_bench: ceiling rows too small\n");
+		exit(1);
+	}
+	*passed = n;
+	return (double)rows / (t1 - t0);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: etl_bench [--rows N per shard] [--only ceiling|1|2]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int64_t rows = 30000000;
+	const char *only = NULL;
+	double ceil, one, two;
+	uint64_t pass_ceil, pass_one, pass_two;
+
+	for (int i = 1; i < argc; i++) {
+		if (i + 1 >= argc)
+			usage();
+		if (!strcmp(argv[i], "--rows"))
+			rows = strtoll(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--only"))
+			only = argv[++i];
+		else
+			usage();
+	}
+	if (rows < 1000)
+		usage();
+	if (only) {
+		double r;
+
+		if (!strcmp(only, "ceiling"))
+			r = run_ceiling(rows, &pass_ceil);
+		else if (!strcmp(only, "1") || !strcmp(only, "2"))
+			r = run_job(atoi(only), rows * atoi(only), &pass_one);
+		else
+			usage();
+		printf("FIGURE etl/only_%s %.0f events/s - -\n", only, r);
+		return 0;
+	}
+
+	ceil = run_ceiling(rows, &pass_ceil);
+	one = run_job(1, rows, &pass_one);
+	two = run_job(2, 2 * rows, &pass_two);
+	fprintf(stderr, "ceiling %.1fM/s, 1 shard %.1fM/s, 2 shards %.1fM/s per core; "
+			"passed %llu / %llu / %llu\n", ceil / 1e6, one / 1e6, two / 1e6,
+		(unsigned long long)pass_ceil, (unsigned long long)pass_one,
+		(unsigned long long)pass_two);
+	if (pass_one != pass_ceil) {
+		fprintf(stderr, "etl_bench: the job passed %llu rows, the ceiling %llu: not the "
+				"same rows\n", (unsigned long long)pass_one,
+			(unsigned long long)pass_ceil);
+		return 1;
+	}
+	/* 2 shards draw other streams: the pass rate must still be ~81 % */
+	if (pass_two < (uint64_t)(2 * rows) * 78 / 100 || pass_two > (uint64_t)(2 * rows) * 84 / 100) {
+		fprintf(stderr, "etl_bench: 2 shards passed %llu of %lld rows\n",
+			(unsigned long long)pass_two, (long long)(2 * rows));
+		return 1;
+	}
+	printf("FIGURE etl/events_per_core %.0f events/s %.4f etl/ceiling_events\n", two,
+	       two / ceil);
+	printf("FIGURE etl/events_per_core_1shard %.0f events/s %.4f etl/ceiling_events\n", one,
+	       one / ceil);
+	printf("FIGURE etl/ceiling_events %.0f events/s - -\n", ceil);
+	return 0;
+}
