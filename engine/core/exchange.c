@@ -86,10 +86,7 @@ static inline void send_frame(struct sl_ctx *ctx, struct exchange_out *x, int to
 	if (x->held[to].tail == x->held[to].head) {
 		f = sl_ring_reserve_spsc(x->out[to], size);
 		if (f) {
-			f->size = size;
-			f->type = type;
-			f->port = 0;
-			f->rsv = 0;
+			sl_frame_init(f, size, type, 0);
 			f->hash = hash;
 			f->ts = ts;
 			if (row)

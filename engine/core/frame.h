@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <sluice/types.h>
 
@@ -34,6 +35,15 @@ struct sl_frame {
 static_assert(sizeof(struct sl_frame) == 24, "frame header is 24 bytes");
 
 #define SL_FRAME_ALIGN(n) (((n) + 7u) & ~7u)
+
+/* Writes size, type and port as one 8-byte store (x86 retires stores in order, and the
+ * producer of a ring is store-bound: ring benchmark in bench/). Little-endian layout. */
+static inline void sl_frame_init(struct sl_frame *f, uint32_t size, uint8_t type, uint8_t port)
+{
+	uint64_t w = (uint64_t)size | (uint64_t)type << 32 | (uint64_t)port << 40;
+
+	memcpy(f, &w, sizeof w);
+}
 
 static inline const struct sl_row *sl_frame_row(const struct sl_frame *f)
 {

@@ -63,7 +63,7 @@ bool sl_ring_has_room_spsc(struct sl_ring *r, uint32_t size)
 	return r->prod_next + need - r->prod_cached_head <= r->cap;
 }
 
-struct sl_frame *sl_ring_reserve_spsc(struct sl_ring *r, uint32_t size)
+struct sl_frame *sl_ring_reserve_slow_spsc(struct sl_ring *r, uint32_t size)
 {
 	uint32_t pos, contig;
 	struct sl_frame *pad;
@@ -73,9 +73,14 @@ struct sl_frame *sl_ring_reserve_spsc(struct sl_ring *r, uint32_t size)
 	if (!sl_ring_has_room_spsc(r, size)) {
 		/* Let the consumer see everything we have, or it may wait on us forever. */
 		sl_ring_publish_spsc(r);
-		atomic_store_explicit(&r->prod_full,
-				      atomic_load_explicit(&r->prod_full, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
+		if (!r->prod_stalled) {
+			/* count stalls, not the retries of a producer waiting out one stall */
+			r->prod_stalled = true;
+			atomic_store_explicit(&r->prod_full,
+					      atomic_load_explicit(&r->prod_full,
+								   memory_order_relaxed) + 1,
+					      memory_order_relaxed);
+		}
 		return NULL;
 	}
 	pos = (uint32_t)(r->prod_next & r->mask);
@@ -85,13 +90,12 @@ struct sl_frame *sl_ring_reserve_spsc(struct sl_ring *r, uint32_t size)
 		pad->size = contig;
 		pad->type = SL_FRAME_PAD;
 		r->prod_next += contig;
-		r->prod_unpublished++;
 		pos = 0;
 	}
 	return (struct sl_frame *)(r->buf + pos);
 }
 
-const struct sl_frame *sl_ring_peek_spsc(struct sl_ring *r)
+const struct sl_frame *sl_ring_peek_slow_spsc(struct sl_ring *r)
 {
 	const struct sl_frame *f;
 

@@ -35,7 +35,10 @@ struct sl_ring {
 	alignas(SL_CACHE_LINE) uint64_t prod_next;   /* end of committed frames */
 	uint64_t prod_cached_head;                   /* last cons_head seen */
 	uint32_t prod_unpublished;                   /* frames committed since publish */
-	_Atomic uint64_t prod_full;                  /* reserve found no space (metric) */
+	uint64_t prod_published;                     /* prod_tail as last stored */
+	_Atomic uint64_t prod_full;                  /* stalls: reserve found no space after a
+						      * publication went through (metric) */
+	bool prod_stalled;                           /* the last reserve failed */
 	_Atomic uint64_t prod_frames;                /* frames committed (metric) */
 
 	/* Consumer-private. */
@@ -62,16 +65,36 @@ static_assert(offsetof(struct sl_ring, cons_next) - offsetof(struct sl_ring, pro
 struct sl_ring *sl_ring_create(uint32_t cap);
 void sl_ring_destroy(struct sl_ring *r);
 
+struct sl_frame *sl_ring_reserve_slow_spsc(struct sl_ring *r, uint32_t size);
+
 /* Producer: returns space for a frame of `size` bytes (multiple of 8), or NULL when the ring
- * is full (publishes what is pending first, so the consumer can drain). */
-struct sl_frame *sl_ring_reserve_spsc(struct sl_ring *r, uint32_t size);
+ * is full (publishes what is pending first, so the consumer can drain). Per record: the
+ * common case (fits before the end, cached head says there is room) is inline. */
+static inline struct sl_frame *sl_ring_reserve_spsc(struct sl_ring *r, uint32_t size)
+{
+	uint64_t next = r->prod_next;
+	uint32_t pos = (uint32_t)(next & r->mask);
+
+	if (__builtin_expect(size <= r->cap - pos && next + size - r->prod_cached_head <= r->cap &&
+				     size <= r->max_frame,
+			     1))
+		return (struct sl_frame *)(r->buf + pos);
+	return sl_ring_reserve_slow_spsc(r, size);
+}
 
 /* Producer: makes a publication visible to the consumer. Release store pairs with the
  * acquire load of prod_tail in sl_ring_peek_spsc(). */
 static inline void sl_ring_publish_spsc(struct sl_ring *r)
 {
-	if (r->prod_unpublished) {
+	if (r->prod_next != r->prod_published) {
+		/* The frames metric is kept per publication, not per frame: one RMW per batch. */
+		atomic_store_explicit(&r->prod_frames,
+				      atomic_load_explicit(&r->prod_frames, memory_order_relaxed) +
+					      r->prod_unpublished,
+				      memory_order_relaxed);
 		r->prod_unpublished = 0;
+		r->prod_published = r->prod_next;
+		r->prod_stalled = false;
 		atomic_store_explicit(&r->prod_tail, r->prod_next, memory_order_release);
 	}
 }
@@ -81,9 +104,6 @@ static inline void sl_ring_publish_spsc(struct sl_ring *r)
 static inline void sl_ring_commit_spsc(struct sl_ring *r, struct sl_frame *f)
 {
 	r->prod_next += f->size;
-	atomic_store_explicit(&r->prod_frames,
-			      atomic_load_explicit(&r->prod_frames, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
 	if (++r->prod_unpublished >= SL_RING_PUBLISH_EVERY)
 		sl_ring_publish_spsc(r);
 }
@@ -101,9 +121,22 @@ static inline void sl_ring_release_spsc(struct sl_ring *r)
 	}
 }
 
+const struct sl_frame *sl_ring_peek_slow_spsc(struct sl_ring *r);
+
 /* Consumer: the next frame, or NULL when none is published. Releases consumed space before
- * reporting empty, so a waiting producer sees it. */
-const struct sl_frame *sl_ring_peek_spsc(struct sl_ring *r);
+ * reporting empty, so a waiting producer sees it. Per record: inline unless the cached tail
+ * is reached or a PAD is next. */
+static inline const struct sl_frame *sl_ring_peek_spsc(struct sl_ring *r)
+{
+	if (__builtin_expect(r->cons_next != r->cons_cached_tail, 1)) {
+		const struct sl_frame *f =
+			(const struct sl_frame *)(r->buf + (r->cons_next & r->mask));
+
+		if (__builtin_expect(f->type != SL_FRAME_PAD, 1))
+			return f;
+	}
+	return sl_ring_peek_slow_spsc(r);
+}
 
 /* Consumer: done with the frame returned by the last peek. */
 static inline void sl_ring_consume_spsc(struct sl_ring *r, const struct sl_frame *f)
