@@ -249,6 +249,15 @@ static void kin_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row
 	}
 }
 
+static void kin_prefetch(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int stage)
+{
+	struct sl_port *p = &ctx->port[0];
+
+	for (int i = 0; i < p->n; i++)
+		if (p->to[i]->def->ops->prefetch)
+			p->to[i]->def->ops->prefetch(p->to[i], hash, ts, stage);
+}
+
 static void kin_close(struct sl_ctx *ctx)
 {
 	free(ctx->self);
@@ -260,4 +269,5 @@ const struct sl_op_ops sl_keyby_in_ops = {
 	.open = kin_open,
 	.process = kin_process,
 	.close = kin_close,
+	.prefetch = kin_prefetch,
 };

@@ -42,6 +42,10 @@ struct sl_op_ops {
 	/* All input has ended (after the final +inf watermark). Flush. Optional. */
 	void (*on_end)(struct sl_ctx *ctx);
 	void (*close)(struct sl_ctx *ctx);
+	/* A record with this key hash and event time is a few frames away: start the cache
+	 * misses of its state lookup now. stage 0 is far ahead (fetch the table slot), stage 1
+	 * nearer (the slot has arrived: fetch the entry). Optional; keyed operators only. Hot. */
+	void (*prefetch)(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int stage);
 	/* Forwards watermarks/idle/end itself instead of the default (exchange-out). */
 	void (*forward_wm)(struct sl_ctx *ctx, sl_ts_t wm);
 	void (*forward_idle)(struct sl_ctx *ctx, bool idle);

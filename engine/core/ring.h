@@ -146,6 +146,23 @@ static inline void sl_ring_consume_spsc(struct sl_ring *r, const struct sl_frame
 		sl_ring_release_spsc(r);
 }
 
+/* Consumer: for looking ahead without consuming. Starting at byte position *pos (from
+ * cons_next on), returns the next published non-PAD frame and leaves *pos at it, or NULL when
+ * *pos reached what the consumer last saw published. No shared-memory access: it only
+ * reads frames the consumer may already read. */
+static inline const struct sl_frame *sl_ring_lookahead_spsc(const struct sl_ring *r,
+							    uint64_t *pos)
+{
+	while (*pos < r->cons_cached_tail) {
+		const struct sl_frame *f = (const struct sl_frame *)(r->buf + (*pos & r->mask));
+
+		if (f->type != SL_FRAME_PAD)
+			return f;
+		*pos += f->size;
+	}
+	return NULL;
+}
+
 /* Any thread: approximate bytes in flight (metric). */
 uint32_t sl_ring_fill(const struct sl_ring *r);
 

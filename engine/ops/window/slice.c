@@ -49,6 +49,14 @@ static inline sl_ts_t last_end(const struct sl_window_cfg *c, sl_ts_t s)
 	return x - floor_mod(x - c->spec.offset_ms, c->slide);
 }
 
+void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage)
+{
+	if (stage == 0)
+		sl_kvtab_prefetch(w->tab, hash);
+	else
+		sl_kvtab_prefetch_entry(w->tab, hash, (uint64_t)slice_end_of(w->cfg, ts));
+}
+
 int slice_open(struct win *w, uint32_t max_par)
 {
 	w->hdr = 0; /* the accumulators are the whole value (at least 8 bytes: no aggregates) */

@@ -178,6 +178,14 @@ static void window_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *
 		slice_process(ctx, ts, row);
 }
 
+static void window_prefetch(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int stage)
+{
+	const struct win *w = ctx->self;
+
+	if (w->cfg->spec.kind != SL_WIN_SESSION)
+		slice_prefetch(w, hash, ts, stage);
+}
+
 static void window_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 {
 	const struct win *w = ctx->self;
@@ -217,6 +225,7 @@ const struct sl_op_ops sl_window_ops = {
 	.name = "window",
 	.open = window_open,
 	.process = window_process,
+	.prefetch = window_prefetch,
 	.on_watermark = window_on_watermark,
 	.close = window_close,
 };

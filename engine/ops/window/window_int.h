@@ -128,6 +128,8 @@ void win_fail(struct sl_ctx *ctx, int code, const char *what);
 int slice_open(struct win *w, uint32_t max_par);
 void slice_close(struct win *w);
 void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
+/* Starts the cache misses of a coming record's slice lookup (see sl_op_ops.prefetch). */
+void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage);
 void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm);
 
 /* session.c */
