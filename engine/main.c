@@ -89,10 +89,10 @@ static int run_demo(const char *name, int argc, char **argv)
 		sl_job_stats(running_job, &st);
 		fprintf(stderr,
 			"sluice: done: %llu records in, %llu rows out, %llu late, %llu malformed, "
-			"rings full %llu times\n",
+			"rings full %llu times (%llu ms backpressured)\n",
 			(unsigned long long)st.records_in, (unsigned long long)st.records_out,
 			(unsigned long long)st.late_records, (unsigned long long)st.dead_letters,
-			(unsigned long long)st.ring_full);
+			(unsigned long long)st.ring_full, (unsigned long long)st.backpressure_ms);
 		if (metrics)
 			sl_job_print_metrics(running_job, stderr);
 	}

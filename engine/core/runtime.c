@@ -61,8 +61,10 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 	if (rt->dl_close)
 		close(rt->dl_fd);
 	free(rt->rings);
-	for (int i = 0; rt->shards && i < rt->nshards; i++)
+	for (int i = 0; rt->shards && i < rt->nshards; i++) {
 		free(rt->shards[i].m);
+		free(rt->shards[i].stage_blocked_ms);
+	}
 	free(rt->shards);
 	pthread_mutex_destroy(&rt->err_lock);
 	free(rt);
@@ -151,7 +153,8 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		sh->rt = rt;
 		sh->index = i;
 		sh->m = calloc((size_t)job->nnodes, sizeof(*sh->m));
-		if (!sh->m) {
+		sh->stage_blocked_ms = calloc((size_t)job->nstages, sizeof(uint64_t));
+		if (!sh->m || !sh->stage_blocked_ms) {
 			sl_job_set_error(job, -ENOMEM, "out of memory creating shards");
 			return -ENOMEM;
 		}
@@ -180,8 +183,11 @@ void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (!rt || !rt->shards)
 		return;
-	for (int i = 0; i < rt->nshards; i++)
+	for (int i = 0; i < rt->nshards; i++) {
 		out->dead_letters += rt->shards[i].dead_letters;
+		for (int s = 0; s < job->nstages; s++)
+			out->backpressure_ms += rt->shards[i].stage_blocked_ms[s];
+	}
 	for (size_t k = 0; rt->rings && k < (size_t)job->nstages * rt->nshards * rt->nshards; k++)
 		if (rt->rings[k])
 			out->ring_full += atomic_load_explicit(&rt->rings[k]->prod_full,
@@ -222,5 +228,26 @@ void sl_job_print_metrics(const struct sl_job *job, void *f)
 		fprintf(f, "operator %-20s stage %d in %" PRIu64 " out %" PRIu64 " late %" PRIu64
 			   " state %" PRIu64 "\n",
 			node->name, node->stage, sum.in, sum.out, sum.late, sum.state_entries);
+	}
+	for (int s = 0; s < job->nstages; s++) {
+		uint64_t blocked = 0, full = 0;
+
+		for (int i = 0; i < rt->nshards; i++)
+			blocked += rt->shards[i].stage_blocked_ms[s];
+		/* stalls of the rings feeding the next stages out of s */
+		for (int t = 0; t < job->nstages; t++) {
+			const struct sl_stream *in = job->stage[t].input;
+
+			if (in->kind != SL_NODE_KEYBY || in->in->stage != s)
+				continue;
+			for (int a = 0; a < rt->nshards; a++)
+				for (int b = 0; b < rt->nshards; b++)
+					full += atomic_load_explicit(&sl_rt_ring((struct sl_runtime *)rt,
+										t, a, b)->prod_full,
+								     memory_order_relaxed);
+		}
+		fprintf(f, "stage %d (%s) backpressured %" PRIu64 " ms over all shards, output "
+			   "rings full %" PRIu64 " times\n",
+			s, job->stage[s].input->name, blocked, full);
 	}
 }

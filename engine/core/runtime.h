@@ -45,6 +45,8 @@ struct sl_stage_inst {
 	bool ended;
 	uint32_t pending;                /* frames the stage's exchange-outs hold back */
 	sl_ts_t wm_out;                  /* watermark handed to root so far */
+	sl_ts_t blocked_since;           /* shard clock when its outputs filled up, 0: not */
+	uint64_t blocked_ms;             /* time spent backpressured (metric) */
 
 	/* source stages */
 	struct sl_split_inst *splits;
@@ -73,6 +75,7 @@ struct sl_shard {
 	int error;                       /* -errno of this shard's failure */
 	void *src_scratch;               /* SL_ROW_SCRATCH bytes for sources */
 	struct sl_op_metrics *m;         /* [node id] final metrics, kept after the run */
+	uint64_t *stage_blocked_ms;      /* [stage id] backpressured time, kept after the run */
 };
 
 struct sl_runtime {

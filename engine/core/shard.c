@@ -373,8 +373,14 @@ void *sl_shard_main(void *arg)
 			if (si->pending)
 				work += drain(sh, si);
 			if (si->pending) {
+				if (!si->blocked_since)
+					si->blocked_since = sh->now;
 				done = false;
 				continue;
+			}
+			if (si->blocked_since) {
+				si->blocked_ms += (uint64_t)(sh->now - si->blocked_since);
+				si->blocked_since = 0;
 			}
 			if (si->ended)
 				continue;

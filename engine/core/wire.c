@@ -168,6 +168,8 @@ void sl_shard_unwire(struct sl_shard *sh)
 
 	if (sh->si) {
 		for (int s = 0; s < job->nstages; s++) {
+			if (sh->stage_blocked_ms)
+				sh->stage_blocked_ms[s] = sh->si[s].blocked_ms;
 			if (sh->si[s].st && sh->si[s].st->input->kind == SL_NODE_SOURCE)
 				sl_source_stage_close(&sh->si[s]);
 			free(sh->si[s].chans);
@@ -178,7 +180,9 @@ void sl_shard_unwire(struct sl_shard *sh)
 
 		if (sh->m) {
 			sh->m[i] = c->m;
-			sh->m[i].in += sh->xctx[i].m.in;
+			/* a key_by counts what entered its exchange and what left its receiver */
+			if (sh->xctx[i].def)
+				sh->m[i].in = sh->xctx[i].m.in;
 		}
 		if (c->def && c->def->ops->close)
 			c->def->ops->close(c);

@@ -223,10 +223,12 @@ struct sl_job_stats {
 	uint64_t records_out;    /* into sinks */
 	uint64_t late_records;   /* beyond allowed lateness, all window operators */
 	uint64_t dead_letters;   /* undecodable source records */
-	uint64_t ring_full;      /* times a producer found an exchange ring full */
+	uint64_t ring_full;      /* times a producer found an exchange ring full (stalls) */
+	uint64_t backpressure_ms; /* time stages spent unable to send, summed over shards */
 };
 void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out);
-/* Writes one line per operator (name, in, out, late, state entries) to `f` (a FILE *). */
+/* Writes one line per operator (name, in, out, late, state entries) and one per stage
+ * (backpressured time, output ring stalls) to `f` (a FILE *). */
 void sl_job_print_metrics(const struct sl_job *job, void *f);
 
 #ifdef __cplusplus
