@@ -109,11 +109,17 @@ def svg(stacks, title, min_pct, width=1200, row=16):
         for fr in st:
             node = node["kids"].setdefault(fr, {"n": 0, "kids": {}})
             node["n"] += c
-    depth_max = max((len(s) for s in stacks), default=1)
-    top_pad, bottom_pad = 40, 10
-    height = top_pad + row * (depth_max + 1) + bottom_pad
-    scale = (width - 20) / float(total or 1)
     min_n = total * min_pct / 100.0
+
+    def kept_depth(node):
+        """Depth of the deepest frame under node wide enough to be drawn."""
+        return 1 + max((kept_depth(k) for k in node["kids"].values() if k["n"] >= min_n),
+                       default=0)
+
+    depth_max = kept_depth(tree)
+    top_pad, bottom_pad = 40, 10
+    height = top_pad + row * depth_max + bottom_pad
+    scale = (width - 20) / float(total or 1)
     out = [
         '<?xml version="1.0" standalone="no"?>',
         '<svg version="1.1" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">'
