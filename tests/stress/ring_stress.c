@@ -167,13 +167,17 @@ static bool consume_all(struct run *run)
 
 		if (seq % STALL_EVERY == STALL_EVERY - 1) {
 			/* Wait (without consuming) until the producer finds the ring full. Hand back
-			 * what was consumed first: prod_full counts stalls, and a producer stalled
-			 * on space we hold would never start a new one. */
+			 * what was consumed first. prod_full counts stalls, not retries, so if the
+			 * producer was already waiting out a stall when we looked, no new one comes:
+			 * the wait is bounded (a few ms), and the final check that prod_full > 0
+			 * proves the full path ran. */
 			uint64_t full = atomic_load_explicit(&r->prod_full, memory_order_relaxed);
+			uint32_t waited = 0;
 
 			sl_ring_release_spsc(r);
 			while (atomic_load_explicit(&r->prod_full, memory_order_relaxed) == full &&
-			       !atomic_load_explicit(&run->producer_done, memory_order_acquire))
+			       !atomic_load_explicit(&run->producer_done, memory_order_acquire) &&
+			       ++waited < 200000)
 				relax(&spins);
 		}
 		while (!(f = sl_ring_peek_spsc(r)))

@@ -78,6 +78,9 @@ struct win {
 	uint32_t cap_heap;
 	struct fcur *grp;         /* entries of one key hash at fire time (p, bi) */
 	uint32_t cap_grp;
+	struct fref *sort_tmp;    /* radix sort scratch, grown to the largest bucket */
+	uint32_t cap_sort;
+	uint32_t *radix_count;    /* 2^16 digit counters, allocated on first big sort */
 
 	/* session */
 	struct sl_kvtab *dir;     /* key -> head of its session list */
