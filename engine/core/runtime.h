@@ -96,6 +96,10 @@ static inline struct sl_ring *sl_rt_ring(struct sl_runtime *rt, int stage, int f
 	return rt->rings[((size_t)stage * rt->nshards + from) * rt->nshards + to];
 }
 
+/* Hands a stage's input time to its root: `active` inputs exist with minimum watermark
+ * `min`, or none does and some are `idle`. Watermarks only move forward (shard.c). */
+void sl_stage_input_time(struct sl_stage_inst *si, bool active, bool idle, sl_ts_t min);
+
 /* The shard loop (shard.c). */
 void *sl_shard_main(void *arg);
 /* Builds this shard's operator instances and stage instances (wire.c). 0 or -errno. */

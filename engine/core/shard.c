@@ -116,6 +116,21 @@ static sl_ts_t wall_ms(void)
 	return (sl_ts_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+void sl_stage_input_time(struct sl_stage_inst *si, bool active, bool idle, sl_ts_t min)
+{
+	if (!active) {
+		if (idle)
+			sl_op_idle(si->root, true);
+		return;
+	}
+	if (si->root->idle)
+		sl_op_idle(si->root, false);
+	if (min > si->wm_out && min != SL_TS_MIN) {
+		si->wm_out = min;
+		sl_op_watermark(si->root, min);
+	}
+}
+
 /* Recomputes an exchange stage's watermark/idleness from its channels. */
 static void chan_update(struct sl_stage_inst *si)
 {
@@ -135,17 +150,7 @@ static void chan_update(struct sl_stage_inst *si)
 		if (c->wm < min)
 			min = c->wm;
 	}
-	if (!active) {
-		if (idle)
-			sl_op_idle(si->root, true);
-		return;
-	}
-	if (si->root->idle)
-		sl_op_idle(si->root, false);
-	if (min > si->wm_out && min != SL_TS_MIN) {
-		si->wm_out = min;
-		sl_op_watermark(si->root, min);
-	}
+	sl_stage_input_time(si, active, idle, min);
 }
 
 static void chan_end(struct sl_stage_inst *si, struct sl_chan *c)

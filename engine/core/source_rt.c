@@ -59,17 +59,7 @@ static void update_wm(struct sl_stage_inst *si)
 		if (w < min)
 			min = w;
 	}
-	if (!active) {
-		if (idle)
-			sl_op_idle(si->root, true);
-		return;
-	}
-	if (si->root->idle)
-		sl_op_idle(si->root, false);
-	if (min > si->wm_out && min != SL_TS_MIN) {
-		si->wm_out = min;
-		sl_op_watermark(si->root, min);
-	}
+	sl_stage_input_time(si, active, idle, min);
 }
 
 static void dead_letter(struct sl_src_ctx *c, const char *where, const char *why,
