@@ -12,50 +12,6 @@
 
 #include <sluice/types.h>
 
-void sl_rowb_init(struct sl_row_builder *b, void *buf, uint32_t cap, int nfields)
-{
-	uint32_t need = SL_ROW_HDR + 8u * (uint32_t)nfields;
-
-	b->row = buf;
-	b->cap = cap;
-	b->used = need;
-	b->overflow = need > cap;
-	if (b->overflow)
-		return;
-	b->row->size = 0;
-	b->row->nfields = (uint16_t)nfields;
-	b->row->kind = SL_ROW_INSERT;
-	b->row->rsv = 0;
-	b->row->nulls = nfields >= 64 ? ~0ull : ((1ull << nfields) - 1);
-	memset(b->row->slot, 0, 8u * (uint32_t)nfields);
-}
-
-static inline void set_slot(struct sl_row_builder *b, int i, uint64_t v)
-{
-	if (b->overflow)
-		return;
-	b->row->slot[i] = v;
-	b->row->nulls &= ~(1ull << i);
-}
-
-void sl_rowb_set_i64(struct sl_row_builder *b, int i, int64_t v)
-{
-	set_slot(b, i, (uint64_t)v);
-}
-
-void sl_rowb_set_f64(struct sl_row_builder *b, int i, double v)
-{
-	uint64_t u;
-
-	memcpy(&u, &v, 8);
-	set_slot(b, i, u);
-}
-
-void sl_rowb_set_bool(struct sl_row_builder *b, int i, bool v)
-{
-	set_slot(b, i, v ? 1 : 0);
-}
-
 void sl_rowb_set_str(struct sl_row_builder *b, int i, const char *s, uint32_t len)
 {
 	uint32_t off = b->used;
@@ -68,15 +24,7 @@ void sl_rowb_set_str(struct sl_row_builder *b, int i, const char *s, uint32_t le
 	}
 	memcpy((char *)b->row + off, s, len);
 	b->used = off + len;
-	set_slot(b, i, ((uint64_t)off << 32) | len);
-}
-
-void sl_rowb_set_null(struct sl_row_builder *b, int i)
-{
-	if (b->overflow)
-		return;
-	b->row->slot[i] = 0;
-	b->row->nulls |= 1ull << i;
+	sl_rowb_set_slot_(b, i, ((uint64_t)off << 32) | len);
 }
 
 void sl_rowb_copy_field(struct sl_row_builder *b, int i, const struct sl_row *src, int j,
@@ -94,13 +42,7 @@ void sl_rowb_copy_field(struct sl_row_builder *b, int i, const struct sl_row *sr
 		sl_rowb_set_str(b, i, s, len);
 		return;
 	}
-	set_slot(b, i, src->slot[j]);
-}
-
-void sl_rowb_set_kind(struct sl_row_builder *b, enum sl_row_kind k)
-{
-	if (!b->overflow)
-		b->row->kind = (uint8_t)k;
+	sl_rowb_set_slot_(b, i, src->slot[j]);
 }
 
 const struct sl_row *sl_rowb_finish(struct sl_row_builder *b)

@@ -119,17 +119,71 @@ struct sl_row_builder {
 	bool overflow;      /* a set did not fit: finish() fails with -ENOSPC */
 };
 
-/* Starts a row with `nfields` NULL fields in `buf` (8-byte aligned, `cap` bytes). */
-void sl_rowb_init(struct sl_row_builder *b, void *buf, uint32_t cap, int nfields);
-void sl_rowb_set_i64(struct sl_row_builder *b, int i, int64_t v);
-void sl_rowb_set_f64(struct sl_row_builder *b, int i, double v);
-void sl_rowb_set_bool(struct sl_row_builder *b, int i, bool v);
+/* Starts a row with `nfields` NULL fields in `buf` (8-byte aligned, `cap` bytes). The
+ * fixed-width setters are inline: they run several times per record on every chain. */
+static inline void sl_rowb_init(struct sl_row_builder *b, void *buf, uint32_t cap, int nfields)
+{
+	uint32_t need = SL_ROW_HDR + 8u * (uint32_t)nfields;
+
+	b->row = (struct sl_row *)buf;
+	b->cap = cap;
+	b->used = need;
+	b->overflow = need > cap;
+	if (b->overflow)
+		return;
+	b->row->size = 0;
+	b->row->nfields = (uint16_t)nfields;
+	b->row->kind = SL_ROW_INSERT;
+	b->row->rsv = 0;
+	b->row->nulls = nfields >= 64 ? ~0ull : ((1ull << nfields) - 1);
+	for (int i = 0; i < nfields; i++)
+		b->row->slot[i] = 0;
+}
+
+static inline void sl_rowb_set_slot_(struct sl_row_builder *b, int i, uint64_t v)
+{
+	if (b->overflow)
+		return;
+	b->row->slot[i] = v;
+	b->row->nulls &= ~(1ull << i);
+}
+
+static inline void sl_rowb_set_i64(struct sl_row_builder *b, int i, int64_t v)
+{
+	sl_rowb_set_slot_(b, i, (uint64_t)v);
+}
+
+static inline void sl_rowb_set_f64(struct sl_row_builder *b, int i, double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, 8);
+	sl_rowb_set_slot_(b, i, u);
+}
+
+static inline void sl_rowb_set_bool(struct sl_row_builder *b, int i, bool v)
+{
+	sl_rowb_set_slot_(b, i, v ? 1 : 0);
+}
+
 void sl_rowb_set_str(struct sl_row_builder *b, int i, const char *s, uint32_t len);
-void sl_rowb_set_null(struct sl_row_builder *b, int i);
+static inline void sl_rowb_set_null(struct sl_row_builder *b, int i)
+{
+	if (b->overflow)
+		return;
+	b->row->slot[i] = 0;
+	b->row->nulls |= 1ull << i;
+}
+
 /* Copies field `j` of `src` (of type `t`: value, string or NULL) into field `i`. */
 void sl_rowb_copy_field(struct sl_row_builder *b, int i, const struct sl_row *src, int j,
 			enum sl_type t);
-void sl_rowb_set_kind(struct sl_row_builder *b, enum sl_row_kind k);
+static inline void sl_rowb_set_kind(struct sl_row_builder *b, enum sl_row_kind k)
+{
+	if (!b->overflow)
+		b->row->kind = (uint8_t)k;
+}
+
 /* Seals the row. Returns the row, or NULL if it did not fit in the buffer. */
 const struct sl_row *sl_rowb_finish(struct sl_row_builder *b);
 
