@@ -19,9 +19,9 @@
  *
  * Entries: {hash, ns, klen, kg, class, live} + value + key bytes, in slabs per key-size
  * class (exact 8-byte steps up to 64 bytes of key, then powers of two). A slab is one
- * malloc of up to 4096 entries and is never moved or freed before the table, which is why
+ * block of up to 65536 entries and is never moved or freed before the table, which is why
  * value pointers stay valid until their entry is removed. Freed entries go to their class's
- * free list and are reused first. ref = (slab << 12 | index) + 1.
+ * free list and are reused first. ref = (slab << SLAB_BITS | index) + 1.
  *
  * Invariants:
  *  - every live entry is named by exactly one slot; count == number of live entries;
@@ -33,14 +33,16 @@
  * entries themselves stay put).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/hash.h"
 #include "core/op.h"
 #include "kvtab.h"
 
-#define SLAB_BITS 12
+#define SLAB_BITS 16 /* up to 64K-entry slabs: big enough for huge pages */
 #define SLAB_MAX (1u << SLAB_BITS)  /* entries in the largest slab */
 #define SLAB_FIRST 4u               /* entries in a class's first slab */
 #define NSLABS_MAX (1u << (32 - SLAB_BITS))
@@ -178,9 +180,42 @@ static inline bool key_eq(const uint8_t *a, const uint8_t *b, uint32_t n)
 	return memcmp(a, b, n) == 0;
 }
 
+/*
+ * Big blocks (slot arrays, large slabs) come straight from mmap with transparent huge pages
+ * requested before the first touch: lookups land at random in tables far larger than the
+ * TLB covers with 4 KiB pages, and in a VM every TLB miss is a two-level page walk (the
+ * keyed benchmark's profile showed the prefetches themselves stalling). malloc'd memory
+ * is touched (zeroed) before a hint could apply, hence mmap. The hint may be refused (THP
+ * off): only speed depends on it.
+ */
+#define BIG_BLOCK (2u << 20)
+
+static void *block_alloc(size_t n, bool zero)
+{
+	void *p;
+
+	if (n < BIG_BLOCK)
+		return zero ? calloc(1, n) : malloc(n);
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, n, MADV_HUGEPAGE);
+	return p; /* anonymous mappings read as zero */
+}
+
+static void block_free(void *p, size_t n)
+{
+	if (!p)
+		return;
+	if (n < BIG_BLOCK)
+		free(p);
+	else
+		munmap(p, n);
+}
+
 static struct slot *slots_alloc(uint32_t cap)
 {
-	return calloc(cap, sizeof(struct slot));
+	return block_alloc((size_t)cap * sizeof(struct slot), true);
 }
 
 struct sl_kvtab *sl_kvtab_create(uint32_t value_size, uint32_t max_par)
@@ -210,9 +245,9 @@ void sl_kvtab_destroy(struct sl_kvtab *t)
 	if (!t)
 		return;
 	for (uint32_t i = 0; i < t->nslabs; i++)
-		free(t->slabs[i].mem);
+		block_free(t->slabs[i].mem, (size_t)t->slabs[i].cap * t->slabs[i].esize);
 	free(t->slabs);
-	free(t->slots);
+	block_free(t->slots, (size_t)(t->mask + 1) * sizeof(struct slot));
 	free(t);
 }
 
@@ -269,7 +304,7 @@ static int grow(struct sl_kvtab *t)
 				      ((si << SLAB_BITS) | k) + 1);
 		}
 	}
-	free(t->slots);
+	block_free(t->slots, (size_t)(t->mask + 1) * sizeof(struct slot));
 	t->slots = ns;
 	t->mask = cap - 1;
 	t->grow_at = (uint32_t)((uint64_t)cap * 4 / 5);
@@ -297,7 +332,7 @@ static int slab_new(struct sl_kvtab *t, uint32_t cls)
 		t->slabs_cap = nc;
 	}
 	s = &t->slabs[t->nslabs];
-	s->mem = malloc((size_t)n * esize);
+	s->mem = block_alloc((size_t)n * esize, false);
 	if (!s->mem)
 		return -ENOMEM;
 	s->esize = esize;
