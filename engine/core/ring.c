@@ -30,6 +30,7 @@ struct sl_ring *sl_ring_create(uint32_t cap)
 	r->cap = cap;
 	r->mask = cap - 1;
 	r->max_frame = cap / 4;
+	r->batch_bytes = cap / 2;
 	return r;
 }
 

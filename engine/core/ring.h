@@ -45,12 +45,14 @@ struct sl_ring {
 	alignas(SL_CACHE_LINE) uint64_t cons_next;   /* start of the next unread frame */
 	uint64_t cons_cached_tail;                   /* last prod_tail seen */
 	uint32_t cons_unreleased;                    /* frames consumed since release */
+	uint64_t cons_released;                      /* cons_head as last stored */
 
 	/* Read-only after creation. */
 	alignas(SL_CACHE_LINE) uint8_t *buf;
 	uint64_t mask;
 	uint32_t cap;
 	uint32_t max_frame;
+	uint32_t batch_bytes; /* publish/release also after this many bytes: cap / 2 */
 };
 
 static_assert(offsetof(struct sl_ring, cons_head) - offsetof(struct sl_ring, prod_tail) >=
@@ -100,11 +102,13 @@ static inline void sl_ring_publish_spsc(struct sl_ring *r)
 }
 
 /* Producer: seals the frame returned by the last reserve (its size field set). Publishes
- * every SL_RING_PUBLISH_EVERY frames. */
+ * every SL_RING_PUBLISH_EVERY frames, or sooner once they fill half the ring: a few large
+ * frames must not sit unpublished in a ring they nearly fill. */
 static inline void sl_ring_commit_spsc(struct sl_ring *r, struct sl_frame *f)
 {
 	r->prod_next += f->size;
-	if (++r->prod_unpublished >= SL_RING_PUBLISH_EVERY)
+	if (++r->prod_unpublished >= SL_RING_PUBLISH_EVERY ||
+	    r->prod_next - r->prod_published >= r->batch_bytes)
 		sl_ring_publish_spsc(r);
 }
 
@@ -117,6 +121,7 @@ static inline void sl_ring_release_spsc(struct sl_ring *r)
 {
 	if (r->cons_unreleased) {
 		r->cons_unreleased = 0;
+		r->cons_released = r->cons_next;
 		atomic_store_explicit(&r->cons_head, r->cons_next, memory_order_release);
 	}
 }
@@ -138,11 +143,13 @@ static inline const struct sl_frame *sl_ring_peek_spsc(struct sl_ring *r)
 	return sl_ring_peek_slow_spsc(r);
 }
 
-/* Consumer: done with the frame returned by the last peek. */
+/* Consumer: done with the frame returned by the last peek. Releases every
+ * SL_RING_PUBLISH_EVERY frames or half the ring, whichever comes first. */
 static inline void sl_ring_consume_spsc(struct sl_ring *r, const struct sl_frame *f)
 {
 	r->cons_next += f->size;
-	if (++r->cons_unreleased >= SL_RING_PUBLISH_EVERY)
+	if (++r->cons_unreleased >= SL_RING_PUBLISH_EVERY ||
+	    r->cons_next - r->cons_released >= r->batch_bytes)
 		sl_ring_release_spsc(r);
 }
 
