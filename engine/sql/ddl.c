@@ -417,10 +417,11 @@ static int scan_expr(struct parser *p, struct sl_ddl_span *span, const char *aft
 			if (!depth || *open[depth - 1].text != (is_op(p, ")") ? '(' : '['))
 				return expected(p, depth ? (*open[depth - 1].text == '(' ? "')'"
 										: "']'")
-							 : "an operand or ','");
+						   : angle ? "'>'" : "an operand or ','");
 			depth--;
-		} else if ((is_kw(p, "ROW") || is_kw(p, "ARRAY") || is_kw(p, "MAP") ||
-			    is_kw(p, "MULTISET"))) {
+		} else if (!depth && (is_kw(p, "ROW") || is_kw(p, "ARRAY") || is_kw(p, "MAP") ||
+				      is_kw(p, "MULTISET"))) {
+			/* angles matter only at the top: inside brackets no ',' stops the scan */
 			struct sl_tok n = peek(p);
 
 			if (sl_tok_is_op(&n, "<")) {
@@ -430,7 +431,7 @@ static int scan_expr(struct parser *p, struct sl_ddl_span *span, const char *aft
 				any = true;
 				continue;
 			}
-		} else if (angle && is_op(p, ">")) {
+		} else if (!depth && angle && is_op(p, ">")) {
 			angle--;
 		}
 		last = *t;

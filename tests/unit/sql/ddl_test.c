@@ -268,6 +268,7 @@ static void test_errors(void)
 	expect_error("CREATE TABLE t (e AS f(a, b]", "1:28: expected ')', found ']'");
 	expect_error("CREATE TABLE t (e AS f(a, b)", "1:29: expected ')' or ',' after computed "
 						    "column, found end of input");
+	expect_error("CREATE TABLE t (r AS ROW<a INT, b INT)", "1:38: expected '>', found ')'");
 	expect_error("CREATE TABLE t (a INT, e AS , b INT)",
 		     "1:29: expected an expression after AS, found ','");
 	expect_error("CREATE TABLE t (a INTT)",
