@@ -101,7 +101,8 @@ int sl_dec_div(sl_dec_t a, struct sl_dec_type ta, sl_dec_t b, struct sl_dec_type
 int sl_dec_mod(sl_dec_t a, struct sl_dec_type ta, sl_dec_t b, struct sl_dec_type tb,
 	       struct sl_dec_type rt, sl_dec_t *out);
 
-/* Returns -1, 0 or 1 as a <, =, > b numerically (scales may differ: 1.50 equals 1.5). */
+/* Returns -1, 0 or 1 as a <, =, > b numerically (scales may differ: 1.50 equals 1.5).
+ * ta and tb must be valid types (checked at plan time; there is no error return). */
 int sl_dec_cmp(sl_dec_t a, struct sl_dec_type ta, sl_dec_t b, struct sl_dec_type tb);
 
 /* -v in the same type; never overflows since |v| < 10^38 < 2^127. */
