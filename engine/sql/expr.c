@@ -1,0 +1,1253 @@
+/*
+ * expr.c - Flink SQL expressions to a tree with positions (see expr.h).
+ *
+ * Recursive descent, one function per precedence level, over sl_lexer with one current
+ * token; the one two-token look-ahead (TIMESTAMP 'x' vs a column named timestamp) copies
+ * the lexer, a plain value. Invariants: a node is linked into its parent before its
+ * children are parsed, so on failure freeing the root frees everything; the first error
+ * wins (err holds the message of the token where parsing stopped).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+
+struct parser {
+	struct sl_lexer *lx;
+	struct sl_tok cur;
+	char *err;
+	size_t errcap;
+	bool failed;
+};
+
+static struct sl_expr *parse_or(struct parser *p);
+
+static void advance(struct parser *p)
+{
+	p->cur = sl_lexer_next(p->lx);
+}
+
+static struct sl_tok peek(const struct parser *p)
+{
+	struct sl_lexer copy = *p->lx;
+
+	return sl_lexer_next(&copy);
+}
+
+static void fail_at(struct parser *p, uint32_t line, uint32_t col, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (p->failed)
+		return;
+	p->failed = true;
+	n = snprintf(p->err, p->errcap, "%u:%u: ", line, col);
+	if (n >= 0 && (size_t)n < p->errcap) {
+		va_start(ap, fmt);
+		vsnprintf(p->err + n, p->errcap - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void nomem(struct parser *p)
+{
+	if (!p->failed) {
+		p->failed = true;
+		snprintf(p->err, p->errcap, "out of memory");
+	}
+}
+
+/* "expected <what>, found <cur>" at cur, worded as ddl.c does; lexer errors say their own. */
+static void expected(struct parser *p, const char *what)
+{
+	const struct sl_tok *t = &p->cur;
+	int n = t->len > 40 ? 40 : (int)t->len;
+
+	if (t->kind == SL_TOK_ERROR)
+		fail_at(p, t->line, t->col, "%s", t->msg);
+	else if (t->kind == SL_TOK_EOF)
+		fail_at(p, t->line, t->col, "expected %s, found end of input", what);
+	else if (t->kind == SL_TOK_STRING)
+		fail_at(p, t->line, t->col, "expected %s, found string '%.*s'", what, n, t->text);
+	else if (t->kind == SL_TOK_IDENT && t->quoted)
+		fail_at(p, t->line, t->col, "expected %s, found `%.*s`", what, n, t->text);
+	else
+		fail_at(p, t->line, t->col, "expected %s, found '%.*s'", what, n, t->text);
+}
+
+static bool is_kw(const struct parser *p, const char *kw)
+{
+	return sl_tok_is_kw(&p->cur, kw);
+}
+
+static bool is_op(const struct parser *p, const char *op)
+{
+	return sl_tok_is_op(&p->cur, op);
+}
+
+static bool expect_op(struct parser *p, const char *op, const char *what)
+{
+	if (!is_op(p, op)) {
+		expected(p, what);
+		return false;
+	}
+	advance(p);
+	return true;
+}
+
+static bool expect_kw(struct parser *p, const char *kw, const char *what)
+{
+	if (!is_kw(p, kw)) {
+		expected(p, what);
+		return false;
+	}
+	advance(p);
+	return true;
+}
+
+static struct sl_expr *node_at(struct parser *p, enum sl_expr_kind kind, const struct sl_tok *t)
+{
+	struct sl_expr *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		nomem(p);
+		return NULL;
+	}
+	e->kind = kind;
+	e->line = t->line;
+	e->col = t->col;
+	return e;
+}
+
+/* Appends child (NULL is allowed: the caller has already failed) to e->args. */
+static bool add_arg(struct parser *p, struct sl_expr *e, struct sl_expr *child)
+{
+	struct sl_expr **a;
+
+	if (!child)
+		return false;
+	a = realloc(e->args, (e->nargs + 1) * sizeof(*a));
+	if (!a) {
+		sl_expr_destroy(child);
+		nomem(p);
+		return false;
+	}
+	e->args = a;
+	e->args[e->nargs++] = child;
+	return true;
+}
+
+/* Copies an identifier, undoing `` inside backquoted names. */
+static char *ident_dup(struct parser *p, const struct sl_tok *t)
+{
+	char *s = malloc(t->len + 1);
+	size_t n = 0;
+
+	if (!s) {
+		nomem(p);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < t->len; i++) {
+		if (t->quoted && t->text[i] == '`' && i + 1 < t->len && t->text[i + 1] == '`')
+			i++;
+		s[n++] = t->text[i];
+	}
+	s[n] = 0;
+	return s;
+}
+
+static char *text_dup(struct parser *p, const struct sl_tok *t)
+{
+	char *s = malloc(t->len + 1);
+
+	if (!s) {
+		nomem(p);
+		return NULL;
+	}
+	if (t->kind == SL_TOK_STRING) {
+		sl_tok_unquote(t, s, t->len + 1);
+	} else {
+		memcpy(s, t->text, t->len);
+		s[t->len] = 0;
+	}
+	return s;
+}
+
+static bool add_path(struct parser *p, struct sl_expr *e, const struct sl_tok *t)
+{
+	char **a = realloc(e->path, (e->npath + 1) * sizeof(*a));
+
+	if (!a) {
+		nomem(p);
+		return false;
+	}
+	e->path = a;
+	e->path[e->npath] = ident_dup(p, t);
+	if (!e->path[e->npath])
+		return false;
+	e->npath++;
+	return true;
+}
+
+/*
+ * Words that end an expression rather than name a column, so `SELECT a FROM t` stops at
+ * FROM and `SELECT FROM` is reported at FROM. Backquoted, they are names again.
+ */
+static bool is_reserved(const struct sl_tok *t)
+{
+	static const char *const words[] = {
+		"AND", "OR", "NOT", "FROM", "WHERE", "GROUP", "BY", "HAVING", "ORDER", "AS",
+		"WHEN", "THEN", "ELSE", "END", "SELECT", "IS", "IN", "BETWEEN", "LIKE", "ON",
+		"JOIN", "UNION", "LIMIT", "WINDOW", "TO", "DISTINCT", "ALL", "INTERVAL",
+		"CASE", "CAST", "TABLE", "DESCRIPTOR",
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (sl_tok_is_kw(t, words[i]))
+			return true;
+	return false;
+}
+
+/* An identifier usable as a name: not a reserved word unless backquoted. */
+static bool is_name(const struct sl_tok *t)
+{
+	return t->kind == SL_TOK_IDENT && (t->quoted || !is_reserved(t));
+}
+
+/* SECOND(S) | MINUTE(S) | HOUR(S) | DAY(S): the plural forms are what the seeds write. */
+static enum sl_expr_unit take_unit(struct parser *p, int64_t *ms)
+{
+	static const struct {
+		const char *one, *many;
+		enum sl_expr_unit unit;
+		int64_t ms;
+	} units[] = {
+		{ "SECOND", "SECONDS", SL_EXPR_UNIT_SECOND, 1000 },
+		{ "MINUTE", "MINUTES", SL_EXPR_UNIT_MINUTE, 60 * 1000 },
+		{ "HOUR", "HOURS", SL_EXPR_UNIT_HOUR, 3600 * 1000 },
+		{ "DAY", "DAYS", SL_EXPR_UNIT_DAY, 86400 * 1000 },
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (is_kw(p, units[i].one) || is_kw(p, units[i].many)) {
+			advance(p);
+			*ms = units[i].ms;
+			return units[i].unit;
+		}
+	}
+	expected(p, "a time unit (SECOND, MINUTE, HOUR, DAY)");
+	return SL_EXPR_UNIT_NONE;
+}
+
+/* INTERVAL 'n' unit, with cur on INTERVAL. */
+static struct sl_expr *parse_interval(struct parser *p)
+{
+	struct sl_expr *e = node_at(p, SL_EXPR_INTERVAL, &p->cur);
+	struct sl_tok vt;
+	const char *s;
+	int64_t n = 0, ms;
+	bool neg;
+
+	if (!e)
+		return NULL;
+	advance(p);
+	vt = p->cur;
+	if (vt.kind != SL_TOK_STRING) {
+		expected(p, "a quoted count after INTERVAL");
+		goto out_free;
+	}
+	e->text = text_dup(p, &vt);
+	if (!e->text)
+		goto out_free;
+	s = e->text;
+	neg = *s == '-';
+	s += neg || *s == '+';
+	/* 12 digits keep count * 86400000 inside int64. */
+	if (!*s || strlen(s) > 12 || strspn(s, "0123456789") != strlen(s)) {
+		fail_at(p, vt.line, vt.col, "expected an integer count in INTERVAL, found '%s'",
+			e->text);
+		goto out_free;
+	}
+	for (; *s; s++)
+		n = n * 10 + (*s - '0');
+	advance(p);
+	e->unit = take_unit(p, &ms);
+	if (e->unit == SL_EXPR_UNIT_NONE)
+		goto out_free;
+	e->ival = (neg ? -n : n) * ms;
+	return e;
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
+/* Reads "(n)" into *v when present; false only on error. */
+static bool opt_len(struct parser *p, uint32_t *v, const char *what, const char *close)
+{
+	if (!is_op(p, "("))
+		return true;
+	advance(p);
+	if (p->cur.kind != SL_TOK_INTEGER || p->cur.len > 9) {
+		expected(p, what);
+		return false;
+	}
+	*v = (uint32_t)strtoul(p->cur.text, NULL, 10);
+	advance(p);
+	return expect_op(p, ")", close);
+}
+
+/* The CAST target types; ROW and the other DDL-only types are not castable here. */
+static bool parse_type(struct parser *p, struct sl_ddl_type *ty)
+{
+	static const char what[] = "a type (BOOLEAN, INT, BIGINT, FLOAT, DOUBLE, DECIMAL, "
+				   "STRING, VARCHAR, TIMESTAMP, TIMESTAMP_LTZ, DATE)";
+	struct sl_tok t = p->cur;
+
+	ty->line = t.line;
+	ty->col = t.col;
+	if (is_kw(p, "BOOLEAN")) {
+		ty->kind = SL_DDL_BOOLEAN;
+	} else if (is_kw(p, "INT") || is_kw(p, "INTEGER")) {
+		ty->kind = SL_DDL_INT;
+	} else if (is_kw(p, "BIGINT")) {
+		ty->kind = SL_DDL_BIGINT;
+	} else if (is_kw(p, "FLOAT")) {
+		ty->kind = SL_DDL_FLOAT;
+	} else if (is_kw(p, "DOUBLE")) {
+		ty->kind = SL_DDL_DOUBLE;
+	} else if (is_kw(p, "STRING")) {
+		ty->kind = SL_DDL_STRING;
+	} else if (is_kw(p, "DATE")) {
+		ty->kind = SL_DDL_DATE;
+	} else if (is_kw(p, "DECIMAL") || is_kw(p, "DEC") || is_kw(p, "NUMERIC")) {
+		ty->kind = SL_DDL_DECIMAL;
+		ty->precision = 10;
+		advance(p);
+		if (!is_op(p, "("))
+			return true;
+		advance(p);
+		if (p->cur.kind != SL_TOK_INTEGER || p->cur.len > 2) {
+			expected(p, "DECIMAL precision");
+			return false;
+		}
+		ty->precision = (uint32_t)strtoul(p->cur.text, NULL, 10);
+		advance(p);
+		if (is_op(p, ",")) {
+			advance(p);
+			if (p->cur.kind != SL_TOK_INTEGER || p->cur.len > 2) {
+				expected(p, "DECIMAL scale");
+				return false;
+			}
+			ty->scale = (uint32_t)strtoul(p->cur.text, NULL, 10);
+			advance(p);
+		}
+		if (ty->precision < 1 || ty->precision > 38 || ty->scale > ty->precision) {
+			fail_at(p, t.line, t.col, "DECIMAL(%u, %u) needs 1 <= precision <= 38 and "
+				"scale <= precision", ty->precision, ty->scale);
+			return false;
+		}
+		return expect_op(p, ")", "')' after DECIMAL precision and scale");
+	} else if (is_kw(p, "VARCHAR")) {
+		ty->kind = SL_DDL_VARCHAR;
+		ty->precision = 1;
+		advance(p);
+		return opt_len(p, &ty->precision, "VARCHAR length", "')' after VARCHAR length");
+	} else if (is_kw(p, "TIMESTAMP") || is_kw(p, "TIMESTAMP_LTZ")) {
+		ty->kind = is_kw(p, "TIMESTAMP") ? SL_DDL_TIMESTAMP : SL_DDL_TIMESTAMP_LTZ;
+		ty->precision = 6;
+		advance(p);
+		if (!opt_len(p, &ty->precision, "TIMESTAMP precision",
+			     "')' after TIMESTAMP precision"))
+			return false;
+		if (ty->precision > 9) {
+			fail_at(p, t.line, t.col, "TIMESTAMP precision %u exceeds 9",
+				ty->precision);
+			return false;
+		}
+		if (ty->kind == SL_DDL_TIMESTAMP && is_kw(p, "WITH")) {
+			advance(p);
+			if (!expect_kw(p, "LOCAL", "LOCAL TIME ZONE after TIMESTAMP WITH") ||
+			    !expect_kw(p, "TIME", "LOCAL TIME ZONE after TIMESTAMP WITH") ||
+			    !expect_kw(p, "ZONE", "LOCAL TIME ZONE after TIMESTAMP WITH"))
+				return false;
+			ty->kind = SL_DDL_TIMESTAMP_LTZ;
+		}
+		return true;
+	} else {
+		expected(p, what);
+		return false;
+	}
+	advance(p);
+	return true;
+}
+
+/* One argument of a call: DESCRIPTOR(a, b) and TABLE name exist only here (window TVFs). */
+static struct sl_expr *parse_arg(struct parser *p)
+{
+	struct sl_expr *e;
+
+	if (is_kw(p, "TABLE")) {
+		e = node_at(p, SL_EXPR_TABLE, &p->cur);
+		if (!e)
+			return NULL;
+		advance(p);
+		for (;;) {
+			if (!is_name(&p->cur)) {
+				expected(p, "a table name after TABLE");
+				goto out_free;
+			}
+			if (!add_path(p, e, &p->cur))
+				goto out_free;
+			advance(p);
+			if (!is_op(p, "."))
+				return e;
+			advance(p);
+		}
+	}
+	if (is_kw(p, "DESCRIPTOR")) {
+		e = node_at(p, SL_EXPR_DESCRIPTOR, &p->cur);
+		if (!e)
+			return NULL;
+		advance(p);
+		if (!expect_op(p, "(", "'(' after DESCRIPTOR"))
+			goto out_free;
+		for (;;) {
+			struct sl_expr *c;
+
+			if (!is_name(&p->cur)) {
+				expected(p, "a column name in DESCRIPTOR");
+				goto out_free;
+			}
+			c = node_at(p, SL_EXPR_COLUMN, &p->cur);
+			if (!add_arg(p, e, c) || !add_path(p, c, &p->cur))
+				goto out_free;
+			advance(p);
+			if (!is_op(p, ","))
+				break;
+			advance(p);
+		}
+		if (!expect_op(p, ")", "',' or ')' in DESCRIPTOR"))
+			goto out_free;
+		return e;
+	}
+	return parse_or(p);
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
+/* name(args) with cur on '('; e already holds the name. */
+static struct sl_expr *parse_call(struct parser *p, struct sl_expr *e)
+{
+	advance(p);
+	if (is_op(p, ")")) {
+		advance(p);
+		return e;
+	}
+	if (is_op(p, "*")) {
+		struct sl_expr *star = node_at(p, SL_EXPR_STAR, &p->cur);
+
+		if (!add_arg(p, e, star))
+			goto out_free;
+		advance(p);
+		if (!expect_op(p, ")", "')' after *"))
+			goto out_free;
+		return e;
+	}
+	if (is_kw(p, "DISTINCT")) {
+		e->distinct = true;
+		advance(p);
+	}
+	for (;;) {
+		if (!add_arg(p, e, parse_arg(p)))
+			goto out_free;
+		if (!is_op(p, ","))
+			break;
+		advance(p);
+	}
+	if (!expect_op(p, ")", "',' or ')' in the argument list"))
+		goto out_free;
+	return e;
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
+/* FLOOR(x TO unit) / CEIL(x TO unit), or the plain functions FLOOR(x) / CEIL(x). */
+static struct sl_expr *parse_round(struct parser *p, struct sl_expr *e)
+{
+	int64_t ms;
+
+	advance(p);
+	if (!add_arg(p, e, parse_or(p)))
+		goto out_free;
+	if (is_kw(p, "TO")) {
+		e->kind = SL_EXPR_ROUND_TO;
+		advance(p);
+		e->unit = take_unit(p, &ms);
+		if (e->unit == SL_EXPR_UNIT_NONE)
+			goto out_free;
+	}
+	if (!expect_op(p, ")", e->kind == SL_EXPR_ROUND_TO ? "')'" : "TO or ')'"))
+		goto out_free;
+	return e;
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
+/* CASE [x] WHEN c THEN r ... [ELSE e] END, with cur on CASE. */
+static struct sl_expr *parse_case(struct parser *p)
+{
+	struct sl_expr *e = node_at(p, SL_EXPR_CASE, &p->cur);
+
+	if (!e)
+		return NULL;
+	advance(p);
+	/* CASE END would otherwise read END as the operand and blame it for not being one. */
+	if (!is_kw(p, "WHEN") && !is_kw(p, "END")) {
+		e->case_operand = parse_or(p);
+		if (!e->case_operand)
+			goto out_free;
+	}
+	if (!is_kw(p, "WHEN")) {
+		expected(p, "WHEN");
+		goto out_free;
+	}
+	while (is_kw(p, "WHEN")) {
+		advance(p);
+		if (!add_arg(p, e, parse_or(p)) || !expect_kw(p, "THEN", "THEN") ||
+		    !add_arg(p, e, parse_or(p)))
+			goto out_free;
+	}
+	if (is_kw(p, "ELSE")) {
+		advance(p);
+		e->case_else = parse_or(p);
+		if (!e->case_else)
+			goto out_free;
+	}
+	if (!expect_kw(p, "END", "WHEN, ELSE or END"))
+		goto out_free;
+	return e;
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
+/* CAST(x AS type), with cur on CAST. */
+static struct sl_expr *parse_cast(struct parser *p)
+{
+	struct sl_expr *e = node_at(p, SL_EXPR_CAST, &p->cur);
+
+	if (!e)
+		return NULL;
+	advance(p);
+	if (!expect_op(p, "(", "'(' after CAST") || !add_arg(p, e, parse_or(p)) ||
+	    !expect_kw(p, "AS", "AS in CAST") || !parse_type(p, &e->type) ||
+	    !expect_op(p, ")", "')' closing CAST"))
+		goto out_free;
+	return e;
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
+static struct sl_expr *parse_int(struct parser *p)
+{
+	struct sl_expr *e;
+	int64_t v = 0;
+
+	for (uint32_t i = 0; i < p->cur.len; i++) {
+		int d = p->cur.text[i] - '0';
+
+		if (v > (INT64_MAX - d) / 10) {
+			fail_at(p, p->cur.line, p->cur.col,
+				"integer %.*s is out of BIGINT range (write it as a decimal)",
+				(int)p->cur.len, p->cur.text);
+			return NULL;
+		}
+		v = v * 10 + d;
+	}
+	e = node_at(p, SL_EXPR_INT, &p->cur);
+	if (!e)
+		return NULL;
+	e->ival = v;
+	e->text = text_dup(p, &p->cur);
+	if (!e->text) {
+		sl_expr_destroy(e);
+		return NULL;
+	}
+	advance(p);
+	return e;
+}
+
+/* Literal with its text copied: DECIMAL, STRING, TIMESTAMP 'x', DATE 'x' (cur on the text). */
+static struct sl_expr *text_node(struct parser *p, enum sl_expr_kind kind, struct sl_tok at)
+{
+	struct sl_expr *e = node_at(p, kind, &at);
+
+	if (!e)
+		return NULL;
+	e->text = text_dup(p, &p->cur);
+	if (!e->text) {
+		sl_expr_destroy(e);
+		return NULL;
+	}
+	advance(p);
+	return e;
+}
+
+/* Column a.b.c or function call name(...), with cur on the first name. */
+static struct sl_expr *parse_name(struct parser *p)
+{
+	struct sl_expr *e;
+	struct sl_tok first = p->cur;
+
+	struct sl_tok next = peek(p);
+
+	if (sl_tok_is_op(&next, "(")) {
+		e = node_at(p, SL_EXPR_CALL, &first);
+		if (!e)
+			return NULL;
+		e->text = ident_dup(p, &first);
+		if (!e->text) {
+			sl_expr_destroy(e);
+			return NULL;
+		}
+		advance(p);
+		if (sl_tok_is_kw(&first, "FLOOR") || sl_tok_is_kw(&first, "CEIL"))
+			return parse_round(p, e);
+		return parse_call(p, e);
+	}
+	e = node_at(p, SL_EXPR_COLUMN, &first);
+	if (!e || !add_path(p, e, &first))
+		goto out_free;
+	advance(p);
+	while (is_op(p, ".")) {
+		advance(p);
+		if (p->cur.kind != SL_TOK_IDENT) {
+			expected(p, "a field name after '.'");
+			goto out_free;
+		}
+		if (!add_path(p, e, &p->cur))
+			goto out_free;
+		advance(p);
+	}
+	return e;
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
+static struct sl_expr *parse_primary(struct parser *p)
+{
+	struct sl_tok t = p->cur;
+	struct sl_expr *e;
+
+	switch (t.kind) {
+	case SL_TOK_INTEGER:
+		return parse_int(p);
+	case SL_TOK_DECIMAL:
+		return text_node(p, SL_EXPR_DECIMAL, t);
+	case SL_TOK_STRING:
+		return text_node(p, SL_EXPR_STRING, t);
+	case SL_TOK_OP:
+		if (!is_op(p, "("))
+			break;
+		advance(p);
+		e = parse_or(p);
+		if (e && !expect_op(p, ")", "')'")) {
+			sl_expr_destroy(e);
+			return NULL;
+		}
+		return e;
+	case SL_TOK_IDENT:
+		if (t.quoted)
+			return parse_name(p);
+		if (is_kw(p, "TRUE") || is_kw(p, "FALSE") || is_kw(p, "NULL")) {
+			e = node_at(p, is_kw(p, "NULL") ? SL_EXPR_NULL : SL_EXPR_BOOL, &t);
+			if (e)
+				e->ival = is_kw(p, "TRUE");
+			advance(p);
+			return e;
+		}
+		if (is_kw(p, "INTERVAL"))
+			return parse_interval(p);
+		if (is_kw(p, "CASE"))
+			return parse_case(p);
+		if (is_kw(p, "CAST"))
+			return parse_cast(p);
+		if ((is_kw(p, "TIMESTAMP") || is_kw(p, "DATE")) && peek(p).kind == SL_TOK_STRING) {
+			enum sl_expr_kind k = is_kw(p, "DATE") ? SL_EXPR_DATE : SL_EXPR_TIMESTAMP;
+
+			advance(p);
+			return text_node(p, k, t);
+		}
+		if (is_reserved(&t))
+			break;
+		return parse_name(p);
+	default:
+		break;
+	}
+	expected(p, "an expression");
+	return NULL;
+}
+
+/* A new operator node over lhs (already parsed), positioned at the operator token. */
+static struct sl_expr *wrap(struct parser *p, enum sl_expr_kind kind, enum sl_expr_op op,
+			    const struct sl_tok *at, struct sl_expr *lhs)
+{
+	struct sl_expr *e = node_at(p, kind, at);
+
+	if (!e) {
+		sl_expr_destroy(lhs);
+		return NULL;
+	}
+	e->op = op;
+	if (!add_arg(p, e, lhs)) {
+		sl_expr_destroy(e);
+		return NULL;
+	}
+	return e;
+}
+
+static struct sl_expr *parse_unary(struct parser *p)
+{
+	struct sl_tok t = p->cur;
+	struct sl_expr *e;
+
+	if (!is_op(p, "-") && !is_op(p, "+"))
+		return parse_primary(p);
+	e = node_at(p, SL_EXPR_UNARY, &t);
+	if (!e)
+		return NULL;
+	e->op = is_op(p, "-") ? SL_EXPR_OP_NEG : SL_EXPR_OP_PLUS;
+	advance(p);
+	if (!add_arg(p, e, parse_unary(p))) {
+		sl_expr_destroy(e);
+		return NULL;
+	}
+	return e;
+}
+
+struct binop {
+	const char *text;
+	enum sl_expr_op op;
+};
+
+static const struct binop mul_ops[] = {
+	{ "*", SL_EXPR_OP_MUL }, { "/", SL_EXPR_OP_DIV }, { "%", SL_EXPR_OP_MOD }, { NULL },
+};
+static const struct binop add_ops[] = {
+	{ "+", SL_EXPR_OP_ADD }, { "-", SL_EXPR_OP_SUB }, { NULL },
+};
+static const struct binop concat_ops[] = { { "||", SL_EXPR_OP_CONCAT }, { NULL } };
+static const struct binop cmp_ops[] = {
+	{ "=", SL_EXPR_OP_EQ }, { "<>", SL_EXPR_OP_NE }, { "!=", SL_EXPR_OP_NE },
+	{ "<", SL_EXPR_OP_LT }, { "<=", SL_EXPR_OP_LE }, { ">", SL_EXPR_OP_GT },
+	{ ">=", SL_EXPR_OP_GE }, { NULL },
+};
+
+static enum sl_expr_op match_op(const struct parser *p, const struct binop *ops)
+{
+	for (; ops->text; ops++)
+		if (is_op(p, ops->text))
+			return ops->op;
+	return SL_EXPR_OP_NONE;
+}
+
+/* Left-associative level: operand (ops operand)*. */
+static struct sl_expr *parse_level(struct parser *p, const struct binop *ops,
+				   struct sl_expr *(*operand)(struct parser *))
+{
+	struct sl_expr *e = operand(p);
+	enum sl_expr_op op;
+
+	while (e && (op = match_op(p, ops)) != SL_EXPR_OP_NONE) {
+		struct sl_tok t = p->cur;
+
+		e = wrap(p, SL_EXPR_BINARY, op, &t, e);
+		if (!e)
+			return NULL;
+		advance(p);
+		if (!add_arg(p, e, operand(p))) {
+			sl_expr_destroy(e);
+			return NULL;
+		}
+	}
+	return e;
+}
+
+static struct sl_expr *parse_mul(struct parser *p)
+{
+	return parse_level(p, mul_ops, parse_unary);
+}
+
+static struct sl_expr *parse_add(struct parser *p)
+{
+	return parse_level(p, add_ops, parse_mul);
+}
+
+static struct sl_expr *parse_concat(struct parser *p)
+{
+	return parse_level(p, concat_ops, parse_add);
+}
+
+/* One comparison suffix applied to lhs; cur is on the operator (or NOT, IS, ...). */
+static struct sl_expr *parse_cmp_suffix(struct parser *p, struct sl_expr *lhs)
+{
+	struct sl_tok t = p->cur;
+	enum sl_expr_op op = match_op(p, cmp_ops);
+	struct sl_expr *e;
+	bool neg = false;
+
+	if (op != SL_EXPR_OP_NONE) {
+		e = wrap(p, SL_EXPR_BINARY, op, &t, lhs);
+		if (!e)
+			return NULL;
+		advance(p);
+		goto out_rhs;
+	}
+	if (is_kw(p, "IS")) {
+		e = wrap(p, SL_EXPR_IS, SL_EXPR_OP_NONE, &t, lhs);
+		if (!e)
+			return NULL;
+		advance(p);
+		if (is_kw(p, "NOT")) {
+			e->negated = true;
+			advance(p);
+		}
+		if (is_kw(p, "NULL")) {
+			e->is_what = SL_EXPR_IS_NULL;
+		} else if (is_kw(p, "TRUE")) {
+			e->is_what = SL_EXPR_IS_TRUE;
+		} else if (is_kw(p, "FALSE")) {
+			e->is_what = SL_EXPR_IS_FALSE;
+		} else {
+			expected(p, e->negated ? "NULL, TRUE or FALSE after IS NOT"
+					       : "NOT, NULL, TRUE or FALSE after IS");
+			goto out_free;
+		}
+		advance(p);
+		return e;
+	}
+	if (is_kw(p, "NOT")) {
+		neg = true;
+		advance(p);
+	}
+	if (is_kw(p, "BETWEEN")) {
+		e = wrap(p, SL_EXPR_BETWEEN, SL_EXPR_OP_NONE, &t, lhs);
+		if (!e)
+			return NULL;
+		e->negated = neg;
+		advance(p);
+		/* Bounds are read above AND, so the AND here is BETWEEN's own. */
+		if (!add_arg(p, e, parse_concat(p)) ||
+		    !expect_kw(p, "AND", "AND in BETWEEN") || !add_arg(p, e, parse_concat(p)))
+			goto out_free;
+		return e;
+	}
+	if (is_kw(p, "IN")) {
+		e = wrap(p, SL_EXPR_IN, SL_EXPR_OP_NONE, &t, lhs);
+		if (!e)
+			return NULL;
+		e->negated = neg;
+		advance(p);
+		if (!expect_op(p, "(", "'(' after IN"))
+			goto out_free;
+		for (;;) {
+			if (!add_arg(p, e, parse_or(p)))
+				goto out_free;
+			if (!is_op(p, ","))
+				break;
+			advance(p);
+		}
+		if (!expect_op(p, ")", "',' or ')' in the IN list"))
+			goto out_free;
+		return e;
+	}
+	if (is_kw(p, "LIKE")) {
+		e = wrap(p, SL_EXPR_LIKE, SL_EXPR_OP_NONE, &t, lhs);
+		if (!e)
+			return NULL;
+		e->negated = neg;
+		advance(p);
+		goto out_rhs;
+	}
+	/* Only reached after NOT: a bare NOT cannot follow an operand. */
+	expected(p, "BETWEEN, IN or LIKE after NOT");
+	sl_expr_destroy(lhs);
+	return NULL;
+out_rhs:
+	if (!add_arg(p, e, parse_concat(p)))
+		goto out_free;
+	return e;
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
+static bool at_cmp(const struct parser *p)
+{
+	return match_op(p, cmp_ops) != SL_EXPR_OP_NONE || is_kw(p, "IS") || is_kw(p, "NOT") ||
+	       is_kw(p, "BETWEEN") || is_kw(p, "IN") || is_kw(p, "LIKE");
+}
+
+static struct sl_expr *parse_cmp(struct parser *p)
+{
+	struct sl_expr *e = parse_concat(p);
+
+	while (e && at_cmp(p))
+		e = parse_cmp_suffix(p, e);
+	return e;
+}
+
+static struct sl_expr *parse_not(struct parser *p)
+{
+	struct sl_tok t = p->cur;
+	struct sl_expr *e;
+
+	if (!is_kw(p, "NOT"))
+		return parse_cmp(p);
+	e = node_at(p, SL_EXPR_UNARY, &t);
+	if (!e)
+		return NULL;
+	e->op = SL_EXPR_OP_NOT;
+	advance(p);
+	if (!add_arg(p, e, parse_not(p))) {
+		sl_expr_destroy(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* AND and OR are words, not operator tokens, so they get their own small loops. */
+static struct sl_expr *parse_kw_level(struct parser *p, const char *kw, enum sl_expr_op op,
+				      struct sl_expr *(*operand)(struct parser *))
+{
+	struct sl_expr *e = operand(p);
+
+	while (e && is_kw(p, kw)) {
+		struct sl_tok t = p->cur;
+
+		e = wrap(p, SL_EXPR_BINARY, op, &t, e);
+		if (!e)
+			return NULL;
+		advance(p);
+		if (!add_arg(p, e, operand(p))) {
+			sl_expr_destroy(e);
+			return NULL;
+		}
+	}
+	return e;
+}
+
+static struct sl_expr *parse_and(struct parser *p)
+{
+	return parse_kw_level(p, "AND", SL_EXPR_OP_AND, parse_not);
+}
+
+static struct sl_expr *parse_or(struct parser *p)
+{
+	return parse_kw_level(p, "OR", SL_EXPR_OP_OR, parse_and);
+}
+
+struct sl_expr *sl_expr_parse(struct sl_lexer *lx, struct sl_tok *cur, char *err, size_t errcap)
+{
+	struct parser p = { .lx = lx, .cur = *cur, .err = err, .errcap = errcap };
+	struct sl_expr *e;
+
+	if (errcap)
+		err[0] = 0;
+	e = parse_or(&p);
+	*cur = p.cur;
+	return e;
+}
+
+struct sl_expr *sl_expr_parse_str(const char *src, size_t len, char *err, size_t errcap)
+{
+	struct sl_lexer lx;
+	struct sl_tok cur;
+	struct sl_expr *e;
+
+	sl_lexer_init(&lx, src, len);
+	cur = sl_lexer_next(&lx);
+	e = sl_expr_parse(&lx, &cur, err, errcap);
+	if (e && cur.kind != SL_TOK_EOF) {
+		struct parser p = { .lx = &lx, .cur = cur, .err = err, .errcap = errcap };
+
+		expected(&p, "an operator or end of expression");
+		sl_expr_destroy(e);
+		return NULL;
+	}
+	return e;
+}
+
+void sl_expr_destroy(struct sl_expr *e)
+{
+	if (!e)
+		return;
+	for (uint32_t i = 0; i < e->nargs; i++)
+		sl_expr_destroy(e->args[i]);
+	for (uint32_t i = 0; i < e->npath; i++)
+		free(e->path[i]);
+	sl_expr_destroy(e->case_operand);
+	sl_expr_destroy(e->case_else);
+	free(e->args);
+	free(e->path);
+	free(e->text);
+	free(e);
+}
+
+/* snprintf-like output: n counts every byte wanted, buf gets what fits. */
+struct out {
+	char *buf;
+	size_t cap;
+	size_t n;
+};
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->n < o->cap ? o->buf + o->n : NULL, o->n < o->cap ? o->cap - o->n : 0,
+		      fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->n += (size_t)n;
+}
+
+static void put_string(struct out *o, const char *s)
+{
+	put(o, "'");
+	for (; *s; s++)
+		put(o, *s == '\'' ? "''" : "%c", *s);
+	put(o, "'");
+}
+
+static const char *op_text(enum sl_expr_op op)
+{
+	static const char *const texts[] = {
+		[SL_EXPR_OP_OR] = "OR",  [SL_EXPR_OP_AND] = "AND", [SL_EXPR_OP_NOT] = "NOT",
+		[SL_EXPR_OP_EQ] = "=",   [SL_EXPR_OP_NE] = "<>",   [SL_EXPR_OP_LT] = "<",
+		[SL_EXPR_OP_LE] = "<=",  [SL_EXPR_OP_GT] = ">",    [SL_EXPR_OP_GE] = ">=",
+		[SL_EXPR_OP_CONCAT] = "||", [SL_EXPR_OP_ADD] = "+", [SL_EXPR_OP_SUB] = "-",
+		[SL_EXPR_OP_MUL] = "*",  [SL_EXPR_OP_DIV] = "/",   [SL_EXPR_OP_MOD] = "%",
+		[SL_EXPR_OP_NEG] = "-",  [SL_EXPR_OP_PLUS] = "+",
+	};
+
+	return texts[op] ? texts[op] : "?";
+}
+
+static const char *unit_text(enum sl_expr_unit u)
+{
+	switch (u) {
+	case SL_EXPR_UNIT_SECOND:
+		return "SECOND";
+	case SL_EXPR_UNIT_MINUTE:
+		return "MINUTE";
+	case SL_EXPR_UNIT_HOUR:
+		return "HOUR";
+	case SL_EXPR_UNIT_DAY:
+		return "DAY";
+	default:
+		return "?";
+	}
+}
+
+static void put_type(struct out *o, const struct sl_ddl_type *t)
+{
+	switch (t->kind) {
+	case SL_DDL_BOOLEAN:
+		put(o, "BOOLEAN");
+		break;
+	case SL_DDL_INT:
+		put(o, "INT");
+		break;
+	case SL_DDL_BIGINT:
+		put(o, "BIGINT");
+		break;
+	case SL_DDL_FLOAT:
+		put(o, "FLOAT");
+		break;
+	case SL_DDL_DOUBLE:
+		put(o, "DOUBLE");
+		break;
+	case SL_DDL_DECIMAL:
+		put(o, "DECIMAL(%u, %u)", t->precision, t->scale);
+		break;
+	case SL_DDL_STRING:
+		put(o, "STRING");
+		break;
+	case SL_DDL_VARCHAR:
+		put(o, "VARCHAR(%u)", t->precision);
+		break;
+	case SL_DDL_TIMESTAMP:
+		put(o, "TIMESTAMP(%u)", t->precision);
+		break;
+	case SL_DDL_TIMESTAMP_LTZ:
+		put(o, "TIMESTAMP_LTZ(%u)", t->precision);
+		break;
+	case SL_DDL_DATE:
+		put(o, "DATE");
+		break;
+	default:
+		put(o, "?");
+		break;
+	}
+}
+
+static void print(struct out *o, const struct sl_expr *e);
+
+static void print_list(struct out *o, struct sl_expr *const *args, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			put(o, ", ");
+		print(o, args[i]);
+	}
+}
+
+static void print_path(struct out *o, const struct sl_expr *e)
+{
+	for (uint32_t i = 0; i < e->npath; i++)
+		put(o, "%s%s", i ? "." : "", e->path[i]);
+}
+
+static void print(struct out *o, const struct sl_expr *e)
+{
+	static const char *const is_texts[] = { "NULL", "TRUE", "FALSE" };
+	const char *not = e->negated ? "NOT " : "";
+
+	switch (e->kind) {
+	case SL_EXPR_INT:
+	case SL_EXPR_DECIMAL:
+		put(o, "%s", e->text);
+		break;
+	case SL_EXPR_STRING:
+		put_string(o, e->text);
+		break;
+	case SL_EXPR_BOOL:
+		put(o, e->ival ? "TRUE" : "FALSE");
+		break;
+	case SL_EXPR_NULL:
+		put(o, "NULL");
+		break;
+	case SL_EXPR_INTERVAL:
+		put(o, "INTERVAL ");
+		put_string(o, e->text);
+		put(o, " %s", unit_text(e->unit));
+		break;
+	case SL_EXPR_TIMESTAMP:
+	case SL_EXPR_DATE:
+		put(o, e->kind == SL_EXPR_DATE ? "DATE " : "TIMESTAMP ");
+		put_string(o, e->text);
+		break;
+	case SL_EXPR_COLUMN:
+		print_path(o, e);
+		break;
+	case SL_EXPR_STAR:
+		put(o, "*");
+		break;
+	case SL_EXPR_UNARY:
+		put(o, e->op == SL_EXPR_OP_NOT ? "(NOT " : "(%s", op_text(e->op));
+		print(o, e->args[0]);
+		put(o, ")");
+		break;
+	case SL_EXPR_BINARY:
+		put(o, "(");
+		print(o, e->args[0]);
+		put(o, " %s ", op_text(e->op));
+		print(o, e->args[1]);
+		put(o, ")");
+		break;
+	case SL_EXPR_IS:
+		put(o, "(");
+		print(o, e->args[0]);
+		put(o, " IS %s%s)", not, is_texts[e->is_what]);
+		break;
+	case SL_EXPR_BETWEEN:
+		put(o, "(");
+		print(o, e->args[0]);
+		put(o, " %sBETWEEN ", not);
+		print(o, e->args[1]);
+		put(o, " AND ");
+		print(o, e->args[2]);
+		put(o, ")");
+		break;
+	case SL_EXPR_IN:
+		put(o, "(");
+		print(o, e->args[0]);
+		put(o, " %sIN (", not);
+		print_list(o, e->args + 1, e->nargs - 1);
+		put(o, "))");
+		break;
+	case SL_EXPR_LIKE:
+		put(o, "(");
+		print(o, e->args[0]);
+		put(o, " %sLIKE ", not);
+		print(o, e->args[1]);
+		put(o, ")");
+		break;
+	case SL_EXPR_CALL:
+		put(o, "%s(%s", e->text, e->distinct ? "DISTINCT " : "");
+		print_list(o, e->args, e->nargs);
+		put(o, ")");
+		break;
+	case SL_EXPR_CASE:
+		put(o, "CASE");
+		if (e->case_operand) {
+			put(o, " ");
+			print(o, e->case_operand);
+		}
+		for (uint32_t i = 0; i + 1 < e->nargs; i += 2) {
+			put(o, " WHEN ");
+			print(o, e->args[i]);
+			put(o, " THEN ");
+			print(o, e->args[i + 1]);
+		}
+		if (e->case_else) {
+			put(o, " ELSE ");
+			print(o, e->case_else);
+		}
+		put(o, " END");
+		break;
+	case SL_EXPR_CAST:
+		put(o, "CAST(");
+		print(o, e->args[0]);
+		put(o, " AS ");
+		put_type(o, &e->type);
+		put(o, ")");
+		break;
+	case SL_EXPR_ROUND_TO:
+		put(o, "%s(", e->text);
+		print(o, e->args[0]);
+		put(o, " TO %s)", unit_text(e->unit));
+		break;
+	case SL_EXPR_DESCRIPTOR:
+		put(o, "DESCRIPTOR(");
+		print_list(o, e->args, e->nargs);
+		put(o, ")");
+		break;
+	case SL_EXPR_TABLE:
+		put(o, "TABLE ");
+		print_path(o, e);
+		break;
+	}
+}
+
+size_t sl_expr_print(const struct sl_expr *e, char *buf, size_t cap)
+{
+	struct out o = { .buf = buf, .cap = cap };
+
+	if (cap)
+		buf[0] = 0;
+	print(&o, e);
+	return o.n;
+}

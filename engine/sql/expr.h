@@ -1,0 +1,121 @@
+/*
+ * expr.h - one Flink SQL expression parsed into a tree, with the line:col of every node,
+ * for the query parser (SELECT lists, WHERE, GROUP BY, window TVF arguments) and the DDL's
+ * computed columns and watermarks.
+ *
+ * Plan time only: nodes are malloc'ed, strings are NUL-terminated copies, and one
+ * sl_expr_destroy() frees a whole tree. Precedence, lowest first: OR; AND; NOT; comparison
+ * (= <> != < <= > >=, IS [NOT] NULL|TRUE|FALSE, [NOT] BETWEEN, [NOT] IN, [NOT] LIKE, left
+ * associative); ||; + -; * / %; unary + -; primary.
+ */
+#ifndef SL_SQL_EXPR_H
+#define SL_SQL_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddl.h"
+#include "lexer.h"
+
+enum sl_expr_kind {
+	SL_EXPR_INT,        /* ival; text as written */
+	SL_EXPR_DECIMAL,    /* text as written (1.5, .5, 1e3): typed by the planner */
+	SL_EXPR_STRING,     /* text = value with '' undone */
+	SL_EXPR_BOOL,       /* ival = 0 or 1 */
+	SL_EXPR_NULL,
+	SL_EXPR_INTERVAL,   /* text = the quoted count, unit, ival = length in ms */
+	SL_EXPR_TIMESTAMP,  /* TIMESTAMP 'text' (not checked here) */
+	SL_EXPR_DATE,       /* DATE 'text' */
+	SL_EXPR_COLUMN,     /* path[0..npath): a.b.c is a column and field accesses */
+	SL_EXPR_STAR,       /* the * of COUNT(*) */
+	SL_EXPR_UNARY,      /* op args[0] */
+	SL_EXPR_BINARY,     /* args[0] op args[1] */
+	SL_EXPR_IS,         /* args[0] IS [NOT] is_what; negated for NOT */
+	SL_EXPR_BETWEEN,    /* args[0] [NOT] BETWEEN args[1] AND args[2] */
+	SL_EXPR_IN,         /* args[0] [NOT] IN (args[1..nargs)) */
+	SL_EXPR_LIKE,       /* args[0] [NOT] LIKE args[1] */
+	SL_EXPR_CALL,       /* text(args), distinct for f(DISTINCT x); name as written */
+	SL_EXPR_CASE,       /* CASE [case_operand] WHEN args[2i] THEN args[2i+1] [ELSE case_else] */
+	SL_EXPR_CAST,       /* CAST(args[0] AS type) */
+	SL_EXPR_ROUND_TO,   /* text = FLOOR|CEIL (as written), args[0], unit */
+	SL_EXPR_DESCRIPTOR, /* DESCRIPTOR(args): COLUMN nodes, window TVF argument */
+	SL_EXPR_TABLE,      /* TABLE path: window TVF argument */
+};
+
+enum sl_expr_op {
+	SL_EXPR_OP_NONE = 0,
+	SL_EXPR_OP_OR,
+	SL_EXPR_OP_AND,
+	SL_EXPR_OP_NOT,
+	SL_EXPR_OP_EQ,
+	SL_EXPR_OP_NE,
+	SL_EXPR_OP_LT,
+	SL_EXPR_OP_LE,
+	SL_EXPR_OP_GT,
+	SL_EXPR_OP_GE,
+	SL_EXPR_OP_CONCAT,
+	SL_EXPR_OP_ADD,
+	SL_EXPR_OP_SUB,
+	SL_EXPR_OP_MUL,
+	SL_EXPR_OP_DIV,
+	SL_EXPR_OP_MOD,
+	SL_EXPR_OP_NEG,
+	SL_EXPR_OP_PLUS,
+};
+
+enum sl_expr_unit {
+	SL_EXPR_UNIT_NONE = 0,
+	SL_EXPR_UNIT_SECOND,
+	SL_EXPR_UNIT_MINUTE,
+	SL_EXPR_UNIT_HOUR,
+	SL_EXPR_UNIT_DAY,
+};
+
+enum sl_expr_is {
+	SL_EXPR_IS_NULL,
+	SL_EXPR_IS_TRUE,
+	SL_EXPR_IS_FALSE,
+};
+
+struct sl_expr {
+	enum sl_expr_kind kind;
+	uint32_t line, col;          /* of the node's first token (operator nodes: the operator) */
+	enum sl_expr_op op;
+	enum sl_expr_unit unit;
+	enum sl_expr_is is_what;
+	bool negated;                /* IS NOT, NOT BETWEEN, NOT IN, NOT LIKE */
+	bool distinct;               /* COUNT(DISTINCT x) */
+	int64_t ival;
+	char *text;
+	char **path;                 /* COLUMN, TABLE */
+	uint32_t npath;
+	struct sl_expr **args;
+	uint32_t nargs;
+	struct sl_expr *case_operand; /* CASE x WHEN ..., else NULL */
+	struct sl_expr *case_else;    /* NULL when there is no ELSE */
+	struct sl_ddl_type type;      /* CAST */
+};
+
+/*
+ * Parses one expression whose first token is *cur (already taken from lx). On success
+ * returns the tree (caller frees with sl_expr_destroy) and leaves in *cur the first token
+ * that cannot continue the expression, lx just past it, so a list parser can check for ','.
+ * On failure returns NULL with a one-line "line:col: expected ..., found '...'" in err.
+ */
+struct sl_expr *sl_expr_parse(struct sl_lexer *lx, struct sl_tok *cur, char *err,
+			      size_t errcap);
+
+/* Parses src[0..len) as exactly one expression (anything after it is an error). */
+struct sl_expr *sl_expr_parse_str(const char *src, size_t len, char *err, size_t errcap);
+
+/* Frees a tree; accepts NULL. */
+void sl_expr_destroy(struct sl_expr *e);
+
+/*
+ * Renders e fully parenthesised ("((a + (b * c)) = d)") into buf, NUL-terminated; for
+ * tests and EXPLAIN. Returns the length, or the length needed if it exceeds cap.
+ */
+size_t sl_expr_print(const struct sl_expr *e, char *buf, size_t cap);
+
+#endif
