@@ -20,8 +20,12 @@ struct parser {
 	struct sl_tok cur;
 	char *err;
 	size_t errcap;
+	uint32_t depth; /* recursion guard: a hostile "((((..." must not exhaust the stack */
 	bool failed;
 };
+
+/* Far beyond any hand-written query, far below what an 8 MB stack holds. */
+#define MAX_DEPTH 256
 
 static struct sl_expr *parse_or(struct parser *p);
 
@@ -697,6 +701,22 @@ static struct sl_expr *parse_primary(struct parser *p)
 	return NULL;
 }
 
+/* Calls fn one nesting level deeper, refusing past MAX_DEPTH. */
+static struct sl_expr *nested(struct parser *p, struct sl_expr *(*fn)(struct parser *))
+{
+	struct sl_expr *e;
+
+	if (p->depth >= MAX_DEPTH) {
+		fail_at(p, p->cur.line, p->cur.col, "expression nested more than %d deep",
+			MAX_DEPTH);
+		return NULL;
+	}
+	p->depth++;
+	e = fn(p);
+	p->depth--;
+	return e;
+}
+
 /* A new operator node over lhs (already parsed), positioned at the operator token. */
 static struct sl_expr *wrap(struct parser *p, enum sl_expr_kind kind, enum sl_expr_op op,
 			    const struct sl_tok *at, struct sl_expr *lhs)
@@ -727,7 +747,7 @@ static struct sl_expr *parse_unary(struct parser *p)
 		return NULL;
 	e->op = is_op(p, "-") ? SL_EXPR_OP_NEG : SL_EXPR_OP_PLUS;
 	advance(p);
-	if (!add_arg(p, e, parse_unary(p))) {
+	if (!add_arg(p, e, nested(p, parse_unary))) {
 		sl_expr_destroy(e);
 		return NULL;
 	}
@@ -918,7 +938,7 @@ static struct sl_expr *parse_not(struct parser *p)
 		return NULL;
 	e->op = SL_EXPR_OP_NOT;
 	advance(p);
-	if (!add_arg(p, e, parse_not(p))) {
+	if (!add_arg(p, e, nested(p, parse_not))) {
 		sl_expr_destroy(e);
 		return NULL;
 	}
@@ -951,9 +971,15 @@ static struct sl_expr *parse_and(struct parser *p)
 	return parse_kw_level(p, "AND", SL_EXPR_OP_AND, parse_not);
 }
 
-static struct sl_expr *parse_or(struct parser *p)
+static struct sl_expr *parse_or_level(struct parser *p)
 {
 	return parse_kw_level(p, "OR", SL_EXPR_OP_OR, parse_and);
+}
+
+/* Every nested expression (parentheses, arguments, CASE parts) comes through here. */
+static struct sl_expr *parse_or(struct parser *p)
+{
+	return nested(p, parse_or_level);
 }
 
 struct sl_expr *sl_expr_parse(struct sl_lexer *lx, struct sl_tok *cur, char *err, size_t errcap)

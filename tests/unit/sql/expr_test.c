@@ -287,8 +287,40 @@ static void test_errors(void)
 	expect_error("x +\n\n   y *  )", "3:9: expected an expression, found ')'");
 }
 
+/* Deep nesting is refused with an error rather than a stack overflow. */
+static void test_depth(void)
+{
+	static char src[3 * 1000 + 2];
+	struct sl_expr *e;
+	size_t n = 0;
+
+	for (int i = 0; i < 100; i++)
+		src[n++] = '(';
+	src[n++] = 'a';
+	for (int i = 0; i < 100; i++)
+		src[n++] = ')';
+	src[n] = 0;
+	expect_print(src, "a");
+	n = 0;
+	for (int i = 0; i < 1000; i++)
+		src[n++] = '(';
+	src[n] = 0;
+	e = sl_expr_parse_str(src, n, err, sizeof err);
+	T_ASSERT(!e && !strcmp(err, "1:257: expression nested more than 256 deep"));
+	n = 0;
+	for (int i = 0; i < 1000; i++) {
+		src[n++] = '-';
+		src[n++] = ' ';
+	}
+	src[n++] = '1';
+	src[n] = 0;
+	e = sl_expr_parse_str(src, n, err, sizeof err);
+	T_ASSERT(!e && strstr(err, "expression nested more than 256 deep"));
+}
+
 int main(void)
 {
+	test_depth();
 	test_precedence();
 	test_predicates();
 	test_literals();
