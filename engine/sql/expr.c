@@ -1140,10 +1140,34 @@ static void print_list(struct out *o, struct sl_expr *const *args, uint32_t n)
 	}
 }
 
+/* A name as it must be written to read back the same: backquoted when reserved or odd. */
+static void put_name(struct out *o, const char *name)
+{
+	struct sl_tok t = { .kind = SL_TOK_IDENT, .text = name, .len = (uint32_t)strlen(name) };
+	bool plain = name[0] && !(name[0] >= '0' && name[0] <= '9') && !is_reserved(&t) &&
+		     !sl_tok_is_kw(&t, "TRUE") && !sl_tok_is_kw(&t, "FALSE") &&
+		     !sl_tok_is_kw(&t, "NULL");
+
+	for (const char *c = name; *c && plain; c++)
+		plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			(*c >= '0' && *c <= '9') || *c == '_';
+	if (plain) {
+		put(o, "%s", name);
+		return;
+	}
+	put(o, "`");
+	for (; *name; name++)
+		put(o, *name == '`' ? "``" : "%c", *name);
+	put(o, "`");
+}
+
 static void print_path(struct out *o, const struct sl_expr *e)
 {
-	for (uint32_t i = 0; i < e->npath; i++)
-		put(o, "%s%s", i ? "." : "", e->path[i]);
+	for (uint32_t i = 0; i < e->npath; i++) {
+		if (i)
+			put(o, ".");
+		put_name(o, e->path[i]);
+	}
 }
 
 static void print(struct out *o, const struct sl_expr *e)

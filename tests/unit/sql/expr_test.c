@@ -118,7 +118,8 @@ static void test_names_and_calls(void)
 	struct sl_expr *e;
 
 	expect_print("a.b.c", "a.b.c");
-	expect_print("`select`.`from` + 1", "(select.from + 1)");
+	expect_print("`select`.`from` + `a``b c` + `x1`", "((`select`.`from` + `a``b c`) + x1)");
+	expect_print("`null` IS NULL", "(`null` IS NULL)");
 	expect_print("COUNT(*)", "COUNT(*)");
 	expect_print("count(DISTINCT user_id)", "count(DISTINCT user_id)");
 	expect_print("NOW()", "NOW()");
