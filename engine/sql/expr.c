@@ -247,14 +247,39 @@ static enum sl_expr_unit take_unit(struct parser *p, int64_t *ms)
 	return SL_EXPR_UNIT_NONE;
 }
 
+/*
+ * The quoted count of INTERVAL 'n' unit in ms: [+-]digits[.digits], exact or refused, since
+ * Flink jobs write '0.005' SECOND for 5 ms. 11 integer digits keep n * 86400000 in int64.
+ */
+static bool interval_ms(const char *s, int64_t unit_ms, int64_t *ms)
+{
+	bool neg = *s == '-';
+	int64_t whole = 0, frac = 0, scale = 1;
+	size_t nd = 0, nf = 0;
+
+	s += neg || *s == '+';
+	for (; *s >= '0' && *s <= '9'; s++, nd++)
+		whole = nd < 11 ? whole * 10 + (*s - '0') : whole;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++, nf++)
+			if (nf < 9) {
+				frac = frac * 10 + (*s - '0');
+				scale *= 10;
+			}
+	if (*s || nd > 11 || nf > 9 || nd + nf == 0 || frac * unit_ms % scale)
+		return false;
+	*ms = whole * unit_ms + frac * unit_ms / scale;
+	if (neg)
+		*ms = -*ms;
+	return true;
+}
+
 /* INTERVAL 'n' unit, with cur on INTERVAL. */
 static struct sl_expr *parse_interval(struct parser *p)
 {
 	struct sl_expr *e = node_at(p, SL_EXPR_INTERVAL, &p->cur);
 	struct sl_tok vt;
-	const char *s;
-	int64_t n = 0, ms;
-	bool neg;
+	int64_t unit_ms;
 
 	if (!e)
 		return NULL;
@@ -267,22 +292,15 @@ static struct sl_expr *parse_interval(struct parser *p)
 	e->text = text_dup(p, &vt);
 	if (!e->text)
 		goto out_free;
-	s = e->text;
-	neg = *s == '-';
-	s += neg || *s == '+';
-	/* 12 digits keep count * 86400000 inside int64. */
-	if (!*s || strlen(s) > 12 || strspn(s, "0123456789") != strlen(s)) {
-		fail_at(p, vt.line, vt.col, "expected an integer count in INTERVAL, found '%s'",
-			e->text);
-		goto out_free;
-	}
-	for (; *s; s++)
-		n = n * 10 + (*s - '0');
 	advance(p);
-	e->unit = take_unit(p, &ms);
+	e->unit = take_unit(p, &unit_ms);
 	if (e->unit == SL_EXPR_UNIT_NONE)
 		goto out_free;
-	e->ival = (neg ? -n : n) * ms;
+	if (!interval_ms(e->text, unit_ms, &e->ival)) {
+		fail_at(p, vt.line, vt.col,
+			"expected a count of whole milliseconds in INTERVAL, found '%s'", e->text);
+		goto out_free;
+	}
 	return e;
 out_free:
 	sl_expr_destroy(e);

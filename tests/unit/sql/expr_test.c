@@ -109,6 +109,16 @@ static void test_literals(void)
 	e = parse("INTERVAL '-3' SECOND");
 	T_ASSERT_EQ_I64(e->ival, -3000);
 	sl_expr_destroy(e);
+	e = parse("INTERVAL '0.005' SECOND");
+	T_ASSERT_EQ_I64(e->ival, 5);
+	sl_expr_destroy(e);
+	e = parse("INTERVAL '1.5' MINUTES");
+	T_ASSERT_EQ_I64(e->ival, 90000);
+	sl_expr_destroy(e);
+	e = parse("INTERVAL '99999999999' DAYS");
+	T_ASSERT_EQ_I64(e->ival, 99999999999LL * 86400000);
+	sl_expr_destroy(e);
+	expect_print("INTERVAL '0.005' SECOND", "INTERVAL '0.005' SECOND");
 	/* TIMESTAMP and DATE not followed by a string are column names. */
 	expect_print("timestamp + date", "(timestamp + date)");
 }
@@ -260,8 +270,15 @@ static void test_errors(void)
 		     "1:10: expected a quoted count after INTERVAL, found '5'");
 	expect_error("INTERVAL '5' WEEK",
 		     "1:14: expected a time unit (SECOND, MINUTE, HOUR, DAY), found 'WEEK'");
-	expect_error("INTERVAL '1.5' SECOND",
-		     "1:10: expected an integer count in INTERVAL, found '1.5'");
+	expect_error("INTERVAL '0.0005' SECOND",
+		     "1:10: expected a count of whole milliseconds in INTERVAL, found '0.0005'");
+	expect_error("INTERVAL '1x' SECOND",
+		     "1:10: expected a count of whole milliseconds in INTERVAL, found '1x'");
+	expect_error("INTERVAL '' SECOND",
+		     "1:10: expected a count of whole milliseconds in INTERVAL, found ''");
+	expect_error("INTERVAL '123456789012' DAY",
+		     "1:10: expected a count of whole milliseconds in INTERVAL, "
+		     "found '123456789012'");
 	expect_error("CASE END", "1:6: expected WHEN, found 'END'");
 	expect_error("CASE WHEN a 1 END", "1:13: expected THEN, found '1'");
 	expect_error("CASE WHEN a THEN 1", "1:19: expected WHEN, ELSE or END, found end of input");
