@@ -207,7 +207,7 @@ static bool is_reserved(const struct sl_tok *t)
 		"AND", "OR", "NOT", "FROM", "WHERE", "GROUP", "BY", "HAVING", "ORDER", "AS",
 		"WHEN", "THEN", "ELSE", "END", "SELECT", "IS", "IN", "BETWEEN", "LIKE", "ON",
 		"JOIN", "UNION", "LIMIT", "WINDOW", "TO", "DISTINCT", "ALL", "INTERVAL",
-		"CASE", "CAST", "TABLE", "DESCRIPTOR",
+		"CASE", "CAST", "TABLE", "DESCRIPTOR", "OVER", "PARTITION",
 	};
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -499,6 +499,73 @@ out_free:
 	return NULL;
 }
 
+/* OVER ([PARTITION BY e, ...] [ORDER BY e [ASC|DESC], ...]) after a call; false on error. */
+static bool parse_over(struct parser *p, struct sl_expr *e)
+{
+	e->over = true;
+	advance(p);
+	if (!expect_op(p, "(", "'(' after OVER"))
+		return false;
+	if (is_kw(p, "PARTITION")) {
+		advance(p);
+		if (!expect_kw(p, "BY", "BY after PARTITION"))
+			return false;
+		do {
+			struct sl_expr *k = parse_or(p);
+			struct sl_expr **a;
+
+			if (!k)
+				return false;
+			a = realloc(e->partition, (e->npartition + 1) * sizeof(*a));
+			if (!a) {
+				sl_expr_destroy(k);
+				nomem(p);
+				return false;
+			}
+			e->partition = a;
+			e->partition[e->npartition++] = k;
+		} while (is_op(p, ",") && (advance(p), true));
+	}
+	if (is_kw(p, "ORDER")) {
+		advance(p);
+		if (!expect_kw(p, "BY", "BY after ORDER"))
+			return false;
+		do {
+			struct sl_expr *k = parse_or(p);
+			struct sl_expr_order *a;
+
+			if (!k)
+				return false;
+			a = realloc(e->order, (e->norder + 1) * sizeof(*a));
+			if (!a) {
+				sl_expr_destroy(k);
+				nomem(p);
+				return false;
+			}
+			e->order = a;
+			e->order[e->norder].expr = k;
+			e->order[e->norder].desc = is_kw(p, "DESC");
+			e->norder++;
+			if (is_kw(p, "ASC") || is_kw(p, "DESC"))
+				advance(p);
+		} while (is_op(p, ",") && (advance(p), true));
+	}
+	return expect_op(p, ")", e->norder ? "',', ASC, DESC or ')' in OVER"
+			 : e->npartition ? "',', ORDER BY or ')' in OVER"
+					 : "PARTITION BY, ORDER BY or ')' in OVER");
+}
+
+/* A call and its OVER window, if any. */
+static struct sl_expr *parse_call_over(struct parser *p, struct sl_expr *e)
+{
+	e = parse_call(p, e);
+	if (e && is_kw(p, "OVER") && !parse_over(p, e)) {
+		sl_expr_destroy(e);
+		return NULL;
+	}
+	return e;
+}
+
 /* FLOOR(x TO unit) / CEIL(x TO unit), or the plain functions FLOOR(x) / CEIL(x). */
 static struct sl_expr *parse_round(struct parser *p, struct sl_expr *e)
 {
@@ -643,7 +710,7 @@ static struct sl_expr *parse_name(struct parser *p)
 		advance(p);
 		if (sl_tok_is_kw(&first, "FLOOR") || sl_tok_is_kw(&first, "CEIL"))
 			return parse_round(p, e);
-		return parse_call(p, e);
+		return parse_call_over(p, e);
 	}
 	e = node_at(p, SL_EXPR_COLUMN, &first);
 	if (!e || !add_path(p, e, &first))
@@ -1039,6 +1106,12 @@ void sl_expr_destroy(struct sl_expr *e)
 		sl_expr_destroy(e->args[i]);
 	for (uint32_t i = 0; i < e->npath; i++)
 		free(e->path[i]);
+	for (uint32_t i = 0; i < e->npartition; i++)
+		sl_expr_destroy(e->partition[i]);
+	for (uint32_t i = 0; i < e->norder; i++)
+		sl_expr_destroy(e->order[i].expr);
+	free(e->partition);
+	free(e->order);
 	sl_expr_destroy(e->case_operand);
 	sl_expr_destroy(e->case_else);
 	free(e->args);
@@ -1188,6 +1261,22 @@ static void print_path(struct out *o, const struct sl_expr *e)
 	}
 }
 
+static void print_over(struct out *o, const struct sl_expr *e)
+{
+	put(o, " OVER (");
+	if (e->npartition) {
+		put(o, "PARTITION BY ");
+		print_list(o, e->partition, e->npartition);
+	}
+	for (uint32_t i = 0; i < e->norder; i++) {
+		put(o, i ? ", " : e->npartition ? " ORDER BY " : "ORDER BY ");
+		print(o, e->order[i].expr);
+		if (e->order[i].desc)
+			put(o, " DESC");
+	}
+	put(o, ")");
+}
+
 static void print(struct out *o, const struct sl_expr *e)
 {
 	static const char *const is_texts[] = { "NULL", "TRUE", "FALSE" };
@@ -1267,6 +1356,8 @@ static void print(struct out *o, const struct sl_expr *e)
 		put(o, "%s(%s", e->text, e->distinct ? "DISTINCT " : "");
 		print_list(o, e->args, e->nargs);
 		put(o, ")");
+		if (e->over)
+			print_over(o, e);
 		break;
 	case SL_EXPR_CASE:
 		put(o, "CASE");

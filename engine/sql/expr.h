@@ -35,7 +35,7 @@ enum sl_expr_kind {
 	SL_EXPR_BETWEEN,    /* args[0] [NOT] BETWEEN args[1] AND args[2] */
 	SL_EXPR_IN,         /* args[0] [NOT] IN (args[1..nargs)) */
 	SL_EXPR_LIKE,       /* args[0] [NOT] LIKE args[1] */
-	SL_EXPR_CALL,       /* text(args), distinct for f(DISTINCT x); name as written */
+	SL_EXPR_CALL,       /* text(args), distinct for f(DISTINCT x); name as written; over */
 	SL_EXPR_CASE,       /* CASE [case_operand] WHEN args[2i] THEN args[2i+1] [ELSE case_else] */
 	SL_EXPR_CAST,       /* CAST(args[0] AS type) */
 	SL_EXPR_ROUND_TO,   /* text = FLOOR|CEIL (as written), args[0], unit */
@@ -78,6 +78,12 @@ enum sl_expr_is {
 	SL_EXPR_IS_FALSE,
 };
 
+/* One ORDER BY key of an OVER window. */
+struct sl_expr_order {
+	struct sl_expr *expr;
+	bool desc;
+};
+
 struct sl_expr {
 	enum sl_expr_kind kind;
 	uint32_t line, col;          /* of the node's first token (operator nodes: the operator) */
@@ -95,6 +101,12 @@ struct sl_expr {
 	struct sl_expr *case_operand; /* CASE x WHEN ..., else NULL */
 	struct sl_expr *case_else;    /* NULL when there is no ELSE */
 	struct sl_ddl_type type;      /* CAST */
+	/* CALL f(...) OVER (PARTITION BY partition ORDER BY order): ROW_NUMBER() dedup */
+	bool over;
+	struct sl_expr **partition;
+	uint32_t npartition;
+	struct sl_expr_order *order;
+	uint32_t norder;
 };
 
 /*

@@ -150,6 +150,12 @@ static void test_names_and_calls(void)
 		     "(CAST(a AS BOOLEAN) OR (CAST(b AS INT) = CAST(c AS DOUBLE)))");
 	expect_print("CAST(a AS FLOAT) || CAST(b AS STRING) || CAST(c AS DATE)",
 		     "((CAST(a AS FLOAT) || CAST(b AS STRING)) || CAST(c AS DATE))");
+	expect_print("ROW_NUMBER() OVER (PARTITION BY product ORDER BY event_time DESC) = 1",
+		     "(ROW_NUMBER() OVER (PARTITION BY product ORDER BY event_time DESC) = 1)");
+	expect_print("ROW_NUMBER() OVER (PARTITION BY a, b.c ORDER BY t ASC, u DESC)",
+		     "ROW_NUMBER() OVER (PARTITION BY a, b.c ORDER BY t, u DESC)");
+	expect_print("ROW_NUMBER() OVER (ORDER BY t)", "ROW_NUMBER() OVER (ORDER BY t)");
+	expect_print("f(x) OVER ()", "f(x) OVER ()");
 	expect_print("FLOOR(ts TO HOUR)", "FLOOR(ts TO HOUR)");
 	expect_print("CEIL(ts TO MINUTES)", "CEIL(ts TO MINUTE)");
 	expect_print("FLOOR(x / 2)", "FLOOR((x / 2))");
@@ -292,6 +298,13 @@ static void test_errors(void)
 	expect_error("CAST(a AS INT", "1:14: expected ')' closing CAST, found end of input");
 	expect_error("FLOOR(ts TO WEEK)",
 		     "1:13: expected a time unit (SECOND, MINUTE, HOUR, DAY), found 'WEEK'");
+	expect_error("ROW_NUMBER() OVER (PARTITION a)",
+		     "1:30: expected BY after PARTITION, found 'a'");
+	expect_error("ROW_NUMBER() OVER (ORDER BY t DESC LIMIT)",
+		     "1:36: expected ',', ASC, DESC or ')' in OVER, found 'LIMIT'");
+	expect_error("ROW_NUMBER() OVER (PARTITION BY a x)",
+		     "1:35: expected ',', ORDER BY or ')' in OVER, found 'x'");
+	expect_error("ROW_NUMBER() OVER x", "1:19: expected '(' after OVER, found 'x'");
 	expect_error("a.", "1:3: expected a field name after '.', found end of input");
 	expect_error("a.\n  1", "2:3: expected a field name after '.', found '1'");
 	expect_error("f(DESCRIPTOR(1))",
