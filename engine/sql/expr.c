@@ -1353,7 +1353,8 @@ static void print(struct out *o, const struct sl_expr *e)
 		put(o, ")");
 		break;
 	case SL_EXPR_CALL:
-		put(o, "%s(%s", e->text, e->distinct ? "DISTINCT " : "");
+		put_name(o, e->text);
+		put(o, "(%s", e->distinct ? "DISTINCT " : "");
 		print_list(o, e->args, e->nargs);
 		put(o, ")");
 		if (e->over)

@@ -133,6 +133,7 @@ static void test_names_and_calls(void)
 	expect_print("COUNT(*)", "COUNT(*)");
 	expect_print("count(DISTINCT user_id)", "count(DISTINCT user_id)");
 	expect_print("NOW()", "NOW()");
+	expect_print("`my udf`(1)", "`my udf`(1)");
 	expect_print("SUM(a * 2) / COUNT(*)", "(SUM((a * 2)) / COUNT(*))");
 	expect_print("f(g(x), 'y', NULL)", "f(g(x), 'y', NULL)");
 	expect_print("CASE WHEN a > 1 THEN 'big' WHEN a > 0 THEN 'small' ELSE 'none' END",
