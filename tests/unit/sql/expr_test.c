@@ -257,6 +257,47 @@ static void test_stops(void)
 	sl_expr_destroy(e);
 }
 
+/* A whole SELECT list from the legacy group-window case, read the way the query parser will. */
+static void test_select_list(void)
+{
+	static const char src[] =
+		"SELECT name, TUMBLE_START(rowtime, INTERVAL '5' SECOND) AS window_start, "
+		"TUMBLE_END(rowtime, INTERVAL '0.005' SECOND) AS window_end, COUNT(*), "
+		"SUM(a_int), COUNT(DISTINCT `comment`), amount * r.rate FROM source_t";
+	static const char *const want[] = {
+		"name", "TUMBLE_START(rowtime, INTERVAL '5' SECOND)",
+		"TUMBLE_END(rowtime, INTERVAL '0.005' SECOND)", "COUNT(*)", "SUM(a_int)",
+		"COUNT(DISTINCT comment)", "(amount * r.rate)",
+	};
+	struct sl_lexer lx;
+	struct sl_tok t;
+	char buf[128];
+	size_t i = 0;
+
+	sl_lexer_init(&lx, src, strlen(src));
+	t = sl_lexer_next(&lx);
+	do {
+		struct sl_expr *e;
+
+		t = sl_lexer_next(&lx);
+		e = sl_expr_parse(&lx, &t, err, sizeof err);
+		T_ASSERT(e && i < sizeof(want) / sizeof(want[0]));
+		sl_expr_print(e, buf, sizeof buf);
+		if (strcmp(buf, want[i])) {
+			fprintf(stderr, "item %zu printed '%s', want '%s'\n", i, buf, want[i]);
+			exit(T_EXIT_FAIL);
+		}
+		sl_expr_destroy(e);
+		i++;
+		if (sl_tok_is_kw(&t, "AS")) {
+			sl_lexer_next(&lx);
+			t = sl_lexer_next(&lx);
+		}
+	} while (sl_tok_is_op(&t, ","));
+	T_ASSERT_EQ_I64(i, sizeof(want) / sizeof(want[0]));
+	T_ASSERT(sl_tok_is_kw(&t, "FROM"));
+}
+
 static void test_errors(void)
 {
 	expect_error("", "1:1: expected an expression, found end of input");
@@ -360,6 +401,7 @@ int main(void)
 	test_seeds();
 	test_positions();
 	test_stops();
+	test_select_list();
 	test_errors();
 	return T_EXIT_PASS;
 }
