@@ -207,7 +207,7 @@ static bool is_reserved(const struct sl_tok *t)
 		"AND", "OR", "NOT", "FROM", "WHERE", "GROUP", "BY", "HAVING", "ORDER", "AS",
 		"WHEN", "THEN", "ELSE", "END", "SELECT", "IS", "IN", "BETWEEN", "LIKE", "ON",
 		"JOIN", "UNION", "LIMIT", "WINDOW", "TO", "DISTINCT", "ALL", "INTERVAL",
-		"CASE", "CAST", "TABLE", "DESCRIPTOR", "OVER", "PARTITION",
+		"CASE", "CAST", "TABLE", "DESCRIPTOR", "OVER", "PARTITION", "FILTER",
 	};
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -555,10 +555,19 @@ static bool parse_over(struct parser *p, struct sl_expr *e)
 					 : "PARTITION BY, ORDER BY or ')' in OVER");
 }
 
-/* A call and its OVER window, if any. */
+/* A call, its aggregate FILTER (WHERE cond) (Nexmark q15 writes it), and its OVER window. */
 static struct sl_expr *parse_call_over(struct parser *p, struct sl_expr *e)
 {
 	e = parse_call(p, e);
+	if (e && is_kw(p, "FILTER")) {
+		advance(p);
+		if (!expect_op(p, "(", "'(' after FILTER") ||
+		    !expect_kw(p, "WHERE", "WHERE after FILTER (") ||
+		    !(e->filter = parse_or(p)) || !expect_op(p, ")", "')' closing FILTER")) {
+			sl_expr_destroy(e);
+			return NULL;
+		}
+	}
 	if (e && is_kw(p, "OVER") && !parse_over(p, e)) {
 		sl_expr_destroy(e);
 		return NULL;
@@ -1112,6 +1121,7 @@ void sl_expr_destroy(struct sl_expr *e)
 		sl_expr_destroy(e->order[i].expr);
 	free(e->partition);
 	free(e->order);
+	sl_expr_destroy(e->filter);
 	sl_expr_destroy(e->case_operand);
 	sl_expr_destroy(e->case_else);
 	free(e->args);
@@ -1357,6 +1367,11 @@ static void print(struct out *o, const struct sl_expr *e)
 		put(o, "(%s", e->distinct ? "DISTINCT " : "");
 		print_list(o, e->args, e->nargs);
 		put(o, ")");
+		if (e->filter) {
+			put(o, " FILTER (WHERE ");
+			print(o, e->filter);
+			put(o, ")");
+		}
 		if (e->over)
 			print_over(o, e);
 		break;

@@ -101,6 +101,7 @@ struct sl_expr {
 	struct sl_expr *case_operand; /* CASE x WHEN ..., else NULL */
 	struct sl_expr *case_else;    /* NULL when there is no ELSE */
 	struct sl_ddl_type type;      /* CAST */
+	struct sl_expr *filter;       /* CALL agg(...) FILTER (WHERE filter), else NULL */
 	/* CALL f(...) OVER (PARTITION BY partition ORDER BY order): ROW_NUMBER() dedup */
 	bool over;
 	struct sl_expr **partition;

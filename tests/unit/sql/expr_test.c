@@ -157,6 +157,9 @@ static void test_names_and_calls(void)
 		     "ROW_NUMBER() OVER (PARTITION BY a, b.c ORDER BY t, u DESC)");
 	expect_print("ROW_NUMBER() OVER (ORDER BY t)", "ROW_NUMBER() OVER (ORDER BY t)");
 	expect_print("f(x) OVER ()", "f(x) OVER ()");
+	expect_print("count(DISTINCT bidder) FILTER (WHERE price >= 10000 AND price < 1000000)",
+		     "count(DISTINCT bidder) FILTER (WHERE ((price >= 10000) AND "
+		     "(price < 1000000)))");
 	expect_print("FLOOR(ts TO HOUR)", "FLOOR(ts TO HOUR)");
 	expect_print("CEIL(ts TO MINUTES)", "CEIL(ts TO MINUTE)");
 	expect_print("FLOOR(x / 2)", "FLOOR((x / 2))");
@@ -346,6 +349,10 @@ static void test_errors(void)
 		     "1:36: expected ',', ASC, DESC or ')' in OVER, found 'LIMIT'");
 	expect_error("ROW_NUMBER() OVER (PARTITION BY a x)",
 		     "1:35: expected ',', ORDER BY or ')' in OVER, found 'x'");
+	expect_error("COUNT(*) FILTER (price > 1)",
+		     "1:18: expected WHERE after FILTER (, found 'price'");
+	expect_error("COUNT(*) FILTER (WHERE a",
+		     "1:25: expected ')' closing FILTER, found end of input");
 	expect_error("ROW_NUMBER() OVER x", "1:19: expected '(' after OVER, found 'x'");
 	expect_error("a.", "1:3: expected a field name after '.', found end of input");
 	expect_error("a.\n  1", "2:3: expected a field name after '.', found '1'");
