@@ -140,22 +140,13 @@ static void *append(struct parser *p, void **arr, uint32_t *n, size_t size)
 	return a + (*n)++ * size;
 }
 
-/* Copies an identifier, undoing `` inside backquoted names. */
+/* Copies an identifier (see sl_tok_ident_dup), reporting ENOMEM to the parser. */
 static char *ident_dup(struct parser *p, const struct sl_tok *t)
 {
-	char *s = malloc(t->len + 1);
-	size_t n = 0;
+	char *s = sl_tok_ident_dup(t);
 
-	if (!s) {
+	if (!s)
 		nomem(p);
-		return NULL;
-	}
-	for (uint32_t i = 0; i < t->len; i++) {
-		if (t->quoted && t->text[i] == '`' && i + 1 < t->len && t->text[i + 1] == '`')
-			i++;
-		s[n++] = t->text[i];
-	}
-	s[n] = 0;
 	return s;
 }
 

@@ -6,6 +6,7 @@
  * stable for UTF-8 text inside strings (columns after a multi-byte character are byte
  * columns; the messages say so by naming line and column only).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lexer.h"
@@ -244,4 +245,21 @@ size_t sl_tok_unquote(const struct sl_tok *tok, char *buf, size_t cap)
 	if (cap)
 		buf[n < cap ? n : cap - 1] = 0;
 	return n;
+}
+
+char *sl_tok_ident_dup(const struct sl_tok *tok)
+{
+	char *s = malloc(tok->len + 1);
+	size_t n = 0;
+
+	if (!s)
+		return NULL;
+	for (uint32_t i = 0; i < tok->len; i++) {
+		if (tok->quoted && tok->text[i] == '`' && i + 1 < tok->len &&
+		    tok->text[i + 1] == '`')
+			i++;
+		s[n++] = tok->text[i];
+	}
+	s[n] = 0;
+	return s;
 }

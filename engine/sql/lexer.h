@@ -55,4 +55,8 @@ bool sl_tok_is_op(const struct sl_tok *tok, const char *op);
  * value's length, or the length needed if it exceeds cap (like snprintf). */
 size_t sl_tok_unquote(const struct sl_tok *tok, char *buf, size_t cap);
 
+/* Returns a NUL-terminated copy of an IDENT token's name with `` inside backquoted names
+ * undone, or NULL on ENOMEM. Caller frees. */
+char *sl_tok_ident_dup(const struct sl_tok *tok);
+
 #endif
