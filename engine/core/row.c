@@ -87,6 +87,55 @@ int sl_double_format(double v, char *buf, size_t cap)
 	return snprintf(buf, cap, "%s", tmp);
 }
 
+int sl_float_format(float v, char *buf, size_t cap)
+{
+	char tmp[40];
+	int n = 0;
+
+	if (v != v)
+		return snprintf(buf, cap, "NaN");
+	if (v == 1.0f / 0.0f || v == -1.0f / 0.0f)
+		return snprintf(buf, cap, "%sInfinity", v < 0 ? "-" : "");
+	/* shortest precision that reads back as the same float, as Java's Float.toString */
+	for (int prec = 1; prec <= 9; prec++) {
+		n = snprintf(tmp, sizeof tmp, "%.*g", prec, (double)v);
+		if (strtof(tmp, NULL) == v)
+			break;
+	}
+	if (!strpbrk(tmp, ".eEn"))
+		n = snprintf(tmp + n, sizeof tmp - (size_t)n, ".0") + n;
+	return snprintf(buf, cap, "%s", tmp);
+}
+
+int sl_decimal_format(int64_t unscaled, int scale, char *buf, size_t cap)
+{
+	char digits[32];
+	uint64_t mag = unscaled < 0 ? -(uint64_t)unscaled : (uint64_t)unscaled;
+	int nd = snprintf(digits, sizeof digits, "%" PRIu64, mag);
+
+	if (scale <= 0)
+		return snprintf(buf, cap, "%s%s", unscaled < 0 ? "-" : "", digits);
+	if (nd <= scale) {
+		/* 0.0xy: zeros between the point and the digits */
+		char frac[40];
+
+		memset(frac, '0', (size_t)(scale - nd));
+		memcpy(frac + scale - nd, digits, (size_t)nd + 1);
+		return snprintf(buf, cap, "%s0.%s", unscaled < 0 ? "-" : "", frac);
+	}
+	return snprintf(buf, cap, "%s%.*s.%s", unscaled < 0 ? "-" : "", nd - scale, digits,
+			digits + nd - scale);
+}
+
+int sl_date_format(int64_t days, char *buf, size_t cap)
+{
+	time_t secs = (time_t)(days * 86400);
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	return snprintf(buf, cap, "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+}
+
 static const char *const kind_tag[] = { "+I", "-U", "+U", "-D" };
 
 /* Appends with snprintf semantics: `n` counts what would have been written. */
@@ -130,7 +179,20 @@ int sl_row_format(const struct sl_row *r, const struct sl_schema *s, char *buf, 
 			APPEND("%.*s", (int)len, str);
 			break;
 		case SL_TYPE_TIMESTAMP:
+		case SL_TYPE_TIMESTAMP_LTZ:
 			sl_ts_format(sl_row_i64(r, i), ts, sizeof ts);
+			APPEND("%s", ts);
+			break;
+		case SL_TYPE_FLOAT:
+			sl_float_format((float)sl_row_f64(r, i), ts, sizeof ts);
+			APPEND("%s", ts);
+			break;
+		case SL_TYPE_DECIMAL:
+			sl_decimal_format(sl_row_i64(r, i), sl_schema_scale(s, i), ts, sizeof ts);
+			APPEND("%s", ts);
+			break;
+		case SL_TYPE_DATE:
+			sl_date_format(sl_row_i64(r, i), ts, sizeof ts);
 			APPEND("%s", ts);
 			break;
 		}

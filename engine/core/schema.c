@@ -12,6 +12,8 @@ struct sl_schema {
 	int n;
 	char *name[SL_SCHEMA_MAX_FIELDS];
 	enum sl_type type[SL_SCHEMA_MAX_FIELDS];
+	uint8_t prec[SL_SCHEMA_MAX_FIELDS];  /* DECIMAL */
+	uint8_t scale[SL_SCHEMA_MAX_FIELDS]; /* DECIMAL */
 };
 
 struct sl_schema *sl_schema_create(void)
@@ -32,13 +34,39 @@ int sl_schema_add(struct sl_schema *s, const char *name, enum sl_type type)
 {
 	if (s->n >= SL_SCHEMA_MAX_FIELDS || sl_schema_find(s, name) >= 0)
 		return -EINVAL;
-	if (type < SL_TYPE_BOOL || type > SL_TYPE_TIMESTAMP)
+	if (type < SL_TYPE_BOOL || type > SL_TYPE_TIMESTAMP_LTZ)
 		return -EINVAL;
 	s->name[s->n] = strdup(name);
 	if (!s->name[s->n])
 		return -ENOMEM;
 	s->type[s->n] = type;
+	s->prec[s->n] = type == SL_TYPE_DECIMAL ? 10 : 0; /* DECIMAL means DECIMAL(10, 0) */
+	s->scale[s->n] = 0;
 	return s->n++;
+}
+
+int sl_schema_add_decimal(struct sl_schema *s, const char *name, int precision, int scale)
+{
+	int i;
+
+	if (precision < 1 || precision > SL_DECIMAL_MAX_PREC || scale < 0 || scale > precision)
+		return -EINVAL;
+	i = sl_schema_add(s, name, SL_TYPE_DECIMAL);
+	if (i < 0)
+		return i;
+	s->prec[i] = (uint8_t)precision;
+	s->scale[i] = (uint8_t)scale;
+	return i;
+}
+
+int sl_schema_precision(const struct sl_schema *s, int i)
+{
+	return s->prec[i];
+}
+
+int sl_schema_scale(const struct sl_schema *s, int i)
+{
+	return s->scale[i];
 }
 
 int sl_schema_nfields(const struct sl_schema *s)
@@ -71,7 +99,11 @@ struct sl_schema *sl_schema_clone(const struct sl_schema *s)
 	if (!c)
 		return NULL;
 	for (int i = 0; i < s->n; i++) {
-		if (sl_schema_add(c, s->name[i], s->type[i]) < 0) {
+		int rc = s->type[i] == SL_TYPE_DECIMAL
+				 ? sl_schema_add_decimal(c, s->name[i], s->prec[i], s->scale[i])
+				 : sl_schema_add(c, s->name[i], s->type[i]);
+
+		if (rc < 0) {
 			sl_schema_destroy(c);
 			return NULL;
 		}
@@ -88,6 +120,10 @@ const char *sl_type_name(enum sl_type t)
 	case SL_TYPE_DOUBLE: return "DOUBLE";
 	case SL_TYPE_STRING: return "STRING";
 	case SL_TYPE_TIMESTAMP: return "TIMESTAMP(3)";
+	case SL_TYPE_FLOAT: return "FLOAT";
+	case SL_TYPE_DECIMAL: return "DECIMAL";
+	case SL_TYPE_DATE: return "DATE";
+	case SL_TYPE_TIMESTAMP_LTZ: return "TIMESTAMP_LTZ(3)";
 	}
 	return "?";
 }

@@ -37,7 +37,15 @@ enum sl_type {
 	SL_TYPE_DOUBLE,
 	SL_TYPE_STRING,
 	SL_TYPE_TIMESTAMP, /* milliseconds since the epoch, TIMESTAMP(3) */
+	SL_TYPE_FLOAT,     /* FLOAT (32-bit): a double slot holding a float-rounded value */
+	SL_TYPE_DECIMAL,   /* DECIMAL(p,s): the unscaled int64 value; p <= 18 digits (see
+			    * sl_schema_add_decimal); scale in the schema */
+	SL_TYPE_DATE,      /* days since 1970-01-01 */
+	SL_TYPE_TIMESTAMP_LTZ, /* TIMESTAMP_LTZ(3): epoch ms, an instant; printed in UTC */
 };
+
+/* The largest DECIMAL precision a slot holds exactly (int64 unscaled value). */
+#define SL_DECIMAL_MAX_PREC 18
 
 /* Changelog kind of a row, printed as +I, -U, +U, -D. */
 enum sl_row_kind {
@@ -62,6 +70,12 @@ int sl_schema_add(struct sl_schema *s, const char *name, enum sl_type type);
 int sl_schema_nfields(const struct sl_schema *s);
 const char *sl_schema_name(const struct sl_schema *s, int i);
 enum sl_type sl_schema_type(const struct sl_schema *s, int i);
+/* Appends a DECIMAL(precision, scale) field: 1 <= precision <= SL_DECIMAL_MAX_PREC,
+ * 0 <= scale <= precision. Returns its index or -EINVAL / -ENOMEM. */
+int sl_schema_add_decimal(struct sl_schema *s, const char *name, int precision, int scale);
+/* DECIMAL precision and scale of field i (0 for other types). */
+int sl_schema_precision(const struct sl_schema *s, int i);
+int sl_schema_scale(const struct sl_schema *s, int i);
 /* Returns the field index of `name`, or -ENOENT. */
 int sl_schema_find(const struct sl_schema *s, const char *name);
 /* Returns a deep copy or NULL on ENOMEM. */
@@ -194,6 +208,17 @@ int sl_row_format(const struct sl_row *r, const struct sl_schema *s, char *buf, 
 /* Writes a double the way Java's Double.toString does for Flink (shortest round trip, at
  * least one decimal: 1.0, 0.1, 1.0E10). Returns characters written. */
 int sl_double_format(double v, char *buf, size_t cap);
+
+/* Writes a float the way Java's Float.toString does (shortest digits that read back as the
+ * same float). Returns characters written. */
+int sl_float_format(float v, char *buf, size_t cap);
+
+/* Writes an unscaled decimal with `scale` fraction digits ("-12.30"). Returns characters
+ * written. */
+int sl_decimal_format(int64_t unscaled, int scale, char *buf, size_t cap);
+
+/* Writes a date (days since the epoch) as 2024-01-31. Returns characters written. */
+int sl_date_format(int64_t days, char *buf, size_t cap);
 
 /* Formats a timestamp as `2024-01-31 04:19:31.784` (UTC). Returns characters written. */
 int sl_ts_format(sl_ts_t ts, char *buf, size_t cap);
