@@ -1,0 +1,129 @@
+/*
+ * eval.h - SQL expressions compiled at plan time into programs that run on rows without
+ * allocating: type checking, implicit casts, function resolution and constant folding happen
+ * once in sl_prog_compile(); evaluation walks a flat array of typed instructions over a
+ * register file, with string results in caller-provided scratch memory.
+ *
+ * Ownership: a compiled program is immutable and shared read-only by every shard; each shard
+ * (operator instance) brings its own struct sl_eval_ctx. The expression tree and the scope
+ * are borrowed only during compilation.
+ */
+#ifndef SL_SQL_EVAL_H
+#define SL_SQL_EVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sluice/types.h>
+
+#include "expr.h"
+
+/* The static type of a value: a column type, DECIMAL precision/scale, and whether it may be
+ * NULL. INTERVAL values (INTERVAL '5' SECOND, ts1 - ts2 is not supported) have
+ * type SL_TYPE_BIGINT with interval = true and hold milliseconds. The NULL literal has
+ * null_type = true until context gives it a type. */
+struct sl_sql_type {
+	enum sl_type type;
+	int prec, scale;   /* DECIMAL */
+	bool nullable;
+	bool interval;
+	bool null_type;
+};
+
+/*
+ * A column an expression may name. `qual` is the table name or alias it can be qualified
+ * with (NULL: none); `name` is the column name, with nested ROW fields flattened into
+ * dot-joined names ("payload.after.id"), so `payload.after.id` and `o.payload.after.id`
+ * resolve to a leaf. `field` is the index of the input row's field that holds it.
+ *
+ * `match`, when set, makes the column stand for an expression instead of a name: any
+ * subtree structurally equal to `match` (same printed form, function names compared without
+ * case) compiles to this column. The planner uses it for aggregates (`AVG(x)` over the
+ * aggregate's output field), group keys and window properties (TUMBLE_START(ts, ...)).
+ * Names of `match` columns are not visible to plain column references unless `name` is set.
+ */
+struct sl_sql_col {
+	const char *qual;
+	const char *name;
+	struct sl_sql_type type;
+	int field;
+	const struct sl_expr *match;
+	bool rowtime;      /* the column is an event-time attribute (for the planner) */
+	bool proctime;     /* PROCTIME() attribute */
+};
+
+struct sl_scope {
+	const struct sl_sql_col *cols;
+	int ncols;
+};
+
+/* Settings that change what expressions mean. */
+struct sl_sql_env {
+	int64_t local_tz_offset_ms; /* table.local-time-zone as a fixed offset; 0 = UTC */
+	const char *file;           /* job file name for messages (may be NULL) */
+};
+
+struct sl_prog;
+
+/*
+ * Compiles `e` against `sc`. On success returns the program and its result type in *type.
+ * On failure returns NULL with "FILE:LINE:COL: what is wrong" in err: unknown column or
+ * function (with the closest known name when there is one), ambiguous column, wrong argument
+ * count or types, aggregate or window function where none is allowed. Never crashes on any
+ * tree sl_expr_parse() can produce.
+ */
+struct sl_prog *sl_prog_compile(const struct sl_expr *e, const struct sl_scope *sc,
+				const struct sl_sql_env *env, struct sl_sql_type *type, char *err,
+				size_t errcap);
+void sl_prog_destroy(struct sl_prog *p);
+
+/* True when the program reads no column and calls nothing time-dependent (PROCTIME()). */
+bool sl_prog_is_const(const struct sl_prog *p);
+
+/* Per-shard evaluation state: scratch for intermediate strings, processing time. */
+struct sl_eval_ctx {
+	char *scratch;          /* caller memory, reused for every evaluation */
+	uint32_t scratch_cap;   /* SL_EVAL_SCRATCH bytes is plenty for sane rows */
+	uint32_t scratch_used;  /* reset by every top-level eval call */
+	int64_t proctime_ms;    /* PROCTIME(), CURRENT_TIMESTAMP */
+	uint64_t errors;        /* evaluations that failed at run time (string too long for
+				 * scratch, invalid CAST text in a non-TRY cast): counted, result
+				 * NULL */
+};
+#define SL_EVAL_SCRATCH 65536
+
+/* A value produced by a program. Strings point into the input row or into ctx scratch and
+ * stay valid until the next eval call with the same ctx. */
+struct sl_val {
+	bool null;
+	union {
+		int64_t i;      /* BOOL (0/1), INT, BIGINT, DECIMAL unscaled, TIMESTAMP*, DATE,
+				 * INTERVAL */
+		double f;       /* FLOAT, DOUBLE */
+		struct {
+			const char *p;
+			uint32_t len;
+		} s;
+	};
+};
+
+/* Evaluates p over `in`. Hot path: no allocation, no syscalls. */
+void sl_prog_eval(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
+		  struct sl_val *out);
+/* Evaluates a predicate: true only when the result is TRUE (NULL is false, as in WHERE). */
+bool sl_prog_eval_pred(const struct sl_prog *p, const struct sl_row *in,
+		       struct sl_eval_ctx *ec);
+/*
+ * Evaluates p and stores the result into field `field` of `out`, converted to `to` (the
+ * field's declared type: implicit widening as SQL allows, DECIMAL rescaled HALF_UP; a value
+ * that does not fit becomes NULL and counts in ec->errors).
+ */
+void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in,
+		       struct sl_eval_ctx *ec, const struct sl_sql_type *to,
+		       struct sl_row_builder *out, int field);
+
+/* Writes the SQL spelling of a type ("DECIMAL(10, 2)", "TIMESTAMP(3)") for messages. */
+int sl_sql_type_name(const struct sl_sql_type *t, char *buf, size_t cap);
+
+#endif
