@@ -135,7 +135,7 @@ int sl_exchange_drain(struct sl_ctx *ctx)
 	return moved;
 }
 
-int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_stage)
+int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_stage, int lane)
 {
 	struct sl_runtime *rt = owner->sh->rt;
 	struct exchange_out *x = calloc(1, sizeof(*x));
@@ -154,7 +154,7 @@ int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_sta
 		return -ENOMEM;
 	}
 	for (int to = 0; to < x->n; to++)
-		x->out[to] = sl_rt_ring(rt, to_stage, owner->sh->index, to);
+		x->out[to] = sl_rt_ring_lane(rt, to_stage, lane, owner->sh->index, to);
 	ctx->self = x;
 	return 0;
 }

@@ -57,6 +57,8 @@ void sl_job_destroy(struct sl_job *job)
 		free(n);
 	}
 	free(job->node);
+	for (int s = 0; job->stage && s < job->nstages; s++)
+		free(job->stage[s].lanes);
 	free(job->stage);
 	free(job->name);
 	free(job);
@@ -252,6 +254,18 @@ struct sl_stream *sl_stream_project(struct sl_stream *in, const char *name, cons
 	return n;
 }
 
+/* Same field count, types and DECIMAL scales: rows of one are rows of the other. */
+static bool schemas_match(const struct sl_schema *a, const struct sl_schema *b)
+{
+	if (sl_schema_nfields(a) != sl_schema_nfields(b))
+		return false;
+	for (int i = 0; i < sl_schema_nfields(a); i++)
+		if (sl_schema_type(a, i) != sl_schema_type(b, i) ||
+		    sl_schema_scale(a, i) != sl_schema_scale(b, i))
+			return false;
+	return true;
+}
+
 struct sl_stream *sl_stream_key_by(struct sl_stream *in, const int *fields, int nfields)
 {
 	struct sl_stream *n;
@@ -262,8 +276,43 @@ struct sl_stream *sl_stream_key_by(struct sl_stream *in, const int *fields, int 
 	if (n) {
 		memcpy(n->fields, fields, sizeof(int) * (size_t)nfields);
 		n->nfields = nfields;
+		n->nlanes = 1;
 	}
 	return n;
+}
+
+struct sl_stream *sl_stream_union_key_by(struct sl_stream *const *ins, int nins,
+					 const int *fields, int nfields)
+{
+	struct sl_stream *head;
+
+	if (nins < 1 || !ins)
+		return NULL;
+	for (int i = 1; i < nins; i++) {
+		if (!input_ok(ins[i], "union_key_by"))
+			return NULL;
+		if (!schemas_match(ins[0]->schema, ins[i]->schema)) {
+			sl_job_set_error(ins[0]->job, -EINVAL,
+					 "union_key_by: input '%s' has other column types than '%s'",
+					 ins[i]->name, ins[0]->name);
+			return NULL;
+		}
+	}
+	head = sl_stream_key_by(ins[0], fields, nfields);
+	if (!head)
+		return NULL;
+	head->nlanes = nins;
+	for (int i = 1; i < nins; i++) {
+		struct sl_stream *k = sl_stream_key_by(ins[i], fields, nfields);
+
+		if (!k)
+			return NULL;
+		k->merge_into = head;
+		k->lane = i;
+		free(k->name);
+		k->name = strdup("key_by(union)");
+	}
+	return head;
 }
 
 static bool keyed_ok(struct sl_stream *keyed, const char *what)

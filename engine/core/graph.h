@@ -35,6 +35,12 @@ struct sl_stream {
 	struct sl_stream *in;          /* upstream node, NULL for sources */
 	struct sl_schema *schema;      /* output schema (owned) */
 	int stage;                     /* assigned by the planner */
+	/* KEYBY of a keyed union: the first input's node heads the stage and has nlanes > 1;
+	 * every other input has its own KEYBY node with merge_into = the head and lane = its
+	 * input index. Their exchange-outs write the head stage's rings of that lane. */
+	struct sl_stream *merge_into;
+	int lane;
+	int nlanes;
 
 	/* kind-specific */
 	const struct sl_source_ops *src_ops;
@@ -57,6 +63,8 @@ struct sl_stream {
 struct sl_stage {
 	int id;
 	struct sl_stream *input;       /* a SOURCE or a KEYBY node */
+	struct sl_stream **lanes;      /* KEYBY stages: the KEYBY node of each input lane */
+	int nlanes;                    /* 1 but for a keyed union */
 };
 
 struct sl_runtime;

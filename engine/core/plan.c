@@ -50,7 +50,10 @@ int sl_plan_build(struct sl_job *job)
 		sl_job_set_error(job, -EINVAL, "job '%s' has no sources", job->name);
 		return -EINVAL;
 	}
+	for (int s = 0; job->stage && s < job->nstages; s++)
+		free(job->stage[s].lanes);
 	free(job->stage);
+	job->nstages = 0;
 	job->stage = calloc((size_t)job->nnodes, sizeof(*job->stage));
 	if (!job->stage) {
 		sl_job_set_error(job, -ENOMEM, "out of memory planning the job");
@@ -60,11 +63,29 @@ int sl_plan_build(struct sl_job *job)
 		struct sl_stream *n = job->node[i];
 		struct sl_op_def *d = &n->def;
 
-		if (n->kind == SL_NODE_SOURCE || n->kind == SL_NODE_KEYBY) {
+		if (n->kind == SL_NODE_KEYBY && n->merge_into) {
+			/* another input of a keyed union: feeds the head's stage, lane n->lane */
+			struct sl_stage *st = &job->stage[n->merge_into->stage];
+
+			n->stage = n->merge_into->stage;
+			st->lanes[n->lane] = n;
+		} else if (n->kind == SL_NODE_SOURCE || n->kind == SL_NODE_KEYBY) {
+			struct sl_stage *st = &job->stage[nstages];
+
 			n->stage = nstages;
-			job->stage[nstages].id = nstages;
-			job->stage[nstages].input = n;
+			st->id = nstages;
+			st->input = n;
+			st->nlanes = n->kind == SL_NODE_KEYBY ? n->nlanes : 0;
+			if (st->nlanes) {
+				st->lanes = calloc((size_t)st->nlanes, sizeof(*st->lanes));
+				if (!st->lanes) {
+					sl_job_set_error(job, -ENOMEM, "out of memory planning the job");
+					return -ENOMEM;
+				}
+				st->lanes[0] = n;
+			}
 			nstages++;
+			job->nstages = nstages;
 		} else {
 			n->stage = n->in->stage;
 		}

@@ -53,7 +53,7 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 	if (!rt)
 		return;
 	if (rt->rings) {
-		size_t nr = (size_t)rt->job->nstages * rt->nshards * rt->nshards;
+		size_t nr = (size_t)rt->nlanes * rt->nshards * rt->nshards;
 
 		for (size_t i = 0; i < nr; i++)
 			sl_ring_destroy(rt->rings[i]);
@@ -61,6 +61,7 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 	if (rt->dl_close)
 		close(rt->dl_fd);
 	free(rt->rings);
+	free(rt->lane_base);
 	for (int i = 0; rt->shards && i < rt->nshards; i++) {
 		free(rt->shards[i].m);
 		free(rt->shards[i].stage_blocked_ms);
@@ -75,19 +76,21 @@ static int create_rings(struct sl_runtime *rt)
 	struct sl_job *job = rt->job;
 	size_t n = (size_t)rt->nshards;
 
-	rt->rings = calloc((size_t)job->nstages * n * n, sizeof(*rt->rings));
+	rt->lane_base = calloc((size_t)job->nstages, sizeof(*rt->lane_base));
+	if (!rt->lane_base)
+		return -ENOMEM;
+	rt->nlanes = 0;
+	for (int s = 0; s < job->nstages; s++) {
+		rt->lane_base[s] = rt->nlanes;
+		rt->nlanes += job->stage[s].nlanes;
+	}
+	rt->rings = calloc((size_t)rt->nlanes * n * n + 1, sizeof(*rt->rings));
 	if (!rt->rings)
 		return -ENOMEM;
-	for (int s = 0; s < job->nstages; s++) {
-		if (job->stage[s].input->kind == SL_NODE_SOURCE)
-			continue;
-		for (size_t k = 0; k < n * n; k++) {
-			struct sl_ring *r = sl_ring_create(rt->ring_bytes);
-
-			if (!r)
-				return -ENOMEM;
-			rt->rings[(size_t)s * n * n + k] = r;
-		}
+	for (size_t k = 0; k < (size_t)rt->nlanes * n * n; k++) {
+		rt->rings[k] = sl_ring_create(rt->ring_bytes);
+		if (!rt->rings[k])
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -188,7 +191,7 @@ void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out)
 		for (int s = 0; s < job->nstages; s++)
 			out->backpressure_ms += rt->shards[i].stage_blocked_ms[s];
 	}
-	for (size_t k = 0; rt->rings && k < (size_t)job->nstages * rt->nshards * rt->nshards; k++)
+	for (size_t k = 0; rt->rings && k < (size_t)rt->nlanes * rt->nshards * rt->nshards; k++)
 		if (rt->rings[k])
 			out->ring_full += atomic_load_explicit(&rt->rings[k]->prod_full,
 							      memory_order_relaxed);
@@ -236,15 +239,16 @@ void sl_job_print_metrics(const struct sl_job *job, void *f)
 			blocked += rt->shards[i].stage_blocked_ms[s];
 		/* stalls of the rings feeding the next stages out of s */
 		for (int t = 0; t < job->nstages; t++) {
-			const struct sl_stream *in = job->stage[t].input;
-
-			if (in->kind != SL_NODE_KEYBY || in->in->stage != s)
-				continue;
-			for (int a = 0; a < rt->nshards; a++)
-				for (int b = 0; b < rt->nshards; b++)
-					full += atomic_load_explicit(&sl_rt_ring((struct sl_runtime *)rt,
-										t, a, b)->prod_full,
-								     memory_order_relaxed);
+			for (int l = 0; l < job->stage[t].nlanes; l++) {
+				if (job->stage[t].lanes[l]->in->stage != s)
+					continue;
+				for (int a = 0; a < rt->nshards; a++)
+					for (int b = 0; b < rt->nshards; b++)
+						full += atomic_load_explicit(
+							&sl_rt_ring_lane((struct sl_runtime *)rt, t, l,
+									 a, b)->prod_full,
+							memory_order_relaxed);
+			}
 		}
 		fprintf(f, "stage %d (%s) backpressured %" PRIu64 " ms over all shards, output "
 			   "rings full %" PRIu64 " times\n",

@@ -84,16 +84,30 @@ struct sl_runtime {
 	uint32_t max_par;
 	uint32_t ring_bytes;
 	struct sl_shard *shards;
-	struct sl_ring **rings;          /* [stage][from][to], NULL for source stages */
+	struct sl_ring **rings;          /* [lane][from][to], lanes of stage s from lane_base[s];
+					  * source stages have none */
+	int *lane_base;                  /* [stage] */
+	int nlanes;                      /* lanes of all stages */
 	int dl_fd;                       /* dead-letter output */
 	bool dl_close;
 	_Atomic bool abort;              /* a shard failed: everyone leaves at once */
 	pthread_mutex_t err_lock;        /* first error wins (error path only) */
 };
 
+/* The ring from shard `from` to shard `to` carrying input `lane` of stage `stage` (lane 0
+ * but for a keyed union). */
+static inline struct sl_ring *sl_rt_ring_lane(struct sl_runtime *rt, int stage, int lane,
+					      int from, int to)
+{
+	size_t l = (size_t)rt->lane_base[stage] + (size_t)lane;
+
+	return rt->rings[(l * (size_t)rt->nshards + (size_t)from) * (size_t)rt->nshards +
+			 (size_t)to];
+}
+
 static inline struct sl_ring *sl_rt_ring(struct sl_runtime *rt, int stage, int from, int to)
 {
-	return rt->rings[((size_t)stage * rt->nshards + from) * rt->nshards + to];
+	return sl_rt_ring_lane(rt, stage, 0, from, to);
 }
 
 /* Hands a stage's input time to its root: `active` inputs exist with minimum watermark
@@ -115,7 +129,8 @@ void sl_source_stage_close(struct sl_stage_inst *si);
 
 /* Exchange-outs (exchange.c): move held-back frames into rings. Returns frames moved. */
 int sl_exchange_drain(struct sl_ctx *xctx);
-int sl_exchange_open(struct sl_ctx *xctx, struct sl_stage_inst *owner, int to_stage);
+int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_stage,
+		     int lane);
 
 /* Writes one undecodable record to the dead-letter output and counts it (error path). */
 void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *why,

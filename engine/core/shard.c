@@ -287,9 +287,11 @@ static void publish_all(struct sl_shard *sh)
 	for (int s = 0; s < job->nstages; s++) {
 		if (job->stage[s].input->kind == SL_NODE_SOURCE)
 			continue;
-		for (int j = 0; j < rt->nshards; j++) {
-			sl_ring_publish_spsc(sl_rt_ring(rt, s, sh->index, j));
-			sl_ring_release_spsc(sl_rt_ring(rt, s, j, sh->index));
+		for (int l = 0; l < job->stage[s].nlanes; l++) {
+			for (int j = 0; j < rt->nshards; j++) {
+				sl_ring_publish_spsc(sl_rt_ring_lane(rt, s, l, sh->index, j));
+				sl_ring_release_spsc(sl_rt_ring_lane(rt, s, l, j, sh->index));
+			}
 		}
 	}
 }

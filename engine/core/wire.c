@@ -55,9 +55,9 @@ static int ctx_init(struct sl_shard *sh, struct sl_ctx *c, const struct sl_op_de
  * knows which shards own splits (split k runs on shard k mod N): channels from the others
  * are left out of the watermark from the start, and their frames are discarded.
  */
-static void mark_dead_channels(struct sl_shard *sh, struct sl_stage_inst *si)
+static void mark_dead_lane(struct sl_stage_inst *si, int lane, int nshards)
 {
-	const struct sl_stream *up = si->st->input->in;
+	const struct sl_stream *up = si->st->lanes[lane]->in;
 	const struct sl_stream *src;
 	int total, live = 0;
 
@@ -67,16 +67,22 @@ static void mark_dead_channels(struct sl_shard *sh, struct sl_stage_inst *si)
 		return;
 	src = up;
 	total = src->src_ops->nsplits ? src->src_ops->nsplits(src->cfg) : 1;
-	for (int from = 0; from < si->nchans; from++)
+	for (int from = 0; from < nshards; from++)
 		live += from < total;
 	if (live == 0)
-		return; /* nothing at all to read: let the end-of-input frames end the stage */
-	for (int from = 0; from < si->nchans; from++) {
-		if (from >= total) {
-			si->chans[from].dead = true;
-			si->chans[from].ended = true;
-		}
+		return; /* nothing at all to read: let the end-of-input frames end the lane */
+	for (int from = total; from < nshards; from++) {
+		struct sl_chan *c = &si->chans[lane * nshards + from];
+
+		c->dead = true;
+		c->ended = true;
 	}
+}
+
+static void mark_dead_channels(struct sl_shard *sh, struct sl_stage_inst *si)
+{
+	for (int lane = 0; lane < si->st->nlanes; lane++)
+		mark_dead_lane(si, lane, sh->rt->nshards);
 }
 
 int sl_shard_wire(struct sl_shard *sh)
@@ -135,7 +141,8 @@ int sl_shard_wire(struct sl_shard *sh)
 			sh->proctime_list = c;
 		}
 		if (node->kind == SL_NODE_KEYBY) {
-			rc = sl_exchange_open(&sh->xctx[i], &sh->si[node->in->stage], node->stage);
+			rc = sl_exchange_open(&sh->xctx[i], &sh->si[node->in->stage], node->stage,
+					      node->lane);
 			if (rc < 0)
 				return rc;
 		}
@@ -149,13 +156,15 @@ int sl_shard_wire(struct sl_shard *sh)
 				return rc;
 			continue;
 		}
-		si->nchans = sh->rt->nshards;
+		/* channel lane * nshards + from: the ring from shard `from` on input lane */
+		si->nchans = sh->rt->nshards * si->st->nlanes;
 		si->chans = calloc((size_t)si->nchans, sizeof(*si->chans));
 		if (!si->chans)
 			return -ENOMEM;
-		for (int from = 0; from < si->nchans; from++) {
-			si->chans[from].ring = sl_rt_ring(sh->rt, s, from, sh->index);
-			si->chans[from].wm = SL_TS_MIN;
+		for (int c = 0; c < si->nchans; c++) {
+			si->chans[c].ring = sl_rt_ring_lane(sh->rt, s, c / sh->rt->nshards,
+							    c % sh->rt->nshards, sh->index);
+			si->chans[c].wm = SL_TS_MIN;
 		}
 		mark_dead_channels(sh, si);
 	}

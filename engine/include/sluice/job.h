@@ -177,6 +177,12 @@ struct sl_stream *sl_stream_flat_map(struct sl_stream *in, const char *name, sl_
 /* Repartitions by the listed key fields. Windows and process functions need a keyed input;
  * any other operator after key_by runs on the shard owning the record's key, as in Flink. */
 struct sl_stream *sl_stream_key_by(struct sl_stream *in, const int *fields, int nfields);
+/* A keyed union: the rows of every input (all with the same column types) repartitioned by the
+ * same key fields into one keyed stream, as Flink's union followed by keyBy. Its watermark is
+ * the minimum over every input. Two-input operators (a temporal join) use it with rows that
+ * carry a side column. */
+struct sl_stream *sl_stream_union_key_by(struct sl_stream *const *ins, int nins,
+					 const int *fields, int nfields);
 
 /* A keyed window aggregation. Output: key fields, window_start, window_end (TIMESTAMP), then
  * one column per aggregate. Must follow sl_stream_key_by(). */

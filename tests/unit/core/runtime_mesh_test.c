@@ -4,7 +4,10 @@
  * every ring fills and backpressure must not deadlock the mesh. Checks that every record
  * arrives exactly once, on the shard that owns its key, with per-key order preserved.
  *
- * Usage: runtime_mesh_test [NSHARDS] [RECORDS]
+ * With "union", the four splits come from two sources (two splits each) joined by a keyed
+ * union, which must deliver the same records with the same guarantees.
+ *
+ * Usage: runtime_mesh_test [NSHARDS] [RECORDS] [union]
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 
 struct gen_cfg {
 	int nsplits;
+	int split_base;  /* split numbers in the rows start here */
 	int64_t per_split;
 };
 
@@ -51,9 +55,9 @@ static void *gen_open(const void *cfg, int split, struct sl_error *err)
 
 	if (!s)
 		return NULL;
-	s->split = split;
+	s->split = c->split_base + split;
 	s->end = c->per_split;
-	s->rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(split + 1);
+	s->rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(s->split + 1);
 	return s;
 }
 
@@ -196,7 +200,9 @@ int main(int argc, char **argv)
 {
 	int nshards = argc > 1 ? atoi(argv[1]) : 3;
 	int64_t per_split = argc > 2 ? atoll(argv[2]) : 200000;
-	struct gen_cfg cfg = { .nsplits = 4, .per_split = per_split };
+	bool use_union = argc > 3 && strcmp(argv[3], "union") == 0;
+	struct gen_cfg cfg = { .nsplits = use_union ? 2 : 4, .per_split = per_split };
+	struct gen_cfg cfg2 = { .nsplits = 2, .split_base = 2, .per_split = per_split };
 	struct sl_schema *sch = sl_schema_create();
 	struct sl_wm_strategy wm = { .kind = SL_WM_NONE, .ts_field = -1 };
 	struct sl_run_opts opts = { .nshards = nshards, .ring_bytes = 4096 };
@@ -212,7 +218,14 @@ int main(int argc, char **argv)
 	struct sl_job *job = sl_job_create("mesh");
 	struct sl_stream *s = sl_job_source(job, "gen", &gen_ops, &cfg, sch, &wm);
 
-	s = sl_stream_key_by(s, key, 1);
+	if (use_union) {
+		struct sl_stream *ins[2] = { s, sl_job_source(job, "gen2", &gen_ops, &cfg2, sch,
+							      &wm) };
+
+		s = sl_stream_union_key_by(ins, 2, key, 1);
+	} else {
+		s = sl_stream_key_by(s, key, 1);
+	}
 	s = sl_stream_map(s, "remap", remap, NULL, sch);
 	s = sl_stream_key_by(s, key, 1);
 	s = sl_stream_flat_map(s, "twice", twice, NULL, sch);
@@ -230,7 +243,7 @@ int main(int argc, char **argv)
 	T_ASSERT_EQ_I64(st.records_out, 2 * 4 * per_split);
 	/* tiny rings and a hot key: the producers must have met full rings */
 	T_ASSERT(nshards == 1 || st.ring_full > 0);
-	printf("mesh: %d shards, %lld records, ring full %llu times\n", nshards,
+	printf("mesh%s: %d shards, %lld records, ring full %llu times\n", use_union ? " (union)" : "", nshards,
 	       (long long)st.records_in, (unsigned long long)st.ring_full);
 	sl_job_destroy(job);
 	sl_schema_destroy(sch);
