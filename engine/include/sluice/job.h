@@ -123,6 +123,9 @@ enum sl_agg_kind {
 	SL_AGG_MIN,
 	SL_AGG_MAX,
 	SL_AGG_USER,
+	SL_AGG_COUNT_DISTINCT, /* distinct non-NULL values of field (BIGINT, 0 when none) */
+	SL_AGG_FIRST_VALUE,    /* first non-NULL value in arrival order */
+	SL_AGG_LAST_VALUE,     /* last non-NULL value in arrival order */
 };
 
 /* A user aggregate: an accumulator of acc_size bytes with init/add/merge/result. For a
@@ -139,11 +142,21 @@ struct sl_agg_fn {
 	void *arg;
 };
 
+/*
+ * One aggregate. Result types follow Flink SQL: COUNT* BIGINT; SUM(BIGINT) BIGINT,
+ * SUM(FLOAT/DOUBLE) the input type, SUM(DECIMAL(p,s)) DECIMAL(18,s) (Flink: 38,s; NULL once
+ * the sum leaves 18 digits, as Flink gives NULL on decimal overflow); AVG keeps the input
+ * type (AVG(INT) divides with truncation) except AVG(DECIMAL(p,s)) = DECIMAL(18, max(6,s))
+ * rounded HALF_UP; MIN/MAX/FIRST/LAST_VALUE keep the input type. NULL inputs are skipped;
+ * a result with no non-NULL input is NULL (COUNT: 0). SUM(INT) is BIGINT in the C API and
+ * INT (32-bit wrap-around, Java's int) with sql_types.
+ */
 struct sl_agg_spec {
 	enum sl_agg_kind kind;
 	int field;            /* input field, -1 for COUNT(*) */
 	const char *name;     /* output column name */
 	struct sl_agg_fn user; /* SL_AGG_USER */
+	bool sql_types;       /* Flink SQL result types where the C API differs (SUM(INT)) */
 };
 
 /* ---- building ------------------------------------------------------------------------- */

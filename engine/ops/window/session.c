@@ -54,8 +54,18 @@ int session_open(struct win *w, uint32_t max_par)
 	return 0;
 }
 
+static bool destroy_one(const struct sl_kv *kv, void *arg)
+{
+	struct win *w = arg;
+
+	win_acc_destroy(w, accs_of(w, kv->value));
+	return true;
+}
+
 void session_close(struct win *w)
 {
+	if (w->tab && w->cfg->has_dyn)
+		sl_kvtab_foreach(w->tab, destroy_one, w);
 	sl_timers_destroy(w->timers);
 	sl_kvtab_destroy(w->dir);
 	sl_kvtab_destroy(w->tab);
@@ -110,6 +120,7 @@ static bool session_drop(struct win *w, struct sl_ctx *ctx, struct sdir *d, stru
 			 struct sess *s)
 {
 	*link = s->next;
+	win_acc_destroy(w, accs_of(w, s));
 	sl_kvtab_remove_value(w->tab, s);
 	ctx->m.state_entries--;
 	if (d->head)
@@ -195,9 +206,10 @@ void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 			win_acc_add(w, accs_of(w, first), row);
 			return;
 		}
-		memcpy(w->save, accs_of(w, first), w->cfg->acc_size);
+		win_acc_copy(w, w->save, accs_of(w, first));
 		win_acc_add(w, accs_of(w, first), row);
 		win_emit_update(w, ctx, first->start, first->end, w->save, accs_of(w, first));
+		win_acc_destroy(w, w->save);
 		return;
 	}
 	s = merge_run(w, ctx, d, link, k, lo, hi);

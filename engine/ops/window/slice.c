@@ -69,8 +69,12 @@ int slice_open(struct win *w, uint32_t max_par)
 
 void slice_close(struct win *w)
 {
-	for (uint32_t i = 0; i < w->nbkt; i++)
+	for (uint32_t i = 0; i < w->nbkt; i++) {
+		/* every live entry is in exactly one bucket: free what its accumulators own */
+		for (uint32_t j = 0; w->cfg->has_dyn && j < w->bkt[i].nrun; j++)
+			win_acc_destroy(w, accs_of(w, w->bkt[i].run[j].v));
 		free(w->bkt[i].run);
+	}
 	sl_kvtab_destroy(w->tab);
 	free(w->bkt);
 	free(w->heap);
@@ -183,7 +187,7 @@ static void refire(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, bool
 	const struct sl_window_cfg *c = w->cfg;
 	sl_ts_t wm = ctx->watermark, hi = last_end(c, s);
 
-	memcpy(w->save, acc, c->acc_size);
+	win_acc_copy(w, w->save, acc);
 	win_acc_add(w, acc, row);
 	for (sl_ts_t e = first_end(c, s); e <= hi && e - 1 <= wm; e += c->slide) {
 		const void *old, *new;
@@ -196,7 +200,13 @@ static void refire(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, bool
 			win_emit_update(w, ctx, e - c->spec.size_ms, e, old, new);
 		else
 			win_emit(w, ctx, e - c->spec.size_ms, e, new, SL_ROW_INSERT);
+		/* merged scratch blocks (hop windows) own copies: free them */
+		if (old == w->tmp)
+			win_acc_destroy(w, w->tmp);
+		if (new == w->tmp2)
+			win_acc_destroy(w, w->tmp2);
 	}
+	win_acc_destroy(w, w->save);
 }
 
 /* Slow part of slice_process: the slice of ts and its window bounds (three divisions). */
@@ -406,6 +416,8 @@ static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t e, struct fcur
 			win_acc_merge(w, w->tmp, accs_of(w, g[j].p->v));
 		}
 		emit_key(w, ctx, e, g[i].p, acc);
+		if (acc == w->tmp)
+			win_acc_destroy(w, w->tmp);
 	}
 }
 
@@ -510,6 +522,7 @@ static void cleanup(struct win *w, struct sl_ctx *ctx, sl_ts_t wm)
 				__builtin_prefetch(b->run[i + PREFETCH].v);
 				sl_kvtab_prefetch(w->tab, b->run[i + PREFETCH].hash);
 			}
+			win_acc_destroy(w, accs_of(w, b->run[i].v));
 			sl_kvtab_remove_value(w->tab, b->run[i].v);
 		}
 		free(b->run);

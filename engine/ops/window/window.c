@@ -50,6 +50,39 @@ void win_acc_add(const struct win *w, void *acc, const struct sl_row *row)
 		c->agg[i].k->add(&c->agg[i], (uint8_t *)acc + c->agg[i].off, row);
 }
 
+void win_acc_copy(const struct win *w, void *dst, const void *src)
+{
+	const struct sl_window_cfg *c = w->cfg;
+
+	if (!c->has_dyn) {
+		memcpy(dst, src, c->acc_size);
+		return;
+	}
+	for (int i = 0; i < c->naggs; i++)
+		sl_agg_copy(&c->agg[i], (uint8_t *)dst + c->agg[i].off,
+			    (const uint8_t *)src + c->agg[i].off);
+}
+
+void win_acc_destroy(const struct win *w, void *acc)
+{
+	const struct sl_window_cfg *c = w->cfg;
+
+	if (!c->has_dyn)
+		return;
+	for (int i = 0; i < c->naggs; i++)
+		if (c->agg[i].k->destroy)
+			c->agg[i].k->destroy(&c->agg[i], (uint8_t *)acc + c->agg[i].off);
+}
+
+/* An out-of-line kernel could not allocate (agg.h): fail the job rather than drop a value. */
+static void check_nomem(const struct win *w, struct sl_ctx *ctx)
+{
+	if (__builtin_expect(w->cfg->has_dyn && sl_agg_nomem, 0)) {
+		sl_agg_nomem = false;
+		win_fail(ctx, -ENOMEM, "out of memory for aggregate values");
+	}
+}
+
 void win_acc_merge(const struct win *w, void *acc, const void *other)
 {
 	const struct sl_window_cfg *c = w->cfg;
@@ -176,6 +209,7 @@ static void window_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *
 		session_process(ctx, ts, row);
 	else
 		slice_process(ctx, ts, row);
+	check_nomem(w, ctx);
 }
 
 static void window_prefetch(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int stage)
@@ -198,6 +232,7 @@ static void window_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 		session_on_watermark(ctx, wm);
 	else
 		slice_on_watermark(ctx, wm);
+	check_nomem(w, ctx);
 	ctx->key = key;
 	ctx->klen = klen;
 	ctx->hash = hash;

@@ -81,45 +81,23 @@ static int bind_agg(struct sl_window_cfg *c, int i, const struct sl_agg_spec *a,
 		    const struct sl_schema *in, uint32_t *off, struct sl_error *err)
 {
 	struct sl_agg_bound *b = &c->agg[i];
-	int nin = sl_schema_nfields(in);
-	enum sl_type t = 0;
+	char msg[200];
 	uint32_t size;
 
-	if (!a->name || !a->name[0]) {
-		set_err(err, -EINVAL, "window: aggregate %d has no output name", i);
-		return -EINVAL;
-	}
-	if (a->kind != SL_AGG_COUNT_STAR && a->kind != SL_AGG_USER) {
-		if (a->field < 0 || a->field >= nin) {
-			set_err(err, -EINVAL, "window: %s '%s' refers to field %d of %d",
-				sl_agg_kind_name(a->kind), a->name, a->field, nin);
-			return -EINVAL;
-		}
-		t = sl_schema_type(in, a->field);
-	}
-	b->k = sl_agg_kernel_find(a->kind, t);
-	if (!b->k) {
-		if (t)
-			set_err(err, -EINVAL, "window: %s over %s field '%s' is not supported",
-				sl_agg_kind_name(a->kind), sl_type_name(t),
-				sl_schema_name(in, a->field));
-		else
-			set_err(err, -EINVAL, "window: unknown aggregate kind %d for '%s'",
-				(int)a->kind, a->name);
-		return -EINVAL;
-	}
-	b->field = a->kind == SL_AGG_COUNT_STAR ? -1 : a->field;
-	b->out_type = b->k->out ? b->k->out : t;
-	size = b->k->acc_size;
 	if (a->kind == SL_AGG_USER) {
 		const struct sl_agg_fn *u = &a->user;
 		bool merges = c->spec.kind == SL_WIN_SESSION || c->slice != c->spec.size_ms;
 
+		if (!a->name || !a->name[0]) {
+			set_err(err, -EINVAL, "window: aggregate %d has no output name", i);
+			return -EINVAL;
+		}
 		if (!u->add || !u->result || u->acc_size == 0 || u->acc_size > (1u << 20) ||
-		    u->result_type < SL_TYPE_BOOL || u->result_type > SL_TYPE_TIMESTAMP) {
+		    u->result_type < SL_TYPE_BOOL || u->result_type > SL_TYPE_TIMESTAMP_LTZ ||
+		    u->result_type == SL_TYPE_DECIMAL) {
 			set_err(err, -EINVAL,
 				"window: user aggregate '%s' needs add, result, an acc_size in "
-				"1..1MiB and a result type", a->name);
+				"1..1MiB and a result type (not DECIMAL)", a->name);
 			return -EINVAL;
 		}
 		if (merges && !u->merge) {
@@ -128,11 +106,21 @@ static int bind_agg(struct sl_window_cfg *c, int i, const struct sl_agg_spec *a,
 				c->spec.kind == SL_WIN_SESSION ? "session" : "hopping");
 			return -EINVAL;
 		}
+		b->k = sl_agg_kernel_find(SL_AGG_USER, 0, false);
+		b->kind = SL_AGG_USER;
 		b->user = *u;
 		b->out_type = u->result_type;
 		b->field = a->field;
 		size = (uint32_t)u->acc_size;
 		c->has_init = true;
+	} else {
+		if (sl_agg_bind(b, a, in, msg, sizeof msg)) {
+			set_err(err, -EINVAL, "window: %s", msg);
+			return -EINVAL;
+		}
+		size = b->k->acc_size;
+		if (b->k->destroy)
+			c->has_dyn = true;
 	}
 	b->off = *off;
 	*off += (size + 7u) & ~7u;
@@ -152,15 +140,28 @@ static struct sl_schema *build_schema(const struct sl_window_cfg *c,
 		return NULL;
 	}
 	for (int i = 0; i < c->nkey && rc >= 0; i++) {
-		name = sl_schema_name(in, key_fields[i]);
-		rc = sl_schema_add(s, name, sl_schema_type(in, key_fields[i]));
+		int k = key_fields[i];
+
+		name = sl_schema_name(in, k);
+		if (sl_schema_type(in, k) == SL_TYPE_DECIMAL)
+			rc = sl_schema_add_decimal(s, name, sl_schema_precision(in, k),
+						   sl_schema_scale(in, k));
+		else
+			rc = sl_schema_add(s, name, sl_schema_type(in, k));
 	}
 	if (rc >= 0)
 		rc = sl_schema_add(s, name = "window_start", SL_TYPE_TIMESTAMP);
 	if (rc >= 0)
 		rc = sl_schema_add(s, name = "window_end", SL_TYPE_TIMESTAMP);
-	for (int i = 0; i < c->naggs && rc >= 0; i++)
-		rc = sl_schema_add(s, name = aggs[i].name, c->agg[i].out_type);
+	for (int i = 0; i < c->naggs && rc >= 0; i++) {
+		const struct sl_agg_bound *b = &c->agg[i];
+
+		name = aggs[i].name;
+		if (b->out_type == SL_TYPE_DECIMAL)
+			rc = sl_schema_add_decimal(s, name, b->out_prec, b->out_scale);
+		else
+			rc = sl_schema_add(s, name, b->out_type);
+	}
 	if (rc < 0) {
 		set_err(err, rc, rc == -ENOMEM ? "window: out of memory"
 					      : "window: duplicate output column '%s'", name);

@@ -29,6 +29,7 @@ struct sl_window_cfg {
 	int nout;                 /* output fields: nkey + 2 + naggs */
 	uint32_t acc_size;        /* bytes of all accumulators, 8-aligned */
 	bool has_init;            /* some aggregate needs init (USER) */
+	bool has_dyn;             /* some accumulator owns memory (kernel destroy hook) */
 	struct sl_agg_bound *agg; /* naggs */
 };
 
@@ -113,6 +114,12 @@ static inline void *accs_of(const struct win *w, void *v)
 void win_acc_init(const struct win *w, void *acc);
 void win_acc_add(const struct win *w, void *acc, const struct sl_row *row);
 void win_acc_merge(const struct win *w, void *acc, const void *other);
+/* dst = a copy of src that shares no memory with it (dst holds no live accumulators). */
+void win_acc_copy(const struct win *w, void *dst, const void *src);
+/* Frees what the block's accumulators own (agg.h); the block is empty afterwards. Every
+ * block that is dropped or reused goes through this: purged slices, merged or fired sessions,
+ * the scratch blocks after a merge, everything left at close. */
+void win_acc_destroy(const struct win *w, void *acc);
 /* Builds the output row for the current ctx key into b (over buf) and finishes it. */
 const struct sl_row *win_row_build(struct win *w, struct sl_ctx *ctx, void *buf, sl_ts_t start,
 				   sl_ts_t end, const void *acc, enum sl_row_kind kind);

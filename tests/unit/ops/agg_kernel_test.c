@@ -1,7 +1,8 @@
 /*
  * agg_kernel_test.c - the typed kernel table on its own: which (function, type) pairs exist
  * and their result types, MIN/MAX over TIMESTAMP, and merge of empty and non-empty
- * accumulators (the partial-aggregate case of hopping slices and sessions).
+ * accumulators (the partial-aggregate case of hopping slices and sessions). Which kernels
+ * retract and which own memory (destroy hook). Values of every kernel: agg_types_test.c.
  */
 #include <string.h>
 
@@ -35,43 +36,65 @@ static const struct sl_row *ts_row(uint8_t *buf, int64_t ts)
 
 int main(void)
 {
-	static const enum sl_type all[] = { SL_TYPE_BOOL, SL_TYPE_INT, SL_TYPE_BIGINT,
-					    SL_TYPE_DOUBLE, SL_TYPE_STRING, SL_TYPE_TIMESTAMP };
-	/* supported[kind][i]: 0 = refused, else the expected result type (-1: input type) */
-	static const int supported[SL_AGG_MAX + 1][6] = {
-		[SL_AGG_COUNT] = { SL_TYPE_BIGINT, SL_TYPE_BIGINT, SL_TYPE_BIGINT, SL_TYPE_BIGINT,
-				   SL_TYPE_BIGINT, SL_TYPE_BIGINT },
-		[SL_AGG_SUM] = { 0, SL_TYPE_BIGINT, SL_TYPE_BIGINT, SL_TYPE_DOUBLE, 0, 0 },
-		[SL_AGG_AVG] = { 0, -1, -1, -1, 0, 0 },
-		[SL_AGG_MIN] = { 0, -1, -1, -1, 0, -1 },
-		[SL_AGG_MAX] = { 0, -1, -1, -1, 0, -1 },
+	static const enum sl_type all[] = {
+		SL_TYPE_BOOL, SL_TYPE_INT, SL_TYPE_BIGINT, SL_TYPE_DOUBLE, SL_TYPE_STRING,
+		SL_TYPE_TIMESTAMP, SL_TYPE_FLOAT, SL_TYPE_DECIMAL, SL_TYPE_DATE,
+		SL_TYPE_TIMESTAMP_LTZ,
+	};
+	enum { B = SL_TYPE_BIGINT, I = -1 /* the input type */ };
+	/* supported[kind][i]: 0 = refused, else the expected result type */
+	static const int supported[SL_AGG_LAST_VALUE + 1][10] = {
+		[SL_AGG_COUNT] = { B, B, B, B, B, B, B, B, B, B },
+		[SL_AGG_SUM] = { 0, B, I, I, 0, 0, I, I, 0, 0 },
+		[SL_AGG_AVG] = { 0, I, I, I, 0, 0, I, I, 0, 0 },
+		[SL_AGG_MIN] = { I, I, I, I, I, I, I, I, I, I },
+		[SL_AGG_MAX] = { I, I, I, I, I, I, I, I, I, I },
+		[SL_AGG_COUNT_DISTINCT] = { B, B, B, B, B, B, B, B, B, B },
+		[SL_AGG_FIRST_VALUE] = { I, I, I, I, I, I, I, I, I, I },
+		[SL_AGG_LAST_VALUE] = { I, I, I, I, I, I, I, I, I, I },
 	};
 	_Alignas(8) uint8_t rowbuf[256];
-	int64_t acc[2], other[2];
+	int64_t acc[3], other[3];
 	const struct sl_agg_kernel *k;
 	struct sl_agg_bound b = { .field = 0 };
 
-	for (int kind = SL_AGG_COUNT; kind <= SL_AGG_MAX; kind++) {
-		for (int i = 0; i < 6; i++) {
-			k = sl_agg_kernel_find(kind, all[i]);
+	for (int kind = SL_AGG_COUNT; kind <= SL_AGG_LAST_VALUE; kind++) {
+		if (kind == SL_AGG_USER)
+			continue;
+		for (int i = 0; i < 10; i++) {
+			bool retracts = kind == SL_AGG_COUNT || kind == SL_AGG_SUM ||
+					kind == SL_AGG_AVG;
+			bool dyn = kind == SL_AGG_COUNT_DISTINCT ||
+				   (all[i] == SL_TYPE_STRING && kind != SL_AGG_COUNT);
+
+			k = sl_agg_kernel_find(kind, all[i], false);
 			if (!supported[kind][i]) {
 				T_ASSERT(k == NULL);
 				continue;
 			}
-			T_ASSERT(k && k->add && k->merge && k->result && k->acc_size <= 16);
-			T_ASSERT(k->retract == NULL); /* not yet: updating aggregates */
+			T_ASSERT(k && k->add && k->merge && k->result && k->acc_size <= 24);
+			/* retract only where the accumulator alone can undo an input */
+			T_ASSERT((k->retract != NULL) == retracts);
+			T_ASSERT((k->destroy != NULL) == dyn);
 			T_ASSERT_EQ_I64(k->out ? (int)k->out : -1, supported[kind][i]);
 		}
 	}
-	k = sl_agg_kernel_find(SL_AGG_COUNT_STAR, SL_TYPE_STRING);
-	T_ASSERT(k && k->out == SL_TYPE_BIGINT);
-	T_ASSERT(sl_agg_kernel_find(SL_AGG_USER, 0) != NULL);
-	T_ASSERT(sl_agg_kernel_find(0, SL_TYPE_INT) == NULL);
-	T_ASSERT(sl_agg_kernel_find(SL_AGG_USER + 1, SL_TYPE_INT) == NULL);
+	/* SQL: SUM(INT) is INT; everything else as the C API */
+	k = sl_agg_kernel_find(SL_AGG_SUM, SL_TYPE_INT, true);
+	T_ASSERT(k && k->out == SL_TYPE_INT);
+	T_ASSERT(sl_agg_kernel_find(SL_AGG_SUM, SL_TYPE_BIGINT, true) ==
+		 sl_agg_kernel_find(SL_AGG_SUM, SL_TYPE_BIGINT, false));
+	k = sl_agg_kernel_find(SL_AGG_COUNT_STAR, SL_TYPE_STRING, false);
+	T_ASSERT(k && k->out == SL_TYPE_BIGINT && k->retract);
+	T_ASSERT(sl_agg_kernel_find(SL_AGG_USER, 0, false) != NULL);
+	T_ASSERT(sl_agg_kernel_find(0, SL_TYPE_INT, false) == NULL);
+	T_ASSERT(sl_agg_kernel_find(SL_AGG_LAST_VALUE + 1, SL_TYPE_INT, false) == NULL);
+	T_ASSERT(sl_agg_kernel_find(SL_AGG_MIN, SL_TYPE_TIMESTAMP_LTZ + 1, false) == NULL);
 	T_ASSERT(strcmp(sl_agg_kind_name(SL_AGG_AVG), "AVG") == 0);
+	T_ASSERT(strcmp(sl_agg_kind_name(SL_AGG_COUNT_DISTINCT), "COUNT(DISTINCT)") == 0);
 
 	/* MIN over TIMESTAMP, including negative (pre-1970) values and empty merges */
-	k = sl_agg_kernel_find(SL_AGG_MIN, SL_TYPE_TIMESTAMP);
+	k = sl_agg_kernel_find(SL_AGG_MIN, SL_TYPE_TIMESTAMP, false);
 	b.k = k;
 	memset(acc, 0, sizeof acc);
 	memset(other, 0, sizeof other);
@@ -88,7 +111,7 @@ int main(void)
 	check_result(k, &b, acc, false, -3);
 
 	/* MAX keeps the first of equal values' meaning: just the max, 0 is a real value */
-	k = sl_agg_kernel_find(SL_AGG_MAX, SL_TYPE_BIGINT);
+	k = sl_agg_kernel_find(SL_AGG_MAX, SL_TYPE_BIGINT, false);
 	b.k = k;
 	memset(acc, 0, sizeof acc);
 	k->add(&b, acc, ts_row(rowbuf, -7));
@@ -97,7 +120,7 @@ int main(void)
 	check_result(k, &b, acc, false, 0);
 
 	/* SUM merge adds values and non-NULL counts */
-	k = sl_agg_kernel_find(SL_AGG_SUM, SL_TYPE_INT);
+	k = sl_agg_kernel_find(SL_AGG_SUM, SL_TYPE_INT, false);
 	b.k = k;
 	memset(acc, 0, sizeof acc);
 	memset(other, 0, sizeof other);
