@@ -26,11 +26,14 @@
 #define STR_DEFAULT 10
 #define STR_MAX 1024
 #define TS_DEFAULT_MAX 4102444800000LL /* 2100-01-01: random timestamps stay printable */
+#define DATE_DEFAULT_MAX 47481          /* 2099-12-31 in days */
 
 struct gen_split {
 	const struct sl_datagen_cfg *cfg;
 	int n;                      /* fields */
 	enum sl_type type[SL_SCHEMA_MAX_FIELDS];
+	int64_t unit[SL_SCHEMA_MAX_FIELDS];   /* DECIMAL: 10^scale (a sequence step) */
+	int64_t dec_max[SL_SCHEMA_MAX_FIELDS]; /* DECIMAL: 10^precision - 1 */
 	uint64_t nsplits, split;
 	uint64_t s[4];              /* xoshiro256** state */
 	uint64_t k;                 /* records this split has produced */
@@ -88,6 +91,31 @@ static int datagen_nsplits(const void *cfg)
 	return n > 0 ? n : 1;
 }
 
+static int64_t pow10i(int n)
+{
+	int64_t p = 1;
+
+	while (n-- > 0)
+		p *= 10;
+	return p;
+}
+
+/* |unscaled| < 10^prec */
+static bool dec_fits_unscaled(int64_t v, int prec)
+{
+	int64_t lim = pow10i(prec);
+
+	return v > -lim && v < lim;
+}
+
+/* An integer v as DECIMAL(prec, scale): |v| < 10^(prec - scale). */
+static bool dec_fits(int64_t v, int prec, int scale)
+{
+	int64_t lim = pow10i(prec - scale);
+
+	return v > -lim && v < lim;
+}
+
 static int bad_field(struct sl_error *err, const struct sl_schema *s, int i, const char *why)
 {
 	err->code = -EINVAL;
@@ -117,6 +145,12 @@ static int check_fields(const struct sl_datagen_cfg *cfg, uint64_t *total, struc
 				return bad_field(err, s, i, "sequence end is before its start");
 			if (t == SL_TYPE_INT && (f->start < INT32_MIN || f->end > INT32_MAX))
 				return bad_field(err, s, i, "sequence outside the INT range");
+			if (t == SL_TYPE_DECIMAL &&
+			    !dec_fits(f->start, sl_schema_precision(s, i), sl_schema_scale(s, i)))
+				return bad_field(err, s, i, "sequence start outside the precision");
+			if (t == SL_TYPE_DECIMAL &&
+			    !dec_fits(f->end, sl_schema_precision(s, i), sl_schema_scale(s, i)))
+				return bad_field(err, s, i, "sequence end outside the precision");
 			/* the sequence ends the source (end - start + 1 records) */
 			span = (uint64_t)f->end - (uint64_t)f->start; /* no signed overflow */
 			if (span < *total)
@@ -125,8 +159,10 @@ static int check_fields(const struct sl_datagen_cfg *cfg, uint64_t *total, struc
 				bytes += 24;
 			break;
 		case SL_GEN_EVENT_TIME:
-			if (t != SL_TYPE_TIMESTAMP && t != SL_TYPE_BIGINT)
-				return bad_field(err, s, i, "event time needs TIMESTAMP or BIGINT");
+			if (t != SL_TYPE_TIMESTAMP && t != SL_TYPE_TIMESTAMP_LTZ &&
+			    t != SL_TYPE_BIGINT)
+				return bad_field(err, s, i,
+						 "event time needs TIMESTAMP[_LTZ] or BIGINT");
 			if (f->step_ms < 0 || f->max_disorder_ms < 0 || f->late_ms < 0 ||
 			    !(f->late_fraction >= 0 && f->late_fraction <= 1))
 				return bad_field(err, s, i,
@@ -137,6 +173,12 @@ static int check_fields(const struct sl_datagen_cfg *cfg, uint64_t *total, struc
 				return bad_field(err, s, i, "random max is below min");
 			if (t == SL_TYPE_INT && (f->min < INT32_MIN || f->max > INT32_MAX))
 				return bad_field(err, s, i, "random range outside the INT range");
+			if ((t == SL_TYPE_DOUBLE || t == SL_TYPE_FLOAT) && !(f->dmin <= f->dmax))
+				return bad_field(err, s, i, "random max is below min");
+			if (t == SL_TYPE_DECIMAL &&
+			    (!dec_fits_unscaled(f->min, sl_schema_precision(s, i)) ||
+			     !dec_fits_unscaled(f->max, sl_schema_precision(s, i))))
+				return bad_field(err, s, i, "random range outside the precision");
 			if (t == SL_TYPE_STRING)
 				bytes += f->length ? (f->length < STR_MAX ? f->length : STR_MAX)
 						   : STR_DEFAULT;
@@ -175,8 +217,11 @@ static void *datagen_open(const void *cfgp, int split, struct sl_error *err)
 	}
 	g->cfg = cfg;
 	g->n = sl_schema_nfields(cfg->schema);
-	for (int i = 0; i < g->n; i++)
+	for (int i = 0; i < g->n; i++) {
 		g->type[i] = sl_schema_type(cfg->schema, i);
+		g->unit[i] = pow10i(sl_schema_scale(cfg->schema, i));
+		g->dec_max[i] = pow10i(sl_schema_precision(cfg->schema, i)) - 1;
+	}
 	g->nsplits = (uint64_t)datagen_nsplits(cfg);
 	g->split = (uint64_t)split;
 	if (total == UINT64_MAX)
@@ -236,15 +281,30 @@ static void random_field(struct gen_split *g, struct sl_row_builder *b, int i,
 			hi = (1ll << 62) - 1;
 		break;
 	case SL_TYPE_TIMESTAMP:
+	case SL_TYPE_TIMESTAMP_LTZ:
 		if (dflt)
 			hi = TS_DEFAULT_MAX - 1;
 		break;
-	case SL_TYPE_DOUBLE:
+	case SL_TYPE_DATE:
 		if (dflt)
-			sl_rowb_set_f64(b, i, unit(g));
-		else
-			sl_rowb_set_f64(b, i, (double)lo + ((double)hi - (double)lo) * unit(g));
+			hi = DATE_DEFAULT_MAX;
+		break;
+	case SL_TYPE_DECIMAL:
+		if (dflt) {
+			lo = -g->dec_max[i];
+			hi = g->dec_max[i];
+		}
+		break;
+	case SL_TYPE_DOUBLE:
+	case SL_TYPE_FLOAT: {
+		/* dmin/dmax, else the integer bounds (the older way to bound a DOUBLE) */
+		double lo_d = f->dmin || f->dmax ? f->dmin : (double)lo;
+		double hi_d = f->dmin || f->dmax ? f->dmax : (double)hi;
+		double d = lo_d == 0 && hi_d == 0 ? unit(g) : lo_d + (hi_d - lo_d) * unit(g);
+
+		sl_rowb_set_f64(b, i, g->type[i] == SL_TYPE_FLOAT ? (double)(float)d : d);
 		return;
+	}
 	case SL_TYPE_STRING:
 		len = f->length ? (f->length < STR_MAX ? f->length : STR_MAX) : STR_DEFAULT;
 		for (uint32_t k = 0; k < len;) {
@@ -286,8 +346,10 @@ static const struct sl_row *build(struct gen_split *g, void *buf, uint64_t i)
 			v = spec->start + (int64_t)i;
 			if (g->type[f] == SL_TYPE_STRING)
 				sl_rowb_set_str(&b, f, g->str, dec(g, v));
-			else if (g->type[f] == SL_TYPE_DOUBLE)
+			else if (g->type[f] == SL_TYPE_DOUBLE || g->type[f] == SL_TYPE_FLOAT)
 				sl_rowb_set_f64(&b, f, (double)v);
+			else if (g->type[f] == SL_TYPE_DECIMAL)
+				sl_rowb_set_i64(&b, f, v * g->unit[f]);
 			else
 				sl_rowb_set_i64(&b, f, v);
 			break;

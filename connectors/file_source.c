@@ -1,6 +1,7 @@
 /*
- * file_source.c - the file source: one split per path, JSON lines or CSV records decoded into
- * rows of the configured schema.
+ * file_source.c - the file source: one split per path, JSON lines, Debezium JSON change
+ * events or CSV records decoded into rows of the configured schema (a Debezium event gives
+ * 0..2 rows, each emitted with its changelog kind).
  *
  * A split reads its file in large chunks (cfg.read_bytes, 1 MiB by default) into one buffer
  * and cuts records out of it in place, so the per-record cost is a memchr and the decoder,
@@ -12,14 +13,22 @@
  * with tail <= cap, so every record handed to the JSON decoder has its padding readable.
  * `line` is the 1-based line number of the record starting at head.
  *
- * poll() returns the number of records taken from the file, whether emitted or dead-lettered,
- * so a run of bad lines still counts as progress.
+ * poll() returns the number of records taken from the file, whether emitted, dead-lettered
+ * or skipped, so a run of bad lines still counts as progress.
+ *
+ * Undecodable records go to the dead-letter output, or with cfg.ignore_parse_errors are
+ * skipped and counted (Flink's *.ignore-parse-errors): the split's count is added to
+ * *cfg.skipped at close and announced in one stderr line then, so a skip is never silent
+ * and costs nothing per record.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/source.h"
@@ -39,8 +48,10 @@ struct file_split {
 	bool eof;
 	bool skipping;          /* dropping the rest of an oversized record */
 	uint64_t line;          /* line number of the record at head */
-	struct sl_json_dec *json;
+	struct sl_json_dec *json;   /* JSON and Debezium JSON */
 	struct sl_csv_dec *csv;
+	bool dbz;
+	uint64_t skipped;           /* bad records dropped (ignore_parse_errors) */
 };
 
 static int file_nsplits(const void *cfg)
@@ -54,6 +65,13 @@ static void file_close(void *state)
 
 	if (!f)
 		return;
+	if (f->skipped) {
+		if (f->cfg->skipped)
+			atomic_fetch_add_explicit((_Atomic uint64_t *)f->cfg->skipped, f->skipped,
+						  memory_order_relaxed);
+		fprintf(stderr, "sluice: %s: skipped %llu undecodable record%s (ignore-parse-errors)\n",
+			f->path, (unsigned long long)f->skipped, f->skipped == 1 ? "" : "s");
+	}
 	if (f->fd >= 0)
 		close(f->fd);
 	sl_json_dec_destroy(f->json);
@@ -66,6 +84,8 @@ static void *file_open(const void *cfgp, int split, struct sl_error *err)
 {
 	const struct sl_file_source_cfg *cfg = cfgp;
 	struct file_split *f;
+	struct stat st;
+	int jerr = -ENOMEM;
 
 	if (split < 0 || split >= cfg->npaths || !cfg->schema) {
 		err->code = -EINVAL;
@@ -81,10 +101,12 @@ static void *file_open(const void *cfgp, int split, struct sl_error *err)
 	f->line = 1;
 	f->cap = cfg->read_bytes ? cfg->read_bytes : DEFAULT_READ;
 	f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0) {
-		err->code = -errno;
-		snprintf(err->msg, sizeof err->msg, "file source: cannot open '%s': %s", f->path,
-			 strerror(errno));
+	if (f->fd < 0 || (fstat(f->fd, &st) == 0 && S_ISDIR(st.st_mode))) {
+		int e = f->fd < 0 ? errno : EISDIR;
+
+		err->code = -e;
+		snprintf(err->msg, sizeof err->msg, "file source: cannot open '%s': %s%s", f->path,
+			 strerror(e), e == EISDIR ? " (list it with sl_file_list_dir())" : "");
 		file_close(f);
 		return NULL;
 	}
@@ -92,10 +114,22 @@ static void *file_open(const void *cfgp, int split, struct sl_error *err)
 	f->buf = malloc(f->cap + SL_JSON_PADDING);
 	if (!f->buf)
 		goto out_close;
+	f->dbz = cfg->format == SL_FORMAT_DEBEZIUM_JSON;
 	if (cfg->format == SL_FORMAT_CSV)
 		f->csv = sl_csv_dec_create(cfg->schema, &cfg->csv);
 	else
-		f->json = sl_json_dec_create(cfg->schema);
+		f->json = sl_json_dec_create_ex(cfg->schema,
+						(f->dbz ? SL_JSON_DEBEZIUM : 0) |
+						(cfg->json_fail_on_missing ? SL_JSON_FAIL_ON_MISSING
+									   : 0),
+						&jerr);
+	if (!f->csv && !f->json && jerr == -EINVAL) {
+		err->code = -EINVAL;
+		snprintf(err->msg, sizeof err->msg,
+			 "file source: field names do not form a tree of JSON objects");
+		file_close(f);
+		return NULL;
+	}
 	if (!f->csv && !f->json)
 		goto out_close;
 	return f;
@@ -113,6 +147,10 @@ static void dead_letter(struct file_split *f, struct sl_src_ctx *c, uint64_t lin
 {
 	char where[512];
 
+	if (f->cfg->ignore_parse_errors) {
+		f->skipped++;
+		return;
+	}
 	snprintf(where, sizeof where, "%s:%llu", f->path, (unsigned long long)line);
 	sl_src_dead_letter(c, where, why, raw, len);
 }
@@ -180,14 +218,38 @@ static uint64_t count_lines(const char *p, size_t len)
 	return n;
 }
 
+/* Emits one decoded row. Returns 0, or -errno from emit; a row too large for a frame is
+ * dead-lettered. */
+static int emit(struct file_split *f, struct sl_src_ctx *c, const struct sl_row *row,
+		const char *rec, size_t len, uint64_t line)
+{
+	int rc = sl_src_emit(c, row);
+
+	if (rc == -ENOSPC) {
+		dead_letter(f, c, line, "row larger than a ring frame", rec, len);
+		return 0;
+	}
+	return rc;
+}
+
 /* Decodes and emits one record (without terminator). Returns 1, or -errno from emit. */
 static int take(struct file_split *f, struct sl_src_ctx *c, const char *rec, size_t len,
 		uint64_t line)
 {
 	char why[SL_FMT_WHY_MAX];
-	const struct sl_row *row;
-	int rc;
+	const struct sl_row *row, *rows[2];
+	int rc = 0, n;
 
+	if (f->dbz) {
+		n = sl_dbz_dec_rows(f->json, rec, len, sl_src_scratch(c), SL_ROW_SCRATCH, rows, why);
+		if (n < 0) {
+			dead_letter(f, c, line, why, rec, len);
+			return 1;
+		}
+		for (int k = 0; k < n && rc >= 0; k++)
+			rc = emit(f, c, rows[k], rec, len, line);
+		return rc < 0 ? rc : 1;
+	}
 	if (f->json)
 		row = sl_json_dec_row(f->json, rec, len, sl_src_scratch(c), SL_ROW_SCRATCH, why);
 	else
@@ -196,11 +258,7 @@ static int take(struct file_split *f, struct sl_src_ctx *c, const char *rec, siz
 		dead_letter(f, c, line, why, rec, len);
 		return 1;
 	}
-	rc = sl_src_emit(c, row);
-	if (rc == -ENOSPC) {
-		dead_letter(f, c, line, "row larger than a ring frame", rec, len);
-		return 1;
-	}
+	rc = emit(f, c, row, rec, len, line);
 	return rc < 0 ? rc : 1;
 }
 
@@ -249,6 +307,8 @@ static int file_poll(void *state, struct sl_src_ctx *c, int max)
 			continue; /* blank lines separate nothing */
 		if (line == 1 && f->csv && f->cfg->csv.header)
 			continue;
+		if (f->csv && f->cfg->csv_allow_comments && rec[0] == '#')
+			continue;
 		rc = take(f, c, rec, len, line);
 		if (rc < 0)
 			return rc;
@@ -264,3 +324,81 @@ const struct sl_source_ops sl_file_source_ops = {
 	.poll = file_poll,
 	.close = file_close,
 };
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void sl_file_list_free(char **paths, int n)
+{
+	if (!paths)
+		return;
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+int sl_file_list_dir(const char *path, char ***out, int *nout)
+{
+	char **v = NULL, **nv;
+	int n = 0, cap = 0, rc = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+
+	*out = NULL;
+	*nout = 0;
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		/* a file, or nothing: one split that reports a missing file when it opens */
+		v = malloc(sizeof(*v));
+		if (!v || !(v[0] = strdup(path))) {
+			free(v);
+			return -ENOMEM;
+		}
+		*out = v;
+		*nout = 1;
+		return 0;
+	}
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		size_t len = strlen(path) + strlen(de->d_name) + 2;
+		char *full;
+
+		if (de->d_name[0] == '.' || de->d_name[0] == '_')
+			continue; /* hidden, and Flink's _SUCCESS / in-progress markers */
+		full = malloc(len);
+		if (!full) {
+			rc = -ENOMEM;
+			break;
+		}
+		snprintf(full, len, "%s/%s", path, de->d_name);
+		if (stat(full, &st) < 0 || !S_ISREG(st.st_mode)) {
+			free(full);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, (size_t)cap * sizeof(*v));
+			if (!nv) {
+				free(full);
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[n++] = full;
+	}
+	closedir(dir);
+	if (rc < 0) {
+		sl_file_list_free(v, n);
+		return rc;
+	}
+	if (n)
+		qsort(v, (size_t)n, sizeof(*v), cmp_names);
+	*out = v;
+	*nout = n;
+	return 0;
+}

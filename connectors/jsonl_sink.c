@@ -1,7 +1,7 @@
 /*
- * jsonl_sink.c - the JSON-lines file sink: each shard's instance writes its own part file
- * (`<dir>/part-<shard>.jsonl`), or a single-shard sink writes the named file, one JSON object
- * per row in the format the file source reads back.
+ * jsonl_sink.c - the filesystem sink (JSON lines or CSV): each shard's instance writes its
+ * own part file (`<dir>/part-<shard>.jsonl` or `.csv`), or a single-shard sink writes the
+ * named file, one JSON object or CSV record per row in the format the file source reads back.
  *
  * Rows are encoded into a per-instance buffer and written in large chunks (when full and on
  * flush()), so a row costs its encoding only. Files are not shared between shards, so no
@@ -23,6 +23,7 @@
 #define JSONL_BUF (256u << 10)
 
 struct jsonl_sink {
+	const struct sl_jsonl_sink_cfg *cfg;
 	const struct sl_schema *schema;
 	int fd;
 	char *buf;
@@ -48,6 +49,8 @@ static void *jsonl_open(const void *cfgp, const struct sl_schema *schema, int sh
 
 	if (!cfg || !cfg->path)
 		return fail(err, -EINVAL, "", "no path");
+	if (cfg->format != SL_FORMAT_JSON && cfg->format != SL_FORMAT_CSV)
+		return fail(err, -EINVAL, cfg->path, "format must be JSON or CSV for");
 	dir = stat(cfg->path, &st) == 0 && S_ISDIR(st.st_mode);
 	if (!dir && nshards > 1) {
 		/* several part files need a directory: make it (other shards may race us) */
@@ -58,8 +61,8 @@ static void *jsonl_open(const void *cfgp, const struct sl_schema *schema, int sh
 		dir = true;
 	}
 	if (dir) {
-		if (snprintf(file, sizeof file, "%s/part-%d.jsonl", cfg->path, shard) >=
-		    (int)sizeof file)
+		if (snprintf(file, sizeof file, "%s/part-%d.%s", cfg->path, shard,
+			     cfg->format == SL_FORMAT_CSV ? "csv" : "jsonl") >= (int)sizeof file)
 			return fail(err, -ENAMETOOLONG, cfg->path, "path too long");
 	} else {
 		snprintf(file, sizeof file, "%s", cfg->path);
@@ -67,6 +70,7 @@ static void *jsonl_open(const void *cfgp, const struct sl_schema *schema, int sh
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return fail(err, -ENOMEM, file, "cannot open");
+	j->cfg = cfg;
 	j->schema = schema;
 	j->cap = JSONL_BUF;
 	j->buf = malloc(j->cap);
@@ -99,13 +103,20 @@ static int jsonl_flush(void *state)
 	return rc;
 }
 
+static int encode(struct jsonl_sink *j, const struct sl_row *row, char *buf, size_t cap)
+{
+	if (j->cfg->format == SL_FORMAT_CSV)
+		return sl_csv_write_row(row, j->schema, &j->cfg->csv, buf, cap);
+	return sl_json_write_row(row, j->schema, buf, cap);
+}
+
 /* Hot path: encoding only; a write(2) per full buffer. */
 static int jsonl_write(void *state, sl_ts_t ts, const struct sl_row *row)
 {
 	struct jsonl_sink *j = state;
 	int n, rc;
 
-	n = sl_json_write_row(row, j->schema, j->buf + j->used, j->cap - j->used);
+	n = encode(j, row, j->buf + j->used, j->cap - j->used);
 	if (n >= 0) {
 		j->used += (size_t)n;
 		return 0;
@@ -113,7 +124,7 @@ static int jsonl_write(void *state, sl_ts_t ts, const struct sl_row *row)
 	rc = jsonl_flush(j);
 	if (rc < 0)
 		return rc;
-	n = sl_json_write_row(row, j->schema, j->buf, j->cap);
+	n = encode(j, row, j->buf, j->cap);
 	if (n < 0) {
 		/* a row whose worst-case encoding exceeds the buffer: grow once to fit it */
 		size_t cap = j->cap;
@@ -126,7 +137,7 @@ static int jsonl_write(void *state, sl_ts_t ts, const struct sl_row *row)
 				return -ENOMEM;
 			j->buf = nb;
 			j->cap = cap;
-			n = sl_json_write_row(row, j->schema, j->buf, j->cap);
+			n = encode(j, row, j->buf, j->cap);
 		}
 		if (n < 0)
 			return -E2BIG;

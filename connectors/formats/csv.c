@@ -17,8 +17,7 @@
 
 struct sl_csv_dec {
 	int n;
-	const char *name[SL_SCHEMA_MAX_FIELDS]; /* borrowed from the schema */
-	enum sl_type type[SL_SCHEMA_MAX_FIELDS];
+	struct sl_fmt_field f[SL_SCHEMA_MAX_FIELDS];
 	char delim;
 	const char *null_lit;                   /* borrowed; NULL: no null literal */
 	size_t null_len;
@@ -38,10 +37,8 @@ struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema,
 		return NULL;
 	}
 	d->n = sl_schema_nfields(schema);
-	for (int i = 0; i < d->n; i++) {
-		d->name[i] = sl_schema_name(schema, i);
-		d->type[i] = sl_schema_type(schema, i);
-	}
+	for (int i = 0; i < d->n; i++)
+		sl_fmt_field_init(&d->f[i], schema, i);
 	d->delim = opts && opts->delimiter ? opts->delimiter : ',';
 	d->null_lit = opts ? opts->null_literal : NULL;
 	d->null_len = d->null_lit ? strlen(d->null_lit) : 0;
@@ -60,11 +57,11 @@ static void set_value(struct sl_csv_dec *d, struct sl_row_builder *b, int i, con
 		      size_t len, bool quoted, int *rc, char *why)
 {
 	if (!quoted && ((d->null_lit && len == d->null_len && memcmp(s, d->null_lit, len) == 0) ||
-			(len == 0 && d->type[i] != SL_TYPE_STRING))) {
+			(len == 0 && d->f[i].type != SL_TYPE_STRING))) {
 		sl_rowb_set_null(b, i);
 		return;
 	}
-	*rc = sl_fmt_set_text(b, i, d->type[i], d->name[i], s, len, why);
+	*rc = sl_fmt_set_text(b, i, &d->f[i], s, len, why);
 }
 
 /*
@@ -101,14 +98,14 @@ static int quoted_field(struct sl_csv_dec *d, const char *rec, size_t len, size_
 		}
 		if (o == SL_ROW_SCRATCH) {
 			sl_fmt_why(why, "column %d ('%s'): quoted field longer than %d bytes",
-				   field + 1, d->name[field], SL_ROW_SCRATCH);
+				   field + 1, d->f[field].name, SL_ROW_SCRATCH);
 			return -EINVAL;
 		}
 		d->unq[o++] = rec[j];
 	}
 unterminated:
 	sl_fmt_why(why, "column %d ('%s'): unterminated quoted field", field + 1,
-		   field < d->n ? d->name[field] : "?");
+		   field < d->n ? d->f[field].name : "?");
 	return -EINVAL;
 }
 
@@ -135,7 +132,7 @@ const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_
 				return NULL;
 			if (p < len && rec[p] != d->delim) {
 				sl_fmt_why(why, "column %d ('%s'): '%c' after closing quote",
-					   nf + 1, d->name[nf], rec[p]);
+					   nf + 1, d->f[nf].name, rec[p]);
 				return NULL;
 			}
 		} else {
@@ -192,4 +189,62 @@ size_t sl_csv_record_len(const char *buf, size_t len)
 		p = e + 1;
 	}
 	return 0;
+}
+
+/* A STRING needs quotes when it holds the delimiter, a quote or a line break, or is empty
+ * (so that it reads back as "" and not as NULL). */
+static bool needs_quotes(const char *s, uint32_t len, char delim)
+{
+	if (!len)
+		return true;
+	for (uint32_t i = 0; i < len; i++)
+		if (s[i] == delim || s[i] == '"' || s[i] == '\n' || s[i] == '\r')
+			return true;
+	return false;
+}
+
+int sl_csv_write_row(const struct sl_row *r, const struct sl_schema *s,
+		     const struct sl_csv_opts *opts, char *buf, size_t cap)
+{
+	char delim = opts && opts->delimiter ? opts->delimiter : ',';
+	const char *nl = opts ? opts->null_literal : NULL;
+	size_t nll = nl ? strlen(nl) : 0;
+	char *o = buf, *end = buf + cap;
+
+	for (int i = 0; i < r->nfields; i++) {
+		enum sl_type t = sl_schema_type(s, i);
+		size_t need = 2 + nll + SL_FMT_SCALAR_MAX;
+		const char *str = NULL;
+		uint32_t len = 0;
+
+		if (!sl_row_is_null(r, i) && t == SL_TYPE_STRING) {
+			str = sl_row_str(r, i, &len);
+			need += 2 * (size_t)len + 2;
+		}
+		if (need > (size_t)(end - o))
+			return -ENOSPC;
+		if (i)
+			*o++ = delim;
+		if (sl_row_is_null(r, i)) {
+			memcpy(o, nl ? nl : "", nll);
+			o += nll;
+		} else if (t != SL_TYPE_STRING) {
+			o += sl_fmt_write_scalar(r, i, t, sl_schema_scale(s, i), o);
+		} else if (!needs_quotes(str, len, delim)) {
+			memcpy(o, str, len);
+			o += len;
+		} else {
+			*o++ = '"';
+			for (uint32_t k = 0; k < len; k++) {
+				if (str[k] == '"')
+					*o++ = '"';
+				*o++ = str[k];
+			}
+			*o++ = '"';
+		}
+	}
+	if (end - o < 1)
+		return -ENOSPC;
+	*o++ = '\n';
+	return (int)(o - buf);
 }

@@ -2,37 +2,15 @@
  * json_write.c - a row as one JSON object per line (the JSON-lines file sink's format, and
  * what the JSON decoder reads back).
  *
- * Hot path: digits, timestamps and escapes are written by hand (no printf), doubles through
- * simdjson's shortest round-trip to_chars. Room is checked per field against that field's
+ * Hot path: values are written by sl_fmt_write_scalar() (by hand, doubles through simdjson's
+ * shortest round-trip to_chars) and escapes here, no printf. DECIMAL is a JSON number with
+ * its scale (1.10), DATE/TIMESTAMP/TIMESTAMP_LTZ are strings, as Flink's JSON format writes. Room is checked per field against that field's
  * worst case, so a full buffer is detected before anything is written past `cap`.
  */
 #include <errno.h>
 #include <math.h>
 
 #include "format.h"
-
-static char *put_u64(char *o, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*o++ = tmp[--n];
-	return o;
-}
-
-static char *put_i64(char *o, int64_t v)
-{
-	if (v < 0) {
-		*o++ = '-';
-		return put_u64(o, 0 - (uint64_t)v);
-	}
-	return put_u64(o, (uint64_t)v);
-}
 
 /* Writes s as a JSON string literal (RFC 8259 escapes). Needs at most 6 * len + 2 bytes. */
 static char *put_str(char *o, const char *s, size_t len)
@@ -80,7 +58,8 @@ int sl_json_write_row(const struct sl_row *r, const struct sl_schema *s, char *b
 	char *o = buf, *end = buf + cap;
 	uint32_t len;
 	const char *str;
-	double d;
+	enum sl_type t;
+	bool q;
 
 	if (cap < 3)
 		return -ENOSPC;
@@ -88,7 +67,7 @@ int sl_json_write_row(const struct sl_row *r, const struct sl_schema *s, char *b
 	for (int i = 0; i < r->nfields; i++) {
 		const char *name = sl_schema_name(s, i);
 		size_t nlen = strlen(name);
-		size_t need = 6 * nlen + 4 + 40; /* key, quotes, ':', ',' and any scalar */
+		size_t need = 6 * nlen + 6 + SL_FMT_SCALAR_MAX; /* key, quotes, ':', ',', scalar */
 
 		if (!sl_row_is_null(r, i) && sl_schema_type(s, i) == SL_TYPE_STRING) {
 			sl_row_str(r, i, &len);
@@ -104,33 +83,20 @@ int sl_json_write_row(const struct sl_row *r, const struct sl_schema *s, char *b
 			o = put_lit(o, "null");
 			continue;
 		}
-		switch (sl_schema_type(s, i)) {
-		case SL_TYPE_BOOL:
-			o = put_lit(o, sl_row_bool(r, i) ? "true" : "false");
-			break;
-		case SL_TYPE_INT:
-		case SL_TYPE_BIGINT:
-			o = put_i64(o, sl_row_i64(r, i));
-			break;
-		case SL_TYPE_DOUBLE:
-			d = sl_row_f64(r, i);
-			if (isnan(d))
-				o = put_lit(o, "\"NaN\"");
-			else if (isinf(d))
-				o = put_lit(o, d < 0 ? "\"-Infinity\"" : "\"Infinity\"");
-			else
-				o += sl_fmt_write_f64(d, o);
-			break;
-		case SL_TYPE_STRING:
+		t = sl_schema_type(s, i);
+		if (t == SL_TYPE_STRING) {
 			str = sl_row_str(r, i, &len);
 			o = put_str(o, str, len);
-			break;
-		case SL_TYPE_TIMESTAMP:
-			*o++ = '"';
-			o += sl_fmt_write_ts(sl_row_i64(r, i), o);
-			*o++ = '"';
-			break;
+			continue;
 		}
+		/* dates, timestamps and non-finite numbers are strings (Jackson writes NaN so) */
+		q = t == SL_TYPE_DATE || t == SL_TYPE_TIMESTAMP || t == SL_TYPE_TIMESTAMP_LTZ ||
+		    ((t == SL_TYPE_DOUBLE || t == SL_TYPE_FLOAT) && !isfinite(sl_row_f64(r, i)));
+		if (q)
+			*o++ = '"';
+		o += sl_fmt_write_scalar(r, i, t, sl_schema_scale(s, i), o);
+		if (q)
+			*o++ = '"';
 	}
 	*o++ = '}';
 	*o++ = '\n';

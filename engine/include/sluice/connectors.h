@@ -27,20 +27,29 @@ extern "C" {
 /* ---- formats -------------------------------------------------------------------------- */
 
 enum sl_format {
-	SL_FORMAT_JSON = 0, /* one JSON object per line; keys are field names */
-	SL_FORMAT_CSV,      /* RFC 4180, columns map to fields by position */
+	SL_FORMAT_JSON = 0,      /* one JSON object per line; keys are field names, a field
+				  * named "a.b" is key b of the object under key a */
+	SL_FORMAT_CSV,           /* RFC 4180, columns map to fields by position */
+	SL_FORMAT_DEBEZIUM_JSON, /* one Debezium change event per line: 0..2 changelog rows */
 };
 
 /*
- * Type conversions shared by both formats. A field of type
+ * Type conversions shared by the formats. A field of type
  *   BOOL       takes true/false (JSON) or the text true/false (any case);
  *   INT        an integer in int32 range (or its text);  BIGINT likewise in int64 range;
  *   DOUBLE     any number (or its text, incl. NaN / Infinity);
- *   STRING     a string; in JSON a number or boolean gives its literal text;
- *   TIMESTAMP  epoch milliseconds (an integer), or text 'YYYY-MM-DD HH:MM:SS[.fff]', with
- *              'T' allowed for the blank and an optional 'Z' or +HH:MM offset (UTC otherwise).
- * A missing JSON key and JSON null give NULL. Anything else is a record error whose message
- * names the field and the cause in one line.
+ *   FLOAT      likewise, rounded once to float from the literal's text;
+ *   DECIMAL    a number or its text, from the digits (never through a double), rounded
+ *              HALF_UP to the scale; a value beyond the precision is NULL (as in Flink);
+ *   DATE       text 'YYYY-MM-DD';
+ *   STRING     a string; in JSON a number or boolean gives its literal text, an object or
+ *              array its JSON text (as Flink does);
+ *   TIMESTAMP, TIMESTAMP_LTZ  epoch milliseconds (an integer), or text
+ *              'YYYY-MM-DD HH:MM:SS[.fff]', with 'T' allowed for the blank and an optional
+ *              'Z' or +HH:MM offset (UTC otherwise).
+ * A missing JSON key and JSON null give NULL, and so does a missing or null object on the
+ * path of a dotted field. Anything else is a record error whose message names the field and
+ * the cause in one line.
  */
 
 /* Bytes that must be readable after a JSON record passed to sl_json_dec_row() (simdjson reads
@@ -56,6 +65,15 @@ struct sl_json_dec;
 /* Returns a decoder for `schema` (borrowed for the decoder's life) or NULL on ENOMEM.
  * Caller frees with sl_json_dec_destroy(). */
 struct sl_json_dec *sl_json_dec_create(const struct sl_schema *schema);
+
+#define SL_JSON_FAIL_ON_MISSING 1u /* a field whose key is absent is a record error */
+#define SL_JSON_DEBEZIUM 2u        /* decode with sl_dbz_dec_rows() (owns a 2nd row buffer) */
+
+/* Like sl_json_dec_create() with SL_JSON_* flags. Returns NULL with *err (may be NULL) set to
+ * -ENOMEM, or -EINVAL when the dotted names do not form a tree ("a" and "a.b" both fields,
+ * or an empty path component). */
+struct sl_json_dec *sl_json_dec_create_ex(const struct sl_schema *schema, unsigned flags,
+					  int *err);
 void sl_json_dec_destroy(struct sl_json_dec *d);
 
 /*
@@ -72,9 +90,27 @@ const struct sl_row *sl_json_dec_row_copy(struct sl_json_dec *d, const char *lin
 					  void *buf, uint32_t cap, char *why);
 
 /*
+ * Debezium JSON (decoder created with SL_JSON_DEBEZIUM): decodes the change event in
+ * line[0..len) (padding as for sl_json_dec_row()) whose envelope {before, after, op} is at
+ * top level or under "payload" (schema-include). The schema's fields are looked up inside
+ * before/after. Stores the produced rows, kind set, in rows[] and returns their number:
+ *   op c, r: 1 (+I after);  u: 2 (-U before, +U after);  d: 1 (-D before);
+ *   tombstone (JSON null, or a null payload): 0.
+ * rows[] point into buf (cap bytes) and into the decoder's own buffer, both valid until the
+ * next call. A u/d without before-image, an unknown op or a broken record: -EINVAL with a
+ * reason in why. Hot path.
+ */
+int sl_dbz_dec_rows(struct sl_json_dec *d, const char *line, size_t len, void *buf,
+		    uint32_t cap, const struct sl_row *rows[2], char *why);
+/* Like sl_dbz_dec_rows() for a record without readable padding: copies it first. */
+int sl_dbz_dec_rows_copy(struct sl_json_dec *d, const char *line, size_t len, void *buf,
+			 uint32_t cap, const struct sl_row *rows[2], char *why);
+
+/*
  * Decodes every newline-separated record of buf[0..len) (SL_JSON_PADDING readable bytes after
  * buf[len]; empty lines are skipped) into rows built one after another in `rowbuf`, discarding
- * them. Returns the number of records decoded; *nerr (may be NULL) gets the number that failed.
+ * them (a Debezium decoder decodes change events). Returns the number of records decoded; *nerr
+ * (may be NULL) gets the number that failed.
  * The entry point for parse benchmarks: it is exactly the work the file source does per line
  * minus reading and emission.
  */
@@ -117,10 +153,26 @@ size_t sl_csv_record_len(const char *buf, size_t len);
  */
 int sl_json_write_row(const struct sl_row *r, const struct sl_schema *s, char *buf, size_t cap);
 
+/*
+ * Writes `r` as one CSV record and a '\n' into buf, columns in schema order with the opts'
+ * delimiter (',' when opts is NULL): NULL is the null literal (empty without one), a STRING
+ * is quoted (quotes doubled) when it holds the delimiter, a quote or a line break or is
+ * empty; other values as sl_json_write_row() prints them, unquoted. Returns the bytes
+ * written or -ENOSPC. Hot path.
+ */
+int sl_csv_write_row(const struct sl_row *r, const struct sl_schema *s,
+		     const struct sl_csv_opts *opts, char *buf, size_t cap);
+
 /* ---- sources -------------------------------------------------------------------------- */
 
-/* File source: one split per path, records read with large buffered reads. An undecodable
- * record goes to the dead-letter output as "path:LINE" and reading continues. */
+/*
+ * File source: one split per path (files only: expand a directory with sl_file_list_dir()),
+ * records read with large buffered reads. An undecodable record goes to the dead-letter
+ * output as "path:LINE" and reading continues; with ignore_parse_errors it is skipped and
+ * counted instead: each split adds its count to *skipped (atomically) when it closes and
+ * prints one line to stderr naming the file and the count. A SL_FORMAT_DEBEZIUM_JSON split
+ * emits each change event's rows with their kinds (-U/+U/-D).
+ */
 struct sl_file_source_cfg {
 	const char *const *paths;       /* npaths files, borrowed */
 	int npaths;
@@ -128,24 +180,41 @@ struct sl_file_source_cfg {
 	struct sl_csv_opts csv;         /* SL_FORMAT_CSV */
 	const struct sl_schema *schema; /* rows are built for this schema, borrowed */
 	uint32_t read_bytes;            /* read size; 0: 1 MiB */
+	bool ignore_parse_errors;       /* skip and count bad records, no dead letters */
+	uint64_t *skipped;              /* optional: the skipped records of all splits */
+	bool json_fail_on_missing;      /* JSON: a missing key is a record error */
+	bool csv_allow_comments;        /* CSV: records starting with '#' are ignored */
 };
 
+/*
+ * Lists the regular files of directory `path` whose names do not start with '.' or '_'
+ * (hidden files, Flink's _SUCCESS markers), sorted by name, as malloc'd "path/name" strings
+ * in *out (*nout of them; none for an empty directory). A `path` that is not a directory
+ * (a file, or nothing yet) is returned as the only element, so a missing file is reported
+ * when the split opens. Returns 0 or -errno. Free with sl_file_list_free(). Plan time.
+ */
+int sl_file_list_dir(const char *path, char ***out, int *nout);
+void sl_file_list_free(char **paths, int n);
+
 enum sl_gen_kind {
-	SL_GEN_RANDOM = 0,   /* uniform in [min, max] (DOUBLE: [min, max)); STRING: random
-			      * alphanumeric text of `length` chars; BOOL: fair coin */
+	SL_GEN_RANDOM = 0,   /* uniform in [min, max] (DOUBLE/FLOAT: [dmin, dmax)); STRING:
+			      * random alphanumeric text of `length` chars; BOOL: fair coin */
 	SL_GEN_SEQUENCE,     /* start, start+1, ... end; the range is dealt over the splits
-			      * (split s gets start+s, start+s+n, ...); its end ends the source */
-	SL_GEN_EVENT_TIME,   /* TIMESTAMP or BIGINT: base_ts + i * step_ms for the i-th record
-			      * of the source, minus a uniform 0..max_disorder_ms, and for a
-			      * late_fraction of records minus a further late_ms */
+			      * (split s gets start+s, start+s+n, ...); its end ends the source.
+			      * DECIMAL gets the integer values, DATE days, TIMESTAMPs ms */
+	SL_GEN_EVENT_TIME,   /* TIMESTAMP[_LTZ] or BIGINT: base_ts + i * step_ms for the i-th
+			      * record of the source, minus a uniform 0..max_disorder_ms, and for
+			      * a late_fraction of records minus a further late_ms */
 };
 
 struct sl_datagen_field {
 	enum sl_gen_kind kind;
 	int64_t start, end;       /* SEQUENCE, inclusive; STRING fields get the decimal text */
-	int64_t min, max;         /* RANDOM numbers, TIMESTAMPs (ms); both 0: the INT range,
-				   * [0, 1) for DOUBLE, [0, 2^62) for BIGINT, 1970..2099 for
-				   * TIMESTAMP */
+	int64_t min, max;         /* RANDOM integers, TIMESTAMPs (ms), DATEs (days), DECIMALs
+				   * (unscaled); both 0: the INT range, [0, 2^62) for BIGINT,
+				   * 1970..2099 for TIMESTAMP[_LTZ] and DATE, +-(10^p - 1) for
+				   * DECIMAL(p, s) */
+	double dmin, dmax;        /* RANDOM DOUBLE/FLOAT; both 0: [0, 1) */
 	uint32_t length;          /* RANDOM STRING length; 0: 10 (capped at 1024) */
 	sl_ts_t base_ts;          /* EVENT_TIME */
 	sl_ts_t step_ms;
@@ -192,13 +261,16 @@ struct sl_blackhole_sink_cfg {
 };
 
 /*
- * JSON-lines file sink. If `path` is a directory (or does not exist and the sink has more
- * than one shard, in which case it is created), shard k writes `<path>/part-<k>.jsonl`;
- * otherwise a single-shard sink writes `path` itself. Files are truncated at open, written in
- * large chunks, and flush() writes out everything buffered (visible, not fsynced).
+ * Filesystem sink, JSON lines (the default) or CSV. If `path` is a directory (or does not
+ * exist and the sink has more than one shard, in which case it is created), shard k writes
+ * `<path>/part-<k>.jsonl` (`.csv`); otherwise a single-shard sink writes `path` itself. Files
+ * are truncated at open, written in large chunks, and flush() writes out everything buffered
+ * (visible, not fsynced). Rows are written whatever their kind: feed it an append stream.
  */
 struct sl_jsonl_sink_cfg {
 	const char *path;
+	enum sl_format format;  /* SL_FORMAT_JSON (0) or SL_FORMAT_CSV */
+	struct sl_csv_opts csv; /* SL_FORMAT_CSV: delimiter, null literal (header ignored) */
 };
 
 extern const struct sl_sink_ops sl_print_sink_ops;

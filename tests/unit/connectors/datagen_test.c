@@ -217,7 +217,7 @@ static void test_errors(struct sl_schema *s)
 	memcpy(bad, fields, sizeof bad);
 	bad[1].kind = SL_GEN_EVENT_TIME;
 	T_ASSERT(sl_datagen_source_ops.open(&cfg, 0, &err) == NULL);
-	T_ASSERT(strstr(err.msg, "event time needs TIMESTAMP or BIGINT"));
+	T_ASSERT(strstr(err.msg, "event time needs TIMESTAMP[_LTZ] or BIGINT"));
 	memcpy(bad, fields, sizeof bad);
 	bad[5].late_fraction = 1.5;
 	T_ASSERT(sl_datagen_source_ops.open(&cfg, 0, &err) == NULL);

@@ -1,0 +1,759 @@
+/*
+ * sql_options.c - WITH options of a SQL table to a configured embedded connector (the
+ * options and their meaning are listed in sql_options.h).
+ *
+ * Each connector reads the keys it knows with opt_take(), which marks them used, then
+ * rejects the first option left unused (in the order written) as unknown, so a typo is
+ * caught at plan time with its position. Keys the planner consumed (used on entry) are
+ * never looked at. A connector's cfg and everything it points to (paths, field specs,
+ * strings) live in one owned block freed by cfg_free, so the caller holds one pointer.
+ *
+ * Invariants: on error nothing stays allocated and *out is zeroed; messages are one line
+ * "FILE:LINE:COL: ..." of at most errcap bytes.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "connectors/formats/format.h"
+#include "connectors/sql_options.h"
+
+/* The options of one table being configured, and where to report. */
+struct optctx {
+	struct sl_conn_opt *opts;
+	int n;
+	const char *file;
+	const char *conn;              /* connector name, for messages */
+	const struct sl_conn_opt *at;  /* the 'connector' option: position of "missing" */
+	char *err;
+	size_t errcap;
+};
+
+static int fail_at(struct optctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail_at(struct optctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(c->err, c->errcap, "%s:%u:%u: ", c->file ? c->file : "<sql>",
+		     o ? o->line : 1, o ? o->col : 1);
+	if (n < 0 || (size_t)n >= c->errcap)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errcap - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int nomem(struct optctx *c)
+{
+	fail_at(c, c->at, "out of memory configuring connector '%s'", c->conn);
+	return -ENOMEM;
+}
+
+/* Returns the unused option `key` (marking it used), or NULL. */
+static struct sl_conn_opt *opt_take(struct optctx *c, const char *key)
+{
+	for (int i = 0; i < c->n; i++)
+		if (!c->opts[i].used && strcmp(c->opts[i].key, key) == 0) {
+			c->opts[i].used = true;
+			return &c->opts[i];
+		}
+	return NULL;
+}
+
+/* Fails on the first option left unused, listing `known`. */
+static int check_unused(struct optctx *c, const char *known)
+{
+	for (int i = 0; i < c->n; i++)
+		if (!c->opts[i].used)
+			return fail_at(c, &c->opts[i],
+				       "unknown option '%s' for connector '%s' (known: %s)",
+				       c->opts[i].key, c->conn, known);
+	return 0;
+}
+
+static int parse_bool(struct optctx *c, const struct sl_conn_opt *o, bool *out)
+{
+	if (!strcasecmp(o->value, "true"))
+		*out = true;
+	else if (!strcasecmp(o->value, "false"))
+		*out = false;
+	else
+		return fail_at(c, o, "option '%s': '%s' is not a boolean (true or false)", o->key,
+			       o->value);
+	return 0;
+}
+
+static int opt_bool(struct optctx *c, const char *key, bool *out)
+{
+	struct sl_conn_opt *o = opt_take(c, key);
+
+	return o ? parse_bool(c, o, out) : 0;
+}
+
+static int parse_i64(struct optctx *c, const struct sl_conn_opt *o, int64_t lo, int64_t hi,
+		     int64_t *out)
+{
+	if (sl_fmt_parse_i64(o->value, strlen(o->value), lo, hi, out) < 0)
+		return fail_at(c, o, "option '%s': '%s' is not an integer in [%lld, %lld]",
+			       o->key, o->value, (long long)lo, (long long)hi);
+	return 0;
+}
+
+static int parse_f64(struct optctx *c, const struct sl_conn_opt *o, double *out)
+{
+	if (sl_fmt_parse_f64(o->value, strlen(o->value), out) < 0 || *out != *out)
+		return fail_at(c, o, "option '%s': '%s' is not a number", o->key, o->value);
+	return 0;
+}
+
+/* A Flink duration: '<n>' (ms) or '<n>[ ]<unit>'. */
+static int parse_duration(struct optctx *c, const struct sl_conn_opt *o, int64_t *ms)
+{
+	static const struct { const char *name; int64_t ms; } units[] = {
+		{ "ms", 1 }, { "milli", 1 }, { "millis", 1 }, { "millisecond", 1 },
+		{ "milliseconds", 1 }, { "s", 1000 }, { "sec", 1000 }, { "secs", 1000 },
+		{ "second", 1000 }, { "seconds", 1000 }, { "min", 60000 }, { "m", 60000 },
+		{ "minute", 60000 }, { "minutes", 60000 }, { "h", 3600000 }, { "hour", 3600000 },
+		{ "hours", 3600000 }, { "d", 86400000 }, { "day", 86400000 },
+		{ "days", 86400000 },
+	};
+	const char *v = o->value, *u;
+	int64_t n;
+	size_t i;
+
+	for (u = v; *u >= '0' && *u <= '9'; u++)
+		;
+	if (u == v || sl_fmt_parse_i64(v, (size_t)(u - v), 0, INT64_MAX / 86400000, &n) < 0)
+		goto bad;
+	while (*u == ' ')
+		u++;
+	if (!*u) {
+		*ms = n;
+		return 0;
+	}
+	for (i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (!strcasecmp(u, units[i].name)) {
+			*ms = n * units[i].ms;
+			return 0;
+		}
+bad:
+	return fail_at(c, o, "option '%s': '%s' is not a duration (e.g. '500 ms', '5 s', "
+		       "'1 min')", o->key, o->value);
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*oom = true;
+	return d;
+}
+
+/* ---- filesystem ------------------------------------------------------------------------ */
+
+#define FS_COMMON "path, format"
+#define FS_JSON "json.ignore-parse-errors, json.fail-on-missing-field"
+#define FS_DBZ "debezium-json.schema-include, debezium-json.ignore-parse-errors"
+#define FS_CSV "csv.field-delimiter, csv.null-literal, csv.ignore-parse-errors, " \
+	       "csv.allow-comments"
+
+struct fs_src {
+	struct sl_file_source_cfg cfg; /* first: the pointer handed out */
+	char **paths;
+	int npaths;
+	char *null_lit;
+	uint64_t skipped;
+};
+
+struct fs_sink {
+	struct sl_jsonl_sink_cfg cfg;  /* first */
+	char *path;
+	char *null_lit;
+};
+
+static void fs_src_free(void *p)
+{
+	struct fs_src *f = p;
+
+	if (!f)
+		return;
+	sl_file_list_free(f->paths, f->npaths);
+	free(f->null_lit);
+	free(f);
+}
+
+static void fs_sink_free(void *p)
+{
+	struct fs_sink *f = p;
+
+	if (!f)
+		return;
+	free(f->path);
+	free(f->null_lit);
+	free(f);
+}
+
+/* The format's own options, shared by source and sink. */
+struct fs_fmt {
+	enum sl_format format;
+	bool ignore_errors, fail_missing, allow_comments;
+	char delim;
+	const char *null_lit; /* borrowed from the option */
+	const char *known;    /* for the unknown-option message */
+};
+
+static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
+{
+	struct sl_conn_opt *o = opt_take(c, "format"), *d;
+	int rc = 0;
+	bool include;
+
+	memset(f, 0, sizeof(*f));
+	if (!o)
+		return fail_at(c, c->at, "connector 'filesystem' needs option 'format' "
+			       "(json, csv or debezium-json)");
+	if (!strcmp(o->value, "json")) {
+		f->format = SL_FORMAT_JSON;
+		f->known = FS_COMMON ", " FS_JSON;
+		rc = opt_bool(c, "json.ignore-parse-errors", &f->ignore_errors);
+		if (!rc)
+			rc = opt_bool(c, "json.fail-on-missing-field", &f->fail_missing);
+		if (!rc && f->ignore_errors && f->fail_missing)
+			return fail_at(c, o, "json.fail-on-missing-field and "
+				       "json.ignore-parse-errors cannot both be true");
+		return rc;
+	}
+	if (!strcmp(o->value, "debezium-json")) {
+		if (sink)
+			return fail_at(c, o, "format 'debezium-json' is only supported for a "
+				       "filesystem source (sinks write json or csv)");
+		f->format = SL_FORMAT_DEBEZIUM_JSON;
+		f->known = FS_COMMON ", " FS_DBZ;
+		rc = opt_bool(c, "debezium-json.schema-include", &include);
+		if (!rc)
+			rc = opt_bool(c, "debezium-json.ignore-parse-errors", &f->ignore_errors);
+		return rc;
+	}
+	if (!strcmp(o->value, "csv")) {
+		f->format = SL_FORMAT_CSV;
+		f->known = FS_COMMON ", " FS_CSV;
+		f->delim = ',';
+		if ((d = opt_take(c, "csv.field-delimiter"))) {
+			if (!strcmp(d->value, "\\t"))
+				f->delim = '\t';
+			else if (strlen(d->value) == 1 && d->value[0] != '"' &&
+				 d->value[0] != '\n' && d->value[0] != '\r')
+				f->delim = d->value[0];
+			else
+				return fail_at(c, d, "option 'csv.field-delimiter': '%s' is not a "
+					       "single character", d->value);
+		}
+		if ((d = opt_take(c, "csv.null-literal")))
+			f->null_lit = d->value;
+		rc = opt_bool(c, "csv.ignore-parse-errors", &f->ignore_errors);
+		if (!rc)
+			rc = opt_bool(c, "csv.allow-comments", &f->allow_comments);
+		return rc;
+	}
+	return fail_at(c, o, "option 'format': unknown format '%s' (known: json, csv, "
+		       "debezium-json)", o->value);
+}
+
+static int fs_source(struct optctx *c, const struct sl_schema *schema,
+		     struct sl_sql_connector *out)
+{
+	struct sl_conn_opt *path = opt_take(c, "path"), *mon;
+	struct fs_fmt fmt;
+	struct fs_src *f;
+	bool oom = false;
+	int rc;
+
+	if ((mon = opt_take(c, "source.monitor-interval")))
+		return fail_at(c, mon, "option 'source.monitor-interval' is not supported: "
+			       "sluice reads a filesystem source once (bounded), it does not "
+			       "watch the folder for new files");
+	if (!path)
+		return fail_at(c, c->at, "connector 'filesystem' needs option 'path'");
+	if ((rc = fs_format(c, &fmt, false)) < 0)
+		return rc;
+	if ((rc = check_unused(c, fmt.known)) < 0)
+		return rc;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return nomem(c);
+	rc = sl_file_list_dir(path->value, &f->paths, &f->npaths);
+	if (rc < 0) {
+		fs_src_free(f);
+		if (rc == -ENOMEM)
+			return nomem(c);
+		return fail_at(c, path, "option 'path': cannot list '%s': %s", path->value,
+			       strerror(-rc));
+	}
+	f->null_lit = dup_or_null(fmt.null_lit, &oom);
+	if (oom) {
+		fs_src_free(f);
+		return nomem(c);
+	}
+	f->cfg.paths = (const char *const *)f->paths;
+	f->cfg.npaths = f->npaths;
+	f->cfg.format = fmt.format;
+	f->cfg.csv.delimiter = fmt.delim;
+	f->cfg.csv.null_literal = f->null_lit;
+	f->cfg.schema = schema;
+	f->cfg.ignore_parse_errors = fmt.ignore_errors;
+	f->cfg.skipped = &f->skipped;
+	f->cfg.json_fail_on_missing = fmt.fail_missing;
+	f->cfg.csv_allow_comments = fmt.allow_comments;
+	out->src_ops = &sl_file_source_ops;
+	out->cfg = f;
+	out->cfg_free = fs_src_free;
+	out->changelog = fmt.format == SL_FORMAT_DEBEZIUM_JSON;
+	out->skipped = &f->skipped;
+	return 0;
+}
+
+static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
+{
+	struct sl_conn_opt *path = opt_take(c, "path");
+	struct fs_fmt fmt;
+	struct fs_sink *f;
+	bool oom = false;
+	int rc;
+
+	if (!path)
+		return fail_at(c, c->at, "connector 'filesystem' needs option 'path'");
+	if ((rc = fs_format(c, &fmt, true)) < 0)
+		return rc;
+	if ((rc = check_unused(c, fmt.known)) < 0)
+		return rc;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return nomem(c);
+	f->path = dup_or_null(path->value, &oom);
+	f->null_lit = dup_or_null(fmt.null_lit, &oom);
+	if (oom) {
+		fs_sink_free(f);
+		return nomem(c);
+	}
+	f->cfg.path = f->path;
+	f->cfg.format = fmt.format;
+	f->cfg.csv.delimiter = fmt.delim;
+	f->cfg.csv.null_literal = f->null_lit;
+	out->sink_ops = &sl_jsonl_sink_ops;
+	out->cfg = f;
+	out->cfg_free = fs_sink_free;
+	return 0;
+}
+
+/* ---- datagen --------------------------------------------------------------------------- */
+
+#define DG_KNOWN "rows-per-second, number-of-rows, seed, fields.<field>.kind|min|max|" \
+		 "max-past|length|start|end|step|max-disorder|late-fraction|late-by"
+
+struct dg_src {
+	struct sl_datagen_cfg cfg; /* first */
+	struct sl_datagen_field fields[SL_SCHEMA_MAX_FIELDS];
+};
+
+/* Which field attributes apply to which kind. */
+enum { K_RANDOM = 1, K_SEQ = 2, K_ET = 4 };
+
+static const struct {
+	const char *name;
+	unsigned kinds;
+} dg_attrs[] = {
+	{ "kind", K_RANDOM | K_SEQ | K_ET }, { "min", K_RANDOM },     { "max", K_RANDOM },
+	{ "max-past", K_RANDOM },            { "length", K_RANDOM },  { "start", K_SEQ | K_ET },
+	{ "end", K_SEQ },                    { "step", K_ET },        { "max-disorder", K_ET },
+	{ "late-fraction", K_ET },           { "late-by", K_ET },
+};
+
+/* A bound for field i of type t: its unscaled/ms/days value. */
+static int dg_bound(struct optctx *c, const struct sl_conn_opt *o, const struct sl_schema *s,
+		    int i, int64_t *v, double *d)
+{
+	enum sl_type t = sl_schema_type(s, i);
+	size_t len = strlen(o->value);
+
+	switch (t) {
+	case SL_TYPE_DOUBLE:
+	case SL_TYPE_FLOAT:
+		return parse_f64(c, o, d);
+	case SL_TYPE_DECIMAL:
+		if (sl_fmt_parse_dec(o->value, len, sl_schema_precision(s, i),
+				     sl_schema_scale(s, i), v) < 0)
+			return fail_at(c, o, "option '%s': '%s' is not a DECIMAL(%d, %d)", o->key,
+				       o->value, sl_schema_precision(s, i), sl_schema_scale(s, i));
+		return 0;
+	case SL_TYPE_DATE:
+		if (sl_fmt_parse_date(o->value, len, v) < 0)
+			return fail_at(c, o, "option '%s': '%s' is not a date 'YYYY-MM-DD'", o->key,
+				       o->value);
+		return 0;
+	case SL_TYPE_TIMESTAMP:
+	case SL_TYPE_TIMESTAMP_LTZ:
+		if (sl_fmt_parse_i64(o->value, len, INT64_MIN, INT64_MAX, v) < 0 &&
+		    sl_fmt_parse_ts(o->value, len, v) < 0)
+			return fail_at(c, o, "option '%s': '%s' is not a timestamp "
+				       "('YYYY-MM-DD HH:MM:SS[.fff]' or epoch ms)", o->key, o->value);
+		return 0;
+	case SL_TYPE_INT:
+		return parse_i64(c, o, INT32_MIN, INT32_MAX, v);
+	default:
+		return parse_i64(c, o, INT64_MIN, INT64_MAX, v);
+	}
+}
+
+/* Splits "fields.<name>.<attr>" against the schema: returns the field index and sets *attr,
+ * or -1 with err filled. */
+static int dg_field_of(struct optctx *c, const struct sl_conn_opt *o, const struct sl_schema *s,
+		       int *attr)
+{
+	const char *name = o->key + 7, *dot = strrchr(o->key, '.');
+	char fname[256];
+	size_t len;
+	int i;
+
+	if (dot <= name) {
+		fail_at(c, o, "unknown option '%s' for connector 'datagen' (known: %s)", o->key,
+			DG_KNOWN);
+		return -1;
+	}
+	len = (size_t)(dot - name);
+	for (*attr = 0; *attr < (int)(sizeof dg_attrs / sizeof dg_attrs[0]); (*attr)++)
+		if (!strcmp(dot + 1, dg_attrs[*attr].name))
+			break;
+	if (*attr == (int)(sizeof dg_attrs / sizeof dg_attrs[0])) {
+		fail_at(c, o, "unknown option '%s' for connector 'datagen' (known: %s)", o->key,
+			DG_KNOWN);
+		return -1;
+	}
+	if (len >= sizeof fname)
+		len = sizeof fname - 1;
+	memcpy(fname, name, len);
+	fname[len] = '\0';
+	i = sl_schema_find(s, fname);
+	if (i < 0)
+		fail_at(c, o, "option '%s': the table has no column '%s'", o->key, fname);
+	return i;
+}
+
+static int dg_kind(struct optctx *c, const struct sl_conn_opt *o, enum sl_gen_kind *k,
+		   unsigned *mask)
+{
+	if (!strcmp(o->value, "random")) {
+		*k = SL_GEN_RANDOM;
+		*mask = K_RANDOM;
+	} else if (!strcmp(o->value, "sequence")) {
+		*k = SL_GEN_SEQUENCE;
+		*mask = K_SEQ;
+	} else if (!strcmp(o->value, "event-time")) {
+		*k = SL_GEN_EVENT_TIME;
+		*mask = K_ET;
+	} else {
+		return fail_at(c, o, "option '%s': unknown kind '%s' (known: random, sequence, "
+			       "event-time)", o->key, o->value);
+	}
+	return 0;
+}
+
+/* Applies one field attribute (the kind is already set). */
+static int dg_attr(struct optctx *c, const struct sl_conn_opt *o, const struct sl_schema *s,
+		   int i, const char *attr, struct sl_datagen_field *f)
+{
+	int64_t v = 0, now;
+	double d = 0;
+	int rc = 0;
+
+	if (!strcmp(attr, "min") || !strcmp(attr, "max")) {
+		rc = dg_bound(c, o, s, i, &v, &d);
+		if (attr[1] == 'i') {
+			f->min = v;
+			f->dmin = d;
+		} else {
+			f->max = v;
+			f->dmax = d;
+		}
+	} else if (!strcmp(attr, "max-past")) {
+		if (sl_schema_type(s, i) != SL_TYPE_TIMESTAMP &&
+		    sl_schema_type(s, i) != SL_TYPE_TIMESTAMP_LTZ)
+			return fail_at(c, o, "option '%s' needs a TIMESTAMP column", o->key);
+		rc = parse_duration(c, o, &v);
+		now = (int64_t)time(NULL) * 1000;
+		f->min = now - v;
+		f->max = now;
+	} else if (!strcmp(attr, "length")) {
+		rc = parse_i64(c, o, 1, 1024, &v);
+		f->length = (uint32_t)v;
+	} else if (!strcmp(attr, "start")) {
+		if (f->kind == SL_GEN_EVENT_TIME) {
+			size_t len = strlen(o->value);
+
+			if (sl_fmt_parse_i64(o->value, len, INT64_MIN, INT64_MAX, &v) < 0 &&
+			    sl_fmt_parse_ts(o->value, len, &v) < 0)
+				return fail_at(c, o, "option '%s': '%s' is not a timestamp", o->key,
+					       o->value);
+			f->base_ts = v;
+		} else {
+			rc = parse_i64(c, o, INT64_MIN, INT64_MAX, &f->start);
+		}
+	} else if (!strcmp(attr, "end")) {
+		rc = parse_i64(c, o, INT64_MIN, INT64_MAX, &f->end);
+	} else if (!strcmp(attr, "step")) {
+		rc = parse_duration(c, o, &f->step_ms);
+	} else if (!strcmp(attr, "max-disorder")) {
+		rc = parse_duration(c, o, &f->max_disorder_ms);
+	} else if (!strcmp(attr, "late-by")) {
+		rc = parse_duration(c, o, &f->late_ms);
+	} else if (!strcmp(attr, "late-fraction")) {
+		rc = parse_f64(c, o, &f->late_fraction);
+		if (!rc && !(f->late_fraction >= 0 && f->late_fraction <= 1))
+			return fail_at(c, o, "option '%s': %s is not in [0, 1]", o->key, o->value);
+	}
+	return rc;
+}
+
+static int datagen_source(struct optctx *c, const struct sl_schema *schema,
+			  struct sl_sql_connector *out)
+{
+	int nf = sl_schema_nfields(schema), rc = 0;
+	unsigned mask[SL_SCHEMA_MAX_FIELDS];
+	bool has_start[SL_SCHEMA_MAX_FIELDS] = { 0 }, has_end[SL_SCHEMA_MAX_FIELDS] = { 0 };
+	struct sl_conn_opt *o;
+	struct dg_src *g;
+	int64_t v;
+
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return nomem(c);
+	g->cfg.schema = schema;
+	g->cfg.fields = g->fields;
+	g->cfg.rows_per_second = 10000; /* Flink's default */
+	for (int i = 0; i < nf; i++) {
+		mask[i] = K_RANDOM;
+		g->fields[i].step_ms = 1000;
+	}
+	if ((o = opt_take(c, "rows-per-second")) && (rc = parse_i64(c, o, 0, INT64_MAX, &v)) == 0)
+		g->cfg.rows_per_second = v;
+	if (!rc && (o = opt_take(c, "number-of-rows")) &&
+	    (rc = parse_i64(c, o, 0, INT64_MAX, &v)) == 0)
+		g->cfg.number_of_rows = v;
+	if (!rc && (o = opt_take(c, "seed")) && (rc = parse_i64(c, o, 0, INT64_MAX, &v)) == 0)
+		g->cfg.seed = (uint64_t)v;
+	/* kinds first: the other attributes are read according to them */
+	for (int k = 0; !rc && k < c->n; k++) {
+		int attr, i;
+
+		o = &c->opts[k];
+		if (o->used || strncmp(o->key, "fields.", 7))
+			continue;
+		if ((i = dg_field_of(c, o, schema, &attr)) < 0) {
+			rc = -EINVAL;
+			break;
+		}
+		if (strcmp(dg_attrs[attr].name, "kind"))
+			continue;
+		o->used = true;
+		rc = dg_kind(c, o, &g->fields[i].kind, &mask[i]);
+	}
+	for (int k = 0; !rc && k < c->n; k++) {
+		int attr, i;
+
+		o = &c->opts[k];
+		if (o->used || strncmp(o->key, "fields.", 7))
+			continue;
+		if ((i = dg_field_of(c, o, schema, &attr)) < 0) {
+			rc = -EINVAL;
+			break;
+		}
+		o->used = true;
+		if (!(dg_attrs[attr].kinds & mask[i])) {
+			rc = fail_at(c, o, "option '%s' does not apply to a field of kind '%s'",
+				     o->key, mask[i] == K_RANDOM ? "random"
+					     : mask[i] == K_SEQ ? "sequence" : "event-time");
+			break;
+		}
+		has_start[i] |= !strcmp(dg_attrs[attr].name, "start");
+		has_end[i] |= !strcmp(dg_attrs[attr].name, "end");
+		rc = dg_attr(c, o, schema, i, dg_attrs[attr].name, &g->fields[i]);
+	}
+	for (int i = 0; !rc && i < nf; i++)
+		if (mask[i] == K_SEQ && (!has_start[i] || !has_end[i]))
+			rc = fail_at(c, c->at, "datagen field '%s' of kind 'sequence' needs "
+				     "'fields.%s.start' and 'fields.%s.end'",
+				     sl_schema_name(schema, i), sl_schema_name(schema, i),
+				     sl_schema_name(schema, i));
+	if (!rc)
+		rc = check_unused(c, DG_KNOWN);
+	if (!rc) {
+		/* the generator's own checks (ranges against types), at plan time */
+		struct sl_error e = { 0 };
+		void *st = sl_datagen_source_ops.open(&g->cfg, 0, &e);
+
+		if (st)
+			sl_datagen_source_ops.close(st);
+		else
+			rc = fail_at(c, c->at, "%s", e.msg);
+	}
+	if (rc) {
+		free(g);
+		return rc;
+	}
+	out->src_ops = &sl_datagen_source_ops;
+	out->cfg = g;
+	out->cfg_free = free;
+	return 0;
+}
+
+/* ---- print, blackhole ------------------------------------------------------------------ */
+
+struct print_own {
+	struct sl_print_sink_cfg cfg; /* first */
+	char *ident;
+};
+
+static void print_free(void *p)
+{
+	struct print_own *po = p;
+
+	if (!po)
+		return;
+	free(po->ident);
+	free(po);
+}
+
+static int print_sink(struct optctx *c, struct sl_sql_connector *out)
+{
+	struct sl_conn_opt *id = opt_take(c, "print-identifier"), *par;
+	bool to_stderr = false;
+	int64_t p = 0;
+	struct print_own *po;
+	bool oom = false;
+	int rc;
+
+	if ((rc = opt_bool(c, "standard-error", &to_stderr)) < 0)
+		return rc;
+	if ((par = opt_take(c, "sink.parallelism")) && (rc = parse_i64(c, par, 1, 4096, &p)) < 0)
+		return rc;
+	if ((rc = check_unused(c, "print-identifier, standard-error, sink.parallelism")) < 0)
+		return rc;
+	po = calloc(1, sizeof(*po));
+	if (!po)
+		return nomem(c);
+	po->ident = dup_or_null(id ? id->value : NULL, &oom);
+	if (oom) {
+		print_free(po);
+		return nomem(c);
+	}
+	po->cfg.fd = to_stderr ? 2 : 1;
+	po->cfg.identifier = po->ident;
+	po->cfg.subtask_prefix = p != 1; /* one Flink subtask prints no "N> " */
+	out->sink_ops = &sl_print_sink_ops;
+	out->cfg = po;
+	out->cfg_free = print_free;
+	return 0;
+}
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+static int setup(struct optctx *c, struct sl_conn_opt *opts, int nopts, const char *file,
+		 struct sl_sql_connector *out, char *err, size_t errcap)
+{
+	struct sl_conn_opt *co;
+
+	memset(out, 0, sizeof(*out));
+	memset(c, 0, sizeof(*c));
+	c->opts = opts;
+	c->n = nopts;
+	c->file = file;
+	c->err = err;
+	c->errcap = errcap;
+	c->conn = "?";
+	if (errcap)
+		err[0] = '\0';
+	co = opt_take(c, "connector");
+	if (!co) {
+		/* the position of the first option, if any, says which table */
+		for (int i = 0; i < nopts; i++)
+			if (!opts[i].used)
+				return fail_at(c, &opts[i], "table needs a 'connector' option");
+		return fail_at(c, nopts ? &opts[0] : NULL, "table needs a 'connector' option");
+	}
+	c->at = co;
+	c->conn = co->value;
+	return 0;
+}
+
+static int finish(int rc, struct sl_sql_connector *out)
+{
+	if (rc < 0)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+int sl_sql_source_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
+			       int nopts, const char *file, struct sl_sql_connector *out,
+			       char *err, size_t errcap)
+{
+	struct optctx c;
+	int rc = setup(&c, opts, nopts, file, out, err, errcap);
+
+	if (rc < 0)
+		return rc;
+	if (!strcmp(c.conn, "filesystem"))
+		return finish(fs_source(&c, schema, out), out);
+	if (!strcmp(c.conn, "datagen"))
+		return finish(datagen_source(&c, schema, out), out);
+	if (!strcmp(c.conn, "print") || !strcmp(c.conn, "blackhole"))
+		return fail_at(&c, c.at, "connector '%s' is a sink: it cannot be read from",
+			       c.conn);
+	return fail_at(&c, c.at, "unknown connector '%s' (known: filesystem, datagen, print, "
+		       "blackhole)", c.conn);
+}
+
+int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
+			     int nopts, const char *file, struct sl_sql_connector *out, char *err,
+			     size_t errcap)
+{
+	struct optctx c;
+	int rc = setup(&c, opts, nopts, file, out, err, errcap);
+
+	(void)schema;
+	if (rc < 0)
+		return rc;
+	if (!strcmp(c.conn, "filesystem"))
+		return finish(fs_sink(&c, out), out);
+	if (!strcmp(c.conn, "print"))
+		return finish(print_sink(&c, out), out);
+	if (!strcmp(c.conn, "blackhole")) {
+		rc = check_unused(&c, "(none)");
+		if (!rc)
+			out->sink_ops = &sl_blackhole_sink_ops;
+		return finish(rc, out);
+	}
+	if (!strcmp(c.conn, "datagen"))
+		return fail_at(&c, c.at, "connector 'datagen' is a source: it cannot be written "
+			       "to");
+	return fail_at(&c, c.at, "unknown connector '%s' (known: filesystem, datagen, print, "
+		       "blackhole)", c.conn);
+}
+
+void sl_sql_connector_fini(struct sl_sql_connector *c)
+{
+	if (c && c->cfg && c->cfg_free)
+		c->cfg_free(c->cfg);
+	if (c)
+		memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,103 @@
+/*
+ * sql_options.h - a SQL table's WITH options turned into a source or sink of the embedded
+ * connectors. The planner's side of CREATE TABLE ... WITH ('connector' = ..., ...): it keeps
+ * the SQL binding out of the connectors' runtime code (STYLE: configurator vs handler).
+ *
+ * Connectors and their options (keys are case-sensitive, as in Flink):
+ *
+ *   filesystem  source and sink
+ *     path                          file, or directory: every regular file in it whose name
+ *                                   does not start with '.' or '_' (sorted) is one split; a
+ *                                   sink with more than one shard writes part files there
+ *     format                        json | csv | debezium-json (source only)
+ *     json.ignore-parse-errors      skip and count bad records instead of dead-lettering
+ *     json.fail-on-missing-field    a missing key is a record error (not with the above)
+ *     debezium-json.schema-include  accepted either way: the envelope is read at top level
+ *                                   and under "payload"
+ *     debezium-json.ignore-parse-errors
+ *     csv.field-delimiter           one character ('\t' written as two characters is a tab)
+ *     csv.null-literal              text read and written as NULL
+ *     csv.ignore-parse-errors
+ *     csv.allow-comments            records starting with '#' are skipped
+ *     source.monitor-interval       rejected: folders are read once (bounded), not watched
+ *
+ *   datagen  source (Flink's options, plus event-time knobs)
+ *     rows-per-second               default 10000 (over the whole source); 0: unthrottled
+ *     number-of-rows                default unbounded
+ *     seed                          sluice: random seed (default 0); same seed, same rows
+ *     fields.F.kind                 random (default) | sequence | event-time (sluice)
+ *     fields.F.min / .max           random bounds: numbers, DECIMAL text, DATE
+ *                                   'YYYY-MM-DD', TIMESTAMP text or epoch ms
+ *     fields.F.max-past             random TIMESTAMP in [now - max-past, now] (Flink)
+ *     fields.F.length               random STRING length (default 10)
+ *     fields.F.start / .end         sequence bounds (both required); event-time: start is
+ *                                   the first timestamp (text or epoch ms, default 0)
+ *     fields.F.step                 event-time: advance per record (duration, default 1 s)
+ *     fields.F.max-disorder         event-time: each record moved back by up to this
+ *     fields.F.late-fraction        event-time: share of records (0..1) made late by ...
+ *     fields.F.late-by              ... this much more (duration)
+ *   Durations are '<n>' (ms) or '<n> <unit>' with unit ms, s, min, h, d (and their long
+ *   forms: second(s), minute(s), ...), as in Flink's Duration options.
+ *
+ *   print  sink:  print-identifier; standard-error (true: stderr); sink.parallelism ('1'
+ *          drops the "N> " subtask prefix, as one Flink subtask prints none)
+ *   blackhole  sink, no options
+ *
+ * Errors: an unknown option, a missing required option or a bad value fails with one line
+ * "FILE:LINE:COL: ..." naming the option (LINE:COL from the option; a missing option points
+ * at 'connector') and, for an unknown one, the known keys.
+ *
+ * Threads: plan time, one thread. Nothing here runs per record.
+ */
+#ifndef SL_CONNECTORS_SQL_OPTIONS_H
+#define SL_CONNECTORS_SQL_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sluice/connectors.h>
+
+/* One WITH option as parsed. `used`: consumed already (the planner's own keys such as
+ * scan.watermark.*) and skipped here; set by these functions for every key they consume. */
+struct sl_conn_opt {
+	const char *key, *value;
+	uint32_t line, col;
+	bool used;
+};
+
+/*
+ * A configured connector. Exactly one of src_ops / sink_ops is set. `cfg` is what to pass to
+ * sl_job_source() / sl_stream_sink() with those ops; it is owned by this struct (free with
+ * sl_sql_connector_fini()) and borrows the schema given to the constructor, which must
+ * outlive the job. `cfg` may be NULL (blackhole).
+ */
+struct sl_sql_connector {
+	const struct sl_source_ops *src_ops;
+	const struct sl_sink_ops *sink_ops;
+	void *cfg;
+	void (*cfg_free)(void *cfg);
+	bool changelog;     /* the source produces -U/+U/-D rows (debezium-json) */
+	uint64_t *skipped;  /* filesystem source: records skipped by *.ignore-parse-errors,
+			     * summed over splits at their close (read after the job ran);
+			     * NULL for other connectors */
+};
+
+/*
+ * Builds a source for a table with `schema` (its flattened fields: "a.b" for nested ROWs)
+ * from opts[0..nopts). `file` names the SQL file for messages. Returns 0 with *out filled,
+ * or -EINVAL / -ENOMEM with a one-line message in err[errcap].
+ */
+int sl_sql_source_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
+			       int nopts, const char *file, struct sl_sql_connector *out,
+			       char *err, size_t errcap);
+
+/* Like sl_sql_source_from_options() for a sink (INSERT INTO target). */
+int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
+			     int nopts, const char *file, struct sl_sql_connector *out, char *err,
+			     size_t errcap);
+
+/* Frees what a successful constructor allocated. Accepts a zeroed struct. */
+void sl_sql_connector_fini(struct sl_sql_connector *c);
+
+#endif
