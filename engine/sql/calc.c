@@ -1,0 +1,123 @@
+/*
+ * calc.c - the SQL calc operator: an optional WHERE predicate and a projection of compiled
+ * expressions, fused into one flat_map so a row is read once and one row is built.
+ *
+ * The compiled programs are shared read-only by all shards; each shard evaluates with its
+ * own struct sl_eval_ctx (scratch for intermediate strings), padded to its own cache lines so
+ * shards never write the same line. The row kind (+I/-U/+U/-D) passes through unchanged: a
+ * projection of a changelog is a changelog.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calc.h"
+
+struct shard_eval {
+	struct sl_eval_ctx ec;
+	char pad[64 - sizeof(struct sl_eval_ctx) % 64];
+};
+
+struct pl_calc {
+	struct sl_prog *pred;          /* NULL: every row passes */
+	int nout;
+	struct sl_prog **out;          /* [nout] */
+	struct sl_sql_type *out_type;  /* [nout] */
+	int nshards;
+	struct shard_eval *ev;         /* [nshards] */
+	char *scratch;                 /* nshards * SL_EVAL_SCRATCH */
+};
+
+void pl_calc_destroy(void *p)
+{
+	struct pl_calc *c = p;
+
+	if (!c)
+		return;
+	sl_prog_destroy(c->pred);
+	for (int i = 0; i < c->nout; i++)
+		sl_prog_destroy(c->out[i]);
+	free(c->out);
+	free(c->out_type);
+	free(c->ev);
+	free(c->scratch);
+	free(c);
+}
+
+struct pl_calc *pl_calc_create(int nout, int nshards)
+{
+	struct pl_calc *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->nout = nout;
+	c->nshards = nshards;
+	c->out = calloc((size_t)nout + 1, sizeof(*c->out));
+	c->out_type = calloc((size_t)nout + 1, sizeof(*c->out_type));
+	c->ev = aligned_alloc(64, sizeof(*c->ev) * (size_t)nshards);
+	c->scratch = malloc((size_t)nshards * SL_EVAL_SCRATCH);
+	if (!c->out || !c->out_type || !c->ev || !c->scratch) {
+		pl_calc_destroy(c);
+		return NULL;
+	}
+	memset(c->ev, 0, sizeof(*c->ev) * (size_t)nshards);
+	for (int i = 0; i < nshards; i++) {
+		c->ev[i].ec.scratch = c->scratch + (size_t)i * SL_EVAL_SCRATCH;
+		c->ev[i].ec.scratch_cap = SL_EVAL_SCRATCH;
+	}
+	return c;
+}
+
+void pl_calc_set_pred(struct pl_calc *c, struct sl_prog *pred)
+{
+	c->pred = pred;
+}
+
+void pl_calc_set_out(struct pl_calc *c, int i, struct sl_prog *p, const struct sl_sql_type *t)
+{
+	c->out[i] = p;
+	c->out_type[i] = *t;
+}
+
+uint64_t pl_calc_errors(const struct pl_calc *c)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < c->nshards; i++)
+		n += c->ev[i].ec.errors;
+	return n;
+}
+
+static void calc_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void *arg)
+{
+	struct pl_calc *c = arg;
+	struct sl_eval_ctx *ec = &c->ev[sl_ctx_shard(ctx)].ec;
+	struct sl_row_builder *b;
+	const struct sl_row *row;
+
+	ec->proctime_ms = sl_ctx_proctime(ctx);
+	if (c->pred && !sl_prog_eval_pred(c->pred, in, ec))
+		return;
+	if (c->nout < 0) {
+		/* filter only */
+		sl_emit(ctx, ts, in);
+		return;
+	}
+	b = sl_ctx_out(ctx);
+	for (int i = 0; i < c->nout; i++)
+		sl_prog_eval_into(c->out[i], in, ec, &c->out_type[i], b, i);
+	sl_rowb_set_kind(b, (enum sl_row_kind)in->kind);
+	row = sl_rowb_finish(b);
+	if (!row) {
+		/* the projected row outgrew the scratch row: count it, never emit garbage */
+		ec->errors++;
+		return;
+	}
+	sl_emit(ctx, ts, row);
+}
+
+struct sl_stream *pl_calc_stream(struct sl_stream *in, const char *name, struct pl_calc *c,
+				 const struct sl_schema *out)
+{
+	return sl_stream_flat_map(in, name, calc_row, c, out);
+}

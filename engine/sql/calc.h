@@ -1,0 +1,31 @@
+/*
+ * calc.h - the SQL calc operator (WHERE + projection of compiled expressions in one pass).
+ *
+ * Ownership: a calc owns the programs set into it; the job borrows the calc as the flat_map's
+ * argument, so free it (pl_calc_destroy) only after the job is destroyed.
+ */
+#ifndef SL_SQL_CALC_H
+#define SL_SQL_CALC_H
+
+#include <stdint.h>
+
+#include <sluice/job.h>
+
+#include "eval.h"
+
+struct pl_calc;
+
+/* A calc with nout output columns (-1: a filter that passes rows through unchanged) for a
+ * job running on nshards shards. NULL on ENOMEM. */
+struct pl_calc *pl_calc_create(int nout, int nshards);
+void pl_calc_destroy(void *c);
+void pl_calc_set_pred(struct pl_calc *c, struct sl_prog *pred);
+/* Output column i is p's value converted to t. */
+void pl_calc_set_out(struct pl_calc *c, int i, struct sl_prog *p, const struct sl_sql_type *t);
+/* Rows whose evaluation failed (counted, never emitted as garbage). */
+uint64_t pl_calc_errors(const struct pl_calc *c);
+/* Adds the calc after `in` with output schema `out` (ignored for a filter: pass in's). */
+struct sl_stream *pl_calc_stream(struct sl_stream *in, const char *name, struct pl_calc *c,
+				 const struct sl_schema *out);
+
+#endif

@@ -1,0 +1,543 @@
+/*
+ * plan_agg.c - GROUP BY: window aggregations (legacy GROUP BY TUMBLE/HOP/SESSION(...) and
+ * the window TVFs grouped by window_start, window_end) and the updating GROUP BY.
+ *
+ * The shape is always the same four steps:
+ *   1. a calc computes the group keys and every aggregate's argument into one row;
+ *   2. key_by the group keys (a constant key when there is none: a global aggregate);
+ *   3. the window operator or the group aggregate process function;
+ *   4. HAVING and the SELECT list are compiled over the aggregate's output, where a group
+ *      expression, an aggregate call or a window property (TUMBLE_START(ts, ...), window_end)
+ *      is a column through struct sl_sql_col.match, so `CAST(AVG(x) AS INT)` or
+ *      `TUMBLE_END(ts, INTERVAL '5' SECOND)` compile like any column expression.
+ * Equal aggregate calls are computed once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calc.h"
+#include "ops/group_agg.h"
+#include "plan_int.h"
+
+struct agg_call {
+	const struct sl_expr *call;
+	enum sl_agg_kind kind;
+	int arg_col;                   /* column of the pre-aggregation row, -1 for COUNT(*) */
+};
+
+struct agg_plan {
+	const struct sl_expr *keys[SL_MAX_KEY_FIELDS];
+	int nkeys;
+	/* legacy group window */
+	const struct sl_expr *wcall;   /* TUMBLE(ts, size) in GROUP BY, or NULL */
+	bool windowed;
+	struct sl_window_spec win;
+	struct agg_call aggs[SL_PLAN_MAX_COLS];
+	int naggs;
+};
+
+void pl_free_group_agg(void *fn)
+{
+	sl_group_agg_free(fn);
+	free(fn);
+}
+
+static int find_or_add_agg(struct pl_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
+{
+	static const struct {
+		const char *name;
+		enum sl_agg_kind kind;
+	} names[] = {
+		{ "COUNT", SL_AGG_COUNT }, { "SUM", SL_AGG_SUM }, { "AVG", SL_AGG_AVG },
+		{ "MIN", SL_AGG_MIN }, { "MAX", SL_AGG_MAX }, { "FIRST_VALUE", SL_AGG_FIRST_VALUE },
+		{ "LAST_VALUE", SL_AGG_LAST_VALUE },
+	};
+	enum sl_agg_kind kind = 0;
+
+	for (int i = 0; i < ap->naggs; i++)
+		if (pl_expr_equal(ap->aggs[i].call, e))
+			return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(e->text, names[i].name))
+			kind = names[i].kind;
+	if (e->filter)
+		return pl_fail(c, e->filter->line, e->filter->col,
+			       "aggregate FILTER (WHERE ...) is not supported yet");
+	if (kind == SL_AGG_COUNT && (e->nargs == 0 ||
+				     (e->nargs == 1 && e->args[0]->kind == SL_EXPR_STAR)))
+		kind = SL_AGG_COUNT_STAR;
+	else if (e->nargs != 1 || e->args[0]->kind == SL_EXPR_STAR)
+		return pl_fail(c, e->line, e->col, "%s takes one argument", e->text);
+	if (e->distinct) {
+		if (kind == SL_AGG_COUNT)
+			kind = SL_AGG_COUNT_DISTINCT;
+		else if (kind != SL_AGG_MIN && kind != SL_AGG_MAX)
+			return pl_fail(c, e->line, e->col, "%s(DISTINCT ...) is not supported; only "
+				       "COUNT(DISTINCT x)", e->text);
+	}
+	for (uint32_t i = 0; i < e->nargs; i++)
+		if (pl_has_agg(e->args[i]))
+			return pl_fail(c, e->args[i]->line, e->args[i]->col,
+				       "aggregate calls cannot be nested");
+	if (ap->naggs == SL_PLAN_MAX_COLS)
+		return pl_fail(c, e->line, e->col, "too many aggregates");
+	ap->aggs[ap->naggs].call = e;
+	ap->aggs[ap->naggs].kind = kind;
+	ap->aggs[ap->naggs].arg_col = -1;
+	ap->naggs++;
+	return 0;
+}
+
+static int collect_aggs(struct pl_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
+{
+	if (!e)
+		return 0;
+	if (e->kind == SL_EXPR_CALL && !e->over && pl_has_agg(e) && e->text &&
+	    (e->nargs == 0 || !pl_has_agg(e->args[0]) || e->kind == SL_EXPR_CALL)) {
+		/* the outermost aggregate call of this branch */
+		static const char *const aggs[] = { "COUNT", "SUM", "AVG", "MIN", "MAX",
+						    "FIRST_VALUE", "LAST_VALUE", NULL };
+
+		for (int i = 0; aggs[i]; i++)
+			if (!strcasecmp(e->text, aggs[i]))
+				return find_or_add_agg(c, ap, e);
+	}
+	for (uint32_t i = 0; i < e->nargs; i++)
+		if (collect_aggs(c, ap, e->args[i]))
+			return -EINVAL;
+	if (collect_aggs(c, ap, e->case_operand) || collect_aggs(c, ap, e->case_else))
+		return -EINVAL;
+	return 0;
+}
+
+static bool is_call(const struct sl_expr *e, const char *name)
+{
+	return e->kind == SL_EXPR_CALL && !e->over && !strcasecmp(e->text, name);
+}
+
+static int interval_of(struct pl_ctx *c, const struct sl_expr *e, const char *what,
+		       sl_ts_t *ms)
+{
+	if (e->kind != SL_EXPR_INTERVAL || e->ival <= 0)
+		return pl_fail(c, e->line, e->col, "%s must be a positive INTERVAL literal", what);
+	*ms = e->ival;
+	return 0;
+}
+
+/* GROUP BY TUMBLE(ts, size) / HOP(ts, slide, size) / SESSION(ts, gap) */
+static int legacy_window(struct pl_ctx *c, struct agg_plan *ap, const struct pl_rel *rel,
+			 const struct sl_expr *g)
+{
+	int tcol;
+
+	if (ap->wcall)
+		return pl_fail(c, g->line, g->col, "only one group window per GROUP BY");
+	if (g->nargs < 2)
+		return pl_fail(c, g->line, g->col, "%s needs a time attribute and an interval",
+			       g->text);
+	tcol = pl_resolve_plain(rel, g->args[0]);
+	if (tcol < 0 || !rel->cols[tcol].rowtime)
+		return pl_fail(c, g->args[0]->line, g->args[0]->col,
+			       "the first argument of %s must be a rowtime attribute (a column "
+			       "with WATERMARK FOR)%s", g->text, tcol >= 0 && rel->cols[tcol].proctime
+			       ? "; processing-time windows are not supported" : "");
+	memset(&ap->win, 0, sizeof(ap->win));
+	if (is_call(g, "TUMBLE")) {
+		ap->win.kind = SL_WIN_TUMBLE;
+		if (g->nargs > 3 || interval_of(c, g->args[1], "the window size", &ap->win.size_ms))
+			return c->failed ? -EINVAL : pl_fail(c, g->line, g->col, "TUMBLE(ts, size)");
+		if (g->nargs == 3 && interval_of(c, g->args[2], "the offset",
+						 &ap->win.offset_ms))
+			return -EINVAL;
+	} else if (is_call(g, "HOP")) {
+		ap->win.kind = SL_WIN_HOP;
+		if (g->nargs != 3 || interval_of(c, g->args[1], "the slide", &ap->win.slide_ms) ||
+		    interval_of(c, g->args[2], "the window size", &ap->win.size_ms))
+			return c->failed ? -EINVAL : pl_fail(c, g->line, g->col,
+							     "HOP(ts, slide, size)");
+	} else {
+		ap->win.kind = SL_WIN_SESSION;
+		if (g->nargs != 2 || interval_of(c, g->args[1], "the gap", &ap->win.gap_ms))
+			return c->failed ? -EINVAL : pl_fail(c, g->line, g->col,
+							     "SESSION(ts, gap)");
+	}
+	ap->wcall = g;
+	ap->windowed = true;
+	return 0;
+}
+
+/* A CALL node named `name` with the window call's arguments: TUMBLE_START(ts, size). */
+static const struct sl_expr *prop_call(struct pl_ctx *c, const struct sl_expr *wcall,
+				       const char *suffix)
+{
+	struct sl_expr *e = pl_own(c, calloc(1, sizeof(*e)), free);
+	char name[64];
+
+	if (!e)
+		return NULL;
+	snprintf(name, sizeof name, "%s_%s", wcall->text, suffix);
+	e->kind = SL_EXPR_CALL;
+	e->text = pl_strdup(c, name);
+	e->args = wcall->args;
+	e->nargs = wcall->nargs;
+	e->line = wcall->line;
+	e->col = wcall->col;
+	return e->text ? e : NULL;
+}
+
+static bool mentions(const struct sl_query *q, struct pl_ctx *c, const char *word)
+{
+	char buf[4096];
+
+	for (uint32_t i = 0; i < q->nitems; i++) {
+		if (!q->items[i].expr)
+			continue;
+		sl_expr_print(q->items[i].expr, buf, sizeof buf);
+		if (strcasestr(buf, word))
+			return true;
+	}
+	if (q->having) {
+		sl_expr_print(q->having, buf, sizeof buf);
+		if (strcasestr(buf, word))
+			return true;
+	}
+	(void)c;
+	return false;
+}
+
+int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
+		struct pl_rel *rel, struct pl_rel *out)
+{
+	struct agg_plan ap = { .nkeys = 0 };
+	const struct sl_expr *pre[SL_PLAN_MAX_COLS];
+	const char *pre_names[SL_PLAN_MAX_COLS];
+	struct sl_agg_spec specs[SL_PLAN_MAX_COLS];
+	char *agg_names[SL_PLAN_MAX_COLS];
+	struct pl_rel pr, post = { .changelog = false };
+	int npre = 0, keys[SL_MAX_KEY_FIELDS], nk, wstart = -1, wend = -1;
+	bool const_key = false, tvf_start = false, tvf_end = false;
+	struct sl_stream *keyed, *aggd;
+	const struct sl_schema *os;
+
+	/* group expressions: the window, then keys */
+	for (uint32_t i = 0; i < q->ngroup_by; i++) {
+		const struct sl_expr *g = q->group_by[i];
+
+		if (is_call(g, "TUMBLE") || is_call(g, "HOP") || is_call(g, "SESSION")) {
+			if (legacy_window(c, &ap, rel, g))
+				return -EINVAL;
+			continue;
+		}
+		if (is_call(g, "CUMULATE"))
+			return pl_fail(c, g->line, g->col, "CUMULATE is a window TVF: use "
+				       "TABLE(CUMULATE(...))");
+		if (rel->tvf) {
+			int col = pl_resolve_plain(rel, g);
+
+			if (col < 0 && g->kind == SL_EXPR_COLUMN) {
+				const char *n = g->path[g->npath - 1];
+
+				if (!strcasecmp(n, "window_start")) {
+					tvf_start = true;
+					continue;
+				}
+				if (!strcasecmp(n, "window_end")) {
+					tvf_end = true;
+					continue;
+				}
+				if (!strcasecmp(n, "window_time"))
+					return pl_fail(c, g->line, g->col, "group by window_start, "
+						       "window_end (window_time is derived)");
+			}
+		}
+		if (pl_has_agg(g))
+			return pl_fail(c, g->line, g->col, "aggregates are not allowed in GROUP BY");
+		if (ap.nkeys == SL_MAX_KEY_FIELDS - 1)
+			return pl_fail(c, g->line, g->col, "at most %d GROUP BY keys",
+				       SL_MAX_KEY_FIELDS - 1);
+		ap.keys[ap.nkeys++] = g;
+	}
+	if (rel->tvf) {
+		if (!tvf_start || !tvf_end)
+			return pl_fail(c, q->line, q->col, "a window TVF query must GROUP BY "
+				       "window_start, window_end");
+		if (ap.wcall)
+			return pl_fail(c, q->line, q->col, "a group window on a window TVF");
+		ap.windowed = true;
+		ap.win = rel->tvf_win;
+	}
+	for (uint32_t i = 0; i < q->nitems; i++) {
+		if (q->items[i].star)
+			return pl_fail(c, q->items[i].line, q->items[i].col,
+				       "SELECT * with GROUP BY: name the columns");
+		if (collect_aggs(c, &ap, q->items[i].expr))
+			return -EINVAL;
+	}
+	if (collect_aggs(c, &ap, q->having))
+		return -EINVAL;
+	if (ap.naggs == 0 && !ap.windowed && ap.nkeys == 0)
+		return pl_fail(c, q->line, q->col, "nothing to aggregate");
+
+	/* 1. pre-aggregation row: keys, then aggregate arguments */
+	for (int i = 0; i < ap.nkeys; i++) {
+		char n[32];
+
+		snprintf(n, sizeof n, "$k%d", i);
+		pre[npre] = ap.keys[i];
+		pre_names[npre++] = pl_strdup(c, n);
+	}
+	if (ap.nkeys == 0) {
+		/* a global aggregate: one constant key sends every row to one shard */
+		static const struct sl_expr zero = { .kind = SL_EXPR_INT, .ival = 0, .text = "0" };
+
+		pre[npre] = &zero;
+		pre_names[npre++] = "$k";
+		const_key = true;
+	}
+	for (int i = 0; i < ap.naggs; i++) {
+		char n[32];
+
+		if (ap.aggs[i].kind == SL_AGG_COUNT_STAR)
+			continue;
+		snprintf(n, sizeof n, "$a%d", i);
+		ap.aggs[i].arg_col = npre;
+		pre[npre] = ap.aggs[i].call->args[0];
+		pre_names[npre++] = pl_strdup(c, n);
+		if (npre >= SL_PLAN_MAX_COLS - 4)
+			return pl_fail(c, q->line, q->col, "too many group keys and aggregates");
+	}
+	for (int i = 0; i < npre; i++)
+		if (!pre_names[i])
+			return -ENOMEM;
+	if (pl_project(c, rel, pre, pre_names, npre, NULL, "aggregate input", &pr))
+		return -EINVAL;
+
+	/* 2. keyed by the group keys */
+	nk = ap.nkeys ? ap.nkeys : 1;
+	for (int i = 0; i < nk; i++)
+		keys[i] = i;
+	keyed = sl_stream_key_by(pr.s, keys, nk);
+	if (!keyed)
+		return pl_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
+
+	/* 3. the aggregate operator */
+	for (int i = 0; i < ap.naggs; i++) {
+		char n[32];
+
+		snprintf(n, sizeof n, "$agg%d", i);
+		agg_names[i] = pl_strdup(c, n);
+		if (!agg_names[i])
+			return -ENOMEM;
+		memset(&specs[i], 0, sizeof(specs[i]));
+		specs[i].kind = ap.aggs[i].kind;
+		specs[i].field = ap.aggs[i].arg_col;
+		specs[i].name = agg_names[i];
+		specs[i].sql_types = true;
+	}
+	if (ap.windowed) {
+		ap.win.allowed_lateness_ms = c->allow_lateness;
+		aggd = sl_stream_window(keyed, ap.win.kind == SL_WIN_TUMBLE ? "tumble window"
+					       : ap.win.kind == SL_WIN_HOP ? "hop window"
+					       : "session window", &ap.win, specs, ap.naggs);
+		if (!aggd)
+			return pl_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
+		wstart = nk;
+		wend = nk + 1;
+		post.changelog = c->allow_lateness > 0;
+	} else {
+		struct sl_group_agg_cfg gc = {
+			.in = sl_stream_schema(pr.s),
+			.key_fields = keys,
+			.nkey = nk,
+			.aggs = specs,
+			.naggs = ap.naggs,
+			.state_ttl_ms = c->state_ttl,
+			.insert_only = !rel->changelog,
+		};
+		struct sl_process_fn *pf = calloc(1, sizeof(*pf));
+		struct sl_schema *gs = NULL;
+		char msg[256];
+
+		if (!pl_own(c, pf, pl_free_group_agg))
+			return -ENOMEM;
+		if (ap.naggs == 0)
+			return pl_fail(c, q->line, q->col, "GROUP BY without aggregates is not "
+				       "supported yet (it is SELECT DISTINCT)");
+		if (sl_group_agg_build(&gc, pf, &gs, msg, sizeof msg) < 0)
+			return pl_fail(c, q->line, q->col, "GROUP BY: %s", msg);
+		if (!pl_own(c, gs, (void (*)(void *))sl_schema_destroy))
+			return -ENOMEM;
+		aggd = sl_stream_process(keyed, "group aggregate", pf, gs);
+		if (!aggd)
+			return pl_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
+		post.changelog = true;
+	}
+	os = sl_stream_schema(aggd);
+
+	/* 4. the columns of the aggregate's output */
+	post.s = aggd;
+	for (int i = 0; i < ap.nkeys; i++) {
+		struct sl_sql_col *col = &post.cols[post.ncols++];
+		int plain = pl_resolve_plain(rel, ap.keys[i]);
+
+		*col = (struct sl_sql_col){ .field = i, .match = ap.keys[i] };
+		col->type = pr.cols[i].type;
+		if (plain >= 0) {
+			/* a plain key column stays visible by its name */
+			col->qual = rel->cols[plain].qual;
+			col->name = rel->cols[plain].name;
+		}
+	}
+	if (const_key)
+		(void)0;
+	if (ap.windowed) {
+		struct sl_sql_type ts = { .type = SL_TYPE_TIMESTAMP, .nullable = false };
+		const char *props[2] = { "START", "END" };
+		int fields[2] = { wstart, wend };
+
+		for (int k = 0; k < 2; k++) {
+			struct sl_sql_col *col = &post.cols[post.ncols++];
+
+			*col = (struct sl_sql_col){ .field = fields[k], .type = ts };
+			if (ap.wcall) {
+				col->match = prop_call(c, ap.wcall, props[k]);
+				if (!col->match)
+					return -ENOMEM;
+			} else {
+				col->name = k ? "window_end" : "window_start";
+			}
+		}
+	}
+	for (int i = 0; i < ap.naggs; i++) {
+		struct sl_sql_col *col = &post.cols[post.ncols++];
+		int f = sl_schema_find(os, agg_names[i]);
+
+		if (f < 0)
+			return pl_fail(c, q->line, q->col, "internal: aggregate column missing");
+		*col = (struct sl_sql_col){ .field = f, .match = ap.aggs[i].call };
+		col->type.type = sl_schema_type(os, f);
+		col->type.prec = sl_schema_precision(os, f);
+		col->type.scale = sl_schema_scale(os, f);
+		col->type.nullable = ap.aggs[i].kind != SL_AGG_COUNT_STAR &&
+				     ap.aggs[i].kind != SL_AGG_COUNT &&
+				     ap.aggs[i].kind != SL_AGG_COUNT_DISTINCT;
+	}
+
+	/* window_time / *_ROWTIME: the window's last millisecond, a rowtime for cascades */
+	if (ap.windowed && (mentions(q, c, "ROWTIME") || mentions(q, c, "window_time"))) {
+		const struct sl_expr *ex[SL_PLAN_MAX_COLS];
+		const char *nm[SL_PLAN_MAX_COLS];
+		struct pl_rel wt;
+		int n = 0;
+
+		for (int i = 0; i < sl_schema_nfields(os); i++) {
+			struct sl_expr *e = pl_own(c, calloc(1, sizeof(*e)), free);
+			char **path = e ? pl_own(c, calloc(1, sizeof(char *)), free) : NULL;
+
+			if (!path)
+				return -ENOMEM;
+			e->kind = SL_EXPR_COLUMN;
+			path[0] = (char *)sl_schema_name(os, i);
+			e->path = path;
+			e->npath = 1;
+			ex[n] = e;
+			nm[n++] = sl_schema_name(os, i);
+		}
+		{
+			/* window_end - INTERVAL '0.001' SECOND */
+			struct sl_expr *sub = pl_own(c, calloc(1, sizeof(*sub)), free);
+			struct sl_expr *iv = pl_own(c, calloc(1, sizeof(*iv)), free);
+			struct sl_expr **args = pl_own(c, calloc(2, sizeof(*args)), free);
+
+			if (!args)
+				return -ENOMEM;
+			iv->kind = SL_EXPR_INTERVAL;
+			iv->ival = 1;
+			iv->unit = SL_EXPR_UNIT_SECOND;
+			iv->text = "0.001";
+			sub->kind = SL_EXPR_BINARY;
+			sub->op = SL_EXPR_OP_SUB;
+			args[0] = (struct sl_expr *)ex[wend];
+			args[1] = iv;
+			sub->args = args;
+			sub->nargs = 2;
+			ex[n] = sub;
+			nm[n++] = "$window_time";
+		}
+		{
+			struct pl_rel raw = { .s = aggd, .ncols = 0 };
+
+			for (int i = 0; i < sl_schema_nfields(os); i++) {
+				struct sl_sql_col *col = &raw.cols[raw.ncols++];
+
+				*col = (struct sl_sql_col){ .field = i };
+				col->name = sl_schema_name(os, i);
+				col->type.type = sl_schema_type(os, i);
+				col->type.prec = sl_schema_precision(os, i);
+				col->type.scale = sl_schema_scale(os, i);
+				col->type.nullable = true;
+			}
+			if (pl_project(c, &raw, ex, nm, n, NULL, "window time", &wt))
+				return -EINVAL;
+		}
+		post.s = wt.s;
+		{
+			struct sl_sql_col *col = &post.cols[post.ncols++];
+
+			*col = (struct sl_sql_col){ .field = n - 1, .rowtime = true };
+			col->type.type = SL_TYPE_TIMESTAMP;
+			if (ap.wcall) {
+				col->match = prop_call(c, ap.wcall, "ROWTIME");
+				if (!col->match)
+					return -ENOMEM;
+			} else {
+				col->name = "window_time";
+			}
+		}
+	}
+
+	/* HAVING, then the SELECT list */
+	if (q->having) {
+		struct pl_calc *calc = pl_own(c, pl_calc_create(-1, c->nshards), pl_calc_destroy);
+		struct sl_sql_type t;
+		struct sl_prog *p;
+
+		if (!calc)
+			return -ENOMEM;
+		p = pl_compile(c, q->having, &post, &t);
+		if (!p)
+			return -EINVAL;
+		pl_calc_set_pred(calc, p);
+		post.s = pl_calc_stream(post.s, "having", calc, sl_stream_schema(post.s));
+		if (!post.s)
+			return pl_fail(c, q->having->line, q->having->col, "cannot add HAVING");
+	}
+	{
+		const struct sl_expr *ex[SL_PLAN_MAX_COLS];
+		const char *nm[SL_PLAN_MAX_COLS];
+		int n = 0;
+
+		for (uint32_t i = 0; i < q->nitems; i++) {
+			const struct sl_select_item *it = &q->items[i];
+			char buf[32];
+
+			ex[n] = it->expr;
+			if (it->alias) {
+				nm[n] = it->alias;
+			} else if (it->expr->kind == SL_EXPR_COLUMN) {
+				nm[n] = it->expr->path[it->expr->npath - 1];
+			} else {
+				snprintf(buf, sizeof buf, "EXPR$%u", i);
+				nm[n] = pl_strdup(c, buf);
+				if (!nm[n])
+					return -ENOMEM;
+			}
+			n++;
+		}
+		if (pl_project(c, &post, ex, nm, n, NULL, "select", out))
+			return -EINVAL;
+		out->changelog = post.changelog;
+	}
+	return 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * plan_int.h - what the planner's files share: the catalog, relations under construction and
+ * the SQL operators (calc) it places into job graphs.
+ *
+ * Everything here lives at plan time on the thread that loads the script, except the calc
+ * operator's state, which is read-only after planning and used by every shard (each with its
+ * own evaluation context).
+ */
+#ifndef SL_SQL_PLAN_INT_H
+#define SL_SQL_PLAN_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sluice/connectors.h>
+#include <sluice/job.h>
+
+#include "core/op.h"
+#include "ddl.h"
+#include "eval.h"
+#include "expr.h"
+#include "planner.h"
+#include "query.h"
+
+#define SL_PLAN_MAX_COLS SL_SCHEMA_MAX_FIELDS
+
+/* A table of the catalog: CREATE TABLE, with nested ROW columns flattened into leaves. */
+struct pl_table {
+	const struct sl_ddl_table *ddl;
+	int nphys;                             /* physical leaves: the source/sink schema */
+	char *phys_name[SL_PLAN_MAX_COLS];
+	struct sl_sql_type phys_type[SL_PLAN_MAX_COLS];
+	/* WATERMARK FOR: the rowtime column and the bounded delay (ms, 0 = monotonous) */
+	const char *wm_col;
+	sl_ts_t wm_delay;
+	bool on_event;                         /* 'scan.watermark.emit.strategy' = 'on-event' */
+	sl_ts_t idle_timeout;                  /* 'scan.watermark.idle-timeout' or the session's */
+};
+
+struct pl_view {
+	char *name;
+	struct sl_stmt *stmt;                  /* CREATE VIEW (owned) */
+};
+
+/* A relation being planned: the stream producing its rows and the columns visible on it. */
+struct pl_rel {
+	struct sl_stream *s;
+	struct sl_sql_col cols[SL_PLAN_MAX_COLS];
+	int ncols;
+	bool changelog;                        /* rows may be -U/+U/-D */
+	/* window TVF applied but not yet aggregated: window_start/_end/_time are virtual */
+	bool tvf;
+	struct sl_window_spec tvf_win;
+	enum sl_win_kind tvf_kind;
+	sl_ts_t tvf_max_size;                  /* CUMULATE */
+	int tvf_time_col;
+	/* ROW_NUMBER() OVER (...) AS rn in a subquery: applied by the outer WHERE rn = 1 */
+	bool rownum;
+	char *rownum_name;
+	int rownum_part[SL_MAX_KEY_FIELDS];
+	int nrownum_part;
+	int rownum_order;                      /* column, -1: processing time */
+	bool rownum_desc;
+	uint32_t rownum_line, rownum_col;
+};
+
+struct pl_ctx;
+
+/* One job being built: INSERTs of a statement set share it. */
+struct pl_job {
+	struct sl_job *job;
+	char *name;
+	bool explain_only;
+};
+
+struct pl_ctx {
+	const char *file;
+	const char *src;
+	size_t len;
+	struct sl_sql_opts opts;
+	struct sl_sql_env env;
+	char *err;
+	size_t errcap;
+	bool failed;
+
+	struct sl_ddl_script *ddl;
+	struct pl_table **tables;
+	int ntables;
+	struct pl_view **views;
+	int nviews;
+
+	/* SET options */
+	int parallelism;
+	sl_ts_t wm_interval;                   /* pipeline.auto-watermark-interval */
+	sl_ts_t idle_timeout;                  /* table.exec.source.idle-timeout */
+	sl_ts_t state_ttl;                     /* table.exec.state.ttl */
+	sl_ts_t allow_lateness;                /* table.exec.emit.allow-lateness */
+	char *pipeline_name;
+	char *late_table;                      /* sluice.late-data.table */
+
+	struct pl_job *jobs;
+	int njobs;
+	char **explains;                       /* EXPLAIN text per EXPLAIN statement */
+	int nexplains;
+
+	/* everything the jobs borrow until destroy */
+	void **owned;
+	void (**owned_free)(void *);
+	int nowned, capowned;
+	int nshards;                           /* shards the jobs will run on */
+
+	/* planning state */
+	int view_depth;                        /* views expanding now (cycle guard) */
+	const struct sl_expr *pending_time;    /* a view's WATERMARK FOR expression ... */
+	const struct sl_expr *pending_wm;      /* ... for the next table scan */
+};
+
+/* Records a "FILE:LINE:COL: message" error (the first one wins). Returns -EINVAL. */
+int pl_fail(struct pl_ctx *c, uint32_t line, uint32_t col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Hands p to the script, freed with fn at destroy. Returns p, or NULL (and fails) on ENOMEM. */
+void *pl_own(struct pl_ctx *c, void *p, void (*fn)(void *));
+
+struct sl_conn_opt;
+struct sl_sql_connector;
+
+char *pl_strdup(struct pl_ctx *c, const char *s);
+int pl_parse_duration(const char *s, sl_ts_t *ms);
+int pl_type_from_ddl(struct pl_ctx *c, const struct sl_ddl_type *t, struct sl_sql_type *out);
+const struct sl_ddl_option *pl_table_option(const struct sl_ddl_table *t, const char *key);
+struct pl_table *pl_find_table(struct pl_ctx *c, const char *name);
+struct pl_view *pl_find_view(struct pl_ctx *c, const char *name);
+struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_table *d,
+				      const struct sl_schema *schema, bool sink);
+struct sl_schema *pl_table_schema(struct pl_ctx *c, const struct pl_table *t);
+struct sl_schema *pl_new_schema(struct pl_ctx *c);
+int pl_schema_add(struct pl_ctx *c, struct sl_schema *s, const char *name,
+		  const struct sl_sql_type *t, const char **final);
+
+/* plan_scan.c */
+bool pl_expr_equal(const struct sl_expr *a, const struct sl_expr *b);
+struct sl_expr *pl_parse_span(struct pl_ctx *c, const struct sl_ddl_span *sp);
+struct sl_prog *pl_compile(struct pl_ctx *c, const struct sl_expr *e, const struct pl_rel *rel,
+			   struct sl_sql_type *type);
+int pl_scan_table(struct pl_ctx *c, struct sl_job *job, struct pl_table *t, const char *qual,
+		  const struct sl_expr *view_time, const struct sl_expr *view_wm,
+		  struct pl_rel *out);
+
+/* plan_query.c */
+int pl_resolve_plain(const struct pl_rel *rel, const struct sl_expr *e);
+bool pl_has_agg(const struct sl_expr *e);
+int pl_project(struct pl_ctx *c, struct pl_rel *rel, const struct sl_expr *const *exprs,
+	       const char *const *names, int n, const struct sl_expr *pred, const char *opname,
+	       struct pl_rel *out);
+int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
+		  struct pl_rel *out);
+int pl_plan_select_print(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *st);
+int pl_plan_insert(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *st);
+
+/* plan_agg.c */
+int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
+		struct pl_rel *rel, struct pl_rel *out);
+void pl_free_group_agg(void *fn);
+
+#endif

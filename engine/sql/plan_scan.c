@@ -1,0 +1,331 @@
+/*
+ * plan_scan.c - a table reference becomes a source: connector from the WITH options, the
+ * watermark strategy from WATERMARK FOR, and a calc for computed columns.
+ *
+ * Watermarks are generated at the source, per split, from the rowtime of each record (DESIGN
+ * §4). When the rowtime is a computed column (`ts AS TO_TIMESTAMP(s)`), the source evaluates
+ * that expression to time-stamp the record; the calc after the source computes it again as
+ * a column, which costs one more evaluation but keeps rows and timestamps independent.
+ *
+ * Supported watermark expressions: `rowtime` (monotonous: watermark = max rowtime) and
+ * `rowtime - INTERVAL ...` (bounded: max rowtime - delay), which is what Flink users write;
+ * anything else is refused at plan time with the place named.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calc.h"
+#include "connectors/sql_options.h"
+#include "plan_int.h"
+
+struct pl_rowtime {
+	struct sl_prog *prog;
+};
+
+static void rowtime_free(void *p)
+{
+	struct pl_rowtime *r = p;
+
+	sl_prog_destroy(r->prog);
+	free(r);
+}
+
+/*
+ * Runs on source threads, per record, and the runtime's assigner has no context argument:
+ * the evaluation scratch is per thread so shards never share it.
+ */
+static sl_ts_t assign_rowtime(const struct sl_row *row, void *arg)
+{
+	static _Thread_local char scratch[4096];
+	const struct pl_rowtime *r = arg;
+	struct sl_eval_ctx ec = { .scratch = scratch, .scratch_cap = sizeof scratch };
+	struct sl_val v;
+
+	sl_prog_eval(r->prog, row, &ec, &v);
+	/* a NULL rowtime cannot be placed in time: it sorts before everything (late) */
+	return v.null ? SL_TS_MIN : v.i;
+}
+
+/* True when a and b print the same (structural equality of expression trees). */
+bool pl_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
+{
+	char x[1024], y[1024];
+	size_t n = sl_expr_print(a, x, sizeof x), m = sl_expr_print(b, y, sizeof y);
+
+	return n < sizeof x && m < sizeof y && n == m && strcasecmp(x, y) == 0;
+}
+
+/* Delay of `wm` (`t` or `t - INTERVAL ...` where t is equal to `time`): 0 or ms, -1 if
+ * the expression has another shape. */
+static sl_ts_t wm_delay(const struct sl_expr *wm, const struct sl_expr *time)
+{
+	if (pl_expr_equal(wm, time))
+		return 0;
+	if (wm->kind == SL_EXPR_BINARY && wm->op == SL_EXPR_OP_SUB &&
+	    wm->args[1]->kind == SL_EXPR_INTERVAL && pl_expr_equal(wm->args[0], time) &&
+	    wm->args[1]->ival >= 0)
+		return wm->args[1]->ival;
+	return -1;
+}
+
+static struct sl_expr *parse_span(struct pl_ctx *c, const struct sl_ddl_span *sp)
+{
+	char msg[512];
+	struct sl_expr *e;
+
+	e = sl_expr_parse_str(c->src + sp->start, sp->end - sp->start, msg, sizeof msg);
+	if (!e) {
+		/* the expression parser counts from the span's start: rebase to the file */
+		uint32_t line = 0, col = 0;
+		const char *rest = msg;
+
+		if (sscanf(msg, "%u:%u:", &line, &col) == 2) {
+			rest = strchr(strchr(msg, ':') + 1, ':') + 1;
+			col = line == 1 ? sp->col + col - 1 : col;
+			line = sp->line + line - 1;
+			while (*rest == ' ')
+				rest++;
+		}
+		pl_fail(c, line, col, "%s", rest);
+		return NULL;
+	}
+	return pl_own(c, e, (void (*)(void *))sl_expr_destroy);
+}
+
+/* Shifts every node's position of a tree parsed from a span to file positions. */
+static void rebase(struct sl_expr *e, const struct sl_ddl_span *sp)
+{
+	if (!e)
+		return;
+	if (e->line == 1)
+		e->col += sp->col - 1;
+	e->line += sp->line - 1;
+	for (uint32_t i = 0; i < e->nargs; i++)
+		rebase(e->args[i], sp);
+	rebase(e->case_operand, sp);
+	rebase(e->case_else, sp);
+	rebase(e->filter, sp);
+	for (uint32_t i = 0; i < e->npartition; i++)
+		rebase(e->partition[i], sp);
+	for (uint32_t i = 0; i < e->norder; i++)
+		rebase(e->order[i].expr, sp);
+}
+
+struct sl_expr *pl_parse_span(struct pl_ctx *c, const struct sl_ddl_span *sp)
+{
+	struct sl_expr *e = parse_span(c, sp);
+
+	if (e)
+		rebase(e, sp);
+	return e;
+}
+
+struct sl_prog *pl_compile(struct pl_ctx *c, const struct sl_expr *e, const struct pl_rel *rel,
+			   struct sl_sql_type *type)
+{
+	struct sl_scope sc = { rel->cols, rel->ncols };
+	struct sl_prog *p;
+	char msg[512];
+
+	msg[0] = 0;
+	p = sl_prog_compile(e, &sc, &c->env, type, msg, sizeof msg);
+	if (!p) {
+		if (!c->failed) {
+			c->failed = true;
+			snprintf(c->err, c->errcap, "%s", msg[0] ? msg : "cannot compile expression");
+		}
+		return NULL;
+	}
+	return p;
+}
+
+static bool is_proctime_call(const struct sl_expr *e)
+{
+	return e->kind == SL_EXPR_CALL && !strcasecmp(e->text, "PROCTIME") && e->nargs == 0;
+}
+
+int pl_scan_table(struct pl_ctx *c, struct sl_job *job, struct pl_table *t, const char *qual,
+		  const struct sl_expr *view_time, const struct sl_expr *view_wm,
+		  struct pl_rel *out)
+{
+	const struct sl_ddl_table *d = t->ddl;
+	struct sl_schema *schema = pl_table_schema(c, t);
+	struct sl_sql_connector *k;
+	struct sl_wm_strategy wm = { .kind = SL_WM_NONE, .ts_field = -1 };
+	struct pl_rel phys = { 0 };
+	int ncomputed = 0, rowtime_col = -1;
+	struct sl_expr *computed[SL_PLAN_MAX_COLS];
+	const struct sl_ddl_column *ccol[SL_PLAN_MAX_COLS];
+
+	if (!schema)
+		return -EINVAL;
+	k = pl_connector(c, d, schema, false);
+	if (!k)
+		return -EINVAL;
+	if (!k->src_ops)
+		return pl_fail(c, d->opts ? d->opts[0].line : 0, d->opts ? d->opts[0].col : 0,
+			       "table '%s' cannot be read: its connector is a sink only", d->name);
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < t->nphys; i++) {
+		struct sl_sql_col *col = &phys.cols[phys.ncols++];
+
+		col->qual = qual;
+		col->name = t->phys_name[i];
+		col->type = t->phys_type[i];
+		col->field = i;
+	}
+	/* computed columns, in declaration order, compiled over the physical columns */
+	for (uint32_t i = 0; i < d->ncols; i++) {
+		if (!d->cols[i].computed)
+			continue;
+		if (t->nphys + ncomputed + 1 >= SL_PLAN_MAX_COLS)
+			return pl_fail(c, d->cols[i].line, d->cols[i].col,
+				       "table '%s' has too many columns", d->name);
+		computed[ncomputed] = pl_parse_span(c, &d->cols[i].expr);
+		if (!computed[ncomputed])
+			return -EINVAL;
+		ccol[ncomputed++] = &d->cols[i];
+	}
+
+	/* the rowtime: a table's WATERMARK FOR, or a view's (sluice extension) */
+	if (view_time || t->wm_col) {
+		const struct sl_expr *time_expr = view_time;
+		struct sl_expr *wm_expr = (struct sl_expr *)view_wm;
+		struct sl_expr colref = { .kind = SL_EXPR_COLUMN };
+		char *path[1];
+		sl_ts_t delay;
+		uint32_t line = d->wm_col.line, col = d->wm_col.col;
+
+		if (!view_time) {
+			wm_expr = pl_parse_span(c, &d->wm_expr);
+			if (!wm_expr)
+				return -EINVAL;
+			path[0] = (char *)t->wm_col;
+			colref.path = path;
+			colref.npath = 1;
+			time_expr = &colref;
+			for (int i = 0; i < t->nphys; i++)
+				if (!strcmp(t->phys_name[i], t->wm_col))
+					rowtime_col = i;
+			for (int i = 0; i < ncomputed; i++)
+				if (!strcmp(ccol[i]->name, t->wm_col))
+					rowtime_col = t->nphys + i;
+		} else {
+			line = view_wm->line;
+			col = view_wm->col;
+		}
+		delay = wm_delay(wm_expr, time_expr);
+		if (delay < 0)
+			return pl_fail(c, wm_expr->line, wm_expr->col,
+				       "unsupported watermark expression: write `%s` or `%s - "
+				       "INTERVAL 'n' SECOND`", view_time ? "expr" : t->wm_col,
+				       view_time ? "expr" : t->wm_col);
+		wm.kind = delay ? SL_WM_BOUNDED : SL_WM_MONOTONOUS;
+		wm.max_delay_ms = delay;
+		wm.interval_ms = t->on_event ? 0 : c->wm_interval;
+		wm.idle_timeout_ms = t->idle_timeout;
+		if (view_time) {
+			/* a hidden computed column holds the view's rowtime expression */
+			computed[ncomputed] = (struct sl_expr *)view_time;
+			ccol[ncomputed] = NULL;
+			rowtime_col = t->nphys + ncomputed++;
+		}
+		if (rowtime_col < 0)
+			return pl_fail(c, line, col, "no rowtime column '%s'", t->wm_col);
+		if (rowtime_col < t->nphys) {
+			enum sl_type ty = t->phys_type[rowtime_col].type;
+
+			if (ty != SL_TYPE_TIMESTAMP && ty != SL_TYPE_TIMESTAMP_LTZ)
+				return pl_fail(c, line, col, "the rowtime column '%s' must be "
+					       "TIMESTAMP(3) or TIMESTAMP_LTZ(3), not %s", t->wm_col,
+					       sl_type_name(ty));
+			wm.ts_field = rowtime_col;
+		} else {
+			struct pl_rowtime *r = calloc(1, sizeof(*r));
+			struct sl_sql_type ty;
+
+			if (!pl_own(c, r, rowtime_free))
+				return -ENOMEM;
+			r->prog = pl_compile(c, computed[rowtime_col - t->nphys], &phys, &ty);
+			if (!r->prog)
+				return -EINVAL;
+			if (ty.type != SL_TYPE_TIMESTAMP && ty.type != SL_TYPE_TIMESTAMP_LTZ)
+				return pl_fail(c, line, col, "the rowtime must be TIMESTAMP(3) or "
+					       "TIMESTAMP_LTZ(3), not %s", sl_type_name(ty.type));
+			wm.assign = assign_rowtime;
+			wm.assign_arg = r;
+		}
+	}
+
+	out->s = sl_job_source(job, d->name, k->src_ops, k->cfg, schema, &wm);
+	if (!out->s)
+		return pl_fail(c, 0, 0, "table '%s': %s", d->name, sl_job_error(job)->msg);
+	out->changelog = k->changelog;
+	*out = (struct pl_rel){ .s = out->s, .changelog = k->changelog };
+	memcpy(out->cols, phys.cols, sizeof(phys.cols[0]) * (size_t)phys.ncols);
+	out->ncols = phys.ncols;
+	if (ncomputed == 0) {
+		if (rowtime_col >= 0)
+			out->cols[rowtime_col].rowtime = true;
+		return 0;
+	}
+
+	/* a calc appends the computed columns */
+	{
+		int nout = t->nphys + ncomputed;
+		struct pl_calc *calc = pl_own(c, pl_calc_create(nout, c->nshards), pl_calc_destroy);
+		struct sl_schema *os = sl_schema_clone(schema);
+
+		if (!calc || !pl_own(c, os, (void (*)(void *))sl_schema_destroy))
+			return -ENOMEM;
+		for (int i = 0; i < t->nphys; i++) {
+			struct sl_expr ref = { .kind = SL_EXPR_COLUMN };
+			char *path[1] = { t->phys_name[i] };
+			struct sl_sql_type ty;
+			struct sl_prog *p;
+
+			/* a plain copy; the compiler turns it into one load */
+			ref.path = path;
+			ref.npath = 1;
+			p = pl_compile(c, &ref, &phys, &ty);
+			if (!p)
+				return -EINVAL;
+			pl_calc_set_out(calc, i, p, &t->phys_type[i]);
+		}
+		for (int i = 0; i < ncomputed; i++) {
+			struct sl_sql_col *col = &out->cols[out->ncols];
+			struct sl_sql_type ty;
+			struct sl_prog *p = pl_compile(c, computed[i], &phys, &ty);
+			char hidden[32];
+			int rc;
+
+			if (!p)
+				return -EINVAL;
+			pl_calc_set_out(calc, t->nphys + i, p, &ty);
+			snprintf(hidden, sizeof hidden, "$rowtime%d", i);
+			col->qual = qual;
+			col->name = ccol[i] ? ccol[i]->name : pl_strdup(c, hidden);
+			col->type = ty;
+			col->field = t->nphys + i;
+			col->proctime = is_proctime_call(computed[i]);
+			if (!ccol[i]) /* the view's rowtime: found by its expression */
+				col->match = computed[i];
+			rc = ty.type == SL_TYPE_DECIMAL
+				     ? sl_schema_add_decimal(os, col->name, ty.prec, ty.scale)
+				     : sl_schema_add(os, col->name, ty.type);
+			if (rc < 0)
+				return pl_fail(c, ccol[i] ? ccol[i]->line : 0,
+					       ccol[i] ? ccol[i]->col : 0,
+					       "computed column '%s' clashes with another column",
+					       col->name);
+			out->ncols++;
+		}
+		if (rowtime_col >= 0)
+			out->cols[rowtime_col].rowtime = true;
+		out->s = pl_calc_stream(out->s, "computed columns", calc, os);
+		if (!out->s)
+			return pl_fail(c, 0, 0, "%s", sl_job_error(job)->msg);
+	}
+	return 0;
+}

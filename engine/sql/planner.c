@@ -1,0 +1,813 @@
+/*
+ * planner.c - a job file to jobs: statements in order, the catalog of tables and views, SET
+ * options, sinks, and one job per INSERT, bare SELECT or statement set (planner.h).
+ *
+ * The catalog keeps the DDL trees (owned by the ddl script) and a flattened view of each
+ * table: nested ROW columns become leaves named by their dotted path, which is how rows
+ * carry them (one slot per leaf). Queries are planned in plan_query.c and plan_agg.c; table
+ * scans in plan_scan.c. The first error stops planning; nothing runs until the whole file
+ * has planned.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "connectors/sql_options.h"
+#include "plan_int.h"
+
+int pl_fail(struct pl_ctx *c, uint32_t line, uint32_t col, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (c->failed)
+		return -EINVAL;
+	c->failed = true;
+	n = line ? snprintf(c->err, c->errcap, "%s:%u:%u: ", c->file, line, col)
+		 : snprintf(c->err, c->errcap, "%s: ", c->file);
+	if (n < 0 || (size_t)n >= c->errcap)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errcap - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+void *pl_own(struct pl_ctx *c, void *p, void (*fn)(void *))
+{
+	if (!p) {
+		pl_fail(c, 0, 0, "out of memory");
+		return NULL;
+	}
+	if (c->nowned == c->capowned) {
+		int cap = c->capowned ? c->capowned * 2 : 64;
+		void **o = realloc(c->owned, sizeof(*o) * (size_t)cap);
+		void (**f)(void *) = o ? realloc(c->owned_free, sizeof(*f) * (size_t)cap) : NULL;
+
+		if (o)
+			c->owned = o;
+		if (!o || !f) {
+			fn(p);
+			pl_fail(c, 0, 0, "out of memory");
+			return NULL;
+		}
+		c->owned_free = f;
+		c->capowned = cap;
+	}
+	c->owned[c->nowned] = p;
+	c->owned_free[c->nowned++] = fn;
+	return p;
+}
+
+char *pl_strdup(struct pl_ctx *c, const char *s)
+{
+	return pl_own(c, strdup(s), free);
+}
+
+/* ---- durations and SET options --------------------------------------------------------- */
+
+/* Flink's duration text: "10 ms", "200ms", "5 s", "1 min", "2 h", "1 d", a bare number is ms. */
+int pl_parse_duration(const char *s, sl_ts_t *ms)
+{
+	static const struct {
+		const char *unit;
+		sl_ts_t ms;
+	} units[] = {
+		{ "ms", 1 }, { "milli", 1 }, { "millis", 1 }, { "millisecond", 1 },
+		{ "milliseconds", 1 }, { "s", 1000 }, { "sec", 1000 }, { "secs", 1000 },
+		{ "second", 1000 }, { "seconds", 1000 }, { "min", 60000 }, { "m", 60000 },
+		{ "minute", 60000 }, { "minutes", 60000 }, { "h", 3600000 }, { "hour", 3600000 },
+		{ "hours", 3600000 }, { "d", 86400000 }, { "day", 86400000 }, { "days", 86400000 },
+	};
+	char *end;
+	long long v;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	v = strtoll(s, &end, 10);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (!*end) {
+		*ms = v;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t n = strlen(units[i].unit);
+
+		if (strncasecmp(end, units[i].unit, n) == 0) {
+			const char *rest = end + n;
+
+			while (isspace((unsigned char)*rest))
+				rest++;
+			if (!*rest) {
+				*ms = v * units[i].ms;
+				return 0;
+			}
+		}
+	}
+	return -EINVAL;
+}
+
+/* table.local-time-zone: UTC or a fixed offset (+08:00, GMT+8). */
+static int parse_zone(const char *s, int64_t *off_ms)
+{
+	int sign = 1, h = 0, m = 0;
+
+	if (!strcasecmp(s, "UTC") || !strcasecmp(s, "GMT") || !strcasecmp(s, "Z") ||
+	    !strcasecmp(s, "Etc/UTC") || !strcasecmp(s, "UTC+0") || !strcasecmp(s, "GMT+0")) {
+		*off_ms = 0;
+		return 0;
+	}
+	if (!strncasecmp(s, "UTC", 3) || !strncasecmp(s, "GMT", 3))
+		s += 3;
+	if (*s == '+' || *s == '-') {
+		sign = *s == '-' ? -1 : 1;
+		s++;
+		if (sscanf(s, "%d:%d", &h, &m) >= 1 && h <= 18 && m < 60) {
+			*off_ms = sign * ((int64_t)h * 3600000 + (int64_t)m * 60000);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
+{
+	const char *k = st->set.key, *v = st->set.value;
+	sl_ts_t ms;
+
+	if (!strcmp(k, "parallelism.default")) {
+		char *end;
+		long n = strtol(v, &end, 10);
+
+		if (*end || n < 1 || n > 1024)
+			return pl_fail(c, st->span.line, st->span.col,
+				       "'parallelism.default' must be a number of shards from 1 to "
+				       "1024, not '%s'", v);
+		c->parallelism = (int)n;
+		return 0;
+	}
+	if (!strcmp(k, "pipeline.name")) {
+		c->pipeline_name = pl_strdup(c, v);
+		return c->pipeline_name ? 0 : -ENOMEM;
+	}
+	if (!strcmp(k, "sluice.late-data.table")) {
+		c->late_table = pl_strdup(c, v);
+		return c->late_table ? 0 : -ENOMEM;
+	}
+	if (!strcmp(k, "table.local-time-zone")) {
+		if (parse_zone(v, &c->env.local_tz_offset_ms) < 0)
+			return pl_fail(c, st->span.line, st->span.col,
+				       "table.local-time-zone '%s' is not supported: use UTC or a "
+				       "fixed offset like +08:00", v);
+		return 0;
+	}
+	static const struct {
+		const char *key;
+		size_t off;
+	} durations[] = {
+		{ "pipeline.auto-watermark-interval", offsetof(struct pl_ctx, wm_interval) },
+		{ "table.exec.source.idle-timeout", offsetof(struct pl_ctx, idle_timeout) },
+		{ "table.exec.state.ttl", offsetof(struct pl_ctx, state_ttl) },
+		{ "table.exec.emit.allow-lateness", offsetof(struct pl_ctx, allow_lateness) },
+	};
+	for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
+		if (strcmp(k, durations[i].key))
+			continue;
+		if (pl_parse_duration(v, &ms) < 0)
+			return pl_fail(c, st->span.line, st->span.col,
+				       "'%s' must be a duration such as '200 ms' or '5 s', not '%s'",
+				       k, v);
+		*(sl_ts_t *)((char *)c + durations[i].off) = ms;
+		return 0;
+	}
+	if (!strcmp(k, "table.exec.emit.late-fire.enabled") ||
+	    !strcmp(k, "table.exec.emit.late-fire.delay")) {
+		/* late firing is immediate, once per late row, as with delay 0 */
+		return 0;
+	}
+	if (!strcmp(k, "table.exec.emit.early-fire.enabled") && !strcasecmp(v, "true"))
+		return pl_fail(c, st->span.line, st->span.col,
+			       "early firing of windows is not supported");
+	if (!strcmp(k, "execution.runtime-mode") && strcasecmp(v, "streaming"))
+		return pl_fail(c, st->span.line, st->span.col,
+			       "execution.runtime-mode '%s': sluice runs every job in streaming "
+			       "mode", v);
+	/* Flink accepts any key; so do we, but say so when it changes nothing here */
+	fprintf(c->opts.notices ? c->opts.notices : stderr,
+		"%s:%u:%u: notice: SET '%s' has no effect in sluice\n", c->file, st->span.line,
+		st->span.col, k);
+	return 0;
+}
+
+/* ---- catalog -------------------------------------------------------------------------- */
+
+int pl_type_from_ddl(struct pl_ctx *c, const struct sl_ddl_type *t, struct sl_sql_type *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->nullable = !t->not_null;
+	switch (t->kind) {
+	case SL_DDL_BOOLEAN: out->type = SL_TYPE_BOOL; return 0;
+	case SL_DDL_INT: out->type = SL_TYPE_INT; return 0;
+	case SL_DDL_BIGINT: out->type = SL_TYPE_BIGINT; return 0;
+	case SL_DDL_FLOAT: out->type = SL_TYPE_FLOAT; return 0;
+	case SL_DDL_DOUBLE: out->type = SL_TYPE_DOUBLE; return 0;
+	case SL_DDL_STRING:
+	case SL_DDL_VARCHAR: out->type = SL_TYPE_STRING; return 0;
+	case SL_DDL_TIMESTAMP: out->type = SL_TYPE_TIMESTAMP; return 0;
+	case SL_DDL_TIMESTAMP_LTZ: out->type = SL_TYPE_TIMESTAMP_LTZ; return 0;
+	case SL_DDL_DATE: out->type = SL_TYPE_DATE; return 0;
+	case SL_DDL_DECIMAL:
+		out->type = SL_TYPE_DECIMAL;
+		out->scale = (int)t->scale;
+		/* precision above 18 is kept exact while values fit 18 digits (NULL beyond) */
+		out->prec = t->precision > SL_DECIMAL_MAX_PREC ? SL_DECIMAL_MAX_PREC
+							       : (int)t->precision;
+		if (out->scale > out->prec)
+			return pl_fail(c, t->line, t->col,
+				       "DECIMAL(%u, %u): sluice keeps at most %d digits, so the scale "
+				       "must be at most %d", t->precision, t->scale,
+				       SL_DECIMAL_MAX_PREC, SL_DECIMAL_MAX_PREC);
+		return 0;
+	case SL_DDL_ROW:
+		break;
+	}
+	return pl_fail(c, t->line, t->col, "a ROW type cannot be used here");
+}
+
+/* Adds the leaves of one column (a ROW is walked depth first). */
+static int flatten(struct pl_ctx *c, struct pl_table *t, const char *prefix,
+		   const struct sl_ddl_type *type, uint32_t line, uint32_t col)
+{
+	if (type->kind == SL_DDL_ROW) {
+		for (uint32_t i = 0; i < type->nfields; i++) {
+			const struct sl_ddl_field *f = &type->fields[i];
+			size_t n = strlen(prefix) + strlen(f->name) + 2;
+			char *name = malloc(n);
+			int rc;
+
+			if (!name)
+				return pl_fail(c, 0, 0, "out of memory");
+			snprintf(name, n, "%s.%s", prefix, f->name);
+			rc = flatten(c, t, name, &f->type, f->line, f->col);
+			free(name);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	if (t->nphys == SL_PLAN_MAX_COLS)
+		return pl_fail(c, line, col, "table '%s' has more than %d columns (ROW fields "
+			       "count one each)", t->ddl->name, SL_PLAN_MAX_COLS);
+	if (pl_type_from_ddl(c, type, &t->phys_type[t->nphys]))
+		return -EINVAL;
+	t->phys_name[t->nphys] = pl_strdup(c, prefix);
+	if (!t->phys_name[t->nphys])
+		return -ENOMEM;
+	t->nphys++;
+	return 0;
+}
+
+static bool name_taken(struct pl_ctx *c, const char *name)
+{
+	for (int i = 0; i < c->ntables; i++)
+		if (!strcasecmp(c->tables[i]->ddl->name, name))
+			return true;
+	for (int i = 0; i < c->nviews; i++)
+		if (!strcasecmp(c->views[i]->name, name))
+			return true;
+	return false;
+}
+
+const struct sl_ddl_option *pl_table_option(const struct sl_ddl_table *t, const char *key)
+{
+	for (uint32_t i = 0; i < t->nopts; i++)
+		if (!strcmp(t->opts[i].key, key))
+			return &t->opts[i];
+	return NULL;
+}
+
+static int add_table(struct pl_ctx *c, const struct sl_ddl_stmt *st)
+{
+	const struct sl_ddl_table *d = &st->table;
+	struct pl_table *t, **grown;
+	const struct sl_ddl_option *o;
+
+	if (name_taken(c, d->name)) {
+		if (d->if_not_exists)
+			return 0;
+		return pl_fail(c, st->span.line, st->span.col, "table '%s' already exists",
+			       d->name);
+	}
+	t = pl_own(c, calloc(1, sizeof(*t)), free);
+	grown = t ? realloc(c->tables, sizeof(*grown) * (size_t)(c->ntables + 1)) : NULL;
+	if (!grown)
+		return pl_fail(c, 0, 0, "out of memory");
+	c->tables = grown;
+	c->tables[c->ntables++] = t;
+	t->ddl = d;
+	for (uint32_t i = 0; i < d->ncols; i++) {
+		if (d->cols[i].computed)
+			continue;
+		if (flatten(c, t, d->cols[i].name, &d->cols[i].type, d->cols[i].line,
+			    d->cols[i].col))
+			return -EINVAL;
+	}
+	t->idle_timeout = c->idle_timeout;
+	if ((o = pl_table_option(d, "scan.watermark.emit.strategy"))) {
+		if (!strcasecmp(o->value, "on-event"))
+			t->on_event = true;
+		else if (strcasecmp(o->value, "on-periodic"))
+			return pl_fail(c, o->line, o->col, "'scan.watermark.emit.strategy' must be "
+				       "'on-event' or 'on-periodic', not '%s'", o->value);
+	}
+	if ((o = pl_table_option(d, "scan.watermark.idle-timeout")) &&
+	    pl_parse_duration(o->value, &t->idle_timeout) < 0)
+		return pl_fail(c, o->line, o->col, "'scan.watermark.idle-timeout' must be a "
+			       "duration such as '5 s', not '%s'", o->value);
+	if (d->has_watermark) {
+		bool found = false;
+
+		for (uint32_t i = 0; i < d->ncols; i++)
+			found |= !strcmp(d->cols[i].name, d->wm_col.name);
+		if (!found)
+			return pl_fail(c, d->wm_col.line, d->wm_col.col,
+				       "WATERMARK FOR '%s': no such column in table '%s'",
+				       d->wm_col.name, d->name);
+		t->wm_col = d->wm_col.name;
+	}
+	for (uint32_t i = 0; i < d->npk; i++) {
+		bool found = false;
+
+		for (uint32_t j = 0; j < d->ncols; j++)
+			found |= !strcmp(d->cols[j].name, d->pk[i].name);
+		if (!found)
+			return pl_fail(c, d->pk[i].line, d->pk[i].col,
+				       "PRIMARY KEY column '%s' is not a column of '%s'",
+				       d->pk[i].name, d->name);
+	}
+	return 0;
+}
+
+static void view_free(void *p)
+{
+	struct pl_view *v = p;
+
+	sl_stmt_destroy(v->stmt);
+	free(v->name);
+	free(v);
+}
+
+static int add_view(struct pl_ctx *c, struct sl_stmt *st)
+{
+	struct pl_view *v, **grown;
+
+	if (name_taken(c, st->target)) {
+		if (st->if_not_exists) {
+			sl_stmt_destroy(st);
+			return 0;
+		}
+		pl_fail(c, st->line, st->col, "a table or view named '%s' already exists",
+			st->target);
+		sl_stmt_destroy(st);
+		return -EINVAL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v || !(v->name = strdup(st->target))) {
+		free(v);
+		sl_stmt_destroy(st);
+		return pl_fail(c, 0, 0, "out of memory");
+	}
+	v->stmt = st;
+	if (!pl_own(c, v, view_free))
+		return -ENOMEM;
+	grown = realloc(c->views, sizeof(*grown) * (size_t)(c->nviews + 1));
+	if (!grown)
+		return pl_fail(c, 0, 0, "out of memory");
+	c->views = grown;
+	c->views[c->nviews++] = v;
+	if (st->wm_for) {
+		fprintf(c->opts.notices ? c->opts.notices : stderr,
+			"%s:%u:%u: notice: WATERMARK in CREATE VIEW is a sluice extension; Flink "
+			"declares it in CREATE TABLE: WATERMARK FOR col AS col - INTERVAL ...\n",
+			c->file, st->wm_line, st->wm_col);
+	}
+	return 0;
+}
+
+struct pl_table *pl_find_table(struct pl_ctx *c, const char *name)
+{
+	for (int i = 0; i < c->ntables; i++)
+		if (!strcasecmp(c->tables[i]->ddl->name, name))
+			return c->tables[i];
+	return NULL;
+}
+
+struct pl_view *pl_find_view(struct pl_ctx *c, const char *name)
+{
+	for (int i = 0; i < c->nviews; i++)
+		if (!strcasecmp(c->views[i]->name, name))
+			return c->views[i];
+	return NULL;
+}
+
+/* ---- sinks ---------------------------------------------------------------------------- */
+
+/* Builds the connector options of a table for sql_options.c; `used` marks what the planner
+ * itself consumed. */
+static struct sl_conn_opt *pl_conn_opts(struct pl_ctx *c, const struct sl_ddl_table *d)
+{
+	struct sl_conn_opt *o = pl_own(c, calloc((size_t)d->nopts + 1, sizeof(*o)), free);
+
+	if (!o)
+		return NULL;
+	for (uint32_t i = 0; i < d->nopts; i++) {
+		o[i].key = d->opts[i].key;
+		o[i].value = d->opts[i].value;
+		o[i].line = d->opts[i].line;
+		o[i].col = d->opts[i].col;
+		o[i].used = !strncmp(o[i].key, "scan.watermark.", 15);
+	}
+	return o;
+}
+
+static void connector_free(void *p)
+{
+	struct sl_sql_connector *k = p;
+
+	sl_sql_connector_fini(k);
+	free(k);
+}
+
+struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_table *d,
+				      const struct sl_schema *schema, bool sink)
+{
+	struct sl_sql_connector *k = calloc(1, sizeof(*k));
+	struct sl_conn_opt *o = pl_conn_opts(c, d);
+	char msg[512];
+	int rc;
+
+	if (!k || !o) {
+		free(k);
+		pl_fail(c, 0, 0, "out of memory");
+		return NULL;
+	}
+	msg[0] = 0;
+	rc = sink ? sl_sql_sink_from_options(schema, o, (int)d->nopts, c->file, k, msg, sizeof msg)
+		  : sl_sql_source_from_options(schema, o, (int)d->nopts, c->file, k, msg,
+					       sizeof msg);
+	if (rc < 0) {
+		free(k);
+		if (!c->failed) {
+			/* the connector's message already names FILE:LINE:COL */
+			c->failed = true;
+			snprintf(c->err, c->errcap, "%s", msg[0] ? msg : "bad connector options");
+		}
+		return NULL;
+	}
+	return pl_own(c, k, connector_free);
+}
+
+/* The schema of a table's physical leaves. */
+struct sl_schema *pl_table_schema(struct pl_ctx *c, const struct pl_table *t)
+{
+	struct sl_schema *s = sl_schema_create();
+
+	if (!s) {
+		pl_fail(c, 0, 0, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < t->nphys; i++) {
+		int rc = t->phys_type[i].type == SL_TYPE_DECIMAL
+				 ? sl_schema_add_decimal(s, t->phys_name[i], t->phys_type[i].prec,
+							 t->phys_type[i].scale)
+				 : sl_schema_add(s, t->phys_name[i], t->phys_type[i].type);
+		if (rc < 0) {
+			sl_schema_destroy(s);
+			pl_fail(c, t->ddl->cols ? t->ddl->cols[0].line : 0, 0,
+				"table '%s': bad column '%s'", t->ddl->name, t->phys_name[i]);
+			return NULL;
+		}
+	}
+	return pl_own(c, s, (void (*)(void *))sl_schema_destroy);
+}
+
+/* ---- statements ----------------------------------------------------------------------- */
+
+static struct pl_job *new_job(struct pl_ctx *c, const char *what, uint32_t line)
+{
+	struct pl_job *grown = realloc(c->jobs, sizeof(*grown) * (size_t)(c->njobs + 1));
+	char name[256];
+	struct pl_job *j;
+
+	if (!grown) {
+		pl_fail(c, 0, 0, "out of memory");
+		return NULL;
+	}
+	c->jobs = grown;
+	j = &c->jobs[c->njobs];
+	memset(j, 0, sizeof(*j));
+	if (c->pipeline_name)
+		snprintf(name, sizeof name, "%s", c->pipeline_name);
+	else
+		snprintf(name, sizeof name, "%s:%u %s", c->file, line, what);
+	j->job = sl_job_create(name);
+	j->name = strdup(name);
+	if (!j->job || !j->name) {
+		sl_job_destroy(j->job);
+		free(j->name);
+		pl_fail(c, 0, 0, "out of memory");
+		return NULL;
+	}
+	c->njobs++;
+	return j;
+}
+
+static int plan_stmt(struct pl_ctx *c, struct sl_stmt *st, struct pl_job *into);
+
+static int plan_insert_or_select(struct pl_ctx *c, struct sl_stmt *st, struct pl_job *into)
+{
+	struct pl_job *j = into;
+
+	if (!j) {
+		j = new_job(c, st->kind == SL_STMT_SELECT ? "SELECT" : "INSERT", st->line);
+		if (!j)
+			return -ENOMEM;
+	}
+	if (st->kind == SL_STMT_SELECT)
+		return pl_plan_select_print(c, j->job, st);
+	return pl_plan_insert(c, j->job, st);
+}
+
+static int plan_stmt(struct pl_ctx *c, struct sl_stmt *st, struct pl_job *into)
+{
+	switch (st->kind) {
+	case SL_STMT_SELECT:
+	case SL_STMT_INSERT:
+		return plan_insert_or_select(c, st, into);
+	case SL_STMT_STATEMENT_SET: {
+		struct pl_job *j = new_job(c, "STATEMENT SET", st->line);
+
+		if (!j)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < st->nsub; i++) {
+			if (st->sub[i]->kind != SL_STMT_INSERT)
+				return pl_fail(c, st->sub[i]->line, st->sub[i]->col,
+					       "a statement set holds only INSERT statements");
+			if (plan_insert_or_select(c, st->sub[i], j))
+				return -EINVAL;
+		}
+		return 0;
+	}
+	case SL_STMT_EXPLAIN: {
+		int before = c->njobs;
+		int rc;
+
+		if (st->inner->kind == SL_STMT_CREATE_VIEW || st->inner->kind == SL_STMT_EXPLAIN)
+			return pl_fail(c, st->line, st->col, "EXPLAIN takes a query, an INSERT or a "
+				       "statement set");
+		rc = plan_stmt(c, st->inner, NULL);
+		if (rc)
+			return rc;
+		for (int i = before; i < c->njobs; i++)
+			c->jobs[i].explain_only = true;
+		return 0;
+	}
+	default:
+		return pl_fail(c, st->line, st->col, "this statement cannot appear here");
+	}
+}
+
+static int plan_script(struct pl_ctx *c)
+{
+	struct pl_job *set_job = NULL; /* open BEGIN STATEMENT SET */
+	uint32_t set_line = 0, set_col = 0;
+
+	for (uint32_t i = 0; i < c->ddl->nstmts && !c->failed; i++) {
+		const struct sl_ddl_stmt *d = &c->ddl->stmts[i];
+		struct sl_stmt *st;
+		char msg[512];
+		int rc;
+
+		if (d->kind == SL_DDL_SET) {
+			if (apply_set(c, d))
+				return -EINVAL;
+			continue;
+		}
+		if (d->kind == SL_DDL_CREATE_TABLE) {
+			if (add_table(c, d))
+				return -EINVAL;
+			continue;
+		}
+		st = sl_stmt_parse(c->src + d->span.start, d->span.end - d->span.start,
+				   d->span.line, d->span.col, msg, sizeof msg);
+		if (!st) {
+			if (!c->failed) {
+				c->failed = true;
+				snprintf(c->err, c->errcap, "%s:%s", c->file, msg);
+			}
+			return -EINVAL;
+		}
+		if (st->kind == SL_STMT_CREATE_VIEW) {
+			if (add_view(c, st))
+				return -EINVAL;
+			continue;
+		}
+		if (!pl_own(c, st, (void (*)(void *))sl_stmt_destroy))
+			return -ENOMEM;
+		if (st->kind == SL_STMT_BEGIN_SET) {
+			if (set_job)
+				return pl_fail(c, st->line, st->col, "statement sets do not nest");
+			set_job = new_job(c, "STATEMENT SET", st->line);
+			if (!set_job)
+				return -ENOMEM;
+			set_line = st->line;
+			set_col = st->col;
+			continue;
+		}
+		if (st->kind == SL_STMT_END) {
+			if (!set_job)
+				return pl_fail(c, st->line, st->col, "END without BEGIN STATEMENT SET");
+			set_job = NULL;
+			continue;
+		}
+		if (set_job && st->kind != SL_STMT_INSERT)
+			return pl_fail(c, st->line, st->col,
+				       "a statement set holds only INSERT statements");
+		/* set_job may move when new_job grows the array: index it afresh */
+		rc = plan_stmt(c, st, set_job ? &c->jobs[c->njobs - 1] : NULL);
+		if (rc)
+			return rc;
+	}
+	if (set_job)
+		return pl_fail(c, set_line, set_col, "BEGIN STATEMENT SET without END");
+	return c->failed ? -EINVAL : 0;
+}
+
+/* ---- loading -------------------------------------------------------------------------- */
+
+struct sl_sql_script {
+	struct pl_ctx c;
+	char *src;
+};
+
+static char *read_file(const char *path, size_t *len, char *err, size_t errcap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	char *buf;
+	size_t got = 0;
+
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		snprintf(err, errcap, "%s: cannot read the job file: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	if (!buf) {
+		close(fd);
+		snprintf(err, errcap, "%s: out of memory", path);
+		return NULL;
+	}
+	while (got < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
+
+		if (n <= 0) {
+			snprintf(err, errcap, "%s: cannot read the job file: %s", path,
+				 n < 0 ? strerror(errno) : "file shrank while reading");
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = 0;
+	*len = got;
+	return buf;
+}
+
+static int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+struct sl_sql_script *sl_sql_load(const char *path, const char *src, size_t len,
+				  const struct sl_sql_opts *opts, char *err, size_t errcap)
+{
+	struct sl_sql_script *s = calloc(1, sizeof(*s));
+	struct pl_ctx *c;
+	char msg[512];
+
+	if (!s) {
+		snprintf(err, errcap, "out of memory");
+		return NULL;
+	}
+	c = &s->c;
+	if (src) {
+		s->src = malloc(len + 1);
+		if (s->src) {
+			memcpy(s->src, src, len);
+			s->src[len] = 0;
+		}
+	} else {
+		s->src = read_file(path, &len, err, errcap);
+		if (!s->src) {
+			free(s);
+			return NULL;
+		}
+	}
+	if (!s->src) {
+		free(s);
+		snprintf(err, errcap, "out of memory");
+		return NULL;
+	}
+	c->file = path;
+	c->src = s->src;
+	c->len = len;
+	if (opts)
+		c->opts = *opts;
+	c->env.file = path;
+	c->err = err;
+	c->errcap = errcap;
+	c->wm_interval = 200;
+	c->ddl = sl_ddl_parse(s->src, len, msg, sizeof msg);
+	if (!c->ddl) {
+		snprintf(err, errcap, "%s:%s", path, msg);
+		sl_sql_destroy(s);
+		return NULL;
+	}
+	/* SETs come first in the file's order, but the shard count is needed while planning
+	 * (calc operators size per-shard state): take parallelism.default up front */
+	for (uint32_t i = 0; i < c->ddl->nstmts; i++) {
+		const struct sl_ddl_stmt *d = &c->ddl->stmts[i];
+
+		if (d->kind == SL_DDL_SET && !strcmp(d->set.key, "parallelism.default"))
+			c->parallelism = atoi(d->set.value);
+	}
+	c->nshards = c->opts.nshards > 0 ? c->opts.nshards
+		   : c->parallelism > 0 ? c->parallelism : online_cpus();
+	if (plan_script(c)) {
+		sl_sql_destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+void sl_sql_destroy(struct sl_sql_script *s)
+{
+	struct pl_ctx *c;
+
+	if (!s)
+		return;
+	c = &s->c;
+	for (int i = 0; i < c->njobs; i++) {
+		sl_job_destroy(c->jobs[i].job);
+		free(c->jobs[i].name);
+	}
+	free(c->jobs);
+	for (int i = c->nowned - 1; i >= 0; i--)
+		c->owned_free[i](c->owned[i]);
+	free(c->owned);
+	free(c->owned_free);
+	free(c->tables);
+	free(c->views);
+	for (int i = 0; i < c->nexplains; i++)
+		free(c->explains[i]);
+	free(c->explains);
+	sl_ddl_destroy(c->ddl);
+	free(s->src);
+	free(s);
+}
+
+int sl_sql_njobs(const struct sl_sql_script *s)
+{
+	return s->c.njobs;
+}
+
+struct sl_job *sl_sql_job(const struct sl_sql_script *s, int i)
+{
+	return s->c.jobs[i].job;
+}
+
+bool sl_sql_job_explain_only(const struct sl_sql_script *s, int i)
+{
+	return s->c.jobs[i].explain_only;
+}
+
+void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->nshards = s->c.nshards;
+	out->dead_letter_path = s->c.opts.dead_letter_path;
+}

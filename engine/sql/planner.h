@@ -1,0 +1,50 @@
+/*
+ * planner.h - a Flink SQL job file turned into runnable sluice jobs.
+ *
+ * sl_sql_load() reads and plans the whole file before any data flows: every statement is
+ * parsed, every table, column, function, type and connector option is checked, and each
+ * INSERT, bare SELECT or statement set becomes one job graph built with the same C API a
+ * hand-written job uses (job.h). Errors are one line, "FILE:LINE:COL: what is wrong".
+ *
+ * Ownership: the returned script owns its jobs, compiled expressions and connector configs;
+ * sl_sql_destroy() frees all of it after the jobs have finished.
+ */
+#ifndef SL_SQL_PLANNER_H
+#define SL_SQL_PLANNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <sluice/job.h>
+
+struct sl_sql_script;
+
+struct sl_sql_opts {
+	int nshards;              /* 0: parallelism.default from the file, else online CPUs */
+	const char *dead_letter_path;
+	FILE *notices;            /* one-line notices (view watermark extension); NULL: stderr */
+	int out_fd;               /* fd bare SELECTs print their changelog to; 0: stdout */
+};
+
+/* Plans the job file `path` (read from disk) or, when src is not NULL, src[0..len) named
+ * `path` in messages. Returns the script or NULL with the error in err. */
+struct sl_sql_script *sl_sql_load(const char *path, const char *src, size_t len,
+				  const struct sl_sql_opts *opts, char *err, size_t errcap);
+void sl_sql_destroy(struct sl_sql_script *s);
+
+/* Number of jobs (INSERTs, SELECTs and statement sets outside EXPLAIN). */
+int sl_sql_njobs(const struct sl_sql_script *s);
+struct sl_job *sl_sql_job(const struct sl_sql_script *s, int i);
+/* True for a job planned only to be explained (EXPLAIN ...): print it, do not run it. */
+bool sl_sql_job_explain_only(const struct sl_sql_script *s, int i);
+/* The run options the file's SET statements and the opts ask for. */
+void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out);
+
+/* Writes EXPLAIN output for every job (stages, exchanges, state per operator, watermark
+ * path) to f. */
+void sl_sql_explain(const struct sl_sql_script *s, FILE *f);
+/* Like sl_sql_explain() for job i only. */
+void sl_sql_explain_job(const struct sl_sql_script *s, int i, FILE *f);
+
+#endif
