@@ -550,7 +550,8 @@ static long double pow10l_(int e)
 }
 
 /*
- * Java's Float.toString: the fewest significant digits (1..9) whose value reads back as v.
+ * Java's Float.toString: the fewest significant digits (2..9, Java always shows two: 1.0,
+ * 1.4E-45) whose value reads back as v, trailing zeros dropped.
  * Each candidate is rounded from v in long double and checked by reading it back with
  * strtof (a parse, not a formatting call); the first that round-trips wins. Up to nine
  * tries per value: FLOAT columns are rare in sinks, and exactness beats speed here.
@@ -582,7 +583,7 @@ int sl_fmt_write_f32(float v, char *o)
 		e--;
 	else if (pow10l_(e + 1) <= a)
 		e++;
-	for (k = 1; k <= 9; k++) {
+	for (k = 2; k <= 9; k++) {
 		int ek = e, tl;
 
 		m = (uint64_t)llroundl(a * pow10l_(k - 1 - e));
