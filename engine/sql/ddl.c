@@ -723,9 +723,14 @@ static int skip_other(struct parser *p)
 	bool in_set = is_kw(p, "BEGIN");
 	bool ended = false;
 
-	if (is_kw(p, "EXECUTE")) {
-		struct sl_tok n = peek(p);
+	if (is_kw(p, "EXECUTE") || is_kw(p, "EXPLAIN")) {
+		struct sl_lexer save = p->lx;
+		struct sl_tok n = sl_lexer_next(&save);
 
+		/* EXPLAIN [PLAN FOR] [EXECUTE] STATEMENT SET BEGIN ... END holds them too */
+		while (sl_tok_is_kw(&n, "PLAN") || sl_tok_is_kw(&n, "FOR") ||
+		       sl_tok_is_kw(&n, "EXECUTE"))
+			n = sl_lexer_next(&save);
 		in_set = sl_tok_is_kw(&n, "STATEMENT");
 	}
 	for (;;) {
