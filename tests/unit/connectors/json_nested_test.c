@@ -174,6 +174,41 @@ static void test_new_types(void)
 	r = dec(d, "{\"m\":999.994}");
 	T_ASSERT(r && sl_row_i64(r, 1) == 99999);
 
+	/* the writer: decimals as numbers with their scale, dates and LTZ as text, floats as
+	 * Java prints them; and the text decodes back to the same values */
+	{
+		char out[512];
+		const char *want = "{\"f\":1.0E10,\"m\":-0.05,\"day\":\"2024-02-29\",\"ltz\":"
+				   "\"2024-01-31 04:19:31.784Z\",\"s\":null,\"z\":-123}\n";
+		struct sl_row_builder b;
+		_Alignas(8) char buf[256];
+		const struct sl_row *w;
+		int n;
+
+		sl_rowb_init(&b, buf, sizeof buf, 6);
+		sl_rowb_set_f64(&b, 0, (double)1e10f);
+		sl_rowb_set_i64(&b, 1, -5);
+		sl_rowb_set_i64(&b, 2, 19782);
+		sl_rowb_set_i64(&b, 3, 1706674771784ll);
+		sl_rowb_set_i64(&b, 5, -123);
+		w = sl_rowb_finish(&b);
+		n = sl_json_write_row(w, s, out, sizeof out);
+		T_ASSERT(n > 0);
+		out[n] = '\0';
+		if (strcmp(out, want)) {
+			fprintf(stderr, "json writer: %s", out);
+			exit(T_EXIT_FAIL);
+		}
+		r = dec(d, out);
+		T_ASSERT(r && r->size == w->size && !memcmp(r, w, w->size));
+		sl_rowb_init(&b, buf, sizeof buf, 6);
+		sl_rowb_set_f64(&b, 0, (double)NAN);
+		w = sl_rowb_finish(&b);
+		n = sl_json_write_row(w, s, out, sizeof out);
+		T_ASSERT(n > 10 && !memcmp(out, "{\"f\":\"NaN\",", 11));
+		T_ASSERT(sl_json_write_row(w, s, out, 20) == -ENOSPC);
+	}
+
 	expect_error(d, "{\"m\":\"1.2.3\"}", "field 'm': '1.2.3' is not a valid DECIMAL");
 	expect_error(d, "{\"m\":true}", "field 'm': expected DECIMAL, got boolean");
 	expect_error(d, "{\"day\":20240101}", "field 'day': expected DATE, got number");
