@@ -53,7 +53,8 @@ struct sl_from {
 	/* SUBQUERY */
 	struct sl_query *sub;
 	/* TVF: the call, e.g. TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '5' SECOND); arguments
-	 * may be named (`SIZE => INTERVAL ...`): see arg_names */
+	 * may be named (`SIZE => INTERVAL ...`): see arg_names. SESSION's `TABLE t PARTITION
+	 * BY k` (or `PARTITION BY (k1, k2)`) puts the keys in that TABLE node's partition[] */
 	struct sl_expr *call;
 	char **arg_names;           /* [call->nargs], NULL entries for positional arguments;
 				     * the array itself is NULL when no argument is named */
@@ -97,7 +98,9 @@ enum sl_stmt_kind {
 	SL_STMT_CREATE_VIEW,   /* CREATE [TEMPORARY] VIEW [IF NOT EXISTS] name [(cols)] AS query */
 	SL_STMT_EXPLAIN,       /* EXPLAIN [PLAN FOR] inner */
 	SL_STMT_STATEMENT_SET, /* EXECUTE STATEMENT SET BEGIN insert; ... END: sub[0..nsub) */
-	SL_STMT_BEGIN_SET,     /* BEGIN STATEMENT SET (the inserts follow as statements) */
+	SL_STMT_BEGIN_SET,     /* BEGIN STATEMENT SET (the inserts follow as statements);
+				* sl_ddl_parse() keeps `BEGIN STATEMENT SET; ...; END` as one
+				* span, which parses as SL_STMT_STATEMENT_SET */
 	SL_STMT_END,           /* END (closes BEGIN STATEMENT SET) */
 };
 
@@ -112,7 +115,9 @@ struct sl_stmt {
 	bool if_not_exists;
 	bool overwrite;            /* INSERT OVERWRITE */
 	/* CREATE_VIEW extension (seeds' lab): `... AS SELECT ... WATERMARK FOR e1 AS e2`
-	 * written after the query. NULL when absent. wm_line/wm_col: of the WATERMARK keyword. */
+	 * written after the query, or as an item of the view's own SELECT list (the seeds'
+	 * other form; it is not in items). NULL when absent. wm_line/wm_col: of the
+	 * WATERMARK keyword. */
 	struct sl_expr *wm_for;
 	struct sl_expr *wm_expr;
 	uint32_t wm_line, wm_col;
