@@ -1,0 +1,1531 @@
+/*
+ * eval_vm.c - the interpreter of compiled SQL expression programs (see eval_int.h) and the
+ * value conversions CAST and the planner's output columns share.
+ *
+ * Per-record code: no allocation, no locks, no syscalls. Strings an instruction produces go
+ * to ec->scratch, which the top-level eval call resets; when scratch runs out the result is
+ * NULL and ec->errors counts it, like every other run-time failure (division by zero,
+ * invalid CAST text, DECIMAL overflow). Invariant: a register whose `null` is set holds no
+ * meaningful value, and every instruction either sets dst->null or writes a full value.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_int.h"
+
+static char *salloc(struct sl_eval_ctx *ec, uint32_t n)
+{
+	char *p;
+
+	if (n > ec->scratch_cap - ec->scratch_used)
+		return NULL;
+	p = ec->scratch + ec->scratch_used;
+	ec->scratch_used += n;
+	return p;
+}
+
+/* Gives back the unused tail of the last salloc (exact sizes are known only after). */
+static void sshrink(struct sl_eval_ctx *ec, uint32_t unused)
+{
+	ec->scratch_used -= unused;
+}
+
+static uint32_t cp_len(unsigned char b)
+{
+	return b < 0xc0 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
+}
+
+/* Byte offset of the code point `n` (0-based) in s, or len when s is shorter. */
+static uint32_t cp_offset(const char *s, uint32_t len, int64_t n)
+{
+	uint32_t i = 0;
+
+	while (n > 0 && i < len) {
+		i += cp_len((unsigned char)s[i]);
+		n--;
+	}
+	return i < len ? i : len;
+}
+
+static uint32_t cp_count(const char *s, uint32_t len)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return n;
+}
+
+/* ---- conversions ---------------------------------------------------------------------- */
+
+static const int64_t pow10_i64[19] = {
+	1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL, 100000000LL,
+	1000000000LL, 10000000000LL, 100000000000LL, 1000000000000LL, 10000000000000LL,
+	100000000000000LL, 1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
+	1000000000000000000LL,
+};
+
+static sl_dec_t pow10_dec(unsigned n)
+{
+	sl_dec_t v = 1;
+
+	while (n--)
+		v *= 10;
+	return v;
+}
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static void trim_blanks(const char **s, uint32_t *len)
+{
+	while (*len && blank((*s)[*len - 1]))
+		(*len)--;
+	while (*len && blank(**s)) {
+		(*s)++;
+		(*len)--;
+	}
+}
+
+static bool parse_i64(const char *s, uint32_t len, int64_t *out)
+{
+	bool neg = false;
+	uint64_t v = 0;
+	uint32_t i = 0;
+
+	trim_blanks(&s, &len);
+	if (len && (s[0] == '-' || s[0] == '+')) {
+		neg = s[0] == '-';
+		i++;
+	}
+	if (i == len)
+		return false;
+	for (; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > (uint64_t)INT64_MAX + neg)
+		return false;
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return true;
+}
+
+static bool parse_f64(const char *s, uint32_t len, double *out)
+{
+	char buf[64];
+	char *end;
+
+	trim_blanks(&s, &len);
+	if (!len || len >= sizeof buf)
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	*out = strtod(buf, &end);
+	return end == buf + len;
+}
+
+/* Java's (long) d: NaN is 0, out of range saturates. */
+static int64_t f64_to_i64(double f)
+{
+	if (f != f)
+		return 0;
+	if (f >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (f <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)f;
+}
+
+static int32_t f64_to_i32(double f)
+{
+	if (f != f)
+		return 0;
+	if (f >= 2147483647.0)
+		return INT32_MAX;
+	if (f <= -2147483648.0)
+		return INT32_MIN;
+	return (int32_t)f;
+}
+
+static bool to_int(struct reg *r, const struct vty *from, bool is_int)
+{
+	int64_t v;
+
+	switch (from->t) {
+	case SL_TYPE_BOOL:
+	case SL_TYPE_INT:
+	case SL_TYPE_BIGINT:
+		v = r->i;
+		break;
+	case SL_TYPE_TIMESTAMP_LTZ:
+		v = sl_eval_floor_div_(r->i, 1000);
+		break;
+	case SL_TYPE_FLOAT:
+	case SL_TYPE_DOUBLE:
+		r->i = is_int ? f64_to_i32(r->f) : f64_to_i64(r->f);
+		return true;
+	case SL_TYPE_DECIMAL:
+		/* truncation toward zero, then Java's narrowing of the low bits */
+		v = (int64_t)(uint64_t)(r->d / pow10_dec(from->scale));
+		break;
+	case SL_TYPE_STRING:
+		if (!parse_i64(r->s.p, r->s.len, &v) || (is_int && (v < INT32_MIN || v > INT32_MAX)))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	r->i = is_int ? (int32_t)(uint32_t)(uint64_t)v : v;
+	return true;
+}
+
+static bool to_dec(struct reg *r, const struct vty *from, const struct vty *to)
+{
+	struct sl_dec_type tt = { to->prec, to->scale };
+	sl_dec_t v;
+	int rc;
+
+	switch (from->t) {
+	case SL_TYPE_BOOL:
+	case SL_TYPE_INT:
+	case SL_TYPE_BIGINT:
+		rc = sl_dec_from_i64(r->i, tt, &v);
+		break;
+	case SL_TYPE_DECIMAL:
+		rc = sl_dec_rescale(r->d, (struct sl_dec_type){ from->prec, from->scale }, tt, &v);
+		break;
+	case SL_TYPE_FLOAT:
+	case SL_TYPE_DOUBLE: {
+		/* BigDecimal.valueOf(d): the shortest text that reads back, then HALF_UP */
+		char buf[40];
+		int n;
+
+		if (!isfinite(r->f))
+			return false;
+		n = from->t == SL_TYPE_FLOAT ? sl_float_format((float)r->f, buf, sizeof buf)
+					     : sl_double_format(r->f, buf, sizeof buf);
+		rc = sl_dec_parse(buf, (size_t)n, tt, &v);
+		break;
+	}
+	case SL_TYPE_STRING:
+		rc = sl_dec_parse(r->s.p, r->s.len, tt, &v);
+		break;
+	default:
+		return false;
+	}
+	if (rc)
+		return false;
+	r->d = v;
+	return true;
+}
+
+static bool to_dbl(struct reg *r, const struct vty *from, bool is_float)
+{
+	double f;
+
+	switch (from->t) {
+	case SL_TYPE_BOOL:
+	case SL_TYPE_INT:
+	case SL_TYPE_BIGINT:
+		f = (double)r->i;
+		break;
+	case SL_TYPE_DECIMAL:
+		f = sl_dec_to_double(r->d, (struct sl_dec_type){ from->prec, from->scale });
+		break;
+	case SL_TYPE_FLOAT:
+	case SL_TYPE_DOUBLE:
+		f = r->f;
+		break;
+	case SL_TYPE_STRING:
+		if (!parse_f64(r->s.p, r->s.len, &f))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	r->f = is_float ? (double)(float)f : f;
+	return true;
+}
+
+static int fmt_i64(int64_t v, char *buf)
+{
+	char tmp[24];
+	uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	int k = 0, n = 0;
+
+	do {
+		tmp[k++] = (char)('0' + m % 10);
+		m /= 10;
+	} while (m);
+	if (v < 0)
+		buf[n++] = '-';
+	while (k)
+		buf[n++] = tmp[--k];
+	return n;
+}
+
+static bool to_str(struct reg *r, const struct vty *from, const struct vty *to, int64_t tz,
+		   struct sl_eval_ctx *ec)
+{
+	char *buf;
+	int n;
+
+	if (from->t == SL_TYPE_STRING) {
+		if (to->maxlen)
+			r->s.len = cp_offset(r->s.p, r->s.len, to->maxlen);
+		return true;
+	}
+	buf = salloc(ec, SL_DEC_STR_MAX + 16);
+	if (!buf)
+		return false;
+	switch (from->t) {
+	case SL_TYPE_BOOL:
+		n = r->i ? 4 : 5;
+		memcpy(buf, r->i ? "TRUE" : "FALSE", (size_t)n);
+		break;
+	case SL_TYPE_INT:
+	case SL_TYPE_BIGINT:
+		n = fmt_i64(r->i, buf);
+		break;
+	case SL_TYPE_FLOAT:
+		n = sl_float_format((float)r->f, buf, SL_DEC_STR_MAX);
+		break;
+	case SL_TYPE_DOUBLE:
+		n = sl_double_format(r->f, buf, SL_DEC_STR_MAX);
+		break;
+	case SL_TYPE_DECIMAL:
+		n = sl_dec_format(r->d, (struct sl_dec_type){ from->prec, from->scale }, buf,
+				  SL_DEC_STR_MAX);
+		break;
+	case SL_TYPE_DATE:
+		n = sl_eval_date_print_(r->i, buf);
+		break;
+	case SL_TYPE_TIMESTAMP:
+		n = sl_eval_ts_print_(r->i, buf);
+		break;
+	case SL_TYPE_TIMESTAMP_LTZ:
+		n = sl_eval_ts_print_(r->i + tz, buf);
+		break;
+	default:
+		n = -1;
+		break;
+	}
+	if (n < 0) {
+		sshrink(ec, SL_DEC_STR_MAX + 16);
+		return false;
+	}
+	sshrink(ec, SL_DEC_STR_MAX + 16 - (uint32_t)n);
+	r->s.p = buf;
+	r->s.len = (uint32_t)n;
+	if (to->maxlen)
+		r->s.len = cp_offset(r->s.p, r->s.len, to->maxlen);
+	return true;
+}
+
+/* TRUE/FALSE words Flink's CAST(string AS BOOLEAN) accepts, case-insensitively. */
+static int str_bool(const char *s, uint32_t len)
+{
+	static const char *const t[] = { "true", "t", "yes", "y", "1" };
+	static const char *const f[] = { "false", "f", "no", "n", "0" };
+
+	trim_blanks(&s, &len);
+	for (int i = 0; i < 5; i++) {
+		if (strlen(t[i]) == len && !strncasecmp(s, t[i], len))
+			return 1;
+		if (strlen(f[i]) == len && !strncasecmp(s, f[i], len))
+			return 0;
+	}
+	return -1;
+}
+
+static bool to_time(struct reg *r, const struct vty *from, uint8_t to, int64_t tz)
+{
+	int64_t ms;
+
+	/* everything goes through the wall clock of the session zone */
+	switch (from->t) {
+	case SL_TYPE_STRING:
+		if (to == SL_TYPE_DATE && sl_eval_date_parse_(r->s.p, r->s.len, &ms)) {
+			r->i = ms;
+			return true;
+		}
+		if (!sl_eval_ts_parse_(r->s.p, r->s.len, &ms))
+			return false;
+		break;
+	case SL_TYPE_DATE:
+		ms = r->i * MS_PER_DAY;
+		break;
+	case SL_TYPE_TIMESTAMP:
+		ms = r->i;
+		break;
+	case SL_TYPE_TIMESTAMP_LTZ:
+		ms = r->i + tz;
+		break;
+	case SL_TYPE_INT:
+	case SL_TYPE_BIGINT:
+		if (to != SL_TYPE_TIMESTAMP_LTZ)
+			return false;
+		r->i *= 1000;
+		return true;
+	case SL_TYPE_DECIMAL: {
+		sl_dec_t v;
+
+		if (to != SL_TYPE_TIMESTAMP_LTZ ||
+		    sl_dec_rescale(r->d, (struct sl_dec_type){ from->prec, from->scale },
+				   (struct sl_dec_type){ 38, 3 }, &v) ||
+		    v > INT64_MAX || v < INT64_MIN)
+			return false;
+		r->i = (int64_t)v;
+		return true;
+	}
+	case SL_TYPE_FLOAT:
+	case SL_TYPE_DOUBLE:
+		if (to != SL_TYPE_TIMESTAMP_LTZ || !isfinite(r->f))
+			return false;
+		r->i = f64_to_i64(r->f * 1000.0);
+		return true;
+	default:
+		return false;
+	}
+	if (to == SL_TYPE_DATE)
+		r->i = sl_eval_floor_div_(ms, MS_PER_DAY);
+	else
+		r->i = to == SL_TYPE_TIMESTAMP_LTZ ? ms - tz : ms;
+	return true;
+}
+
+bool sl_eval_cvt_(struct reg *r, const struct vty *from, const struct vty *to, int64_t tz,
+		  struct sl_eval_ctx *ec)
+{
+	bool ok;
+
+	if (r->null)
+		return true;
+	switch (to->t) {
+	case SL_TYPE_BOOL:
+		if (from->t == SL_TYPE_STRING) {
+			int b = str_bool(r->s.p, r->s.len);
+
+			ok = b >= 0;
+			r->i = b;
+		} else if (from->t == SL_TYPE_FLOAT || from->t == SL_TYPE_DOUBLE) {
+			r->i = r->f != 0;
+			ok = true;
+		} else if (from->t == SL_TYPE_DECIMAL) {
+			r->i = r->d != 0;
+			ok = true;
+		} else {
+			r->i = r->i != 0;
+			ok = true;
+		}
+		break;
+	case SL_TYPE_INT:
+	case SL_TYPE_BIGINT:
+		ok = to_int(r, from, to->t == SL_TYPE_INT);
+		break;
+	case SL_TYPE_DECIMAL:
+		ok = to_dec(r, from, to);
+		break;
+	case SL_TYPE_FLOAT:
+	case SL_TYPE_DOUBLE:
+		ok = to_dbl(r, from, to->t == SL_TYPE_FLOAT);
+		break;
+	case SL_TYPE_STRING:
+		ok = to_str(r, from, to, tz, ec);
+		break;
+	case SL_TYPE_DATE:
+	case SL_TYPE_TIMESTAMP:
+	case SL_TYPE_TIMESTAMP_LTZ:
+		ok = to_time(r, from, to->t, tz);
+		break;
+	default:
+		ok = false;
+		break;
+	}
+	if (!ok)
+		r->null = true;
+	return ok;
+}
+
+/* ---- LIKE ----------------------------------------------------------------------------- */
+
+void sl_eval_like_compile_(struct like_pat *lp, const char *pat, uint32_t len, char esc)
+{
+	uint32_t lead = 0, trail = 0, inner = 0;
+	bool special = false;
+
+	lp->kind = LIKE_GENERAL;
+	lp->lit = pat;
+	lp->len = len;
+	lp->esc = esc;
+	for (uint32_t i = 0; i < len; i++)
+		if (pat[i] == '_' || (esc && pat[i] == esc))
+			special = true;
+	if (special)
+		return;
+	while (lead < len && pat[lead] == '%')
+		lead++;
+	while (trail < len - lead && pat[len - 1 - trail] == '%')
+		trail++;
+	for (uint32_t i = lead; i < len - trail; i++)
+		inner += pat[i] == '%';
+	if (inner)
+		return;
+	lp->lit = pat + lead;
+	lp->len = len - lead - trail;
+	if (!lead && !trail)
+		lp->kind = LIKE_EXACT;
+	else if (!lead)
+		lp->kind = LIKE_PREFIX;
+	else if (!trail)
+		lp->kind = LIKE_SUFFIX;
+	else
+		lp->kind = LIKE_CONTAINS;
+}
+
+/* % and _ (one code point) with an escape character; O(|s| * |p|) worst case, backtracking
+ * only to the last %. */
+static bool like_general(const char *p, uint32_t pn, const char *s, uint32_t sn, char esc)
+{
+	uint32_t pi = 0, si = 0, star_p = UINT32_MAX, star_s = 0;
+
+	while (si < sn) {
+		if (pi < pn) {
+			char c = p[pi];
+			uint32_t adv = 1;
+
+			if (c == '%') {
+				star_p = ++pi;
+				star_s = si;
+				continue;
+			}
+			if (c == '_') {
+				si += cp_len((unsigned char)s[si]);
+				pi++;
+				continue;
+			}
+			if (esc && c == esc && pi + 1 < pn) {
+				c = p[pi + 1];
+				adv = 2;
+			}
+			if (s[si] == c) {
+				pi += adv;
+				si++;
+				continue;
+			}
+		}
+		if (star_p == UINT32_MAX)
+			return false;
+		pi = star_p;
+		star_s += cp_len((unsigned char)s[star_s]);
+		si = star_s;
+	}
+	while (pi < pn && p[pi] == '%')
+		pi++;
+	return pi == pn && si <= sn + 3; /* a '_' on a truncated code point still counts */
+}
+
+bool sl_eval_like_(const struct like_pat *lp, const char *s, uint32_t n)
+{
+	switch (lp->kind) {
+	case LIKE_EXACT:
+		return n == lp->len && !memcmp(s, lp->lit, n);
+	case LIKE_PREFIX:
+		return n >= lp->len && !memcmp(s, lp->lit, lp->len);
+	case LIKE_SUFFIX:
+		return n >= lp->len && !memcmp(s + n - lp->len, lp->lit, lp->len);
+	case LIKE_CONTAINS:
+		return !lp->len || memmem(s, n, lp->lit, lp->len) != NULL;
+	default:
+		return like_general(lp->lit, lp->len, s, n, lp->esc);
+	}
+}
+
+/* ---- strings -------------------------------------------------------------------------- */
+
+/* ASCII and Latin-1 letters (U+00C0..U+00FE): what Flink jobs meet in practice. */
+static void change_case(const char *s, uint32_t n, char *o, bool upper)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (upper && c >= 'a' && c <= 'z')
+			c -= 32;
+		else if (!upper && c >= 'A' && c <= 'Z')
+			c += 32;
+		else if (c == 0xc3 && i + 1 < n) {
+			unsigned char d = (unsigned char)s[i + 1];
+
+			o[i++] = (char)c;
+			if (upper && d >= 0xa0 && d <= 0xbe && d != 0xb7)
+				d -= 0x20;
+			else if (!upper && d >= 0x80 && d <= 0x9e && d != 0x97)
+				d += 0x20;
+			c = d;
+		}
+		o[i] = (char)c;
+	}
+}
+
+static bool in_set(const char *s, uint32_t n, const char *set, uint32_t sn)
+{
+	for (uint32_t i = 0; i < sn; i += cp_len((unsigned char)set[i])) {
+		uint32_t k = cp_len((unsigned char)set[i]);
+
+		if (k == n && i + k <= sn && !memcmp(s, set + i, n))
+			return true;
+	}
+	return false;
+}
+
+static void trim(struct reg *d, const struct reg *a, const struct reg *chars, int mode)
+{
+	const char *s = a->s.p, *set = chars ? chars->s.p : " ";
+	uint32_t n = a->s.len, sn = chars ? chars->s.len : 1;
+
+	if (mode & 1) {
+		while (n) {
+			uint32_t k = cp_len((unsigned char)*s);
+
+			if (k > n || !in_set(s, k, set, sn))
+				break;
+			s += k;
+			n -= k;
+		}
+	}
+	if (mode & 2) {
+		while (n) {
+			uint32_t k = 1;
+
+			while (k < n && k < 4 && ((unsigned char)s[n - k] & 0xc0) == 0x80)
+				k++;
+			if (!in_set(s + n - k, k, set, sn))
+				break;
+			n -= k;
+		}
+	}
+	d->null = false;
+	d->s.p = s;
+	d->s.len = n;
+}
+
+/* SUBSTRING(s, pos[, len]) as Flink: 1-based, 0 counts as 1, negative from the end, a
+ * negative length is NULL. */
+static void substr(struct reg *d, const struct reg *s, int64_t pos, int64_t len, bool has_len)
+{
+	uint32_t start, end;
+
+	if (has_len && len < 0) {
+		d->null = true;
+		return;
+	}
+	d->null = false;
+	if (pos > 0) {
+		start = cp_offset(s->s.p, s->s.len, pos - 1);
+	} else if (pos < 0) {
+		int64_t nc = cp_count(s->s.p, s->s.len);
+
+		if (nc + pos < 0) {
+			d->s.p = s->s.p;
+			d->s.len = 0;
+			return;
+		}
+		start = cp_offset(s->s.p, s->s.len, nc + pos);
+	} else {
+		start = 0;
+	}
+	end = has_len ? start + cp_offset(s->s.p + start, s->s.len - start, len) : s->s.len;
+	d->s.p = s->s.p + start;
+	d->s.len = end - start;
+}
+
+static bool replace(struct reg *d, const struct reg *s, const struct reg *from,
+		    const struct reg *to, struct sl_eval_ctx *ec)
+{
+	uint32_t cap, n = 0;
+	const char *p = s->s.p, *end = s->s.p + s->s.len, *hit;
+	char *o;
+
+	if (!from->s.len) {
+		*d = *s;
+		return true;
+	}
+	cap = ec->scratch_cap - ec->scratch_used;
+	o = ec->scratch + ec->scratch_used;
+	while ((hit = memmem(p, (size_t)(end - p), from->s.p, from->s.len))) {
+		uint32_t k = (uint32_t)(hit - p);
+
+		if (n + k + to->s.len > cap)
+			return false;
+		memcpy(o + n, p, k);
+		memcpy(o + n + k, to->s.p, to->s.len);
+		n += k + to->s.len;
+		p = hit + from->s.len;
+	}
+	if (n + (uint32_t)(end - p) > cap)
+		return false;
+	memcpy(o + n, p, (size_t)(end - p));
+	n += (uint32_t)(end - p);
+	ec->scratch_used += n;
+	d->null = false;
+	d->s.p = o;
+	d->s.len = n;
+	return true;
+}
+
+/* LOCATE(needle, hay[, start]): 1-based code point position, 0 when absent. */
+static int64_t locate(const struct reg *needle, const struct reg *hay, int64_t start)
+{
+	uint32_t off;
+	const char *hit;
+
+	if (start < 1)
+		return 0;
+	off = cp_offset(hay->s.p, hay->s.len, start - 1);
+	if (start > 1 && off >= hay->s.len && needle->s.len)
+		return 0;
+	hit = memmem(hay->s.p + off, hay->s.len - off, needle->s.p, needle->s.len);
+	if (!hit)
+		return 0;
+	return cp_count(hay->s.p, (uint32_t)(hit - hay->s.p)) + 1;
+}
+
+static void initcap(const char *s, uint32_t n, char *o)
+{
+	bool start = true;
+
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9') || c >= 0x80;
+
+		if (start && c >= 'a' && c <= 'z')
+			c -= 32;
+		else if (!start && c >= 'A' && c <= 'Z')
+			c += 32;
+		o[i] = (char)c;
+		start = !alnum;
+	}
+}
+
+static int cmp_str(const struct reg *a, const struct reg *b)
+{
+	uint32_t n = a->s.len < b->s.len ? a->s.len : b->s.len;
+	int c = memcmp(a->s.p, b->s.p, n);
+
+	if (c)
+		return c < 0 ? -1 : 1;
+	return (a->s.len > b->s.len) - (a->s.len < b->s.len);
+}
+
+static bool in_list(const struct inlist *l, enum op op, const struct reg *a)
+{
+	for (int k = 0; k < l->n; k++) {
+		switch (op) {
+		case OP_IN_I:
+			if (l->i[k] == a->i)
+				return true;
+			break;
+		case OP_IN_F:
+			if (l->f[k] == a->f)
+				return true;
+			break;
+		case OP_IN_D:
+			if (l->d[k] == a->d)
+				return true;
+			break;
+		default:
+			if (l->s[k].len == a->s.len && !memcmp(l->s[k].p, a->s.p, a->s.len))
+				return true;
+			break;
+		}
+	}
+	return false;
+}
+
+/* HALF_UP rounding of an integer to a multiple of 10^k (k > 0), Java BigDecimal style. */
+static bool round_i64(int64_t v, int k, int64_t *out)
+{
+	int64_t m, q, r;
+
+	if (k > 18) {
+		*out = 0;
+		return true;
+	}
+	m = pow10_i64[k];
+	q = v / m;
+	r = v % m;
+	if (r >= (m + 1) / 2)
+		q++;
+	else if (-r >= (m + 1) / 2)
+		q--;
+	if (__builtin_mul_overflow(q, m, out))
+		return false;
+	return true;
+}
+
+static double round_f64(double x, int64_t n)
+{
+	double m, y;
+
+	if (!isfinite(x) || n > 300)
+		return x;
+	m = pow(10.0, (double)(n < 0 ? -n : n));
+	y = n >= 0 ? x * m : x / m;
+	if (!isfinite(y))
+		return x;
+	y = round(y); /* half away from zero = HALF_UP */
+	return n >= 0 ? y / m : y * m;
+}
+
+/* FLOOR (dir < 0) or CEIL (dir > 0) of a DECIMAL to scale 0 of type tr. */
+static bool dec_floor_ceil(sl_dec_t v, struct sl_dec_type ta, struct sl_dec_type tr, int dir,
+			   sl_dec_t *out)
+{
+	sl_dec_t m = pow10_dec(ta.scale), q = v / m, r = v % m;
+
+	if (r && (dir < 0) == (v < 0))
+		q += dir;
+	if (sl_dec_rescale(q, (struct sl_dec_type){ 38, 0 }, tr, out))
+		return false;
+	return true;
+}
+
+/* ROUND(decimal, n) HALF_UP into tr; n < 0 rounds to tens, hundreds... */
+static bool dec_round(sl_dec_t v, struct sl_dec_type ta, int64_t n, struct sl_dec_type tr,
+		      sl_dec_t *out)
+{
+	sl_dec_t q, r, m;
+
+	if (n >= 0)
+		return sl_dec_rescale(v, ta, tr, out) == 0;
+	if (ta.scale - n > 38) {
+		*out = 0;
+		return true;
+	}
+	/* one rounding step from the exact value: 154.80 to tens is 150, not 160 */
+	m = pow10_dec((unsigned)(ta.scale - n));
+	q = v / m;
+	r = v % m;
+	if (r >= (m + 1) / 2)
+		q++;
+	else if (-r >= (m + 1) / 2)
+		q--;
+	return sl_dec_rescale(q * pow10_dec((unsigned)-n), (struct sl_dec_type){ 38, 0 }, tr,
+			      out) == 0;
+}
+
+static int64_t ts_floor(int64_t ms, int64_t unit, int64_t tz, bool ceil_)
+{
+	int64_t local = ms + tz;
+	int64_t f = sl_eval_floor_div_(local, unit) * unit;
+
+	if (ceil_ && f != local)
+		f += unit;
+	return f - tz;
+}
+
+static const struct tfmt default_ts_fmt = {
+	.n = 11,
+	.tok = {
+		{ TF_YEAR, 4, 0, 0 }, { TF_LIT, 0, 0, 1 }, { TF_MONTH, 2, 0, 0 },
+		{ TF_LIT, 0, 0, 1 }, { TF_DAY, 2, 0, 0 }, { TF_LIT, 0, 1, 1 },
+		{ TF_HOUR, 2, 0, 0 }, { TF_LIT, 0, 2, 1 }, { TF_MINUTE, 2, 0, 0 },
+		{ TF_LIT, 0, 2, 1 }, { TF_SECOND, 2, 0, 0 },
+	},
+	.lit = "- :",
+	.nlit = 3,
+};
+
+/* The format of a time function: precompiled, from a register, or the default. */
+static const struct tfmt *get_fmt(const struct insn *in, const struct reg *R, struct tfmt *tmp,
+				  bool *null)
+{
+	*null = false;
+	if (in->x.ptr)
+		return in->x.ptr;
+	if (in->b == NOREG && in->flag)
+		return NULL; /* lenient default parse */
+	if (in->b == NOREG)
+		return &default_ts_fmt;
+	if (R[in->b].null || sl_eval_tfmt_compile_(R[in->b].s.p, R[in->b].s.len, tmp)) {
+		*null = true;
+		return NULL;
+	}
+	return tmp;
+}
+
+static bool fmt_ts(struct reg *d, int64_t ms, const struct tfmt *f, struct sl_eval_ctx *ec)
+{
+	uint32_t cap = ec->scratch_cap - ec->scratch_used;
+	char *o = ec->scratch + ec->scratch_used;
+	int n = sl_eval_ts_format_fmt_(f, ms, o, cap);
+
+	if (n < 0)
+		return false;
+	ec->scratch_used += (uint32_t)n;
+	d->null = false;
+	d->s.p = o;
+	d->s.len = (uint32_t)n;
+	return true;
+}
+
+/* Marks d NULL and counts a run-time failure. */
+#define FAIL()                   \
+	do {                     \
+		d->null = true;  \
+		ec->errors++;    \
+		goto next;       \
+	} while (0)
+/* Strict operators: any NULL operand makes the result NULL. */
+#define NULL1()                            \
+	do {                               \
+		if (A->null) {             \
+			d->null = true;    \
+			goto next;         \
+		}                          \
+	} while (0)
+#define NULL2()                                  \
+	do {                                     \
+		if (A->null || B->null) {        \
+			d->null = true;          \
+			goto next;               \
+		}                                \
+	} while (0)
+
+/* Operands by name; computed only where an instruction has them (NOREG is not an index). */
+#define A (&R[in->a])
+#define B (&R[in->b])
+
+static const int32_t *ops_of(const int32_t *lists, const struct insn *in)
+{
+	return lists + in->x.list.off;
+}
+
+void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *lists,
+		  struct reg *R, const struct sl_row *row, struct sl_eval_ctx *ec)
+{
+	for (int pc = from; pc < to;) {
+		const struct insn *in = &code[pc++];
+		struct reg *d = &R[in->dst];
+
+		switch ((enum op)in->op) {
+		case OP_LOAD_I:
+			d->null = (row->nulls >> in->a) & 1;
+			d->i = (int64_t)row->slot[in->a];
+			break;
+		case OP_LOAD_F:
+			d->null = (row->nulls >> in->a) & 1;
+			memcpy(&d->f, &row->slot[in->a], 8);
+			break;
+		case OP_LOAD_D:
+			d->null = (row->nulls >> in->a) & 1;
+			d->d = (int64_t)row->slot[in->a];
+			break;
+		case OP_LOAD_S:
+			d->null = (row->nulls >> in->a) & 1;
+			d->s.len = (uint32_t)(row->slot[in->a] & 0xffffffffu);
+			d->s.p = (const char *)row + (row->slot[in->a] >> 32);
+			break;
+		case OP_MOV:
+			*d = *A;
+			break;
+		case OP_JMP:
+			pc = (int)in->x.imm;
+			break;
+		case OP_JF:
+			if (!A->null && !A->i) {
+				d->null = false;
+				d->i = 0;
+				pc = (int)in->x.imm;
+			}
+			break;
+		case OP_JT:
+			if (!A->null && A->i) {
+				d->null = false;
+				d->i = 1;
+				pc = (int)in->x.imm;
+			}
+			break;
+		case OP_JNT:
+			if (A->null || !A->i)
+				pc = (int)in->x.imm;
+			break;
+		case OP_JNN:
+			if (!A->null) {
+				*d = *A;
+				pc = (int)in->x.imm;
+			}
+			break;
+		case OP_AND:
+			if ((!A->null && !A->i) || (!B->null && !B->i)) {
+				d->null = false;
+				d->i = 0;
+			} else if (A->null || B->null) {
+				d->null = true;
+			} else {
+				d->null = false;
+				d->i = 1;
+			}
+			break;
+		case OP_OR:
+			if ((!A->null && A->i) || (!B->null && B->i)) {
+				d->null = false;
+				d->i = 1;
+			} else if (A->null || B->null) {
+				d->null = true;
+			} else {
+				d->null = false;
+				d->i = 0;
+			}
+			break;
+		case OP_NOT:
+			d->null = A->null;
+			d->i = !A->i;
+			break;
+		case OP_IS: {
+			bool t = !A->null && A->i, f = !A->null && !A->i;
+
+			switch ((enum is_test)in->sub) {
+			case IS_NULL:
+				d->i = A->null;
+				break;
+			case IS_NOT_NULL:
+				d->i = !A->null;
+				break;
+			case IS_TRUE:
+				d->i = t;
+				break;
+			case IS_NOT_TRUE:
+				d->i = !t;
+				break;
+			case IS_FALSE:
+				d->i = f;
+				break;
+			case IS_NOT_FALSE:
+				d->i = !f;
+				break;
+			}
+			d->null = false;
+			break;
+		}
+		case OP_ADD_I32:
+			NULL2();
+			d->null = false;
+			d->i = (int32_t)((uint32_t)A->i + (uint32_t)B->i);
+			break;
+		case OP_SUB_I32:
+			NULL2();
+			d->null = false;
+			d->i = (int32_t)((uint32_t)A->i - (uint32_t)B->i);
+			break;
+		case OP_MUL_I32:
+			NULL2();
+			d->null = false;
+			d->i = (int32_t)((uint32_t)A->i * (uint32_t)B->i);
+			break;
+		case OP_DIV_I32:
+			NULL2();
+			if (!B->i)
+				FAIL();
+			d->null = false;
+			d->i = B->i == -1 ? (int32_t)(0u - (uint32_t)A->i) : (int32_t)A->i / (int32_t)B->i;
+			break;
+		case OP_MOD_I32:
+			NULL2();
+			if (!B->i)
+				FAIL();
+			d->null = false;
+			d->i = B->i == -1 ? 0 : (int32_t)A->i % (int32_t)B->i;
+			break;
+		case OP_NEG_I32:
+			NULL1();
+			d->null = false;
+			d->i = (int32_t)(0u - (uint32_t)A->i);
+			break;
+		case OP_ADD_I64:
+			NULL2();
+			d->null = false;
+			d->i = (int64_t)((uint64_t)A->i + (uint64_t)B->i);
+			break;
+		case OP_SUB_I64:
+			NULL2();
+			d->null = false;
+			d->i = (int64_t)((uint64_t)A->i - (uint64_t)B->i);
+			break;
+		case OP_MUL_I64:
+			NULL2();
+			d->null = false;
+			d->i = (int64_t)((uint64_t)A->i * (uint64_t)B->i);
+			break;
+		case OP_DIV_I64:
+			NULL2();
+			if (!B->i)
+				FAIL();
+			d->null = false;
+			d->i = B->i == -1 ? (int64_t)(0 - (uint64_t)A->i) : A->i / B->i;
+			break;
+		case OP_MOD_I64:
+			NULL2();
+			if (!B->i)
+				FAIL();
+			d->null = false;
+			d->i = B->i == -1 ? 0 : A->i % B->i;
+			break;
+		case OP_NEG_I64:
+			NULL1();
+			d->null = false;
+			d->i = (int64_t)(0 - (uint64_t)A->i);
+			break;
+		case OP_ADD_F32:
+			NULL2();
+			d->null = false;
+			d->f = (double)(float)(A->f + B->f);
+			break;
+		case OP_SUB_F32:
+			NULL2();
+			d->null = false;
+			d->f = (double)(float)(A->f - B->f);
+			break;
+		case OP_MUL_F32:
+			NULL2();
+			d->null = false;
+			d->f = (double)((float)A->f * (float)B->f);
+			break;
+		case OP_DIV_F32:
+			NULL2();
+			d->null = false;
+			d->f = (double)((float)A->f / (float)B->f);
+			break;
+		case OP_MOD_F32:
+			NULL2();
+			d->null = false;
+			d->f = (double)fmodf((float)A->f, (float)B->f);
+			break;
+		case OP_ADD_F64:
+			NULL2();
+			d->null = false;
+			d->f = A->f + B->f;
+			break;
+		case OP_SUB_F64:
+			NULL2();
+			d->null = false;
+			d->f = A->f - B->f;
+			break;
+		case OP_MUL_F64:
+			NULL2();
+			d->null = false;
+			d->f = A->f * B->f;
+			break;
+		case OP_DIV_F64:
+			NULL2();
+			d->null = false;
+			d->f = A->f / B->f;
+			break;
+		case OP_MOD_F64:
+			NULL2();
+			d->null = false;
+			d->f = fmod(A->f, B->f);
+			break;
+		case OP_NEG_F:
+			NULL1();
+			d->null = false;
+			d->f = -A->f;
+			break;
+		case OP_ADD_D:
+		case OP_SUB_D:
+		case OP_MUL_D:
+		case OP_DIV_D:
+		case OP_MOD_D: {
+			static int (*const fn[])(sl_dec_t, struct sl_dec_type, sl_dec_t,
+						 struct sl_dec_type, struct sl_dec_type, sl_dec_t *) = {
+				sl_dec_add, sl_dec_sub, sl_dec_mul, sl_dec_div, sl_dec_mod,
+			};
+			sl_dec_t v;
+
+			NULL2();
+			if (fn[in->op - OP_ADD_D](A->d, in->x.dec.ta, B->d, in->x.dec.tb,
+						  in->x.dec.tr, &v))
+				FAIL();
+			d->null = false;
+			d->d = v;
+			break;
+		}
+		case OP_NEG_D:
+			NULL1();
+			d->null = false;
+			d->d = -A->d;
+			break;
+		case OP_CMP_I: {
+			int c;
+
+			NULL2();
+			c = (A->i > B->i) - (A->i < B->i);
+			d->null = false;
+			d->i = (in->sub >> (c + 1)) & 1;
+			break;
+		}
+		case OP_CMP_F: {
+			int c;
+
+			NULL2();
+			c = (A->f > B->f) - (A->f < B->f);
+			d->null = false;
+			d->i = (in->sub >> (c + 1)) & 1;
+			break;
+		}
+		case OP_CMP_D: {
+			int c;
+
+			NULL2();
+			c = sl_dec_cmp(A->d, in->x.dec.ta, B->d, in->x.dec.tb);
+			d->null = false;
+			d->i = (in->sub >> (c + 1)) & 1;
+			break;
+		}
+		case OP_CMP_S: {
+			int c;
+
+			NULL2();
+			c = cmp_str(A, B);
+			d->null = false;
+			d->i = (in->sub >> (c + 1)) & 1;
+			break;
+		}
+		case OP_CVT:
+			*d = *A;
+			if (!sl_eval_cvt_(d, &in->x.cvt.from, &in->x.cvt.to, in->imm2, ec) &&
+			    !in->flag)
+				ec->errors++;
+			break;
+		case OP_IN_I:
+		case OP_IN_F:
+		case OP_IN_D:
+		case OP_IN_S: {
+			const struct inlist *l = in->x.ptr;
+
+			NULL1();
+			if (in_list(l, (enum op)in->op, A)) {
+				d->null = false;
+				d->i = !in->sub;
+			} else if (l->has_null) {
+				d->null = true;
+			} else {
+				d->null = false;
+				d->i = in->sub;
+			}
+			break;
+		}
+		case OP_LIKE: {
+			struct like_pat dyn;
+			const struct like_pat *lp = in->x.ptr;
+
+			NULL2();
+			if (!lp) {
+				sl_eval_like_compile_(&dyn, B->s.p, B->s.len, '\\');
+				lp = &dyn;
+			}
+			d->null = false;
+			d->i = sl_eval_like_(lp, A->s.p, A->s.len) != in->sub;
+			break;
+		}
+		case OP_CONCAT:
+		case OP_CONCAT_WS: {
+			const int32_t *ops = ops_of(lists, in);
+			bool ws = in->op == OP_CONCAT_WS;
+			uint32_t n = 0, cap;
+			char *o;
+			bool first = true;
+
+			if (ws)
+				NULL1();
+			cap = ec->scratch_cap - ec->scratch_used;
+			o = ec->scratch + ec->scratch_used;
+			for (int k = 0; k < in->x.list.n; k++) {
+				const struct reg *r = &R[ops[k]];
+
+				if (r->null) {
+					if (ws)
+						continue;
+					d->null = true;
+					goto next;
+				}
+				if (ws && !first) {
+					if (n + A->s.len > cap)
+						FAIL();
+					memcpy(o + n, A->s.p, A->s.len);
+					n += A->s.len;
+				}
+				first = false;
+				if (n + r->s.len > cap)
+					FAIL();
+				memcpy(o + n, r->s.p, r->s.len);
+				n += r->s.len;
+			}
+			ec->scratch_used += n;
+			d->null = false;
+			d->s.p = o;
+			d->s.len = n;
+			break;
+		}
+		case OP_UPPER:
+		case OP_LOWER:
+		case OP_INITCAP: {
+			char *o;
+
+			NULL1();
+			o = salloc(ec, A->s.len);
+			if (!o)
+				FAIL();
+			if (in->op == OP_INITCAP)
+				initcap(A->s.p, A->s.len, o);
+			else
+				change_case(A->s.p, A->s.len, o, in->op == OP_UPPER);
+			d->null = false;
+			d->s.p = o;
+			d->s.len = A->s.len;
+			break;
+		}
+		case OP_SUBSTR:
+			NULL2();
+			if (in->c != NOREG && R[in->c].null) {
+				d->null = true;
+				break;
+			}
+			substr(d, A, B->i, in->c != NOREG ? R[in->c].i : 0, in->c != NOREG);
+			break;
+		case OP_TRIM:
+			NULL1();
+			if (in->b != NOREG && B->null) {
+				d->null = true;
+				break;
+			}
+			trim(d, A, in->b != NOREG ? B : NULL, in->sub);
+			break;
+		case OP_CHAR_LEN:
+			NULL1();
+			d->null = false;
+			d->i = cp_count(A->s.p, A->s.len);
+			break;
+		case OP_REPLACE:
+			NULL2();
+			if (R[in->c].null) {
+				d->null = true;
+				break;
+			}
+			if (!replace(d, A, B, &R[in->c], ec))
+				FAIL();
+			break;
+		case OP_LOCATE:
+			NULL2();
+			if (in->c != NOREG && R[in->c].null) {
+				d->null = true;
+				break;
+			}
+			d->null = false;
+			d->i = locate(A, B, in->c != NOREG ? R[in->c].i : 1);
+			break;
+		case OP_ABS_I32:
+			NULL1();
+			d->null = false;
+			d->i = A->i < 0 ? (int32_t)(0u - (uint32_t)A->i) : A->i;
+			break;
+		case OP_ABS_I64:
+			NULL1();
+			d->null = false;
+			d->i = A->i < 0 ? (int64_t)(0 - (uint64_t)A->i) : A->i;
+			break;
+		case OP_ABS_F:
+			NULL1();
+			d->null = false;
+			d->f = fabs(A->f);
+			break;
+		case OP_ABS_D:
+			NULL1();
+			d->null = false;
+			d->d = A->d < 0 ? -A->d : A->d;
+			break;
+		case OP_ROUND_I: {
+			int64_t v;
+
+			NULL1();
+			if (in->x.imm >= 0) {
+				*d = *A;
+				break;
+			}
+			if (!round_i64(A->i, (int)-in->x.imm, &v))
+				FAIL();
+			d->null = false;
+			d->i = in->flag ? (int32_t)v : v;
+			break;
+		}
+		case OP_ROUND_F:
+			NULL1();
+			d->null = false;
+			d->f = round_f64(A->f, in->x.imm);
+			if (in->flag)
+				d->f = (double)(float)d->f;
+			break;
+		case OP_ROUND_D: {
+			sl_dec_t v;
+
+			NULL1();
+			if (!dec_round(A->d, in->x.dec.ta, in->imm2, in->x.dec.tr, &v))
+				FAIL();
+			d->null = false;
+			d->d = v;
+			break;
+		}
+		case OP_FLOOR_F:
+		case OP_CEIL_F:
+			NULL1();
+			d->null = false;
+			d->f = in->op == OP_FLOOR_F ? floor(A->f) : ceil(A->f);
+			break;
+		case OP_FLOOR_D:
+		case OP_CEIL_D: {
+			sl_dec_t v;
+
+			NULL1();
+			if (!dec_floor_ceil(A->d, in->x.dec.ta, in->x.dec.tr,
+					    in->op == OP_FLOOR_D ? -1 : 1, &v))
+				FAIL();
+			d->null = false;
+			d->d = v;
+			break;
+		}
+		case OP_MATH:
+			NULL1();
+			d->null = false;
+			switch ((enum math_fn)in->sub) {
+			case MATH_SQRT:
+				d->f = sqrt(A->f);
+				break;
+			case MATH_LN:
+				d->f = log(A->f);
+				break;
+			case MATH_LOG10:
+				d->f = log10(A->f);
+				break;
+			case MATH_LOG2:
+				d->f = log2(A->f);
+				break;
+			case MATH_EXP:
+				d->f = exp(A->f);
+				break;
+			}
+			break;
+		case OP_POWER:
+			NULL2();
+			d->null = false;
+			d->f = pow(A->f, B->f);
+			break;
+		case OP_TS_FLOOR:
+			NULL1();
+			d->null = false;
+			d->i = ts_floor(A->i, in->x.imm, in->imm2, in->sub);
+			break;
+		case OP_TO_TS:
+		case OP_TO_DATE:
+		case OP_UNIX_TS: {
+			struct tfmt tmp;
+			const struct tfmt *f;
+			bool fnull, ok;
+			int64_t ms;
+
+			NULL1();
+			f = get_fmt(in, R, &tmp, &fnull);
+			if (fnull) {
+				d->null = true;
+				break;
+			}
+			if (!f)
+				ok = in->op == OP_TO_DATE ? sl_eval_date_parse_(A->s.p, A->s.len, &ms)
+							  : sl_eval_ts_parse_(A->s.p, A->s.len, &ms);
+			else
+				ok = sl_eval_ts_parse_fmt_(f, A->s.p, A->s.len, &ms);
+			if (!ok) {
+				/* Flink returns NULL for text that does not match, silently */
+				d->null = true;
+				break;
+			}
+			d->null = false;
+			if (in->op == OP_TO_DATE)
+				d->i = f ? sl_eval_floor_div_(ms, MS_PER_DAY) : ms;
+			else if (in->op == OP_UNIX_TS)
+				d->i = sl_eval_floor_div_(ms - in->imm2, 1000);
+			else
+				d->i = ms;
+			break;
+		}
+		case OP_TO_LTZ: {
+			int64_t v;
+
+			NULL1();
+			if (in->sub == 0) {
+				if (__builtin_mul_overflow(A->i, in->x.imm, &v))
+					FAIL();
+			} else if (in->sub == 1) {
+				sl_dec_t x = A->d * in->x.imm;
+				sl_dec_t m = pow10_dec((unsigned)in->imm2);
+
+				x /= m;
+				if (x > INT64_MAX || x < INT64_MIN)
+					FAIL();
+				v = (int64_t)x;
+			} else {
+				if (!isfinite(A->f))
+					FAIL();
+				v = f64_to_i64(A->f * (double)in->x.imm);
+			}
+			d->null = false;
+			d->i = v;
+			break;
+		}
+		case OP_FROM_UNIXTIME:
+		case OP_DATE_FMT: {
+			struct tfmt tmp;
+			const struct tfmt *f;
+			bool fnull;
+			int64_t ms = A->i;
+
+			NULL1();
+			f = get_fmt(in, R, &tmp, &fnull);
+			if (fnull) {
+				d->null = true;
+				break;
+			}
+			if (in->op == OP_FROM_UNIXTIME &&
+			    __builtin_mul_overflow(A->i, (int64_t)1000, &ms))
+				FAIL();
+			if (in->op == OP_FROM_UNIXTIME)
+				ms += in->imm2;
+			if (!fmt_ts(d, ms, f, ec))
+				FAIL();
+			break;
+		}
+		case OP_NOW:
+			d->null = false;
+			d->i = ec->proctime_ms + in->x.imm;
+			if (in->sub)
+				d->i = sl_eval_floor_div_(d->i, MS_PER_DAY);
+			break;
+		case OP_EXTRACT:
+			NULL1();
+			d->null = false;
+			d->i = sl_eval_extract_(A->i, (enum ex_field)in->sub);
+			break;
+		case OP_IV_DAYS:
+			NULL1();
+			d->null = false;
+			d->i = sl_eval_floor_div_(A->i, MS_PER_DAY);
+			break;
+		}
+next:;
+	}
+}
