@@ -6,7 +6,7 @@
  * row map (state 1) its bytes in chunks. Invariants: the row map of a key holds exactly the
  * chunks of the row meta describes, or is empty when meta is absent (both are written
  * together, with the same processing time, so with a TTL they also expire together; a store
- * clears the map first, which drops expired leftovers).
+ * prunes every chunk but the new row's, which drops expired leftovers).
  *
  * Rows emitted are copies built in the context's output scratch (sl_ctx_out's buffer): the
  * stored row is reassembled there for -U / -D, the input row is copied there to change its
@@ -14,8 +14,8 @@
  * table (state.c).
  *
  * Cost per record: event-time duplicates that do not replace the stored row cost one value
- * lookup. A replacement costs a map clear and ceil(size / SL_DEDUP_CHUNK) puts, plus one
- * map walk to read the old row when -U is wanted.
+ * lookup. A replacement costs ceil(size / SL_DEDUP_CHUNK) puts and a map walk that removes
+ * the old chunks, plus one walk to read the old row when -U is wanted.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -54,25 +54,54 @@ static void fail(struct sl_ctx *ctx, int code, const char *what)
 
 /* ---- the stored row --------------------------------------------------------------------- */
 
-/* Replaces the key's stored row by `row` (its kind normalised to +I, as Flink stores it). */
+struct prune {
+	struct sl_ctx *ctx;
+	const uint8_t *row; /* the new row's bytes */
+	uint32_t size;
+};
+
+/* Keeps the chunks of the new row, removes every other (the old row's). */
+static bool prune_chunk(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	struct prune *p = arg;
+	uint8_t key[2 + SL_DEDUP_CHUNK];
+	uint16_t idx;
+	uint32_t off;
+
+	memcpy(&idx, mkey, 2);
+	off = (uint32_t)idx * SL_DEDUP_CHUNK;
+	if (mklen >= 2 && off < p->size &&
+	    mklen - 2 == (p->size - off < SL_DEDUP_CHUNK ? p->size - off : SL_DEDUP_CHUNK) &&
+	    memcmp((const uint8_t *)mkey + 2, p->row + off, mklen - 2) == 0)
+		return true;
+	/* copied: the key bytes live in the entry being removed */
+	memcpy(key, mkey, mklen);
+	sl_map_remove(p->ctx, ROW, key, mklen);
+	return true;
+}
+
+/* Replaces the key's stored row by `row`. The new chunks go in before the old ones come
+ * out, so the key's map table is never emptied and dropped (state.c frees an emptied
+ * table, which would cost a free and an allocation per replacement). The stored kind byte
+ * is whatever the row had: load_row() sets the kind it emits. */
 static int store_row(struct sl_ctx *ctx, const struct sl_row *row, sl_ts_t rowtime)
 {
 	const uint8_t *src = (const uint8_t *)row;
+	struct prune p = { ctx, src, row->size };
 	uint8_t key[2 + SL_DEDUP_CHUNK];
 	struct meta *m;
 
-	sl_map_clear(ctx, ROW);
 	for (uint32_t off = 0, i = 0; off < row->size; off += SL_DEDUP_CHUNK, i++) {
 		uint32_t n = row->size - off < SL_DEDUP_CHUNK ? row->size - off : SL_DEDUP_CHUNK;
 		uint16_t idx = (uint16_t)i;
 
 		memcpy(key, &idx, 2);
 		memcpy(key + 2, src + off, n);
-		if (off == 0)
-			key[2 + offsetof(struct sl_row, kind)] = SL_ROW_INSERT;
 		if (!sl_map_put(ctx, ROW, key, 2 + n))
 			goto out_clear;
 	}
+	/* also drops an expired row's leftovers (the walk removes expired entries) */
+	sl_map_foreach(ctx, ROW, prune_chunk, &p);
 	m = sl_value_put(ctx, META);
 	if (!m)
 		goto out_clear;

@@ -423,6 +423,8 @@ static void test_ttl(void)
 		};
 		expect(want, 3);
 	}
+	/* the identical row kept its chunk: meta + 1 */
+	T_ASSERT_EQ_I64(entries(&g), 2);
 	rig_close(&g);
 	now_ms = 0;
 }
