@@ -1,0 +1,868 @@
+/*
+ * group_agg.c - the updating GROUP BY as a keyed process function (see group_agg.h for the
+ * changelog it emits; the logic mirrors Flink's GroupAggHelper.processElement).
+ *
+ * State of one group key, all through operator.h so any state backend serves it:
+ *
+ *   ST_ACC  value  the block: header {rows, last write, arrival counter}, then one fixed
+ *                  part per aggregate (a kernel accumulator, or struct ga_cur)
+ *   ST_CUR  map    [agg index][bytes] -> unused: the current STRING value of MIN/MAX/FIRST/
+ *                  LAST_VALUE (map values are fixed-size, map keys are not, so variable bytes
+ *                  live in keys); at most one entry per aggregate
+ *   ST_MS+j map    multiset of aggregate j's inputs, value -> int64 count, or for
+ *                  FIRST/LAST_VALUE [arrival][value] -> 1
+ *
+ * Per record: read the block into a stack copy (a backend may hand out copies), build the
+ * old result row, accumulate or retract into the copy and the maps, build the new row, write
+ * the block back, emit. A map is touched only by the aggregates that need one; nothing is
+ * allocated except by a new key or a new multiset value (state entries). Rescans of a
+ * multiset (the current MIN/MAX or FIRST/LAST was retracted) cost O(its distinct values), as
+ * Flink's MinWithRetractAggFunction's do.
+ *
+ * Invariants: a key has ST_ACC iff rows != 0; ga_cur.n counts the non-NULL inputs held (for
+ * COUNT(DISTINCT) the distinct values, i.e. multiset entries); a fixed-width current value
+ * sits in ga_cur.v, a STRING one in ST_CUR, and either exists iff n > 0.
+ *
+ * TTL (table.exec.state.ttl) is the state descriptors' OnCreateAndWrite TTL: every record
+ * rewrites the block and refreshes the key's ST_CUR entries. Multiset entries expire on their
+ * own, like the MapView entries of Flink's retracting functions (a rescan then sees fewer
+ * values, as in Flink). One processing-time timer per key, re-armed lazily at last write +
+ * ttl, frees an idle key's maps; expired values are never returned in between.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/op.h"
+#include "group_agg.h"
+#include "window/agg.h"
+
+enum { ST_ACC = 0, ST_CUR = 1, ST_MS = 2 };
+
+enum ga_mode {
+	GA_KERNEL,   /* the kernel's own accumulator (COUNT, SUM, AVG; fixed-width MIN/MAX/
+		      * FIRST/LAST on insert-only input) */
+	GA_EXTREME,  /* MIN/MAX with retraction: value -> count */
+	GA_ORDER,    /* FIRST/LAST_VALUE with retraction: (arrival, value) -> 1 */
+	GA_DISTINCT, /* COUNT(DISTINCT): value -> count */
+	GA_STR,      /* MIN/MAX/FIRST/LAST of STRING on insert-only input: current value only */
+};
+
+struct ga_hdr {
+	int64_t rows;  /* accumulated minus retracted rows */
+	sl_ts_t last;  /* processing time of the last write (TTL timer) */
+	uint64_t seq;  /* arrival numbers given to FIRST/LAST_VALUE inputs so far */
+};
+
+/* The fixed part of the non-kernel modes. */
+struct ga_cur {
+	int64_t n;    /* non-NULL inputs held (GA_DISTINCT: distinct values) */
+	uint64_t v;   /* current value's slot, fixed-width types */
+	uint64_t seq; /* current value's arrival number (FIRST/LAST) */
+};
+
+struct ga_agg {
+	struct sl_agg_bound b; /* b.off: offset of the fixed part in the block */
+	enum ga_mode mode;
+	int ms;                /* map state id of the multiset, -1: none */
+	int sign;              /* MIN, FIRST_VALUE: -1; MAX, LAST_VALUE: +1 */
+	bool str;              /* the current value is a STRING, kept in ST_CUR */
+	bool ordered;          /* FIRST/LAST_VALUE: values keyed by arrival */
+};
+
+struct ga {
+	int nkey, naggs, nout;
+	uint32_t size;          /* block bytes */
+	sl_ts_t ttl;
+	bool insert_only;
+	int nstates;
+	struct sl_state_desc *desc;
+	struct ga_agg *agg;
+	enum sl_type *out_type; /* nout */
+};
+
+#define BLOCK_MAX (sizeof(struct ga_hdr) + SL_SCHEMA_MAX_FIELDS * 24)
+
+/* Per-record scratch on the stack: the old row must live while the new one is built. */
+struct run {
+	struct sl_ctx *ctx;
+	const struct ga *g;
+	uint8_t *blk;
+	int i;                 /* aggregate being worked on */
+	const uint8_t *x;      /* its input value's bytes */
+	uint32_t xl;
+	uint64_t best_seq;     /* scans: best arrival number so far, 0: none */
+	uint32_t bestl;        /* scans: length of best, UINT32_MAX: none */
+	uint8_t best[SL_KEY_MAX];
+	struct sl_row_builder *b;
+	int rc;
+};
+
+static void fail(struct sl_ctx *ctx, int code, const char *what, const struct ga_agg *a)
+{
+	/* unit tests drive instances without a shard; the job path always has one */
+	if (ctx->shard)
+		sl_shard_fail(ctx->shard, code, "group aggregate '%s', %s: %s", ctx->def->name,
+			      sl_agg_kind_name(a->b.kind), what);
+}
+
+static inline struct ga_hdr *hdr_of(uint8_t *blk)
+{
+	return (struct ga_hdr *)blk;
+}
+
+static inline struct ga_cur *cur_of(const struct ga_agg *a, uint8_t *blk)
+{
+	return (struct ga_cur *)(blk + a->b.off);
+}
+
+/* ---- values as map-key bytes ------------------------------------------------------------ */
+
+/* Writes the bytes agg a's value in row is told apart by at buf + pre: a string's bytes, or
+ * the 8 slot bytes (NaN made canonical, as Java's Double.equals has one NaN). Returns the
+ * total length, or -1 for a string longer than SL_GROUP_AGG_STR_MAX. */
+static int enc_value(const struct ga_agg *a, const struct sl_row *row, uint8_t *buf,
+		     uint32_t pre)
+{
+	uint64_t v = row->slot[a->b.field];
+	double d;
+
+	if (a->b.in_type == SL_TYPE_STRING) {
+		uint32_t len;
+		const char *s = sl_row_str(row, a->b.field, &len);
+
+		if (len > SL_GROUP_AGG_STR_MAX)
+			return -1;
+		memcpy(buf + pre, s, len);
+		return (int)(pre + len);
+	}
+	if (a->b.in_type == SL_TYPE_DOUBLE || a->b.in_type == SL_TYPE_FLOAT) {
+		memcpy(&d, &v, 8);
+		if (d != d)
+			v = 0x7ff8000000000000ull;
+	}
+	memcpy(buf + pre, &v, 8);
+	return (int)(pre + 8);
+}
+
+/* Orders two encoded values of agg a: bytes for strings (Flink's binary string order),
+ * numbers with NaN above everything (Java's Double.compareTo). */
+static int val_cmp(const struct ga_agg *a, const uint8_t *x, uint32_t xl, const uint8_t *y,
+		   uint32_t yl)
+{
+	if (a->b.in_type == SL_TYPE_STRING) {
+		int r = memcmp(x, y, xl < yl ? xl : yl);
+
+		return r ? r : (xl > yl) - (xl < yl);
+	}
+	if (a->b.in_type == SL_TYPE_DOUBLE || a->b.in_type == SL_TYPE_FLOAT) {
+		double p, q;
+
+		memcpy(&p, x, 8);
+		memcpy(&q, y, 8);
+		if (p != p || q != q)
+			return (p != p) - (q != q);
+		return (p > q) - (p < q);
+	} else {
+		int64_t p, q;
+
+		memcpy(&p, x, 8);
+		memcpy(&q, y, 8);
+		return (p > q) - (p < q);
+	}
+}
+
+/* ---- the current STRING values (ST_CUR) ------------------------------------------------- */
+
+/* Removes agg r->i's entries of ST_CUR other than [i][r->x] (r->x NULL: all of them). */
+static bool cur_drop_other(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	struct run *r = arg;
+	const uint8_t *k = mkey;
+	uint8_t copy[SL_KEY_MAX];
+
+	if (k[0] != r->i)
+		return true;
+	if (r->x && mklen == r->xl + 1 && !memcmp(k + 1, r->x, r->xl))
+		return true;
+	memcpy(copy, k, mklen);
+	sl_map_remove(r->ctx, ST_CUR, copy, mklen);
+	return true;
+}
+
+/* Makes x the current value of agg i: insert first, then drop the old entry, so the key's
+ * map never empties (an empty map is freed and would be allocated again). */
+static int cur_set(struct run *r, int i, const uint8_t *x, uint32_t xl)
+{
+	uint8_t k[SL_KEY_MAX];
+
+	k[0] = (uint8_t)i;
+	memcpy(k + 1, x, xl);
+	if (!sl_map_put(r->ctx, ST_CUR, k, xl + 1))
+		return -ENOMEM;
+	r->i = i;
+	r->x = k + 1;
+	r->xl = xl;
+	sl_map_foreach(r->ctx, ST_CUR, cur_drop_other, r);
+	return 0;
+}
+
+static void cur_clear(struct run *r, int i)
+{
+	r->i = i;
+	r->x = NULL;
+	sl_map_foreach(r->ctx, ST_CUR, cur_drop_other, r);
+}
+
+/* Sets the current value of agg a (index i) to x, in ga_cur.v or in ST_CUR. */
+static int set_current(struct run *r, int i, const uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+
+	if (a->str)
+		return cur_set(r, i, x, xl);
+	memcpy(&cur_of(a, r->blk)->v, x, 8);
+	return 0;
+}
+
+/* ---- multisets ---------------------------------------------------------------------------- */
+
+/* Scan for the best value of a MIN/MAX multiset: keeps the extreme in r->best. */
+static bool scan_extreme(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	struct run *r = arg;
+	const struct ga_agg *a = &r->g->agg[r->i];
+
+	if (*(int64_t *)value <= 0)
+		return true;
+	if (r->bestl == UINT32_MAX || a->sign * val_cmp(a, mkey, mklen, r->best, r->bestl) > 0) {
+		memcpy(r->best, mkey, mklen);
+		r->bestl = mklen;
+	}
+	return true;
+}
+
+/* Scan of a FIRST/LAST multiset. With r->x set: the earliest occurrence of that value (to
+ * retract it); else the earliest (FIRST) or latest (LAST) entry. */
+static bool scan_order(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	struct run *r = arg;
+	const struct ga_agg *a = &r->g->agg[r->i];
+	const uint8_t *k = mkey;
+	uint64_t seq;
+
+	memcpy(&seq, k, 8);
+	if (r->x) {
+		if (mklen - 8 != r->xl || memcmp(k + 8, r->x, r->xl))
+			return true;
+		if (!r->best_seq || seq < r->best_seq)
+			r->best_seq = seq;
+		return true;
+	}
+	if (!r->best_seq || (a->sign < 0 ? seq < r->best_seq : seq > r->best_seq)) {
+		r->best_seq = seq;
+		memcpy(r->best, k + 8, mklen - 8);
+		r->bestl = mklen - 8;
+	}
+	return true;
+}
+
+/* Copies agg i's current STRING value out of ST_CUR into r->best (bestl UINT32_MAX: none). */
+static bool cur_find(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	struct run *r = arg;
+	const uint8_t *k = mkey;
+
+	if (k[0] != r->i)
+		return true;
+	memcpy(r->best, k + 1, mklen - 1);
+	r->bestl = mklen - 1;
+	return false;
+}
+
+static void cur_get(struct run *r, int i)
+{
+	r->i = i;
+	r->bestl = UINT32_MAX;
+	sl_map_foreach(r->ctx, ST_CUR, cur_find, r);
+}
+
+/* Whether x beats agg i's current value (MIN: smaller, MAX: larger). */
+static bool beats_current(struct run *r, int i, const uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	uint8_t cv[8];
+
+	if (a->str) {
+		cur_get(r, i);
+		return r->bestl == UINT32_MAX || a->sign * val_cmp(a, x, xl, r->best, r->bestl) > 0;
+	}
+	memcpy(cv, &cur_of(a, r->blk)->v, 8);
+	return a->sign * val_cmp(a, x, xl, cv, 8) > 0;
+}
+
+static int extreme_add(struct run *r, int i, const uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	struct ga_cur *c = cur_of(a, r->blk);
+	int64_t *cnt;
+
+	if (a->ms >= 0) {
+		cnt = sl_map_put(r->ctx, a->ms, x, xl);
+		if (!cnt)
+			return -ENOMEM;
+		(*cnt)++;
+	}
+	if (c->n++ == 0 || beats_current(r, i, x, xl))
+		return set_current(r, i, x, xl);
+	return 0;
+}
+
+/* Recomputes agg i's current value from its multiset after the old one left it. */
+static int extreme_rescan(struct run *r, int i)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	struct ga_cur *c = cur_of(a, r->blk);
+
+	r->i = i;
+	r->bestl = UINT32_MAX;
+	sl_map_foreach(r->ctx, a->ms, scan_extreme, r);
+	if (r->bestl == UINT32_MAX) {
+		/* entries expired (TTL) before the count: nothing is held any more */
+		c->n = 0;
+		if (a->str)
+			cur_clear(r, i);
+		return 0;
+	}
+	return set_current(r, i, r->best, r->bestl);
+}
+
+static int extreme_retract(struct run *r, int i, const uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	struct ga_cur *c = cur_of(a, r->blk);
+	int64_t *cnt = sl_map_get(r->ctx, a->ms, x, xl);
+	bool was_current;
+
+	if (!cnt)
+		return 0; /* never accumulated (or expired): nothing to take back */
+	if (--*cnt > 0) {
+		c->n--;
+		return 0;
+	}
+	sl_map_remove(r->ctx, a->ms, x, xl);
+	if (--c->n <= 0) {
+		c->n = 0;
+		if (a->str)
+			cur_clear(r, i);
+		return 0;
+	}
+	if (a->str) {
+		cur_get(r, i);
+		was_current = r->bestl == xl && !memcmp(r->best, x, xl);
+	} else {
+		was_current = !memcmp(&c->v, x, 8);
+	}
+	return was_current ? extreme_rescan(r, i) : 0;
+}
+
+static int distinct_add(struct run *r, int i, const uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	int64_t *cnt = sl_map_put(r->ctx, a->ms, x, xl);
+
+	if (!cnt)
+		return -ENOMEM;
+	if ((*cnt)++ == 0)
+		cur_of(a, r->blk)->n++;
+	return 0;
+}
+
+static int distinct_retract(struct run *r, int i, const uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	int64_t *cnt = sl_map_get(r->ctx, a->ms, x, xl);
+
+	if (!cnt)
+		return 0;
+	if (--*cnt <= 0) {
+		sl_map_remove(r->ctx, a->ms, x, xl);
+		cur_of(a, r->blk)->n--;
+	}
+	return 0;
+}
+
+/* FIRST/LAST_VALUE: x is [arrival][value] (the arrival number already written). */
+static int order_add(struct run *r, int i, uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	struct ga_cur *c = cur_of(a, r->blk);
+	uint64_t seq = ++hdr_of(r->blk)->seq;
+	int64_t *one;
+
+	if (a->ms >= 0) {
+		memcpy(x, &seq, 8);
+		one = sl_map_put(r->ctx, a->ms, x, xl);
+		if (!one)
+			return -ENOMEM;
+		*one = 1;
+	}
+	x += 8;
+	xl -= 8;
+	/* arrival numbers only grow: FIRST keeps its value, LAST takes every new one */
+	if (c->n++ > 0 && a->sign < 0)
+		return 0;
+	c->seq = seq;
+	return set_current(r, i, x, xl);
+}
+
+static int order_retract(struct run *r, int i, uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	struct ga_cur *c = cur_of(a, r->blk);
+	uint64_t seq;
+
+	r->i = i;
+	r->x = x + 8;
+	r->xl = xl - 8;
+	r->best_seq = 0;
+	sl_map_foreach(r->ctx, a->ms, scan_order, r);
+	if (!r->best_seq)
+		return 0; /* not held */
+	seq = r->best_seq;
+	memcpy(x, &seq, 8);
+	sl_map_remove(r->ctx, a->ms, x, xl);
+	if (--c->n <= 0) {
+		c->n = 0;
+		if (a->str)
+			cur_clear(r, i);
+		return 0;
+	}
+	if (seq != c->seq)
+		return 0;
+	r->x = NULL;
+	r->best_seq = 0;
+	r->bestl = UINT32_MAX;
+	sl_map_foreach(r->ctx, a->ms, scan_order, r);
+	if (!r->best_seq) {
+		c->n = 0;
+		if (a->str)
+			cur_clear(r, i);
+		return 0;
+	}
+	c->seq = r->best_seq;
+	return set_current(r, i, r->best, r->bestl);
+}
+
+/* Accumulates (retract false) or retracts row into aggregate i. Returns 0 or -errno. */
+static int apply(struct run *r, int i, const struct sl_row *row, bool retract)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	uint8_t buf[SL_KEY_MAX];
+	void *fixed = r->blk + a->b.off;
+	int len;
+
+	if (a->mode == GA_KERNEL) {
+		if (retract)
+			a->b.k->retract(&a->b, fixed, row);
+		else
+			a->b.k->add(&a->b, fixed, row);
+		return 0;
+	}
+	if (sl_row_is_null(row, a->b.field))
+		return 0;
+	len = enc_value(a, row, buf, a->ordered ? 8 : 0);
+	if (len < 0)
+		return -E2BIG;
+	switch (a->mode) {
+	case GA_EXTREME:
+		return retract ? extreme_retract(r, i, buf, (uint32_t)len)
+			       : extreme_add(r, i, buf, (uint32_t)len);
+	case GA_DISTINCT:
+		return retract ? distinct_retract(r, i, buf, (uint32_t)len)
+			       : distinct_add(r, i, buf, (uint32_t)len);
+	case GA_ORDER:
+		return retract ? order_retract(r, i, buf, (uint32_t)len)
+			       : order_add(r, i, buf, (uint32_t)len);
+	case GA_STR:
+		/* insert-only string MIN/MAX (sign compare) or FIRST/LAST (arrival) */
+		if (a->ordered)
+			return order_add(r, i, buf, (uint32_t)len);
+		return extreme_add(r, i, buf, (uint32_t)len);
+	case GA_KERNEL:
+		break;
+	}
+	return 0;
+}
+
+/* ---- result rows -------------------------------------------------------------------------- */
+
+/* Sets the STRING results from ST_CUR (and refreshes their TTL: only the block is rewritten
+ * on every record otherwise). */
+static bool cur_emit(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	struct run *r = arg;
+	const uint8_t *k = mkey;
+	const struct ga_agg *a;
+
+	if (k[0] >= r->g->naggs)
+		return true;
+	a = &r->g->agg[k[0]];
+	if (cur_of(a, r->blk)->n > 0)
+		sl_rowb_set_str(r->b, r->g->nkey + k[0], (const char *)k + 1, mklen - 1);
+	return true;
+}
+
+static bool cur_touch(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	struct run *r = arg;
+	uint8_t copy[SL_KEY_MAX];
+
+	memcpy(copy, mkey, mklen);
+	sl_map_put(r->ctx, ST_CUR, copy, mklen);
+	return true;
+}
+
+static const struct sl_row *build_row(struct run *r, struct sl_row_builder *b,
+				      enum sl_row_kind kind)
+{
+	const struct ga *g = r->g;
+	bool strs = false;
+
+	for (int i = 0; i < g->nkey; i++)
+		sl_ctx_key_copy(r->ctx, i, b, i);
+	for (int i = 0; i < g->naggs; i++) {
+		const struct ga_agg *a = &g->agg[i];
+		const struct ga_cur *c = cur_of(a, r->blk);
+		int f = g->nkey + i;
+
+		if (a->mode == GA_KERNEL)
+			a->b.k->result(&a->b, r->blk + a->b.off, b, f);
+		else if (a->mode == GA_DISTINCT)
+			sl_rowb_set_i64(b, f, c->n);
+		else if (c->n <= 0)
+			sl_rowb_set_null(b, f);
+		else if (a->str)
+			strs = true;
+		else
+			sl_rowb_set_i64(b, f, (int64_t)c->v);
+	}
+	if (strs) {
+		r->b = b;
+		sl_map_foreach(r->ctx, ST_CUR, cur_emit, r);
+	}
+	sl_rowb_set_kind(b, kind);
+	return sl_rowb_finish(b);
+}
+
+/* Field-wise equality (string bytes may sit in a different order in the two rows). */
+static bool same_result(const struct ga *g, const struct sl_row *x, const struct sl_row *y)
+{
+	if (x->nulls != y->nulls)
+		return false;
+	for (int i = 0; i < g->nout; i++) {
+		if (sl_row_is_null(x, i))
+			continue;
+		if (g->out_type[i] == SL_TYPE_STRING) {
+			uint32_t xl, yl;
+			const char *xs = sl_row_str(x, i, &xl), *ys = sl_row_str(y, i, &yl);
+
+			if (xl != yl || memcmp(xs, ys, xl))
+				return false;
+		} else if (x->slot[i] != y->slot[i]) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---- the process function ------------------------------------------------------------------ */
+
+static void clear_key(struct sl_ctx *ctx, const struct ga *g)
+{
+	sl_value_clear(ctx, ST_ACC);
+	for (int i = ST_CUR; i < g->nstates; i++)
+		sl_map_clear(ctx, i);
+}
+
+/* Hot path: one value get/put, the aggregates, two row builds. */
+static void ga_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
+{
+	const struct ga *g = arg;
+	bool retract = row->kind == SL_ROW_UPDATE_BEFORE || row->kind == SL_ROW_DELETE;
+	_Alignas(16) uint8_t blk[BLOCK_MAX];
+	_Alignas(8) uint8_t prevbuf[SL_ROW_SCRATCH];
+	const struct sl_row *prev = NULL, *new;
+	struct sl_row_builder pb;
+	struct run r;
+	void *stored;
+	int rc;
+
+	if (retract && g->insert_only) {
+		if (ctx->shard)
+			sl_shard_fail(ctx->shard, -EINVAL,
+				      "group aggregate '%s': a retraction on an insert-only input",
+				      ctx->def->name);
+		return;
+	}
+	stored = sl_value_get(ctx, ST_ACC);
+	if (!stored) {
+		/* an expired key may have left expired map entries: free them now */
+		if (g->ttl)
+			clear_key(ctx, g);
+		/* Flink: no accumulator is created for a retraction (never counted, or expired) */
+		if (retract)
+			return;
+		memset(blk, 0, g->size);
+	} else {
+		memcpy(blk, stored, g->size);
+	}
+	r.ctx = ctx;
+	r.g = g;
+	r.blk = blk;
+	if (stored) {
+		sl_rowb_init(&pb, prevbuf, sizeof prevbuf, g->nout);
+		prev = build_row(&r, &pb, SL_ROW_UPDATE_BEFORE);
+		if (!prev)
+			goto out_nospace;
+	}
+	hdr_of(blk)->rows += retract ? -1 : 1;
+	for (int i = 0; i < g->naggs; i++) {
+		rc = apply(&r, i, row, retract);
+		if (rc) {
+			fail(ctx, rc, rc == -E2BIG ? "string value longer than the state limit"
+						   : "out of memory for aggregate state",
+			     &g->agg[i]);
+			return;
+		}
+	}
+	if (hdr_of(blk)->rows == 0) {
+		/* the last row of the key was retracted: -D the old result, forget the key */
+		if (prev) {
+			((struct sl_row *)prev)->kind = SL_ROW_DELETE;
+			sl_emit(ctx, ts, prev);
+		}
+		clear_key(ctx, g);
+		return;
+	}
+	if (g->ttl) {
+		hdr_of(blk)->last = sl_ctx_proctime(ctx);
+		if (!stored && sl_timer_proc(ctx, hdr_of(blk)->last + g->ttl) < 0) {
+			fail(ctx, -ENOMEM, "out of memory for state TTL timers", &g->agg[0]);
+			return;
+		}
+		sl_map_foreach(ctx, ST_CUR, cur_touch, &r);
+	}
+	stored = sl_value_put(ctx, ST_ACC);
+	if (!stored) {
+		fail(ctx, -ENOMEM, "out of memory for aggregate state", &g->agg[0]);
+		return;
+	}
+	memcpy(stored, blk, g->size);
+	new = build_row(&r, sl_ctx_out(ctx), prev ? SL_ROW_UPDATE_AFTER : SL_ROW_INSERT);
+	if (!new)
+		goto out_nospace;
+	if (prev) {
+		/* Flink sends nothing for an unchanged result, unless state expires (then every
+		 * update is re-sent so downstream state is refreshed too) */
+		if (!g->ttl && same_result(g, prev, new))
+			return;
+		sl_emit(ctx, ts, prev);
+	}
+	sl_emit(ctx, ts, new);
+	return;
+
+out_nospace:
+	fail(ctx, -ENOSPC, "result row larger than the row scratch buffer", &g->agg[0]);
+}
+
+/* The key's TTL timer: free an idle key's maps, or come back when it may be idle. */
+static void ga_on_timer(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain d, void *arg)
+{
+	const struct ga *g = arg;
+	const struct ga_hdr *h = sl_value_get(ctx, ST_ACC);
+
+	if (!h) {
+		clear_key(ctx, g);
+		return;
+	}
+	if (sl_timer_proc(ctx, h->last + g->ttl > at ? h->last + g->ttl : at + 1) < 0)
+		fail(ctx, -ENOMEM, "out of memory for state TTL timers", &g->agg[0]);
+}
+
+/* ---- plan time ------------------------------------------------------------------------------ */
+
+static void ga_free(struct ga *g)
+{
+	if (!g)
+		return;
+	free(g->desc);
+	free(g->agg);
+	free(g->out_type);
+	free(g);
+}
+
+void sl_group_agg_free(struct sl_process_fn *fn)
+{
+	if (!fn)
+		return;
+	ga_free(fn->arg);
+	memset(fn, 0, sizeof(*fn));
+}
+
+static int bind_one(struct ga *g, int i, const struct sl_agg_spec *spec,
+		    const struct sl_schema *in, uint32_t *off, char *err, size_t errcap)
+{
+	struct ga_agg *a = &g->agg[i];
+	char msg[200];
+	uint32_t size;
+
+	if (sl_agg_bind(&a->b, spec, in, msg, sizeof msg)) {
+		snprintf(err, errcap, "group aggregate: %s", msg);
+		return -EINVAL;
+	}
+	a->ms = -1;
+	a->sign = spec->kind == SL_AGG_MIN || spec->kind == SL_AGG_FIRST_VALUE ? -1 : 1;
+	a->ordered = spec->kind == SL_AGG_FIRST_VALUE || spec->kind == SL_AGG_LAST_VALUE;
+	a->str = false;
+	switch (spec->kind) {
+	case SL_AGG_COUNT_DISTINCT:
+		a->mode = GA_DISTINCT;
+		break;
+	case SL_AGG_MIN:
+	case SL_AGG_MAX:
+	case SL_AGG_FIRST_VALUE:
+	case SL_AGG_LAST_VALUE:
+		a->str = a->b.in_type == SL_TYPE_STRING;
+		if (!g->insert_only)
+			a->mode = a->ordered ? GA_ORDER : GA_EXTREME;
+		else
+			a->mode = a->str ? GA_STR : GA_KERNEL;
+		break;
+	default:
+		a->mode = GA_KERNEL;
+		break;
+	}
+	if (a->mode == GA_DISTINCT || a->mode == GA_EXTREME || a->mode == GA_ORDER)
+		a->ms = g->nstates++;
+	size = a->mode == GA_KERNEL ? a->b.k->acc_size : (uint32_t)sizeof(struct ga_cur);
+	a->b.off = *off;
+	*off += (size + 7u) & ~7u;
+	return 0;
+}
+
+static struct sl_schema *out_schema(const struct sl_group_agg_cfg *cfg, const struct ga *g,
+				    char *err, size_t errcap)
+{
+	struct sl_schema *s = sl_schema_create();
+	const char *name = "";
+	int rc = 0;
+
+	if (!s)
+		goto out_nomem;
+	for (int i = 0; i < cfg->nkey && rc >= 0; i++) {
+		int k = cfg->key_fields[i];
+
+		name = sl_schema_name(cfg->in, k);
+		if (sl_schema_type(cfg->in, k) == SL_TYPE_DECIMAL)
+			rc = sl_schema_add_decimal(s, name, sl_schema_precision(cfg->in, k),
+						   sl_schema_scale(cfg->in, k));
+		else
+			rc = sl_schema_add(s, name, sl_schema_type(cfg->in, k));
+	}
+	for (int i = 0; i < g->naggs && rc >= 0; i++) {
+		const struct sl_agg_bound *b = &g->agg[i].b;
+
+		name = cfg->aggs[i].name;
+		if (b->out_type == SL_TYPE_DECIMAL)
+			rc = sl_schema_add_decimal(s, name, b->out_prec, b->out_scale);
+		else
+			rc = sl_schema_add(s, name, b->out_type);
+	}
+	if (rc == -ENOMEM)
+		goto out_nomem;
+	if (rc < 0) {
+		snprintf(err, errcap, "group aggregate: duplicate output column '%s'", name);
+		sl_schema_destroy(s);
+		return NULL;
+	}
+	return s;
+
+out_nomem:
+	sl_schema_destroy(s);
+	snprintf(err, errcap, "group aggregate: out of memory");
+	return NULL;
+}
+
+int sl_group_agg_build(const struct sl_group_agg_cfg *cfg, struct sl_process_fn *out,
+		       struct sl_schema **out_schema_p, char *err, size_t errcap)
+{
+	uint32_t off = sizeof(struct ga_hdr);
+	struct ga *g;
+	int nin, rc = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	*out_schema_p = NULL;
+	if (!cfg || !cfg->in || cfg->nkey < 0 || cfg->nkey > SL_MAX_KEY_FIELDS ||
+	    (cfg->nkey && !cfg->key_fields) || cfg->naggs < 1 || !cfg->aggs ||
+	    cfg->nkey + cfg->naggs > SL_SCHEMA_MAX_FIELDS || cfg->state_ttl_ms < 0) {
+		snprintf(err, errcap, "group aggregate: needs an input schema, at most %d keys, "
+			 "1..%d aggregates in all and a TTL >= 0", SL_MAX_KEY_FIELDS,
+			 SL_SCHEMA_MAX_FIELDS);
+		return -EINVAL;
+	}
+	nin = sl_schema_nfields(cfg->in);
+	for (int i = 0; i < cfg->nkey; i++) {
+		if (cfg->key_fields[i] < 0 || cfg->key_fields[i] >= nin) {
+			snprintf(err, errcap, "group aggregate: key field %d out of range (%d fields)",
+				 cfg->key_fields[i], nin);
+			return -EINVAL;
+		}
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		goto out_nomem;
+	g->nkey = cfg->nkey;
+	g->naggs = cfg->naggs;
+	g->nout = cfg->nkey + cfg->naggs;
+	g->ttl = cfg->state_ttl_ms;
+	g->insert_only = cfg->insert_only;
+	g->nstates = ST_MS;
+	g->agg = calloc((size_t)g->naggs, sizeof(*g->agg));
+	g->out_type = calloc((size_t)g->nout, sizeof(*g->out_type));
+	g->desc = calloc((size_t)(ST_MS + g->naggs), sizeof(*g->desc));
+	if (!g->agg || !g->out_type || !g->desc)
+		goto out_free;
+	for (int i = 0; i < g->naggs; i++) {
+		rc = bind_one(g, i, &cfg->aggs[i], cfg->in, &off, err, errcap);
+		if (rc)
+			goto out_free;
+	}
+	g->size = off;
+	g->desc[ST_ACC] = (struct sl_state_desc){ "group_agg.acc", SL_STATE_VALUE, off, g->ttl };
+	g->desc[ST_CUR] = (struct sl_state_desc){ "group_agg.cur", SL_STATE_MAP, 8, g->ttl };
+	for (int i = ST_MS; i < g->nstates; i++)
+		g->desc[i] = (struct sl_state_desc){ "group_agg.multiset", SL_STATE_MAP, 8, g->ttl };
+	*out_schema_p = out_schema(cfg, g, err, errcap);
+	if (!*out_schema_p) {
+		rc = strstr(err, "memory") ? -ENOMEM : -EINVAL;
+		goto out_free;
+	}
+	for (int i = 0; i < g->nout; i++)
+		g->out_type[i] = sl_schema_type(*out_schema_p, i);
+	out->states = g->desc;
+	out->nstates = g->nstates;
+	out->process = ga_process;
+	out->on_timer = g->ttl ? ga_on_timer : NULL;
+	out->arg = g;
+	return 0;
+
+out_free:
+	ga_free(g);
+	if (rc != -ENOMEM)
+		return rc;
+out_nomem:
+	snprintf(err, errcap, "group aggregate: out of memory");
+	return -ENOMEM;
+}
