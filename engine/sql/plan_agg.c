@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "calc.h"
+#include "late_rows.h"
 #include "ops/group_agg.h"
 #include "plan_int.h"
 
@@ -278,14 +279,29 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 		return -EINVAL;
 	if (ap.naggs == 0 && !ap.windowed && ap.nkeys == 0)
 		return pl_fail(c, q->line, q->col, "nothing to aggregate");
+	if (ap.naggs == 0 && !ap.windowed) {
+		/*
+		 * GROUP BY without aggregates (SELECT DISTINCT): the group operator still needs
+		 * one aggregate. MAX(0) never changes, so a group emits +I once and -D when its
+		 * last row is retracted, as Flink's distinct does.
+		 */
+		static struct sl_expr zero = { .kind = SL_EXPR_INT, .ival = 0, .text = "0" };
+		static struct sl_expr *zero_args[1] = { &zero };
+		static const struct sl_expr hidden_max = { .kind = SL_EXPR_CALL, .text = "MAX",
+							   .args = zero_args, .nargs = 1 };
+
+		if (find_or_add_agg(c, &ap, &hidden_max))
+			return -EINVAL;
+	}
 
 	/* 1. pre-aggregation row: keys, then aggregate arguments */
 	for (int i = 0; i < ap.nkeys; i++) {
+		int plain = pl_resolve_plain(rel, ap.keys[i]);
 		char n[32];
 
-		snprintf(n, sizeof n, "$k%d", i);
+		snprintf(n, sizeof n, "key%d", i);
 		pre[npre] = ap.keys[i];
-		pre_names[npre++] = pl_strdup(c, n);
+		pre_names[npre++] = plain >= 0 ? rel->cols[plain].name : pl_strdup(c, n);
 	}
 	if (ap.nkeys == 0) {
 		/* a global aggregate: one constant key sends every row to one shard */
@@ -300,7 +316,7 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 
 		if (ap.aggs[i].kind == SL_AGG_COUNT_STAR)
 			continue;
-		snprintf(n, sizeof n, "$a%d", i);
+		snprintf(n, sizeof n, "arg%d", i);
 		ap.aggs[i].arg_col = npre;
 		pre[npre] = ap.aggs[i].call->args[0];
 		pre_names[npre++] = pl_strdup(c, n);
@@ -336,12 +352,17 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 		specs[i].sql_types = true;
 	}
 	if (ap.windowed) {
+		const char *wname = ap.win.kind == SL_WIN_TUMBLE ? "tumble window"
+				    : ap.win.kind == SL_WIN_HOP ? "hop window" : "session window";
+
 		ap.win.allowed_lateness_ms = c->allow_lateness;
-		aggd = sl_stream_window(keyed, ap.win.kind == SL_WIN_TUMBLE ? "tumble window"
-					       : ap.win.kind == SL_WIN_HOP ? "hop window"
-					       : "session window", &ap.win, specs, ap.naggs);
+		ap.win.late_tag = c->late_table ? 1 : 0;
+		aggd = sl_stream_window(keyed, wname, &ap.win, specs, ap.naggs);
 		if (!aggd)
 			return pl_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
+		if (c->late_table && pl_late_rows(c, job, aggd, wname, &ap.win,
+						  sl_stream_schema(pr.s), 1))
+			return -EINVAL;
 		wstart = nk;
 		wend = nk + 1;
 		post.changelog = c->allow_lateness > 0;

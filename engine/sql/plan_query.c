@@ -399,15 +399,24 @@ static const struct sl_expr *col_expr(struct pl_ctx *c, const struct sl_sql_col 
 	return e;
 }
 
-static const struct sl_expr *lit_expr(struct pl_ctx *c, enum sl_expr_kind kind, int64_t v)
+/* CAST(v AS BIGINT) for v in 0..9: the side marker of a join's union row */
+static const struct sl_expr *side_expr(struct pl_ctx *c, int v)
 {
+	static const char *const digits[] = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" };
 	struct sl_expr *e = pl_own(c, calloc(1, sizeof(*e)), free);
+	struct sl_expr *n = e ? pl_own(c, calloc(1, sizeof(*n)), free) : NULL;
+	struct sl_expr **args = n ? pl_own(c, calloc(1, sizeof(*args)), free) : NULL;
 
-	if (!e)
+	if (!args)
 		return NULL;
-	e->kind = kind;
-	e->ival = v;
-	e->text = kind == SL_EXPR_INT ? (v ? "1" : "0") : NULL;
+	n->kind = SL_EXPR_INT;
+	n->ival = v;
+	n->text = (char *)digits[v];
+	e->kind = SL_EXPR_CAST;
+	e->type.kind = SL_DDL_BIGINT;
+	args[0] = n;
+	e->args = args;
+	e->nargs = 1;
 	return e;
 }
 
@@ -498,8 +507,8 @@ static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct
 			       SL_PLAN_MAX_COLS);
 	/* union row for each side */
 	n = 0;
-	le[n] = lit_expr(c, SL_EXPR_INT, 0);
-	re[n] = lit_expr(c, SL_EXPR_INT, 1);
+	le[n] = side_expr(c, 0);
+	re[n] = side_expr(c, 1);
 	names[n++] = "__side";
 	for (int i = 0; i < L.ncols; i++, n++) {
 		le[n] = col_expr(c, &L.cols[i]);
@@ -554,7 +563,7 @@ static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct
 	if (!pfn)
 		return -ENOMEM;
 	if (sl_temporal_join_build(&jc, pfn, msg, sizeof msg) < 0)
-		return pl_fail(c, f->line, f->col, "temporal join: %s", msg);
+		return pl_fail(c, f->line, f->col, "%s", msg);
 	out->s = sl_stream_process(LU.s, "temporal join", pfn, os);
 	if (!out->s)
 		return pl_fail(c, f->line, f->col, "%s", sl_job_error(job)->msg);
@@ -758,9 +767,28 @@ int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q
 	if (q->norder_by || q->limit >= 0)
 		return pl_fail(c, q->line, q->col, "ORDER BY and LIMIT are not supported on "
 			       "unbounded streams");
-	if (q->distinct)
-		return pl_fail(c, q->line, q->col, "SELECT DISTINCT is not supported yet; use "
-			       "GROUP BY");
+	if (q->distinct) {
+		/* SELECT DISTINCT items = SELECT items GROUP BY items */
+		struct sl_query *dq = pl_own(c, malloc(sizeof(*dq)), free);
+		struct sl_expr **g = pl_own(c, calloc(q->nitems + 1, sizeof(*g)), free);
+
+		if (!dq || !g)
+			return -ENOMEM;
+		if (q->ngroup_by || q->having)
+			return pl_fail(c, q->line, q->col, "SELECT DISTINCT with GROUP BY: drop "
+				       "DISTINCT or the GROUP BY");
+		*dq = *q;
+		dq->distinct = false;
+		for (uint32_t i = 0; i < q->nitems; i++) {
+			if (q->items[i].star || pl_has_agg(q->items[i].expr))
+				return pl_fail(c, q->items[i].line, q->items[i].col, "SELECT DISTINCT "
+					       "takes named columns or expressions");
+			g[i] = q->items[i].expr;
+		}
+		dq->group_by = g;
+		dq->ngroup_by = q->nitems;
+		return pl_plan_query(c, job, dq, out);
+	}
 	if (plan_from(c, job, q->from, &rel))
 		return -EINVAL;
 	where = q->where;

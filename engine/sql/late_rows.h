@@ -1,0 +1,18 @@
+/*
+ * late_rows.h - routing a window operator's late rows to the table named by
+ * SET 'sluice.late-data.table' (see late_rows.c for the columns it fills).
+ */
+#ifndef SL_SQL_LATE_ROWS_H
+#define SL_SQL_LATE_ROWS_H
+
+#include <sluice/job.h>
+
+struct pl_ctx;
+
+/* Connects side output `tag` of `window` (its late rows, schema `in`) to the late-data
+ * table's sink. Returns 0 or -errno with the planner's error set. */
+int pl_late_rows(struct pl_ctx *c, struct sl_job *job, struct sl_stream *window,
+		 const char *op_name, const struct sl_window_spec *win,
+		 const struct sl_schema *in, int tag);
+
+#endif

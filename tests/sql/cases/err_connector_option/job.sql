@@ -1,0 +1,4 @@
+CREATE TABLE t (k STRING, v INT)
+  WITH ('connector' = 'filesystem', 'path' = '@DIR@/t.jsonl', 'format' = 'json',
+        'scan.bogus' = 'x');
+SELECT k FROM t;

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""SQL golden tests: each folder under tests/sql/cases/ holds job.sql (@DIR@ = the folder),
+its input files and what the run must print.
+
+  expected.out    the exact changelog (+I[...] lines) the job prints on 1 shard, in order;
+                  on 2 and 3 shards the same lines must appear as a multiset (order across
+                  keys depends on shard timing, the rows may not)
+  expected.err    instead of expected.out: the job must fail planning, exit 1, and stderr
+                  must contain this text (an error naming FILE:LINE:COL)
+  shards          optional: the shard counts to run (default "1 2 3")
+  unordered       optional: compare as a multiset on 1 shard too (several sources race)
+
+Usage: run_golden.py SLUICE [CASE ...]   (prints PASS/FAIL per case, exit 1 on any failure)
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "cases")
+LINE = re.compile(r"^(?:\d+> )?([+-][IUD]\[.*\])$")
+
+
+def run(sluice, job, shards, cwd):
+    p = subprocess.run([sluice, "run", job, "--shards", str(shards), "--quiet"], cwd=cwd,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def check_case(sluice, d):
+    name = os.path.basename(d)
+    with open(os.path.join(d, "job.sql")) as f:
+        text = f.read().replace("@DIR@", d)
+    shards = [1, 2, 3]
+    if os.path.exists(os.path.join(d, "shards")):
+        shards = [int(x) for x in open(os.path.join(d, "shards")).read().split()]
+    with tempfile.TemporaryDirectory(prefix="golden-") as work:
+        job = os.path.join(work, "job.sql")
+        with open(job, "w") as f:
+            f.write(text)
+        err_path = os.path.join(d, "expected.err")
+        if os.path.exists(err_path):
+            want = open(err_path).read().strip().replace("@JOB@", job)
+            rc, out, err = run(sluice, job, 1, work)
+            if rc != 1 or want not in err:
+                return "FAIL %s: want exit 1 and stderr containing %r, got exit %d: %s" % (
+                    name, want, rc, err.strip()[-300:])
+            return "PASS %s (error)" % name
+        want = [l for l in open(os.path.join(d, "expected.out")).read().splitlines() if l]
+        for n in shards:
+            rc, out, err = run(sluice, job, n, work)
+            if rc != 0:
+                return "FAIL %s: %d shards: exit %d: %s" % (name, n, rc, err.strip()[-300:])
+            got = [m.group(1) for m in map(LINE.match, out.splitlines()) if m]
+            exact = n == 1 and not os.path.exists(os.path.join(d, "unordered"))
+            ok = got == want if exact else sorted(got) == sorted(want)
+            if not ok:
+                missing = [l for l in want if l not in got][:5]
+                extra = [l for l in got if l not in want][:5]
+                return "FAIL %s: %d shards: %d lines, want %d; missing %s; unexpected %s%s" % (
+                    name, n, len(got), len(want), missing, extra,
+                    "" if missing or extra else "; order differs:\n  got  %s\n  want %s" % (
+                        got, want))
+    return "PASS %s" % name
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    sluice = os.path.abspath(sys.argv[1])
+    names = sys.argv[2:] or sorted(os.listdir(CASES))
+    failed = 0
+    for n in names:
+        d = n if os.path.isdir(n) else os.path.join(CASES, n)
+        res = check_case(sluice, os.path.abspath(d))
+        print(res)
+        failed += res.startswith("FAIL")
+    print("golden: %d/%d pass" % (len(names) - failed, len(names)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
