@@ -145,11 +145,13 @@ const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_
 size_t sl_csv_record_len(const char *buf, size_t len);
 
 /*
- * Writes `r` as one JSON object and a '\n' into buf: keys are field names, NULL is null,
- * TIMESTAMP is 'YYYY-MM-DD HH:MM:SS.fff' text (Flink's SQL timestamp format), non-finite
- * DOUBLEs are the strings "NaN", "Infinity", "-Infinity" (what Jackson writes), strings are
- * escaped per RFC 8259. Returns the bytes written, or -ENOSPC if `cap` is too small (buf
- * content is then undefined). Hot path: no formatting library calls.
+ * Writes `r` as one JSON object and a '\n' into buf: keys are field names (dotted names as
+ * nested objects, fields of one object adjacent in the schema), NULL is null, DECIMAL a
+ * number with its scale, FLOAT as Java prints it, DATE 'YYYY-MM-DD', TIMESTAMP
+ * 'YYYY-MM-DD HH:MM:SS.fff' text (Flink's SQL timestamp format) and TIMESTAMP_LTZ the same
+ * with a 'Z', non-finite DOUBLE/FLOATs are the strings "NaN", "Infinity", "-Infinity" (what
+ * Jackson writes), strings are escaped per RFC 8259. Returns the bytes written, or -ENOSPC if
+ * `cap` is too small (buf content is then undefined). Hot path: no formatting library calls.
  */
 int sl_json_write_row(const struct sl_row *r, const struct sl_schema *s, char *buf, size_t cap);
 

@@ -97,6 +97,31 @@ static void test_nested(void)
 	r = dec(d, "{\"id\":1,\"after\":{\"id\":2},\"payload\":{\"id\":3}}");
 	T_ASSERT(r && sl_row_is_null(r, 0));
 
+	/* the writer nests dotted names the same way, and its text decodes to the same row */
+	{
+		char out[1024];
+		_Alignas(8) char keep[1024];
+		int n;
+
+		r = dec(d, "{\"payload\":{\"after\":{\"id\":1,\"total\":2.5},\"op\":\"c\"},"
+			   "\"top\":\"t\"}");
+		T_ASSERT(r && r->size <= sizeof keep);
+		memcpy(keep, r, r->size);
+		n = sl_json_write_row((const struct sl_row *)keep, s, out, sizeof out);
+		T_ASSERT(n > 0);
+		out[n] = '\0';
+		if (strcmp(out, "{\"payload\":{\"after\":{\"id\":1,\"customer_id\":null,\"total\":"
+			   "2.50,\"status\":null},\"op\":\"c\",\"ts_ms\":null},\"top\":\"t\"}\n")) {
+			fprintf(stderr, "nested writer: %s", out);
+			exit(T_EXIT_FAIL);
+		}
+		r = dec(d, out);
+		T_ASSERT(r && !memcmp(r, keep, r->size));
+		for (int cap = 0; cap < n; cap++)
+			T_ASSERT(sl_json_write_row((const struct sl_row *)keep, s, out, (size_t)cap) ==
+				 -ENOSPC);
+	}
+
 	/* a path through a non-object, and errors deep inside name the full field */
 	expect_error(d, "{\"payload\":{\"after\":[1,2]}}",
 		     "field 'payload.after': expected an object, got array");
