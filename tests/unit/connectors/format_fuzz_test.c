@@ -3,10 +3,13 @@
  * and the file source (bounded iterations, fixed seed so failures replay). Every call must
  * return either an error with a reason or a well-formed row: right field count, size within
  * the buffer, strings inside the row. Run it under ASan to make "no crash" mean "no bad
- * access" (meson setup -Db_sanitize=address).
+ * access" (meson setup -Db_sanitize=address). Also: the Debezium decoder on a nested schema
+ * with every new type, and the DECIMAL text parser against engine/sql's exact decimal
+ * parser as an oracle.
  */
 #include "conn_harness.h"
 #include "connectors/formats/format.h"
+#include "engine/sql/decimal.h"
 
 #define ITERS 200000
 
@@ -211,9 +214,104 @@ static void fuzz_file(struct sl_schema *s)
 	free(text);
 }
 
+static const char *const dbz_seeds[] = {
+	"{\"before\":null,\"after\":{\"id\":1,\"m\":12.345,\"f\":0.1,\"day\":\"2024-02-29\","
+	"\"ltz\":\"2024-01-31T04:19:31.784Z\",\"o\":{\"s\":\"x\",\"t\":{\"u\":5}}},\"op\":\"c\"}",
+	"{\"schema\":{},\"payload\":{\"before\":{\"id\":2,\"m\":\"1e2\",\"o\":null},\"after\":"
+	"{\"id\":2,\"m\":-0.005,\"o\":{\"t\":null}},\"op\":\"u\"}}",
+	"{\"before\":{\"id\":3,\"m\":99999999.995},\"after\":null,\"op\":\"d\"}",
+	"null",
+};
+
+static void fuzz_dbz(void)
+{
+	struct sl_schema *s = sl_schema_create();
+	struct sl_json_dec *d;
+	char buf[512 + SL_JSON_PADDING], why[SL_FMT_WHY_MAX];
+	uint64_t ok = 0;
+
+	T_ASSERT(sl_schema_add(s, "id", SL_TYPE_INT) == 0);
+	T_ASSERT(sl_schema_add_decimal(s, "m", 10, 2) == 1);
+	T_ASSERT(sl_schema_add(s, "f", SL_TYPE_FLOAT) == 2);
+	T_ASSERT(sl_schema_add(s, "day", SL_TYPE_DATE) == 3);
+	T_ASSERT(sl_schema_add(s, "ltz", SL_TYPE_TIMESTAMP_LTZ) == 4);
+	T_ASSERT(sl_schema_add(s, "o.s", SL_TYPE_STRING) == 5);
+	T_ASSERT(sl_schema_add(s, "o.t.u", SL_TYPE_BIGINT) == 6);
+	d = sl_json_dec_create_ex(s, SL_JSON_DEBEZIUM, NULL);
+	T_ASSERT(d);
+	for (int it = 0; it < ITERS; it++) {
+		const struct sl_row *rows[2];
+		size_t n = mutate(buf, 512, dbz_seeds[rnd() % 4]);
+		int k;
+
+		why[0] = '\0';
+		memset(buf + n, ' ', SL_JSON_PADDING);
+		k = sl_dbz_dec_rows(d, buf, n, rowbuf, sizeof rowbuf, rows, why);
+		T_ASSERT(k <= 2);
+		T_ASSERT(k >= 0 || (why[0] && strlen(why) < SL_FMT_WHY_MAX));
+		for (int j = 0; j < k; j++) {
+			T_ASSERT(rows[j]->nfields == 7 && rows[j]->size % 8 == 0);
+			T_ASSERT(rows[j]->kind <= SL_ROW_DELETE);
+			if (!sl_row_is_null(rows[j], 5)) {
+				uint32_t len, off = (uint32_t)(rows[j]->slot[5] >> 32);
+
+				sl_row_str(rows[j], 5, &len);
+				T_ASSERT((uint64_t)off + len <= rows[j]->size);
+			}
+			if (!sl_row_is_null(rows[j], 1))
+				T_ASSERT(sl_row_i64(rows[j], 1) < 10000000000ll &&
+					 sl_row_i64(rows[j], 1) > -10000000000ll);
+		}
+		ok += k > 0;
+	}
+	T_ASSERT(ok > ITERS / 200 && ok < ITERS / 2);
+	sl_json_dec_destroy(d);
+	sl_schema_destroy(s);
+}
+
+/* Random decimal texts: sl_fmt_parse_dec must agree with engine/sql's sl_dec_parse. */
+static void fuzz_decimal(void)
+{
+	static const char alpha[] = "0123456789000009.e-+ ";
+	char buf[40];
+	int nok = 0, nrange = 0;
+
+	for (int it = 0; it < ITERS; it++) {
+		int prec = 1 + (int)(rnd() % 18), scale = (int)(rnd() % (uint64_t)(prec + 1));
+		struct sl_dec_type t = { (uint8_t)prec, (uint8_t)scale };
+		size_t n = 1 + rnd() % 24;
+		int64_t v = 0;
+		sl_dec_t w = 0;
+		int a, b;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = alpha[rnd() % (sizeof alpha - 1)];
+		if (it % 2) /* mostly well-formed: digits, a point, maybe an exponent */
+			n = (size_t)snprintf(buf, sizeof buf, "%s%llu.%llu%s", rnd() % 2 ? "-" : "",
+					     (unsigned long long)(rnd() >> (rnd() % 64)),
+					     (unsigned long long)(rnd() % 100000000),
+					     rnd() % 4 ? "" : (rnd() % 2 ? "e3" : "E-2"));
+		a = sl_fmt_parse_dec(buf, n, prec, scale, &v);
+		b = sl_dec_parse(buf, n, t, &w);
+		if ((a == 0) != (b == 0) || (a == 0 && (sl_dec_t)v != w) ||
+		    (a == -ERANGE) != (b == -ERANGE)) {
+			fprintf(stderr, "decimal '%.*s' (%d,%d): ours %d %lld, sql %d %lld\n", (int)n,
+				buf, prec, scale, a, (long long)v, b, (long long)w);
+			exit(T_EXIT_FAIL);
+		}
+		nok += a == 0;
+		nrange += a == -ERANGE;
+	}
+	/* both outcomes must be frequent, or the oracle compares nothing */
+	T_ASSERT(nok > ITERS / 10 && nrange > ITERS / 10);
+}
+
 int main(void)
 {
 	struct sl_schema *s = h_schema(spec);
+
+	fuzz_dbz();
+	fuzz_decimal();
 
 	fuzz_json(s);
 	fuzz_csv(s);
