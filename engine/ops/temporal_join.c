@@ -52,6 +52,8 @@ struct tjoin {
 	int left_time;
 	int right_time;
 	bool left_outer;
+	int nkey;
+	int left_key[SL_TJOIN_MAX_KEYS];
 	bool (*cond)(const struct sl_row *joined, void *arg);
 	void *cond_arg;
 	enum sl_type types[SL_SCHEMA_MAX_FIELDS]; /* of the input (union) schema */
@@ -356,13 +358,21 @@ static const struct sl_row *join_row(struct sl_ctx *ctx, const struct tjoin *j,
 	return sl_rowb_finish(b);
 }
 
+static bool null_key(const struct tjoin *j, const struct sl_row *l)
+{
+	for (int i = 0; i < j->nkey; i++)
+		if (sl_row_is_null(l, j->left_key[i]))
+			return true;
+	return false;
+}
+
 /* Joins one left row with the version found for it (or none) and emits the result. */
 static int emit_joined(struct sl_ctx *ctx, const struct tjoin *j, sl_ts_t lt,
 		       const struct sl_row *l, const struct sl_row *r)
 {
 	const struct sl_row *out = NULL;
 
-	if (r) {
+	if (r && !null_key(j, l)) {
 		out = join_row(ctx, j, l, r);
 		if (!out)
 			return -ENOSPC;
@@ -539,7 +549,8 @@ int sl_temporal_join_build(const struct sl_temporal_join_cfg *cfg, struct sl_pro
 	if (!s)
 		return reject(err, errcap, "temporal join: no input schema");
 	n = sl_schema_nfields(s);
-	if (cfg->nleft < 1 || cfg->nright < 1 || n != 1 + cfg->nleft + cfg->nright)
+	/* fields after the right side (the planner's join key columns) are not output */
+	if (cfg->nleft < 1 || cfg->nright < 1 || n < 1 + cfg->nleft + cfg->nright)
 		return reject(err, errcap,
 			      "temporal join: input has %d fields, expected 1 + %d left + %d right",
 			      n, cfg->nleft, cfg->nright);
@@ -555,9 +566,17 @@ int sl_temporal_join_build(const struct sl_temporal_join_cfg *cfg, struct sl_pro
 		return reject(err, errcap,
 			      "temporal join: the versioned table needs a time attribute "
 			      "(TIMESTAMP with a watermark) among the right fields");
+	if (cfg->nkey < 0 || cfg->nkey > SL_TJOIN_MAX_KEYS)
+		return reject(err, errcap, "temporal join: %d key fields", cfg->nkey);
+	for (int i = 0; i < cfg->nkey; i++)
+		if (cfg->left_key[i] < 1 || cfg->left_key[i] > cfg->nleft)
+			return reject(err, errcap, "temporal join: left key %d is not a left field",
+				      cfg->left_key[i]);
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
+	j->nkey = cfg->nkey;
+	memcpy(j->left_key, cfg->left_key, sizeof(j->left_key));
 	j->nleft = cfg->nleft;
 	j->nright = cfg->nright;
 	j->left_time = cfg->left_time;

@@ -8,9 +8,10 @@
  * Checks: the Flink acceptance case flink_temporal_join_event_time_versioned_rates under
  * three interleavings of the two inputs (expected.json's rows), inclusive version lookup,
  * out-of-order versions, a later version of the same time replacing the earlier, -U ignored,
- * -D ending validity, left outer with no version, the extra join condition, emission in
- * arrival order at the watermark, late left rows, state cleanup (entry and timer counts
- * shrink as the watermark passes), rows larger than one state chunk, and build refusals.
+ * -D ending validity, left outer with no version, the extra join condition, NULL keys
+ * matching nothing, emission in arrival order at the watermark, late left rows, state
+ * cleanup (entry and timer counts shrink as the watermark passes), rows larger than one
+ * state chunk, and build refusals.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -110,6 +111,7 @@ static void rig_open(struct rig *g, bool left_outer,
 	struct sl_temporal_join_cfg cfg = {
 		.in_schema = in_schema, .nleft = NLEFT, .nright = NRIGHT, .left_time = LTIME,
 		.right_time = RTIME, .left_outer = left_outer, .cond = cond,
+		.nkey = 1, .left_key = { LKEY },
 	};
 	char err[160];
 
@@ -402,6 +404,38 @@ static void test_condition(void)
 	}
 }
 
+/* NULL = NULL is not true: a left row with a NULL key finds no version, although the keyed
+ * union groups it with the right rows whose key is NULL. */
+static void test_null_key(void)
+{
+	struct sl_row_builder b;
+	struct rig g;
+
+	for (int outer = 0; outer < 2; outer++) {
+		rig_open(&g, outer, NULL);
+		sl_rowb_init(&b, rowbuf, sizeof(rowbuf), 1 + NLEFT + NRIGHT);
+		sl_rowb_set_i64(&b, 0, 1);
+		sl_rowb_set_i64(&b, 6, 5);
+		sl_rowb_set_i64(&b, 7, 10); /* r_currency NULL */
+		feed_row(&g, sl_rowb_finish(&b), RKEY, 10);
+		sl_rowb_init(&b, rowbuf, sizeof(rowbuf), 1 + NLEFT + NRIGHT);
+		sl_rowb_set_i64(&b, 0, 0);
+		sl_rowb_set_i64(&b, 1, 2);
+		sl_rowb_set_str(&b, 3, "", 0);
+		sl_rowb_set_i64(&b, 4, 20); /* currency NULL */
+		feed_row(&g, sl_rowb_finish(&b), LKEY, 20);
+		sl_op_watermark(&g.ctx, 30);
+		if (outer) {
+			static const char *const want[] = { "2*NULL@20" };
+
+			expect(want, 1);
+		} else {
+			T_ASSERT_EQ_I64(nout, 0);
+		}
+		rig_close(&g);
+	}
+}
+
 /* Left rows wait for the watermark; versions are cleaned as it passes. */
 static void test_cleanup(void)
 {
@@ -500,6 +534,11 @@ static void test_refusals(void)
 	T_ASSERT(strstr(err, "versioned"));
 	cfg.right_time = 6; /* rate: BIGINT */
 	T_ASSERT(sl_temporal_join_build(&cfg, &fn, err, sizeof(err)) == -EINVAL);
+	cfg.right_time = RTIME;
+	cfg.nkey = 1;
+	cfg.left_key[0] = RKEY; /* not a left field */
+	T_ASSERT(sl_temporal_join_build(&cfg, &fn, err, sizeof(err)) == -EINVAL);
+	T_ASSERT(strstr(err, "left key"));
 	cfg.in_schema = NULL;
 	T_ASSERT(sl_temporal_join_build(&cfg, &fn, err, sizeof(err)) == -EINVAL);
 	sl_temporal_join_free(NULL);
@@ -527,6 +566,7 @@ int main(void)
 	test_versions();
 	test_delete_and_inner();
 	test_condition();
+	test_null_key();
 	test_cleanup();
 	test_big_rows();
 	test_refusals();
