@@ -22,7 +22,14 @@
  * Cost: O((L + R) log(L + R)) per firing for the key's L buffered chunks and R version
  * chunks; R stays small because versions below the watermark are cleaned at every firing.
  *
+ * Idle-state retention (ttl_ms > 1, Flink's BaseTwoInputStreamOperatorWithStateRetention):
+ * every row refreshes the key's one processing-time cleanup timer, moved to now + 1.5 ttl
+ * when now + ttl has passed the registered one; a firing that leaves state refreshes it too,
+ * one that leaves nothing deletes it. When it fires, the key's state goes, pending left rows
+ * included (they are never emitted, as in Flink).
+ *
  * Invariants: meta.has_timer <=> an event timer of this key is registered at meta.timer;
+ * meta.has_cleanup <=> a processing timer of this key is registered at meta.cleanup_at;
  * every buffered row's chunks are all present (stored together, removed together).
  */
 #include <errno.h>
@@ -41,8 +48,9 @@ enum { LEFT = 0, RIGHT = 1, META = 2 };
 struct meta {
 	uint64_t next_seq;  /* arrival number of the key's next row (both sides) */
 	sl_ts_t timer;      /* the registered event timer, if has_timer */
+	sl_ts_t cleanup_at; /* the registered retention timer, if has_cleanup */
 	uint32_t has_timer;
-	uint32_t rsv;
+	uint32_t has_cleanup;
 };
 
 struct tjoin {
@@ -52,6 +60,8 @@ struct tjoin {
 	int left_time;
 	int right_time;
 	bool left_outer;
+	sl_ts_t min_retention; /* 0: keep state until the watermark cleans it */
+	sl_ts_t max_retention;
 	int nkey;
 	int left_key[SL_TJOIN_MAX_KEYS];
 	bool (*cond)(const struct sl_row *joined, void *arg);
@@ -202,6 +212,41 @@ static int arm_timer(struct sl_ctx *ctx, struct meta *m, sl_ts_t t)
 	return 0;
 }
 
+/* Pushes the key's cleanup timer out (Flink's registerProcessingCleanupTimer). */
+static int keep_alive(struct sl_ctx *ctx, const struct tjoin *j, struct meta *m)
+{
+	sl_ts_t now;
+	int rc;
+
+	if (!j->min_retention)
+		return 0;
+	now = sl_ctx_proctime(ctx);
+	if (m->has_cleanup && now + j->min_retention <= m->cleanup_at)
+		return 0;
+	if (m->has_cleanup)
+		sl_timer_proc_delete(ctx, m->cleanup_at);
+	rc = sl_timer_proc(ctx, now + j->max_retention);
+	if (rc)
+		return rc;
+	m->cleanup_at = now + j->max_retention;
+	m->has_cleanup = 1;
+	return 0;
+}
+
+/* Forgets the key: both maps, its timers, its meta. */
+static void drop_key(struct sl_ctx *ctx)
+{
+	struct meta *m = sl_value_get(ctx, META);
+
+	if (m && m->has_timer)
+		sl_timer_event_delete(ctx, m->timer);
+	if (m && m->has_cleanup)
+		sl_timer_proc_delete(ctx, m->cleanup_at);
+	sl_map_clear(ctx, LEFT);
+	sl_map_clear(ctx, RIGHT);
+	sl_value_clear(ctx, META);
+}
+
 /* Hot path. */
 static void tj_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
 {
@@ -227,7 +272,7 @@ static void tj_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row,
 	if (!m)
 		goto out_nomem;
 	seq = m->next_seq++;
-	if (arm_timer(ctx, m, t))
+	if (arm_timer(ctx, m, t) || keep_alive(ctx, j, m))
 		goto out_nomem;
 	if (store_row(ctx, side == 0 ? LEFT : RIGHT, row, seq, t))
 		goto out_nomem;
@@ -495,8 +540,14 @@ static void tj_on_timer(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain doma
 	bool versions;
 	int rc;
 
-	if (domain != SL_TIME_EVENT)
+	if (domain == SL_TIME_PROC) {
+		m = sl_value_get(ctx, META);
+		if (m && m->has_cleanup && m->cleanup_at == at) {
+			m->has_cleanup = 0; /* the timer that fires */
+			drop_key(ctx);
+		}
 		return;
+	}
 	m = sl_value_get(ctx, META);
 	if (m)
 		m->has_timer = 0; /* the timer that fires */
@@ -508,11 +559,11 @@ static void tj_on_timer(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain doma
 	}
 	versions = tls->vers.n > 0;
 	if (pending == SL_TS_MAX && !versions) {
-		sl_value_clear(ctx, META); /* nothing left of this key */
+		drop_key(ctx); /* nothing left of this key: nor its cleanup timer */
 		return;
 	}
 	m = sl_value_put(ctx, META);
-	if (!m || (pending != SL_TS_MAX && arm_timer(ctx, m, pending)))
+	if (!m || (pending != SL_TS_MAX && arm_timer(ctx, m, pending)) || keep_alive(ctx, j, m))
 		fail(ctx, -ENOMEM, "out of memory");
 }
 
@@ -572,9 +623,16 @@ int sl_temporal_join_build(const struct sl_temporal_join_cfg *cfg, struct sl_pro
 		if (cfg->left_key[i] < 1 || cfg->left_key[i] > cfg->nleft)
 			return reject(err, errcap, "temporal join: left key %d is not a left field",
 				      cfg->left_key[i]);
+	if (cfg->ttl_ms < 0)
+		return reject(err, errcap, "temporal join: negative state TTL");
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
+	/* Flink: cleaning needs a retention > 1 ms; the upper bound is 1.5 times it */
+	if (cfg->ttl_ms > 1) {
+		j->min_retention = cfg->ttl_ms;
+		j->max_retention = cfg->ttl_ms + cfg->ttl_ms / 2;
+	}
 	j->nkey = cfg->nkey;
 	memcpy(j->left_key, cfg->left_key, sizeof(j->left_key));
 	j->nleft = cfg->nleft;

@@ -32,7 +32,11 @@
  *    left row's time as event time;
  *  - late left rows (behind the watermark on arrival) are not dropped: they are joined on
  *    the next watermark, as in Flink.
- * Not mirrored: Flink's min/max idle-state retention (processing-time cleanup timers).
+ *  - idle-state retention (ttl_ms, 'table.exec.state.ttl'; Flink's
+ *    BaseTwoInputStreamOperatorWithStateRetention): a key untouched for between ttl_ms and
+ *    1.5 ttl_ms of processing time loses all its state, buffered left rows included (they
+ *    are never emitted). Touched = a row of either side arrives, or its timer fires and
+ *    leaves state behind.
  *
  * State (per key, namespace 0):
  *   0 "tj-left"  map: buffered left rows, 1 "tj-right" map: versions. A row is stored as
@@ -41,7 +45,8 @@
  *                (up to SL_KEY_MAX = 1024 bytes), so a row of n bytes takes
  *                ceil(n / 1014) entries and rows up to SL_ROW_SCRATCH bytes are kept whole.
  *                seq (arrival number per key) orders left rows and same-time versions.
- *   2 "tj-meta"  value {next seq, registered timer}; dropped when both maps are empty.
+ *   2 "tj-meta"  value {next seq, event timer, cleanup timer}; dropped when both maps are
+ *                empty.
  * Per shard, a scratch area (entries being joined, two row buffers) shared by the
  * instances on that shard and freed by the last one to close.
  */
@@ -69,6 +74,7 @@ struct sl_temporal_join_cfg {
 	 * groups it with right rows whose key is NULL too. nkey 0: no such check. */
 	int nkey;
 	int left_key[SL_TJOIN_MAX_KEYS];
+	sl_ts_t ttl_ms;                    /* idle-state retention, 0 = none (> 1 enables) */
 	/* Optional extra (non-equi) join condition on the joined output row; false makes the
 	 * pair not match. Called on the shard thread; must not emit or touch state. */
 	bool (*cond)(const struct sl_row *joined, void *arg);

@@ -10,8 +10,8 @@
  * out-of-order versions, a later version of the same time replacing the earlier, -U ignored,
  * -D ending validity, left outer with no version, the extra join condition, NULL keys
  * matching nothing, emission in arrival order at the watermark, late left rows, state
- * cleanup (entry and timer counts shrink as the watermark passes), rows larger than one
- * state chunk, and build refusals.
+ * cleanup (entry and timer counts shrink as the watermark passes), idle-state retention
+ * (processing-time cleanup timers), rows larger than one state chunk, and build refusals.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,9 +27,11 @@
 #include "time/timer.h"
 
 /* No runtime: stand-ins for the shard services (weak: the real ones win when linked). */
+static sl_ts_t now_ms;
+
 __attribute__((weak)) sl_ts_t sl_shard_now(const struct sl_shard *sh)
 {
-	return 0;
+	return now_ms;
 }
 
 __attribute__((weak)) int sl_shard_index(const struct sl_shard *sh)
@@ -105,13 +107,13 @@ struct rig {
 	struct sl_ctx ctx, cap;
 };
 
-static void rig_open(struct rig *g, bool left_outer,
-		     bool (*cond)(const struct sl_row *joined, void *arg))
+static void rig_open_ttl(struct rig *g, bool left_outer,
+			 bool (*cond)(const struct sl_row *joined, void *arg), sl_ts_t ttl)
 {
 	struct sl_temporal_join_cfg cfg = {
 		.in_schema = in_schema, .nleft = NLEFT, .nright = NRIGHT, .left_time = LTIME,
 		.right_time = RTIME, .left_outer = left_outer, .cond = cond,
-		.nkey = 1, .left_key = { LKEY },
+		.nkey = 1, .left_key = { LKEY }, .ttl_ms = ttl,
 	};
 	char err[160];
 
@@ -130,6 +132,12 @@ static void rig_open(struct rig *g, bool left_outer,
 	nout = 0;
 }
 
+static void rig_open(struct rig *g, bool left_outer,
+		     bool (*cond)(const struct sl_row *joined, void *arg))
+{
+	rig_open_ttl(g, left_outer, cond, 0);
+}
+
 static void rig_close(struct rig *g)
 {
 	g->def.ops->close(&g->ctx);
@@ -144,6 +152,11 @@ static size_t entries(struct rig *g)
 static size_t timers(struct rig *g)
 {
 	return sl_timers_count(g->ctx.event_timers);
+}
+
+static size_t proc_timers(struct rig *g)
+{
+	return sl_timers_count(g->ctx.proc_timers);
 }
 
 static uint8_t rowbuf[16384] __attribute__((aligned(8)));
@@ -485,6 +498,63 @@ static void test_cleanup(void)
 	rig_close(&g);
 }
 
+/* Idle-state retention: a key untouched for ttl .. 1.5 ttl of processing time is dropped,
+ * pending left rows included; activity pushes the cleanup out. */
+static void test_retention(void)
+{
+	struct rig g;
+
+	rig_open_ttl(&g, true, NULL, 100);
+	now_ms = 1000;
+	rate(&g, "X", 2, 10);
+	order(&g, 1, "X", 20);
+	T_ASSERT_EQ_I64(proc_timers(&g), 1); /* at 1150 */
+	now_ms = 1040;
+	order(&g, 1, "X", 21);               /* 1140 <= 1150: the timer stays */
+	g.def.ops->on_proctime(&g.ctx, 1149);
+	T_ASSERT_EQ_I64(entries(&g), 4);
+	now_ms = 1060;
+	rate(&g, "Y", 3, 10);                /* another key: its own timer at 1210 */
+	g.def.ops->on_proctime(&g.ctx, 1150);
+	/* X is gone: versions, pending orders, timers; Y stays */
+	T_ASSERT_EQ_I64(entries(&g), 2);
+	T_ASSERT_EQ_I64(timers(&g), 1);
+	T_ASSERT_EQ_I64(proc_timers(&g), 1);
+	sl_op_watermark(&g.ctx, 30);
+	T_ASSERT_EQ_I64(nout, 0);            /* X's orders were dropped, never emitted */
+
+	/* activity: a row after now + ttl passed the timer moves it to now + 150 */
+	now_ms = 1200;
+	order(&g, 1, "Y", 40);               /* 1300 > 1210: timer now at 1350 */
+	g.def.ops->on_proctime(&g.ctx, 1210);
+	T_ASSERT_EQ_I64(entries(&g), 3);
+	/* a firing that leaves only a version keeps the key alive: now + 100 > 1350 */
+	now_ms = 1300;
+	sl_op_watermark(&g.ctx, 40);
+	{
+		static const char *const want[] = { "3@40" };
+
+		expect(want, 1);
+	}
+	g.def.ops->on_proctime(&g.ctx, 1350);
+	T_ASSERT_EQ_I64(entries(&g), 2);
+	g.def.ops->on_proctime(&g.ctx, 1450);
+	T_ASSERT_EQ_I64(entries(&g), 0);
+	T_ASSERT_EQ_I64(timers(&g) + proc_timers(&g), 0);
+	rig_close(&g);
+
+	/* a key whose firing leaves nothing also drops its cleanup timer */
+	rig_open_ttl(&g, true, NULL, 100);
+	order(&g, 1, "Q", 1);
+	T_ASSERT_EQ_I64(proc_timers(&g), 1);
+	sl_op_watermark(&g.ctx, 1);
+	T_ASSERT_EQ_I64(nout, 1);
+	T_ASSERT_EQ_I64(entries(&g) + timers(&g) + proc_timers(&g), 0);
+	nout = 0;
+	rig_close(&g);
+	now_ms = 0;
+}
+
 /* Rows of several state chunks on both sides come out whole. */
 static void test_big_rows(void)
 {
@@ -539,6 +609,9 @@ static void test_refusals(void)
 	cfg.left_key[0] = RKEY; /* not a left field */
 	T_ASSERT(sl_temporal_join_build(&cfg, &fn, err, sizeof(err)) == -EINVAL);
 	T_ASSERT(strstr(err, "left key"));
+	cfg.left_key[0] = LKEY;
+	cfg.ttl_ms = -1;
+	T_ASSERT(sl_temporal_join_build(&cfg, &fn, err, sizeof(err)) == -EINVAL);
 	cfg.in_schema = NULL;
 	T_ASSERT(sl_temporal_join_build(&cfg, &fn, err, sizeof(err)) == -EINVAL);
 	sl_temporal_join_free(NULL);
@@ -568,6 +641,7 @@ int main(void)
 	test_condition();
 	test_null_key();
 	test_cleanup();
+	test_retention();
 	test_big_rows();
 	test_refusals();
 	sl_schema_destroy(out_schema);
