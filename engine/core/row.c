@@ -6,6 +6,7 @@
  * and fails at finish() instead of at every set.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -67,44 +68,78 @@ int sl_ts_format(sl_ts_t ts, char *buf, size_t cap)
 			tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
-int sl_double_format(double v, char *buf, size_t cap)
+/*
+ * Java's Double.toString / Float.toString, which Flink's printed rows use: the shortest
+ * digits that read back as the same value, plain notation with at least one fraction digit
+ * for 1e-3 <= |v| < 1e7 (1.0, 0.001, 1234567.0), else d.dddE[-]n (1.0E7, 1.4E-45).
+ * `prec_max` 17 for doubles, 9 for floats; `is_float` reads candidates back as floats.
+ */
+static int java_format(double v, int prec_max, bool is_float, char *buf, size_t cap)
 {
-	char tmp[40];
-	int n = 0;
+	char tmp[48], dig[24], out[64];
+	int nd = 0, e = 0, n = 0;
+	double a = v < 0 ? -v : v;
 
 	if (v != v)
 		return snprintf(buf, cap, "NaN");
-	if (v == 1.0 / 0.0 || v == -1.0 / 0.0)
+	if (a == 1.0 / 0.0)
 		return snprintf(buf, cap, "%sInfinity", v < 0 ? "-" : "");
-	/* shortest precision that reads back as the same double */
-	for (int prec = 1; prec <= 17; prec++) {
-		n = snprintf(tmp, sizeof tmp, "%.*g", prec, v);
-		if (strtod(tmp, NULL) == v)
+	if (v == 0)
+		return snprintf(buf, cap, "%s0.0", signbit(v) ? "-" : "");
+	for (int prec = 1; prec <= prec_max; prec++) {
+		snprintf(tmp, sizeof tmp, "%.*e", prec - 1, a);
+		if (is_float ? strtof(tmp, NULL) == (float)a : strtod(tmp, NULL) == a)
 			break;
 	}
-	if (!strpbrk(tmp, ".eEn"))
-		n = snprintf(tmp + n, sizeof tmp - (size_t)n, ".0") + n;
-	return snprintf(buf, cap, "%s", tmp);
+	/* tmp is d[.ddd]e[+-]xx: collect the digits and the exponent */
+	for (const char *p = tmp; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			dig[nd++] = *p;
+	e = atoi(strchr(tmp, 'e') + 1);
+	while (nd > 1 && dig[nd - 1] == '0')
+		nd--;
+	if (v < 0)
+		out[n++] = '-';
+	if (a >= 1e-3 && a < 1e7) {
+		if (e >= 0) {
+			for (int j = 0; j <= e; j++)
+				out[n++] = j < nd ? dig[j] : '0';
+			out[n++] = '.';
+			if (nd > e + 1)
+				for (int j = e + 1; j < nd; j++)
+					out[n++] = dig[j];
+			else
+				out[n++] = '0';
+		} else {
+			out[n++] = '0';
+			out[n++] = '.';
+			for (int j = -1; j > e; j--)
+				out[n++] = '0';
+			for (int j = 0; j < nd; j++)
+				out[n++] = dig[j];
+		}
+	} else {
+		out[n++] = dig[0];
+		out[n++] = '.';
+		if (nd > 1)
+			for (int j = 1; j < nd; j++)
+				out[n++] = dig[j];
+		else
+			out[n++] = '0';
+		n += snprintf(out + n, sizeof out - (size_t)n, "E%d", e);
+	}
+	out[n] = 0;
+	return snprintf(buf, cap, "%s", out);
+}
+
+int sl_double_format(double v, char *buf, size_t cap)
+{
+	return java_format(v, 17, false, buf, cap);
 }
 
 int sl_float_format(float v, char *buf, size_t cap)
 {
-	char tmp[40];
-	int n = 0;
-
-	if (v != v)
-		return snprintf(buf, cap, "NaN");
-	if (v == 1.0f / 0.0f || v == -1.0f / 0.0f)
-		return snprintf(buf, cap, "%sInfinity", v < 0 ? "-" : "");
-	/* shortest precision that reads back as the same float, as Java's Float.toString */
-	for (int prec = 1; prec <= 9; prec++) {
-		n = snprintf(tmp, sizeof tmp, "%.*g", prec, (double)v);
-		if (strtof(tmp, NULL) == v)
-			break;
-	}
-	if (!strpbrk(tmp, ".eEn"))
-		n = snprintf(tmp + n, sizeof tmp - (size_t)n, ".0") + n;
-	return snprintf(buf, cap, "%s", tmp);
+	return java_format((double)v, 9, true, buf, cap);
 }
 
 int sl_decimal_format(int64_t unscaled, int scale, char *buf, size_t cap)

@@ -291,6 +291,9 @@ static int plan_tvf(struct pl_ctx *c, struct sl_job *job, const struct sl_from *
 	    strcasecmp(fn, "SESSION"))
 		return pl_fail(c, call->line, call->col, "unknown table function '%s' (window "
 			       "functions: TUMBLE, HOP, CUMULATE, SESSION)", fn);
+	if (data && data->kind == SL_EXPR_TABLE && data->npartition)
+		return pl_fail(c, data->line, data->col, "SESSION with PARTITION BY inside the "
+			       "window TVF is not supported; GROUP BY the keys instead");
 	if (!data || data->kind != SL_EXPR_TABLE || !timecol ||
 	    timecol->kind != SL_EXPR_DESCRIPTOR || timecol->nargs != 1)
 		return pl_fail(c, call->line, call->col, "%s needs (TABLE t, DESCRIPTOR(time_col), "
@@ -552,6 +555,11 @@ static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct
 	jc.left_time = 1 + ltime;
 	jc.right_time = 1 + L.ncols + rtime;
 	jc.left_outer = f->join == SL_JOIN_LEFT;
+	jc.ttl_ms = c->state_ttl;
+	/* a left row whose key is NULL matches nothing (Flink filters NULL join keys) */
+	jc.nkey = eq.n;
+	for (int k = 0; k < eq.n; k++)
+		jc.left_key[k] = 1 + eq.l[k];
 	os = pl_new_schema(c);
 	if (!os)
 		return -ENOMEM;
