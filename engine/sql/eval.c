@@ -747,9 +747,18 @@ static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct 
 				return false;
 			op = OP_CMP_F;
 		} else if (r == 3) {
-			struct sl_sql_type tx = mk_dec(dec_of(&x.t), x.t.nullable);
-			struct sl_sql_type ty = mk_dec(dec_of(&y.t), y.t.nullable);
+			struct sl_dec_type dx = dec_of(&x.t), dy = dec_of(&y.t);
+			struct sl_sql_type tx, ty;
 
+			/* a constant takes the other side's scale now, so records compare raw */
+			if (y.cst && dy.scale < dx.scale && dy.prec + dx.scale - dy.scale <= 38)
+				dy = (struct sl_dec_type){ (uint8_t)(dy.prec + dx.scale - dy.scale),
+							   dx.scale };
+			if (x.cst && dx.scale < dy.scale && dx.prec + dy.scale - dx.scale <= 38)
+				dx = (struct sl_dec_type){ (uint8_t)(dx.prec + dy.scale - dx.scale),
+							   dy.scale };
+			tx = mk_dec(dx, x.t.nullable);
+			ty = mk_dec(dy, y.t.nullable);
 			if (!conv(c, e, &x, &tx) || !conv(c, e, &y, &ty))
 				return false;
 			op = OP_CMP_D;
@@ -762,14 +771,19 @@ static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct 
 		   (x.t.interval && y.t.interval)) {
 		op = OP_CMP_I;
 	} else if (is_time(&x.t) && (is_time(&y.t) || is_str(&y.t))) {
-		if (is_str(&y.t) && !conv(c, e, &y, &x.t))
+		/* text that is no date becomes NULL (counted): unless folded, it may */
+		if (is_str(&y.t) && (!conv(c, e, &y, &x.t) || !y.cst))
+			nullable = true;
+		if (c->failed)
 			return false;
 		if (x.t.type != y.t.type &&
 		    (!conv_t(c, e, &x, SL_TYPE_TIMESTAMP) || !conv_t(c, e, &y, SL_TYPE_TIMESTAMP)))
 			return false;
 		op = OP_CMP_I;
 	} else if (is_str(&x.t) && is_time(&y.t)) {
-		if (!conv(c, e, &x, &y.t))
+		if (!conv(c, e, &x, &y.t) || !x.cst)
+			nullable = true;
+		if (c->failed)
 			return false;
 		op = OP_CMP_I;
 	} else {
@@ -782,6 +796,7 @@ static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct 
 	if (op == OP_CMP_D) {
 		in->x.dec.ta = dec_of(&x.t);
 		in->x.dec.tb = dec_of(&y.t);
+		in->flag = x.t.scale == y.t.scale; /* raw integer comparison */
 	}
 	return true;
 }
@@ -834,6 +849,24 @@ static bool const_nonzero(struct cc *c, const struct opnd *o)
 	if (o->t.type == SL_TYPE_DECIMAL)
 		return v->d != 0;
 	return v->i != 0 && v->i != -1;
+}
+
+/*
+ * True when Flink's result type of a + - * needed no precision adjustment: then the exact
+ * result always fits it (|a| < 10^p1, |b| < 10^p2), so records skip the range checks and
+ * the wide arithmetic of decimal.c and run as plain 128-bit integer operations.
+ */
+static bool dec_exact(enum sl_expr_op op, struct sl_dec_type a, struct sl_dec_type b,
+		      struct sl_dec_type rt)
+{
+	int s = a.scale > b.scale ? a.scale : b.scale;
+	int ia = a.prec - a.scale, ib = b.prec - b.scale;
+
+	if (op == SL_EXPR_OP_MUL)
+		return a.prec + b.prec + 1 <= SL_DEC_MAX_PRECISION && rt.scale == a.scale + b.scale;
+	if (op == SL_EXPR_OP_ADD || op == SL_EXPR_OP_SUB)
+		return (ia > ib ? ia : ib) + s + 1 <= SL_DEC_MAX_PRECISION && rt.scale == s;
+	return false;
 }
 
 /* + - * / % over numbers, and TIMESTAMP/DATE +- INTERVAL. */
@@ -935,6 +968,7 @@ static bool arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, str
 		in->x.dec.ta = ta;
 		in->x.dec.tb = tb;
 		in->x.dec.tr = rt;
+		in->flag = dec_exact(op, ta, tb, rt);
 		return true;
 	}
 	{
@@ -1529,6 +1563,25 @@ static bool cast_ok(const struct sl_sql_type *f, const struct sl_sql_type *t)
 	return false;
 }
 
+/* Whether a CAST can meet a value it has no image for (NULL, counted). */
+static bool cast_may_fail(const struct sl_sql_type *f, const struct sl_sql_type *t)
+{
+	if (f->null_type)
+		return false;
+	if (is_str(f))
+		return !is_str(t);
+	if (t->type == SL_TYPE_DECIMAL) {
+		struct sl_dec_type d;
+
+		if (!is_int(f) && f->type != SL_TYPE_DECIMAL)
+			return true;
+		d = dec_of(f);
+		/* rounding 9.99 to one digit carries into a new integer digit */
+		return t->prec - t->scale < d.prec - d.scale + (t->scale < d.scale);
+	}
+	return t->type == SL_TYPE_TIMESTAMP_LTZ && is_num(f);
+}
+
 static bool compile_cast(struct cc *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct sl_sql_type t;
@@ -1540,9 +1593,7 @@ static bool compile_cast(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		return false;
 	if (!x.t.null_type && !cast_ok(&x.t, &t))
 		return fail(c, e, "cannot CAST %s to %s", tname(&x.t, 0), tname(&t, 1));
-	nullable = x.t.nullable || (is_str(&x.t) && !is_str(&t)) ||
-		   (t.type == SL_TYPE_DECIMAL && !is_int(&x.t)) ||
-		   (t.type == SL_TYPE_DECIMAL && t.prec - t.scale < dec_of(&x.t).prec);
+	nullable = x.t.nullable || cast_may_fail(&x.t, &t);
 	if (!conv_ex(c, e, &x, &t, maxlen, false))
 		return false;
 	*o = x;
@@ -2001,7 +2052,9 @@ static bool fn_to_ltz(struct cc *c, const struct sl_expr *e, const struct fn *f,
 	if (prec != 0 && prec != 3)
 		return fail(c, e->args[1], "TO_TIMESTAMP_LTZ's precision must be 0 (seconds) or "
 			    "3 (milliseconds), got %lld", (long long)prec);
-	in = emit_to(c, e, OP_TO_LTZ, x.r, NOREG, mk(SL_TYPE_TIMESTAMP_LTZ, x.t.nullable), o);
+	/* seconds that overflow milliseconds, NaN, 1e308: NULL, counted */
+	in = emit_to(c, e, OP_TO_LTZ, x.r, NOREG,
+		     mk(SL_TYPE_TIMESTAMP_LTZ, x.t.nullable || !is_int(&x.t) || prec == 0), o);
 	if (!in)
 		return false;
 	in->sub = is_int(&x.t) ? 0 : x.t.type == SL_TYPE_DECIMAL ? 1 : 2;
@@ -2038,8 +2091,10 @@ static bool fn_format_time(struct cc *c, const struct sl_expr *e, const struct f
 	if (e->nargs > 1 &&
 	    (!arg(c, e, 1, &fo) || !want(c, e->args[1], &fo, SL_TYPE_STRING, f->name)))
 		return false;
+	/* a format read per record may be invalid; seconds * 1000 may overflow */
 	in = emit_to(c, e, op, x.r, NOREG,
-		     mk(SL_TYPE_STRING, x.t.nullable || (e->nargs > 1 && fo.t.nullable)), o);
+		     mk(SL_TYPE_STRING, x.t.nullable || op == OP_FROM_UNIXTIME ||
+					(e->nargs > 1 && (fo.t.nullable || !fo.cst))), o);
 	if (!in)
 		return false;
 	in->imm2 = c->p->tz;

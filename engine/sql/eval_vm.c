@@ -67,13 +67,52 @@ static const int64_t pow10_i64[19] = {
 	1000000000000000000LL,
 };
 
+/* 10^0 .. 10^38: every power a DECIMAL(38) needs, as constants (shared by all shards). */
+static const sl_dec_t pow10_tab[39] = {
+	(sl_dec_t)1LL,
+	(sl_dec_t)10LL,
+	(sl_dec_t)100LL,
+	(sl_dec_t)1000LL,
+	(sl_dec_t)10000LL,
+	(sl_dec_t)100000LL,
+	(sl_dec_t)1000000LL,
+	(sl_dec_t)10000000LL,
+	(sl_dec_t)100000000LL,
+	(sl_dec_t)1000000000LL,
+	(sl_dec_t)10000000000LL,
+	(sl_dec_t)100000000000LL,
+	(sl_dec_t)1000000000000LL,
+	(sl_dec_t)10000000000000LL,
+	(sl_dec_t)100000000000000LL,
+	(sl_dec_t)1000000000000000LL,
+	(sl_dec_t)10000000000000000LL,
+	(sl_dec_t)100000000000000000LL,
+	(sl_dec_t)1000000000000000000LL,
+	(sl_dec_t)1000000000000000000LL * 10LL,
+	(sl_dec_t)1000000000000000000LL * 100LL,
+	(sl_dec_t)1000000000000000000LL * 1000LL,
+	(sl_dec_t)1000000000000000000LL * 10000LL,
+	(sl_dec_t)1000000000000000000LL * 100000LL,
+	(sl_dec_t)1000000000000000000LL * 1000000LL,
+	(sl_dec_t)1000000000000000000LL * 10000000LL,
+	(sl_dec_t)1000000000000000000LL * 100000000LL,
+	(sl_dec_t)1000000000000000000LL * 1000000000LL,
+	(sl_dec_t)1000000000000000000LL * 10000000000LL,
+	(sl_dec_t)1000000000000000000LL * 100000000000LL,
+	(sl_dec_t)1000000000000000000LL * 1000000000000LL,
+	(sl_dec_t)1000000000000000000LL * 10000000000000LL,
+	(sl_dec_t)1000000000000000000LL * 100000000000000LL,
+	(sl_dec_t)1000000000000000000LL * 1000000000000000LL,
+	(sl_dec_t)1000000000000000000LL * 10000000000000000LL,
+	(sl_dec_t)1000000000000000000LL * 100000000000000000LL,
+	(sl_dec_t)1000000000000000000LL * 1000000000000000000LL,
+	(sl_dec_t)1000000000000000000LL * 1000000000000000000LL * 10LL,
+	(sl_dec_t)1000000000000000000LL * 1000000000000000000LL * 100LL,
+};
+
 static sl_dec_t pow10_dec(unsigned n)
 {
-	sl_dec_t v = 1;
-
-	while (n--)
-		v *= 10;
-	return v;
+	return pow10_tab[n > 38 ? 38 : n];
 }
 
 static bool blank(char c)
@@ -197,6 +236,14 @@ static bool to_dec(struct reg *r, const struct vty *from, const struct vty *to)
 		rc = sl_dec_from_i64(r->i, tt, &v);
 		break;
 	case SL_TYPE_DECIMAL:
+		if (from->scale == to->scale) {
+			/* same scale (narrowing to DECIMAL(18, s)): a range check */
+			sl_dec_t lim = pow10_dec(to->prec);
+
+			if (r->d >= lim || r->d <= -lim)
+				return false;
+			return true;
+		}
 		rc = sl_dec_rescale(r->d, (struct sl_dec_type){ from->prec, from->scale }, tt, &v);
 		break;
 	case SL_TYPE_FLOAT:
@@ -368,9 +415,8 @@ static bool to_time(struct reg *r, const struct vty *from, uint8_t to, int64_t t
 		break;
 	case SL_TYPE_INT:
 	case SL_TYPE_BIGINT:
-		if (to != SL_TYPE_TIMESTAMP_LTZ)
+		if (to != SL_TYPE_TIMESTAMP_LTZ || __builtin_mul_overflow(r->i, 1000, &r->i))
 			return false;
-		r->i *= 1000;
 		return true;
 	case SL_TYPE_DECIMAL: {
 		sl_dec_t v;
@@ -385,7 +431,7 @@ static bool to_time(struct reg *r, const struct vty *from, uint8_t to, int64_t t
 	}
 	case SL_TYPE_FLOAT:
 	case SL_TYPE_DOUBLE:
-		if (to != SL_TYPE_TIMESTAMP_LTZ || !isfinite(r->f))
+		if (to != SL_TYPE_TIMESTAMP_LTZ || !isfinite(r->f) || fabs(r->f) > 9.2e15)
 			return false;
 		r->i = f64_to_i64(r->f * 1000.0);
 		return true;
@@ -1149,6 +1195,21 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 			sl_dec_t v;
 
 			NULL2();
+			if (in->flag) {
+				/* exact by construction (see dec_exact in eval.c) */
+				const struct sl_dec_type *t = &in->x.dec.tr;
+
+				d->null = false;
+				if (in->op == OP_MUL_D)
+					d->d = A->d * B->d;
+				else if (in->op == OP_ADD_D)
+					d->d = A->d * pow10_dec(t->scale - in->x.dec.ta.scale) +
+					       B->d * pow10_dec(t->scale - in->x.dec.tb.scale);
+				else
+					d->d = A->d * pow10_dec(t->scale - in->x.dec.ta.scale) -
+					       B->d * pow10_dec(t->scale - in->x.dec.tb.scale);
+				break;
+			}
 			if (fn[in->op - OP_ADD_D](A->d, in->x.dec.ta, B->d, in->x.dec.tb,
 						  in->x.dec.tr, &v))
 				FAIL();
@@ -1183,7 +1244,8 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 			int c;
 
 			NULL2();
-			c = sl_dec_cmp(A->d, in->x.dec.ta, B->d, in->x.dec.tb);
+			c = in->flag ? (A->d > B->d) - (A->d < B->d)
+				     : sl_dec_cmp(A->d, in->x.dec.ta, B->d, in->x.dec.tb);
 			d->null = false;
 			d->i = (in->sub >> (c + 1)) & 1;
 			break;
