@@ -23,52 +23,15 @@
 #include <string.h>
 #include <strings.h>
 
-#include "eval_int.h"
+#include "eval_cc.h"
 
 /* Registers per program (constants + temporaries): the register file is a stack array of
  * this many 32-byte registers at most. Far above any hand-written expression. */
 #define MAX_REGS 1024
 
-struct sl_prog {
-	struct insn *code;
-	int ncode, capcode;
-	int32_t *lists;           /* operand lists of CONCAT & co */
-	int nlists, caplists;
-	struct reg *consts;       /* constant k at consts[nconst - 1 - k] */
-	int nconst;
-	int ntemps;
-	int32_t result;           /* register holding the result */
-	struct sl_sql_type type;  /* as reported to the planner */
-	struct vty rty;           /* of the result register */
-	bool is_const;
-	void **owned;             /* strings, patterns, IN lists, formats */
-	int nowned, capowned;
-	int64_t tz;
-};
-
-struct opnd {
-	int32_t r;
-	struct sl_sql_type t;
-	bool cst;                 /* r is a constant register */
-};
-
-struct cc {
-	struct sl_prog *p;
-	const struct sl_scope *sc;
-	const struct sl_sql_env *env;
-	char *err;
-	size_t errcap;
-	bool failed;
-	struct reg *cv;           /* constant values in creation order */
-	int ncv, capcv;
-	int ntemps, maxtemps;
-	int nonconst;             /* column loads and clock reads emitted so far */
-	char *scratch;            /* for folding */
-};
-
 /* ---- errors --------------------------------------------------------------------------- */
 
-static bool fail(struct cc *c, const struct sl_expr *e, const char *fmt, ...)
+bool sl_cc_fail(struct cc *c, const struct sl_expr *e, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -102,53 +65,6 @@ static bool nomem(struct cc *c)
 
 /* ---- types ---------------------------------------------------------------------------- */
 
-static struct sl_sql_type mk(enum sl_type t, bool nullable)
-{
-	return (struct sl_sql_type){ .type = t, .nullable = nullable };
-}
-
-static struct sl_sql_type mk_dec(struct sl_dec_type d, bool nullable)
-{
-	return (struct sl_sql_type){ .type = SL_TYPE_DECIMAL, .prec = d.prec, .scale = d.scale,
-				     .nullable = nullable };
-}
-
-static struct vty vty_of(const struct sl_sql_type *t)
-{
-	return (struct vty){ .t = (uint8_t)t->type, .prec = (uint8_t)t->prec,
-			     .scale = (uint8_t)t->scale, .interval = t->interval };
-}
-
-static bool is_num(const struct sl_sql_type *t)
-{
-	return !t->interval && !t->null_type &&
-	       (t->type == SL_TYPE_INT || t->type == SL_TYPE_BIGINT ||
-		t->type == SL_TYPE_DECIMAL || t->type == SL_TYPE_FLOAT ||
-		t->type == SL_TYPE_DOUBLE);
-}
-
-static bool is_int(const struct sl_sql_type *t)
-{
-	return !t->interval && !t->null_type &&
-	       (t->type == SL_TYPE_INT || t->type == SL_TYPE_BIGINT);
-}
-
-static bool is_time(const struct sl_sql_type *t)
-{
-	return !t->null_type && (t->type == SL_TYPE_DATE || t->type == SL_TYPE_TIMESTAMP ||
-				 t->type == SL_TYPE_TIMESTAMP_LTZ);
-}
-
-static bool is_str(const struct sl_sql_type *t)
-{
-	return !t->null_type && t->type == SL_TYPE_STRING;
-}
-
-static bool is_bool(const struct sl_sql_type *t)
-{
-	return !t->null_type && t->type == SL_TYPE_BOOL;
-}
-
 /* INT < BIGINT < DECIMAL < FLOAT < DOUBLE, as Flink widens. */
 static int rank(const struct sl_sql_type *t)
 {
@@ -166,16 +82,6 @@ static int rank(const struct sl_sql_type *t)
 	default:
 		return 0;
 	}
-}
-
-/* An exact numeric as DECIMAL: INT is DECIMAL(10, 0), BIGINT DECIMAL(19, 0). */
-static struct sl_dec_type dec_of(const struct sl_sql_type *t)
-{
-	if (t->type == SL_TYPE_INT)
-		return (struct sl_dec_type){ 10, 0 };
-	if (t->type == SL_TYPE_BIGINT)
-		return (struct sl_dec_type){ 19, 0 };
-	return (struct sl_dec_type){ (uint8_t)t->prec, (uint8_t)t->scale };
 }
 
 /* The DECIMAL that holds both (Flink's LogicalTypeMerging for CASE, IN, COALESCE). */
@@ -224,7 +130,7 @@ int sl_sql_type_name(const struct sl_sql_type *t, char *buf, size_t cap)
 }
 
 /* A type name for messages; two buffers so one message can name two types. */
-static const char *tname(const struct sl_sql_type *t, int which)
+const char *sl_cc_tname(const struct sl_sql_type *t, int which)
 {
 	static _Thread_local char buf[2][40];
 
@@ -234,7 +140,7 @@ static const char *tname(const struct sl_sql_type *t, int which)
 
 /* ---- program building ----------------------------------------------------------------- */
 
-static bool own(struct cc *c, void *ptr)
+bool sl_cc_own(struct cc *c, void *ptr)
 {
 	struct sl_prog *p = c->p;
 
@@ -284,7 +190,7 @@ static struct insn *emit(struct cc *c, enum op op, int32_t dst, int32_t a, int32
 static int32_t newtemp(struct cc *c, const struct sl_expr *e)
 {
 	if (c->ntemps + c->ncv >= MAX_REGS) {
-		fail(c, e, "expression too large (more than %d values)", MAX_REGS);
+		sl_cc_fail(c, e, "expression too large (more than %d values)", MAX_REGS);
 		return 0;
 	}
 	if (c->ntemps + 1 > c->maxtemps)
@@ -311,7 +217,7 @@ static int32_t newconst(struct cc *c, const struct reg *v, bool is_string)
 	if (is_string && !r.null) {
 		char *s = malloc(r.s.len + 1);
 
-		if (!own(c, s))
+		if (!sl_cc_own(c, s))
 			return -1;
 		memcpy(s, r.s.p, r.s.len);
 		s[r.s.len] = 0;
@@ -319,11 +225,6 @@ static int32_t newconst(struct cc *c, const struct reg *v, bool is_string)
 	}
 	c->cv[c->ncv++] = r;
 	return -1 - (c->ncv - 1);
-}
-
-static struct reg *constval(struct cc *c, int32_t r)
-{
-	return &c->cv[-1 - r];
 }
 
 static bool const_null(struct cc *c, struct sl_sql_type t, struct opnd *o)
@@ -370,8 +271,8 @@ static void fold(struct cc *c, int start, int t0, int nc0, struct opnd *o)
 }
 
 /* Converts o to type `to` (an implicit or explicit cast); try = no error count. */
-static bool conv_ex(struct cc *c, const struct sl_expr *e, struct opnd *o,
-		    const struct sl_sql_type *to, uint32_t maxlen, bool try)
+bool sl_cc_conv_ex(struct cc *c, const struct sl_expr *e, struct opnd *o,
+		   const struct sl_sql_type *to, uint32_t maxlen, bool try)
 {
 	struct vty from = vty_of(&o->t), tv = vty_of(to);
 	int start = c->p->ncode, t0 = c->ntemps, nc0 = c->nonconst;
@@ -412,17 +313,16 @@ static bool conv_ex(struct cc *c, const struct sl_expr *e, struct opnd *o,
 	return !c->failed;
 }
 
-static bool conv(struct cc *c, const struct sl_expr *e, struct opnd *o,
-		 const struct sl_sql_type *to)
+bool sl_cc_conv(struct cc *c, const struct sl_expr *e, struct opnd *o, const struct sl_sql_type *to)
 {
-	return conv_ex(c, e, o, to, 0, false);
+	return sl_cc_conv_ex(c, e, o, to, 0, false);
 }
 
-static bool conv_t(struct cc *c, const struct sl_expr *e, struct opnd *o, enum sl_type t)
+bool sl_cc_conv_t(struct cc *c, const struct sl_expr *e, struct opnd *o, enum sl_type t)
 {
 	struct sl_sql_type to = mk(t, o->t.nullable);
 
-	return conv(c, e, o, &to);
+	return sl_cc_conv(c, e, o, &to);
 }
 
 /* ---- column resolution ---------------------------------------------------------------- */
@@ -500,12 +400,12 @@ static bool load_col(struct cc *c, const struct sl_expr *e, const struct sl_sql_
 		break;
 	}
 	if (col->field < 0 || col->field >= SL_SCHEMA_MAX_FIELDS)
-		return fail(c, e, "column has no input field (%d)", col->field);
+		return sl_cc_fail(c, e, "column has no input field (%d)", col->field);
 	if (col->type.type == SL_TYPE_DECIMAL &&
-	    (col->type.prec < 1 || col->type.prec > SL_DECIMAL_MAX_PREC ||
-	     col->type.scale < 0 || col->type.scale > col->type.prec))
-		return fail(c, e, "column of type %s cannot be read from a row",
-			    tname(&col->type, 0));
+	    (col->type.prec < 1 || col->type.prec > SL_DECIMAL_MAX_PREC || col->type.scale < 0 ||
+	     col->type.scale > col->type.prec))
+		return sl_cc_fail(c, e, "column of type %s cannot be read from a row",
+				  sl_cc_tname(&col->type, 0));
 	d = newtemp(c, e);
 	if (!emit(c, op, d, col->field, NOREG))
 		return false;
@@ -518,7 +418,7 @@ static bool load_col(struct cc *c, const struct sl_expr *e, const struct sl_sql_
 }
 
 /* Levenshtein distance, capped for long names (plan time only). */
-static int edit_distance(const char *a, const char *b)
+int sl_cc_edit_distance(const char *a, const char *b)
 {
 	int la = (int)strlen(a), lb = (int)strlen(b);
 	int row[65];
@@ -557,9 +457,6 @@ static void join_path(const struct sl_expr *e, uint32_t from, char *buf, size_t 
 		n += (size_t)snprintf(buf + n, cap - n, "%s%s", i > from ? "." : "", e->path[i]);
 }
 
-static bool compile_now(struct cc *c, const struct sl_expr *e, enum sl_type t,
-			struct opnd *o);
-
 static bool resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 {
 	char full[512], rest[512], cand[512];
@@ -594,10 +491,12 @@ static bool resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 			      !strcmp(col->name, rest))))
 				other = col;
 		}
-		return fail(c, e, "column '%s' is ambiguous: it could be %s%s%s or %s%s%s; "
-			    "qualify it", full, hit->qual ? hit->qual : "", hit->qual ? "." : "",
-			    hit->name, other && other->qual ? other->qual : "",
-			    other && other->qual ? "." : "", other ? other->name : "?");
+		return sl_cc_fail(c, e,
+				  "column '%s' is ambiguous: it could be %s%s%s or %s%s%s; "
+				  "qualify it",
+				  full, hit->qual ? hit->qual : "", hit->qual ? "." : "", hit->name,
+				  other && other->qual ? other->qual : "",
+				  other && other->qual ? "." : "", other ? other->name : "?");
 	}
 	if (hit)
 		return load_col(c, e, hit, o);
@@ -605,11 +504,11 @@ static bool resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	if (e->npath == 1) {
 		if (!strcasecmp(full, "CURRENT_TIMESTAMP") ||
 		    !strcasecmp(full, "CURRENT_ROW_TIMESTAMP"))
-			return compile_now(c, e, SL_TYPE_TIMESTAMP_LTZ, o);
+			return sl_cc_now(c, e, SL_TYPE_TIMESTAMP_LTZ, o);
 		if (!strcasecmp(full, "LOCALTIMESTAMP"))
-			return compile_now(c, e, SL_TYPE_TIMESTAMP, o);
+			return sl_cc_now(c, e, SL_TYPE_TIMESTAMP, o);
 		if (!strcasecmp(full, "CURRENT_DATE"))
-			return compile_now(c, e, SL_TYPE_DATE, o);
+			return sl_cc_now(c, e, SL_TYPE_DATE, o);
 	}
 	for (int i = 0; i < c->sc->ncols; i++) {
 		const struct sl_sql_col *col = &c->sc->cols[i];
@@ -618,12 +517,16 @@ static bool resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		if (!col->name)
 			continue;
 		if (!strncmp(col->name, full, n) && col->name[n] == '.')
-			return fail(c, e, "column '%s' is a ROW: name one of its fields, such as "
-				    "'%s'", full, col->name);
+			return sl_cc_fail(c, e,
+					  "column '%s' is a ROW: name one of its fields, such as "
+					  "'%s'",
+					  full, col->name);
 		if (e->npath > 1 && col->qual && !strcmp(col->qual, e->path[0]) &&
 		    !strncmp(col->name, rest, strlen(rest)) && col->name[strlen(rest)] == '.')
-			return fail(c, e, "column '%s' is a ROW: name one of its fields, such as "
-				    "'%s.%s'", full, col->qual, col->name);
+			return sl_cc_fail(c, e,
+					  "column '%s' is a ROW: name one of its fields, such as "
+					  "'%s.%s'",
+					  full, col->qual, col->name);
 	}
 	for (int i = 0; i < c->sc->ncols; i++) {
 		const struct sl_sql_col *col = &c->sc->cols[i];
@@ -631,10 +534,10 @@ static bool resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 
 		if (!col->name)
 			continue;
-		dd = edit_distance(full, col->name);
+		dd = sl_cc_edit_distance(full, col->name);
 		if (col->qual) {
 			snprintf(cand, sizeof cand, "%s.%s", col->qual, col->name);
-			int dq = edit_distance(full, cand);
+			int dq = sl_cc_edit_distance(full, cand);
 
 			if (dq < dd)
 				dd = dq;
@@ -645,76 +548,66 @@ static bool resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		}
 	}
 	if (near && best <= 1 + (int)strlen(full) / 4)
-		return fail(c, e, "unknown column '%s' (did you mean '%s'?)", full, near->name);
-	return fail(c, e, "unknown column '%s'", full);
+		return sl_cc_fail(c, e, "unknown column '%s' (did you mean '%s'?)", full,
+				  near->name);
+	return sl_cc_fail(c, e, "unknown column '%s'", full);
 }
 
 /* ---- the compiler --------------------------------------------------------------------- */
 
 static bool compile(struct cc *c, const struct sl_expr *e, struct opnd *o);
 
-static bool need_args(struct cc *c, const struct sl_expr *e, uint32_t min, uint32_t max,
-		      const char *name)
-{
-	if (e->nargs < min || e->nargs > max) {
-		if (min == max)
-			return fail(c, e, "%s expects %u argument%s, got %u", name, min,
-				    min == 1 ? "" : "s", e->nargs);
-		return fail(c, e, "%s expects %u to %u arguments, got %u", name, min, max,
-			    e->nargs);
-	}
-	return true;
-}
-
 /* An argument of one type class: STRING, BOOLEAN; NULL literals take the type. */
-static bool want(struct cc *c, const struct sl_expr *e, struct opnd *o, enum sl_type t,
-		 const char *what)
+bool sl_cc_want(struct cc *c, const struct sl_expr *e, struct opnd *o, enum sl_type t,
+		const char *what)
 {
 	if (o->t.null_type)
-		return conv_t(c, e, o, t);
+		return sl_cc_conv_t(c, e, o, t);
 	if (o->t.type != t || o->t.interval) {
 		struct sl_sql_type wt = mk(t, false);
 
-		return fail(c, e, "%s expects %s, got %s", what, tname(&wt, 0), tname(&o->t, 1));
+		return sl_cc_fail(c, e, "%s expects %s, got %s", what, sl_cc_tname(&wt, 0),
+				  sl_cc_tname(&o->t, 1));
 	}
 	return true;
 }
 
-static bool want_int(struct cc *c, const struct sl_expr *e, struct opnd *o, const char *what)
+bool sl_cc_want_int(struct cc *c, const struct sl_expr *e, struct opnd *o, const char *what)
 {
 	if (o->t.null_type)
-		return conv_t(c, e, o, SL_TYPE_BIGINT);
+		return sl_cc_conv_t(c, e, o, SL_TYPE_BIGINT);
 	if (!is_int(&o->t))
-		return fail(c, e, "%s expects an integer, got %s", what, tname(&o->t, 0));
+		return sl_cc_fail(c, e, "%s expects an integer, got %s", what,
+				  sl_cc_tname(&o->t, 0));
 	return true;
 }
 
-static bool want_num(struct cc *c, const struct sl_expr *e, struct opnd *o, const char *what)
+bool sl_cc_want_num(struct cc *c, const struct sl_expr *e, struct opnd *o, const char *what)
 {
 	if (o->t.null_type)
-		return conv_t(c, e, o, SL_TYPE_DOUBLE);
+		return sl_cc_conv_t(c, e, o, SL_TYPE_DOUBLE);
 	if (!is_num(&o->t))
-		return fail(c, e, "%s expects a number, got %s", what, tname(&o->t, 0));
+		return sl_cc_fail(c, e, "%s expects a number, got %s", what, sl_cc_tname(&o->t, 0));
 	return true;
 }
 
 /* A constant integer argument (ROUND digits, TO_TIMESTAMP_LTZ precision). */
-static bool const_int(struct cc *c, const struct sl_expr *e, const struct opnd *o,
-		      const char *what, int64_t *v)
+bool sl_cc_const_int(struct cc *c, const struct sl_expr *e, const struct opnd *o, const char *what,
+		     int64_t *v)
 {
 	if (!o->cst || !is_int(&o->t) || constval(c, o->r)->null)
-		return fail(c, e, "%s must be an integer constant", what);
+		return sl_cc_fail(c, e, "%s must be an integer constant", what);
 	*v = constval(c, o->r)->i;
 	return true;
 }
 
-static bool arg(struct cc *c, const struct sl_expr *e, uint32_t i, struct opnd *o)
+bool sl_cc_arg(struct cc *c, const struct sl_expr *e, uint32_t i, struct opnd *o)
 {
 	return compile(c, e->args[i], o);
 }
 
-static struct insn *emit_to(struct cc *c, const struct sl_expr *e, enum op op, int32_t a,
-			    int32_t b, struct sl_sql_type t, struct opnd *o)
+struct insn *sl_cc_emit_to(struct cc *c, const struct sl_expr *e, enum op op, int32_t a, int32_t b,
+			   struct sl_sql_type t, struct opnd *o)
 {
 	int32_t d = newtemp(c, e);
 	struct insn *in = emit(c, op, d, a, b);
@@ -735,15 +628,16 @@ static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct 
 
 	if (x.t.null_type && y.t.null_type)
 		return const_null(c, mk(SL_TYPE_BOOL, true), o);
-	if (x.t.null_type && !conv(c, e, &x, &y.t))
+	if (x.t.null_type && !sl_cc_conv(c, e, &x, &y.t))
 		return false;
-	if (y.t.null_type && !conv(c, e, &y, &x.t))
+	if (y.t.null_type && !sl_cc_conv(c, e, &y, &x.t))
 		return false;
 	if (is_num(&x.t) && is_num(&y.t)) {
 		int r = rank(&x.t) > rank(&y.t) ? rank(&x.t) : rank(&y.t);
 
 		if (r >= 4) {
-			if (!conv_t(c, e, &x, SL_TYPE_DOUBLE) || !conv_t(c, e, &y, SL_TYPE_DOUBLE))
+			if (!sl_cc_conv_t(c, e, &x, SL_TYPE_DOUBLE) ||
+			    !sl_cc_conv_t(c, e, &y, SL_TYPE_DOUBLE))
 				return false;
 			op = OP_CMP_F;
 		} else if (r == 3) {
@@ -759,7 +653,7 @@ static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct 
 							   dy.scale };
 			tx = mk_dec(dx, x.t.nullable);
 			ty = mk_dec(dy, y.t.nullable);
-			if (!conv(c, e, &x, &tx) || !conv(c, e, &y, &ty))
+			if (!sl_cc_conv(c, e, &x, &tx) || !sl_cc_conv(c, e, &y, &ty))
 				return false;
 			op = OP_CMP_D;
 		} else {
@@ -767,29 +661,29 @@ static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct 
 		}
 	} else if (is_str(&x.t) && is_str(&y.t)) {
 		op = OP_CMP_S;
-	} else if ((is_bool(&x.t) && is_bool(&y.t)) ||
-		   (x.t.interval && y.t.interval)) {
+	} else if ((is_bool(&x.t) && is_bool(&y.t)) || (x.t.interval && y.t.interval)) {
 		op = OP_CMP_I;
 	} else if (is_time(&x.t) && (is_time(&y.t) || is_str(&y.t))) {
 		/* text that is no date becomes NULL (counted): unless folded, it may */
-		if (is_str(&y.t) && (!conv(c, e, &y, &x.t) || !y.cst))
+		if (is_str(&y.t) && (!sl_cc_conv(c, e, &y, &x.t) || !y.cst))
 			nullable = true;
 		if (c->failed)
 			return false;
-		if (x.t.type != y.t.type &&
-		    (!conv_t(c, e, &x, SL_TYPE_TIMESTAMP) || !conv_t(c, e, &y, SL_TYPE_TIMESTAMP)))
+		if (x.t.type != y.t.type && (!sl_cc_conv_t(c, e, &x, SL_TYPE_TIMESTAMP) ||
+					     !sl_cc_conv_t(c, e, &y, SL_TYPE_TIMESTAMP)))
 			return false;
 		op = OP_CMP_I;
 	} else if (is_str(&x.t) && is_time(&y.t)) {
-		if (!conv(c, e, &x, &y.t) || !x.cst)
+		if (!sl_cc_conv(c, e, &x, &y.t) || !x.cst)
 			nullable = true;
 		if (c->failed)
 			return false;
 		op = OP_CMP_I;
 	} else {
-		return fail(c, e, "cannot compare %s with %s", tname(&x.t, 0), tname(&y.t, 1));
+		return sl_cc_fail(c, e, "cannot compare %s with %s", sl_cc_tname(&x.t, 0),
+				  sl_cc_tname(&y.t, 1));
 	}
-	in = emit_to(c, e, op, x.r, y.r, mk(SL_TYPE_BOOL, nullable), o);
+	in = sl_cc_emit_to(c, e, op, x.r, y.r, mk(SL_TYPE_BOOL, nullable), o);
 	if (!in)
 		return false;
 	in->sub = mask;
@@ -870,21 +764,24 @@ static bool dec_exact(enum sl_expr_op op, struct sl_dec_type a, struct sl_dec_ty
 }
 
 /* + - * / % over numbers, and TIMESTAMP/DATE +- INTERVAL. */
-static bool arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, struct opnd x,
-		  struct opnd y, struct opnd *o)
+bool sl_cc_arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, struct opnd x,
+		 struct opnd y, struct opnd *o)
 {
 	bool nullable = x.t.nullable || y.t.nullable;
 	bool addsub = op == SL_EXPR_OP_ADD || op == SL_EXPR_OP_SUB;
-	int k = op == SL_EXPR_OP_ADD ? 0 : op == SL_EXPR_OP_SUB ? 1 : op == SL_EXPR_OP_MUL ? 2
-		: op == SL_EXPR_OP_DIV ? 3 : 4;
+	int k = op == SL_EXPR_OP_ADD   ? 0
+		: op == SL_EXPR_OP_SUB ? 1
+		: op == SL_EXPR_OP_MUL ? 2
+		: op == SL_EXPR_OP_DIV ? 3
+				       : 4;
 	struct insn *in;
 	int r;
 
 	if (x.t.null_type && y.t.null_type)
 		return const_null(c, mk(SL_TYPE_INT, true), o);
-	if (x.t.null_type && !conv(c, e, &x, &y.t))
+	if (x.t.null_type && !sl_cc_conv(c, e, &x, &y.t))
 		return false;
-	if (y.t.null_type && !conv(c, e, &y, &x.t))
+	if (y.t.null_type && !sl_cc_conv(c, e, &y, &x.t))
 		return false;
 	if (addsub && op == SL_EXPR_OP_ADD && x.t.interval && is_time(&y.t)) {
 		struct opnd t = x;
@@ -902,28 +799,28 @@ static bool arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, str
 
 				v.i /= MS_PER_DAY;
 				y.r = newconst(c, &v, false);
-			} else if (!conv_t(c, e, &x, SL_TYPE_TIMESTAMP)) {
+			} else if (!sl_cc_conv_t(c, e, &x, SL_TYPE_TIMESTAMP)) {
 				return false;
 			}
 			rt = x.t;
 		}
 		rt.nullable = nullable;
-		return emit_to(c, e, op == SL_EXPR_OP_ADD ? OP_ADD_I64 : OP_SUB_I64, x.r, y.r, rt,
-			       o) != NULL;
+		return sl_cc_emit_to(c, e, op == SL_EXPR_OP_ADD ? OP_ADD_I64 : OP_SUB_I64, x.r, y.r,
+				     rt, o) != NULL;
 	}
 	if (addsub && x.t.interval && y.t.interval) {
 		struct sl_sql_type rt = x.t;
 
 		rt.nullable = nullable;
-		return emit_to(c, e, op == SL_EXPR_OP_ADD ? OP_ADD_I64 : OP_SUB_I64, x.r, y.r, rt,
-			       o) != NULL;
+		return sl_cc_emit_to(c, e, op == SL_EXPR_OP_ADD ? OP_ADD_I64 : OP_SUB_I64, x.r, y.r,
+				     rt, o) != NULL;
 	}
 	if (!is_num(&x.t) || !is_num(&y.t)) {
 		if (is_time(&x.t) && is_time(&y.t) && op == SL_EXPR_OP_SUB)
-			return fail(c, e, "cannot subtract %s from %s: use TIMESTAMPDIFF",
-				    tname(&y.t, 0), tname(&x.t, 1));
-		return fail(c, e, "cannot apply '%s' to %s and %s", op_name(op), tname(&x.t, 0),
-			    tname(&y.t, 1));
+			return sl_cc_fail(c, e, "cannot subtract %s from %s: use TIMESTAMPDIFF",
+					  sl_cc_tname(&y.t, 0), sl_cc_tname(&x.t, 1));
+		return sl_cc_fail(c, e, "cannot apply '%s' to %s and %s", op_name(op),
+				  sl_cc_tname(&x.t, 0), sl_cc_tname(&y.t, 1));
 	}
 	r = rank(&x.t) > rank(&y.t) ? rank(&x.t) : rank(&y.t);
 	if (r >= 4) {
@@ -933,9 +830,9 @@ static bool arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, str
 		static const enum op f64[] = { OP_ADD_F64, OP_SUB_F64, OP_MUL_F64, OP_DIV_F64,
 					       OP_MOD_F64 };
 
-		if (!conv_t(c, e, &x, t) || !conv_t(c, e, &y, t))
+		if (!sl_cc_conv_t(c, e, &x, t) || !sl_cc_conv_t(c, e, &y, t))
 			return false;
-		return emit_to(c, e, (r == 5 ? f64 : f32)[k], x.r, y.r, mk(t, nullable), o);
+		return sl_cc_emit_to(c, e, (r == 5 ? f64 : f32)[k], x.r, y.r, mk(t, nullable), o);
 	}
 	if (r == 3) {
 		struct sl_dec_type ta = dec_of(&x.t), tb = dec_of(&y.t), rt;
@@ -958,11 +855,12 @@ static bool arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, str
 			rt = sl_dec_mod_type(ta, tb);
 			break;
 		}
-		if (!conv(c, e, &x, &tx) || !conv(c, e, &y, &ty))
+		if (!sl_cc_conv(c, e, &x, &tx) || !sl_cc_conv(c, e, &y, &ty))
 			return false;
 		if (k >= 3 && !const_nonzero(c, &y))
 			nullable = true;
-		in = emit_to(c, e, (enum op)(OP_ADD_D + k), x.r, y.r, mk_dec(rt, nullable), o);
+		in = sl_cc_emit_to(c, e, (enum op)(OP_ADD_D + k), x.r, y.r, mk_dec(rt, nullable),
+				   o);
 		if (!in)
 			return false;
 		in->x.dec.ta = ta;
@@ -980,7 +878,7 @@ static bool arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, str
 
 		if (k >= 3 && !const_nonzero(c, &y))
 			nullable = true;
-		return emit_to(c, e, (r == 2 ? i64 : i32)[k], x.r, y.r, mk(t, nullable), o);
+		return sl_cc_emit_to(c, e, (r == 2 ? i64 : i32)[k], x.r, y.r, mk(t, nullable), o);
 	}
 }
 
@@ -1001,8 +899,11 @@ static bool common_type(struct cc *c, const struct sl_expr *e, const struct sl_s
 		if (r == 3)
 			*out = mk_dec(dec_union(dec_of(a), dec_of(b)), nullable);
 		else
-			*out = mk(r == 5 ? SL_TYPE_DOUBLE : r == 4 ? SL_TYPE_FLOAT
-					 : r == 2 ? SL_TYPE_BIGINT : SL_TYPE_INT, nullable);
+			*out = mk(r == 5   ? SL_TYPE_DOUBLE
+				  : r == 4 ? SL_TYPE_FLOAT
+				  : r == 2 ? SL_TYPE_BIGINT
+					   : SL_TYPE_INT,
+				  nullable);
 		return true;
 	}
 	if (a->type == b->type && a->interval == b->interval) {
@@ -1014,7 +915,8 @@ static bool common_type(struct cc *c, const struct sl_expr *e, const struct sl_s
 		*out = mk(SL_TYPE_TIMESTAMP, nullable);
 		return true;
 	}
-	return fail(c, e, "incompatible types %s and %s", tname(a, 0), tname(b, 1));
+	return sl_cc_fail(c, e, "incompatible types %s and %s", sl_cc_tname(a, 0),
+			  sl_cc_tname(b, 1));
 }
 
 /* Folds branch type b into the running type *t (the first branch just sets it). */
@@ -1030,7 +932,7 @@ static bool merge_type(struct cc *c, const struct sl_expr *e, struct sl_sql_type
 
 /* A MOV placeholder whose source is converted to the common type once it is known. */
 struct branch {
-	int insn;                 /* index of the MOV */
+	int insn; /* index of the MOV */
 	struct opnd v;
 	const struct sl_expr *e;
 };
@@ -1042,19 +944,19 @@ static bool patch_branches(struct cc *c, struct branch *br, int n, const struct 
 		struct vty from = vty_of(&v.t), to = vty_of(t);
 		struct insn *in;
 
-		if (v.t.null_type || (from.t == to.t && from.prec == to.prec &&
-				      from.scale == to.scale))
+		if (v.t.null_type ||
+		    (from.t == to.t && from.prec == to.prec && from.scale == to.scale))
 			continue;
 		if (v.cst) {
 			/* converted now, at the end of the code, and folded away again */
-			if (!conv(c, br[i].e, &v, t))
+			if (!sl_cc_conv(c, br[i].e, &v, t))
 				return false;
 			if (v.cst) {
 				c->p->code[br[i].insn].a = v.r;
 				continue;
 			}
-			return fail(c, br[i].e, "cannot convert this %s constant to %s",
-				    tname(&br[i].v.t, 0), tname(t, 1));
+			return sl_cc_fail(c, br[i].e, "cannot convert this %s constant to %s",
+					  sl_cc_tname(&br[i].v.t, 0), sl_cc_tname(t, 1));
 		}
 		in = &c->p->code[br[i].insn];
 		in->op = OP_CVT;
@@ -1069,9 +971,9 @@ static bool patch_branches(struct cc *c, struct branch *br, int n, const struct 
  * The shared body of CASE, IF and NULLIF: conds[i] (or operand = whens[i]) selects vals[i];
  * else_e (NULL: SQL NULL) otherwise. `nullif` is set for NULLIF's inverted shape.
  */
-static bool case_core(struct cc *c, const struct sl_expr *e, const struct sl_expr *operand,
-		      struct sl_expr *const *pairs, uint32_t npairs, const struct sl_expr *else_e,
-		      struct opnd *o)
+bool sl_cc_case(struct cc *c, const struct sl_expr *e, const struct sl_expr *operand,
+		struct sl_expr *const *pairs, uint32_t npairs, const struct sl_expr *else_e,
+		struct opnd *o)
 {
 	struct branch *br = calloc(npairs + 1, sizeof(*br));
 	int *jmps = calloc(npairs + 1, sizeof(*jmps));
@@ -1095,7 +997,7 @@ static bool case_core(struct cc *c, const struct sl_expr *e, const struct sl_exp
 			goto out_free;
 		if (operand && !compare(c, pairs[2 * i], 2, x, cond, &cond))
 			goto out_free;
-		if (!want(c, pairs[2 * i], &cond, SL_TYPE_BOOL, "WHEN"))
+		if (!sl_cc_want(c, pairs[2 * i], &cond, SL_TYPE_BOOL, "WHEN"))
 			goto out_free;
 		jnt = c->p->ncode;
 		if (!emit(c, OP_JNT, 0, cond.r, NOREG) || !compile(c, pairs[2 * i + 1], &v))
@@ -1138,7 +1040,7 @@ out_free:
 	return ok && !c->failed;
 }
 
-static bool compile_coalesce(struct cc *c, const struct sl_expr *e, struct opnd *o)
+bool sl_cc_coalesce(struct cc *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct branch *br = calloc(e->nargs, sizeof(*br));
 	int *jmps = calloc(e->nargs, sizeof(*jmps));
@@ -1155,7 +1057,7 @@ static bool compile_coalesce(struct cc *c, const struct sl_expr *e, struct opnd 
 		struct opnd v;
 		int32_t tmp;
 
-		if (!arg(c, e, i, &v) || !merge_type(c, e->args[i], &t, &v.t, i == 0))
+		if (!sl_cc_arg(c, e, i, &v) || !merge_type(c, e->args[i], &t, &v.t, i == 0))
 			goto out_free;
 		all_nullable &= v.t.nullable;
 		tmp = i + 1 < e->nargs ? newtemp(c, e) : d;
@@ -1183,13 +1085,13 @@ out_free:
 	return ok && !c->failed;
 }
 
-static bool compile_nullif(struct cc *c, const struct sl_expr *e, struct opnd *o)
+bool sl_cc_nullif(struct cc *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct opnd a, b, cond, nul;
 	int jnt, jmp;
 	int32_t d;
 
-	if (!arg(c, e, 0, &a) || !arg(c, e, 1, &b) || !compare(c, e, 2, a, b, &cond))
+	if (!sl_cc_arg(c, e, 0, &a) || !sl_cc_arg(c, e, 1, &b) || !compare(c, e, 2, a, b, &cond))
 		return false;
 	d = newtemp(c, e);
 	jnt = c->p->ncode;
@@ -1217,15 +1119,17 @@ static bool compile_logic(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	int jump;
 	int32_t d;
 
-	if (!arg(c, e, 0, &x) || !want(c, e->args[0], &x, SL_TYPE_BOOL, and ? "AND" : "OR"))
+	if (!sl_cc_arg(c, e, 0, &x) ||
+	    !sl_cc_want(c, e->args[0], &x, SL_TYPE_BOOL, and? "AND" : "OR"))
 		return false;
 	d = newtemp(c, e);
 	jump = c->p->ncode;
-	if (!emit(c, and ? OP_JF : OP_JT, d, x.r, NOREG))
+	if (!emit(c, and? OP_JF : OP_JT, d, x.r, NOREG))
 		return false;
-	if (!arg(c, e, 1, &y) || !want(c, e->args[1], &y, SL_TYPE_BOOL, and ? "AND" : "OR"))
+	if (!sl_cc_arg(c, e, 1, &y) ||
+	    !sl_cc_want(c, e->args[1], &y, SL_TYPE_BOOL, and? "AND" : "OR"))
 		return false;
-	if (!emit(c, and ? OP_AND : OP_OR, d, x.r, y.r))
+	if (!emit(c, and? OP_AND : OP_OR, d, x.r, y.r))
 		return false;
 	c->p->code[jump].x.imm = c->p->ncode;
 	o->r = d;
@@ -1234,8 +1138,8 @@ static bool compile_logic(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	return true;
 }
 
-static bool compile_concat_list(struct cc *c, const struct sl_expr *e, struct opnd *sep,
-				struct opnd *parts, uint32_t n, struct opnd *o)
+bool sl_cc_concat(struct cc *c, const struct sl_expr *e, struct opnd *sep, struct opnd *parts,
+		  uint32_t n, struct opnd *o)
 {
 	struct sl_prog *p = c->p;
 	bool nullable = false;
@@ -1256,8 +1160,8 @@ static bool compile_concat_list(struct cc *c, const struct sl_expr *e, struct op
 	}
 	if (sep)
 		nullable = sep->t.nullable;
-	in = emit_to(c, e, sep ? OP_CONCAT_WS : OP_CONCAT, sep ? sep->r : 0, NOREG,
-		     mk(SL_TYPE_STRING, nullable), o);
+	in = sl_cc_emit_to(c, e, sep ? OP_CONCAT_WS : OP_CONCAT, sep ? sep->r : 0, NOREG,
+			   mk(SL_TYPE_STRING, nullable), o);
 	if (!in)
 		return false;
 	in->x.list.off = p->nlists;
@@ -1272,7 +1176,7 @@ static bool compile_binary(struct cc *c, const struct sl_expr *e, struct opnd *o
 
 	if (e->op == SL_EXPR_OP_AND || e->op == SL_EXPR_OP_OR)
 		return compile_logic(c, e, o);
-	if (!arg(c, e, 0, &x) || !arg(c, e, 1, &y))
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_arg(c, e, 1, &y))
 		return false;
 	switch (e->op) {
 	case SL_EXPR_OP_EQ:
@@ -1285,15 +1189,15 @@ static bool compile_binary(struct cc *c, const struct sl_expr *e, struct opnd *o
 	case SL_EXPR_OP_CONCAT: {
 		struct opnd parts[2];
 
-		if (!want(c, e->args[0], &x, SL_TYPE_STRING, "||") ||
-		    !want(c, e->args[1], &y, SL_TYPE_STRING, "||"))
+		if (!sl_cc_want(c, e->args[0], &x, SL_TYPE_STRING, "||") ||
+		    !sl_cc_want(c, e->args[1], &y, SL_TYPE_STRING, "||"))
 			return false;
 		parts[0] = x;
 		parts[1] = y;
-		return compile_concat_list(c, e, NULL, parts, 2, o);
+		return sl_cc_concat(c, e, NULL, parts, 2, o);
 	}
 	default:
-		return arith(c, e, e->op, x, y, o);
+		return sl_cc_arith(c, e, e->op, x, y, o);
 	}
 }
 
@@ -1302,18 +1206,18 @@ static bool compile_unary(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	struct opnd x;
 	enum op op;
 
-	if (!arg(c, e, 0, &x))
+	if (!sl_cc_arg(c, e, 0, &x))
 		return false;
 	if (e->op == SL_EXPR_OP_NOT) {
-		if (!want(c, e->args[0], &x, SL_TYPE_BOOL, "NOT"))
+		if (!sl_cc_want(c, e->args[0], &x, SL_TYPE_BOOL, "NOT"))
 			return false;
-		return emit_to(c, e, OP_NOT, x.r, NOREG, mk(SL_TYPE_BOOL, x.t.nullable), o);
+		return sl_cc_emit_to(c, e, OP_NOT, x.r, NOREG, mk(SL_TYPE_BOOL, x.t.nullable), o);
 	}
-	if (x.t.null_type && !conv_t(c, e, &x, SL_TYPE_INT))
+	if (x.t.null_type && !sl_cc_conv_t(c, e, &x, SL_TYPE_INT))
 		return false;
 	if (!is_num(&x.t) && !x.t.interval)
-		return fail(c, e, "cannot apply unary '%s' to %s",
-			    e->op == SL_EXPR_OP_NEG ? "-" : "+", tname(&x.t, 0));
+		return sl_cc_fail(c, e, "cannot apply unary '%s' to %s",
+				  e->op == SL_EXPR_OP_NEG ? "-" : "+", sl_cc_tname(&x.t, 0));
 	if (e->op == SL_EXPR_OP_PLUS) {
 		*o = x;
 		return true;
@@ -1332,7 +1236,7 @@ static bool compile_unary(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		op = OP_NEG_F;
 		break;
 	}
-	return emit_to(c, e, op, x.r, NOREG, x.t, o);
+	return sl_cc_emit_to(c, e, op, x.r, NOREG, x.t, o);
 }
 
 static bool compile_is(struct cc *c, const struct sl_expr *e, struct opnd *o)
@@ -1341,9 +1245,9 @@ static bool compile_is(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	struct insn *in;
 	enum is_test t;
 
-	if (!arg(c, e, 0, &x))
+	if (!sl_cc_arg(c, e, 0, &x))
 		return false;
-	if (e->is_what != SL_EXPR_IS_NULL && !want(c, e->args[0], &x, SL_TYPE_BOOL, "IS"))
+	if (e->is_what != SL_EXPR_IS_NULL && !sl_cc_want(c, e->args[0], &x, SL_TYPE_BOOL, "IS"))
 		return false;
 	if (e->is_what == SL_EXPR_IS_NULL)
 		t = e->negated ? IS_NOT_NULL : IS_NULL;
@@ -1351,7 +1255,7 @@ static bool compile_is(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		t = e->negated ? IS_NOT_TRUE : IS_TRUE;
 	else
 		t = e->negated ? IS_NOT_FALSE : IS_FALSE;
-	in = emit_to(c, e, OP_IS, x.r, NOREG, mk(SL_TYPE_BOOL, false), o);
+	in = sl_cc_emit_to(c, e, OP_IS, x.r, NOREG, mk(SL_TYPE_BOOL, false), o);
 	if (!in)
 		return false;
 	in->sub = (uint8_t)t;
@@ -1362,13 +1266,14 @@ static bool compile_between(struct cc *c, const struct sl_expr *e, struct opnd *
 {
 	struct opnd x, lo, hi, a, b;
 
-	if (!arg(c, e, 0, &x) || !arg(c, e, 1, &lo) || !arg(c, e, 2, &hi) ||
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_arg(c, e, 1, &lo) || !sl_cc_arg(c, e, 2, &hi) ||
 	    !compare(c, e, 6, x, lo, &a) || !compare(c, e, 3, x, hi, &b))
 		return false;
-	if (!emit_to(c, e, OP_AND, a.r, b.r, mk(SL_TYPE_BOOL, a.t.nullable || b.t.nullable), o))
+	if (!sl_cc_emit_to(c, e, OP_AND, a.r, b.r, mk(SL_TYPE_BOOL, a.t.nullable || b.t.nullable),
+			   o))
 		return false;
 	if (e->negated)
-		return emit_to(c, e, OP_NOT, o->r, NOREG, o->t, o) != NULL;
+		return sl_cc_emit_to(c, e, OP_NOT, o->r, NOREG, o->t, o) != NULL;
 	return true;
 }
 
@@ -1385,12 +1290,12 @@ static bool compile_in(struct cc *c, const struct sl_expr *e, struct opnd *o)
 
 	if (!items)
 		return nomem(c);
-	if (!arg(c, e, 0, &x))
+	if (!sl_cc_arg(c, e, 0, &x))
 		goto out_free;
 	t = x.t;
 	nullable = x.t.nullable;
 	for (uint32_t i = 0; i < n; i++) {
-		if (!arg(c, e, i + 1, &items[i]))
+		if (!sl_cc_arg(c, e, i + 1, &items[i]))
 			goto out_free;
 		all_const &= items[i].cst;
 		nullable |= items[i].t.nullable;
@@ -1398,42 +1303,44 @@ static bool compile_in(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		    !common_type(c, e->args[i + 1], &t, &items[i].t, &t))
 			goto out_free;
 	}
-	if (!all_const || t.null_type || (!is_num(&t) && !is_str(&t) && !is_bool(&t) &&
-					  !is_time(&t) && !t.interval)) {
+	if (!all_const || t.null_type ||
+	    (!is_num(&t) && !is_str(&t) && !is_bool(&t) && !is_time(&t) && !t.interval)) {
 		/* x = a OR x = b OR ...: three-valued like the list form */
 		struct opnd acc, eq;
 
 		for (uint32_t i = 0; i < n; i++) {
 			if (!compare(c, e->args[i + 1], 2, x, items[i], &eq))
 				goto out_free;
-			if (i && !emit_to(c, e, OP_OR, acc.r, eq.r,
-					  mk(SL_TYPE_BOOL, acc.t.nullable || eq.t.nullable), &eq))
+			if (i &&
+			    !sl_cc_emit_to(c, e, OP_OR, acc.r, eq.r,
+					   mk(SL_TYPE_BOOL, acc.t.nullable || eq.t.nullable), &eq))
 				goto out_free;
 			acc = eq;
 		}
 		*o = acc;
-		if (e->negated && !emit_to(c, e, OP_NOT, o->r, NOREG, o->t, o))
+		if (e->negated && !sl_cc_emit_to(c, e, OP_NOT, o->r, NOREG, o->t, o))
 			goto out_free;
 		ok = true;
 		goto out_free;
 	}
 	if (t.type == SL_TYPE_FLOAT)
 		t.type = SL_TYPE_DOUBLE;
-	if (!conv(c, e, &x, &t))
+	if (!sl_cc_conv(c, e, &x, &t))
 		goto out_free;
 	l = calloc(1, sizeof(*l));
-	if (!own(c, l))
+	if (!sl_cc_own(c, l))
 		goto out_free;
 	l->i = calloc(n, 16);
-	if (!own(c, l->i))
+	if (!sl_cc_own(c, l->i))
 		goto out_free;
 	for (uint32_t i = 0; i < n; i++) {
 		struct reg *v;
 
-		if (!conv(c, e->args[i + 1], &items[i], &t))
+		if (!sl_cc_conv(c, e->args[i + 1], &items[i], &t))
 			goto out_free;
 		if (!items[i].cst) {
-			fail(c, e->args[i + 1], "cannot convert this IN value to %s", tname(&t, 0));
+			sl_cc_fail(c, e->args[i + 1], "cannot convert this IN value to %s",
+				   sl_cc_tname(&t, 0));
 			goto out_free;
 		}
 		v = constval(c, items[i].r);
@@ -1457,9 +1364,11 @@ static bool compile_in(struct cc *c, const struct sl_expr *e, struct opnd *o)
 			break;
 		}
 	}
-	op = t.type == SL_TYPE_DOUBLE ? OP_IN_F : t.type == SL_TYPE_DECIMAL ? OP_IN_D
-		: t.type == SL_TYPE_STRING ? OP_IN_S : OP_IN_I;
-	in = emit_to(c, e, op, x.r, NOREG, mk(SL_TYPE_BOOL, nullable), o);
+	op = t.type == SL_TYPE_DOUBLE	 ? OP_IN_F
+	     : t.type == SL_TYPE_DECIMAL ? OP_IN_D
+	     : t.type == SL_TYPE_STRING	 ? OP_IN_S
+					 : OP_IN_I;
+	in = sl_cc_emit_to(c, e, op, x.r, NOREG, mk(SL_TYPE_BOOL, nullable), o);
 	if (!in)
 		goto out_free;
 	in->x.ptr = l;
@@ -1476,21 +1385,21 @@ static bool compile_like(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	struct like_pat *lp = NULL;
 	struct insn *in;
 
-	if (!arg(c, e, 0, &x) || !arg(c, e, 1, &pat) ||
-	    !want(c, e->args[0], &x, SL_TYPE_STRING, "LIKE") ||
-	    !want(c, e->args[1], &pat, SL_TYPE_STRING, "LIKE"))
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_arg(c, e, 1, &pat) ||
+	    !sl_cc_want(c, e->args[0], &x, SL_TYPE_STRING, "LIKE") ||
+	    !sl_cc_want(c, e->args[1], &pat, SL_TYPE_STRING, "LIKE"))
 		return false;
 	if (pat.cst && !constval(c, pat.r)->null) {
 		const struct reg *v = constval(c, pat.r);
 
 		lp = malloc(sizeof(*lp));
-		if (!own(c, lp))
+		if (!sl_cc_own(c, lp))
 			return false;
 		/* Flink's LIKE treats backslash as the escape character */
 		sl_eval_like_compile_(lp, v->s.p, v->s.len, '\\');
 	}
-	in = emit_to(c, e, OP_LIKE, x.r, pat.r, mk(SL_TYPE_BOOL, x.t.nullable || pat.t.nullable),
-		     o);
+	in = sl_cc_emit_to(c, e, OP_LIKE, x.r, pat.r,
+			   mk(SL_TYPE_BOOL, x.t.nullable || pat.t.nullable), o);
 	if (!in)
 		return false;
 	in->x.ptr = lp;
@@ -1520,9 +1429,9 @@ static bool ddl_to_type(struct cc *c, const struct sl_expr *e, const struct sl_d
 		return true;
 	case SL_DDL_DECIMAL:
 		*t = mk_dec((struct sl_dec_type){ (uint8_t)d->precision, (uint8_t)d->scale }, true);
-		if (!sl_dec_type_valid((struct sl_dec_type){ (uint8_t)d->precision,
-							     (uint8_t)d->scale }))
-			return fail(c, e, "invalid DECIMAL(%u, %u)", d->precision, d->scale);
+		if (!sl_dec_type_valid(
+			    (struct sl_dec_type){ (uint8_t)d->precision, (uint8_t)d->scale }))
+			return sl_cc_fail(c, e, "invalid DECIMAL(%u, %u)", d->precision, d->scale);
 		return true;
 	case SL_DDL_VARCHAR:
 		*maxlen = d->precision ? d->precision : 1;
@@ -1540,7 +1449,7 @@ static bool ddl_to_type(struct cc *c, const struct sl_expr *e, const struct sl_d
 		*t = mk(SL_TYPE_DATE, true);
 		return true;
 	default:
-		return fail(c, e, "cannot CAST to a ROW type");
+		return sl_cc_fail(c, e, "cannot CAST to a ROW type");
 	}
 }
 
@@ -1552,8 +1461,7 @@ static bool cast_ok(const struct sl_sql_type *f, const struct sl_sql_type *t)
 	if (t->type == SL_TYPE_STRING || f->type == SL_TYPE_STRING)
 		return true;
 	if (is_num(t))
-		return is_num(f) || is_bool(f) ||
-		       (f->type == SL_TYPE_TIMESTAMP_LTZ && is_int(t));
+		return is_num(f) || is_bool(f) || (f->type == SL_TYPE_TIMESTAMP_LTZ && is_int(t));
 	if (is_bool(t))
 		return is_num(f) || is_bool(f);
 	if (t->type == SL_TYPE_TIMESTAMP_LTZ)
@@ -1589,12 +1497,13 @@ static bool compile_cast(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	struct opnd x;
 	bool nullable;
 
-	if (!arg(c, e, 0, &x) || !ddl_to_type(c, e, &e->type, &t, &maxlen))
+	if (!sl_cc_arg(c, e, 0, &x) || !ddl_to_type(c, e, &e->type, &t, &maxlen))
 		return false;
 	if (!x.t.null_type && !cast_ok(&x.t, &t))
-		return fail(c, e, "cannot CAST %s to %s", tname(&x.t, 0), tname(&t, 1));
+		return sl_cc_fail(c, e, "cannot CAST %s to %s", sl_cc_tname(&x.t, 0),
+				  sl_cc_tname(&t, 1));
 	nullable = x.t.nullable || cast_may_fail(&x.t, &t);
-	if (!conv_ex(c, e, &x, &t, maxlen, false))
+	if (!sl_cc_conv_ex(c, e, &x, &t, maxlen, false))
 		return false;
 	*o = x;
 	if (!o->cst)
@@ -1643,10 +1552,11 @@ static bool compile_literal(struct cc *c, const struct sl_expr *e, struct opnd *
 		if (sig < 1)
 			sig = 1;
 		if (sig > SL_DEC_MAX_PRECISION)
-			return fail(c, e, "numeric literal %s has more than 38 digits", e->text);
+			return sl_cc_fail(c, e, "numeric literal %s has more than 38 digits",
+					  e->text);
 		o->t = mk_dec((struct sl_dec_type){ (uint8_t)sig, (uint8_t)frac }, false);
 		if (sl_dec_parse(e->text, strlen(e->text), dec_of(&o->t), &v.d))
-			return fail(c, e, "invalid numeric literal %s", e->text);
+			return sl_cc_fail(c, e, "invalid numeric literal %s", e->text);
 		break;
 	}
 	case SL_EXPR_STRING:
@@ -1660,7 +1570,8 @@ static bool compile_literal(struct cc *c, const struct sl_expr *e, struct opnd *
 		break;
 	case SL_EXPR_NULL:
 		v.null = true;
-		o->t = (struct sl_sql_type){ .type = SL_TYPE_INT, .nullable = true,
+		o->t = (struct sl_sql_type){ .type = SL_TYPE_INT,
+					     .nullable = true,
 					     .null_type = true };
 		break;
 	case SL_EXPR_INTERVAL:
@@ -1670,600 +1581,49 @@ static bool compile_literal(struct cc *c, const struct sl_expr *e, struct opnd *
 		break;
 	case SL_EXPR_TIMESTAMP:
 		if (!sl_eval_ts_parse_(e->text, (uint32_t)strlen(e->text), &ms))
-			return fail(c, e, "invalid TIMESTAMP literal '%s' (expected "
-				    "yyyy-MM-dd HH:mm:ss[.SSS])", e->text);
+			return sl_cc_fail(c, e,
+					  "invalid TIMESTAMP literal '%s' (expected "
+					  "yyyy-MM-dd HH:mm:ss[.SSS])",
+					  e->text);
 		v.i = ms;
 		o->t = mk(SL_TYPE_TIMESTAMP, false);
 		break;
 	case SL_EXPR_DATE:
 		if (!sl_eval_date_parse_(e->text, (uint32_t)strlen(e->text), &ms))
-			return fail(c, e, "invalid DATE literal '%s' (expected yyyy-MM-dd)",
-				    e->text);
+			return sl_cc_fail(c, e, "invalid DATE literal '%s' (expected yyyy-MM-dd)",
+					  e->text);
 		v.i = ms;
 		o->t = mk(SL_TYPE_DATE, false);
 		break;
 	default:
-		return fail(c, e, "not a literal");
+		return sl_cc_fail(c, e, "not a literal");
 	}
 	o->r = newconst(c, &v, e->kind == SL_EXPR_STRING);
 	return !c->failed;
 }
 
-/* ---- functions ------------------------------------------------------------------------ */
-
-struct fn;
-typedef bool (*fn_compile)(struct cc *c, const struct sl_expr *e, const struct fn *f,
-			   struct opnd *o);
-
-struct fn {
-	const char *name;
-	uint8_t min, max;   /* argument counts; max 255 = any */
-	uint8_t id;         /* opcode or sub-function, per compile function */
-	fn_compile compile;
-};
-
-static bool compile_now(struct cc *c, const struct sl_expr *e, enum sl_type t, struct opnd *o)
-{
-	struct insn *in = emit_to(c, e, OP_NOW, 0, NOREG, mk(t, false), o);
-
-	if (!in)
-		return false;
-	c->nonconst++;
-	in->x.imm = t == SL_TYPE_TIMESTAMP_LTZ ? 0 : c->p->tz;
-	in->sub = t == SL_TYPE_DATE;
-	return true;
-}
-
-static bool fn_now(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
-{
-	return compile_now(c, e, (enum sl_type)f->id, o);
-}
-
-static bool fn_str1(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
-{
-	struct opnd x;
-
-	if (!arg(c, e, 0, &x) || !want(c, e->args[0], &x, SL_TYPE_STRING, f->name))
-		return false;
-	return emit_to(c, e, (enum op)f->id, x.r, NOREG,
-		       mk(f->id == OP_CHAR_LEN ? SL_TYPE_INT : SL_TYPE_STRING, x.t.nullable),
-		       o) != NULL;
-}
-
-static bool fn_concat(struct cc *c, const struct sl_expr *e, const struct fn *f,
-		      struct opnd *o)
-{
-	struct opnd parts[64], sep;
-	uint32_t first = f->id ? 1 : 0;
-
-	if (e->nargs - first > 64)
-		return fail(c, e, "%s takes at most 64 strings", f->name);
-	if (f->id && (!arg(c, e, 0, &sep) || !want(c, e->args[0], &sep, SL_TYPE_STRING, f->name)))
-		return false;
-	for (uint32_t i = first; i < e->nargs; i++)
-		if (!arg(c, e, i, &parts[i - first]) ||
-		    !want(c, e->args[i], &parts[i - first], SL_TYPE_STRING, f->name))
-			return false;
-	return compile_concat_list(c, e, f->id ? &sep : NULL, parts, e->nargs - first, o);
-}
-
-static bool fn_substr(struct cc *c, const struct sl_expr *e, const struct fn *f,
-		      struct opnd *o)
-{
-	struct opnd s, pos, len = { .r = NOREG };
-	struct insn *in;
-
-	if (!arg(c, e, 0, &s) || !want(c, e->args[0], &s, SL_TYPE_STRING, f->name) ||
-	    !arg(c, e, 1, &pos) || !want_int(c, e->args[1], &pos, f->name))
-		return false;
-	if (e->nargs > 2 && (!arg(c, e, 2, &len) || !want_int(c, e->args[2], &len, f->name)))
-		return false;
-	in = emit_to(c, e, OP_SUBSTR, s.r, pos.r,
-		     mk(SL_TYPE_STRING, s.t.nullable || pos.t.nullable || e->nargs > 2), o);
-	if (!in)
-		return false;
-	in->c = len.r;
-	return true;
-}
-
-static bool fn_trim(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
-{
-	struct opnd s, chars = { .r = NOREG };
-	struct insn *in;
-	bool nullable;
-
-	if (!arg(c, e, 0, &s) || !want(c, e->args[0], &s, SL_TYPE_STRING, f->name))
-		return false;
-	if (e->nargs > 1 &&
-	    (!arg(c, e, 1, &chars) || !want(c, e->args[1], &chars, SL_TYPE_STRING, f->name)))
-		return false;
-	nullable = s.t.nullable || (e->nargs > 1 && chars.t.nullable);
-	in = emit_to(c, e, OP_TRIM, s.r, chars.r, mk(SL_TYPE_STRING, nullable), o);
-	if (!in)
-		return false;
-	in->sub = f->id;
-	return true;
-}
-
-static bool fn_replace(struct cc *c, const struct sl_expr *e, const struct fn *f,
-		       struct opnd *o)
-{
-	struct opnd a[3];
-	struct insn *in;
-
-	for (uint32_t i = 0; i < 3; i++)
-		if (!arg(c, e, i, &a[i]) || !want(c, e->args[i], &a[i], SL_TYPE_STRING, f->name))
-			return false;
-	in = emit_to(c, e, OP_REPLACE, a[0].r, a[1].r,
-		     mk(SL_TYPE_STRING, a[0].t.nullable || a[1].t.nullable || a[2].t.nullable),
-		     o);
-	if (!in)
-		return false;
-	in->c = a[2].r;
-	return true;
-}
-
-static bool fn_locate(struct cc *c, const struct sl_expr *e, const struct fn *f,
-		      struct opnd *o)
-{
-	struct opnd a, b, s = { .r = NOREG };
-	struct insn *in;
-
-	if (!arg(c, e, 0, &a) || !want(c, e->args[0], &a, SL_TYPE_STRING, f->name) ||
-	    !arg(c, e, 1, &b) || !want(c, e->args[1], &b, SL_TYPE_STRING, f->name))
-		return false;
-	if (e->nargs > 2 && (!arg(c, e, 2, &s) || !want_int(c, e->args[2], &s, f->name)))
-		return false;
-	in = emit_to(c, e, OP_LOCATE, a.r, b.r,
-		     mk(SL_TYPE_INT, a.t.nullable || b.t.nullable ||
-				     (e->nargs > 2 && s.t.nullable)), o);
-	if (!in)
-		return false;
-	in->c = s.r;
-	return true;
-}
-
-static bool fn_if(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
-{
-	return case_core(c, e, NULL, e->args, 1, e->args[2], o);
-}
-
-static bool fn_coalesce(struct cc *c, const struct sl_expr *e, const struct fn *f,
-			struct opnd *o)
-{
-	return compile_coalesce(c, e, o);
-}
-
-static bool fn_nullif(struct cc *c, const struct sl_expr *e, const struct fn *f,
-		      struct opnd *o)
-{
-	return compile_nullif(c, e, o);
-}
-
-static bool fn_mod(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
-{
-	struct opnd x, y;
-
-	if (!arg(c, e, 0, &x) || !arg(c, e, 1, &y))
-		return false;
-	return arith(c, e, SL_EXPR_OP_MOD, x, y, o);
-}
-
-static bool fn_abs(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
-{
-	struct opnd x;
-	enum op op;
-
-	if (!arg(c, e, 0, &x) || !want_num(c, e->args[0], &x, f->name))
-		return false;
-	op = x.t.type == SL_TYPE_INT ? OP_ABS_I32 : x.t.type == SL_TYPE_BIGINT ? OP_ABS_I64
-		: x.t.type == SL_TYPE_DECIMAL ? OP_ABS_D : OP_ABS_F;
-	return emit_to(c, e, op, x.r, NOREG, x.t, o) != NULL;
-}
-
-/* Flink's findRoundDecimalType: ROUND(DECIMAL(p, s), r), FLOOR and CEIL (r = 0). */
-static struct sl_dec_type round_type(struct sl_dec_type t, int64_t r)
-{
-	int p;
-
-	if (r >= t.scale)
-		return t;
-	if (r < 0) {
-		p = 1 + t.prec - t.scale;
-		return (struct sl_dec_type){ (uint8_t)(p > 38 ? 38 : p), 0 };
-	}
-	p = 1 + t.prec - t.scale + (int)r;
-	return (struct sl_dec_type){ (uint8_t)(p > 38 ? 38 : p), (uint8_t)r };
-}
-
-static bool fn_round(struct cc *c, const struct sl_expr *e, const struct fn *f,
-		     struct opnd *o)
-{
-	struct opnd x, n;
-	int64_t digits = 0;
-	struct insn *in;
-
-	if (!arg(c, e, 0, &x) || !want_num(c, e->args[0], &x, f->name))
-		return false;
-	if (e->nargs > 1 && (!arg(c, e, 1, &n) ||
-			     !const_int(c, e->args[1], &n, "ROUND's digit count", &digits)))
-		return false;
-	if (digits < -64 || digits > 64)
-		return fail(c, e->args[1], "ROUND's digit count must be within -64..64");
-	if (x.t.type == SL_TYPE_DECIMAL) {
-		struct sl_dec_type ta = dec_of(&x.t), tr = round_type(ta, digits);
-
-		in = emit_to(c, e, OP_ROUND_D, x.r, NOREG, mk_dec(tr, x.t.nullable), o);
-		if (!in)
-			return false;
-		in->x.dec.ta = ta;
-		in->x.dec.tr = tr;
-		in->imm2 = digits;
-		return true;
-	}
-	in = emit_to(c, e, is_int(&x.t) ? OP_ROUND_I : OP_ROUND_F, x.r, NOREG,
-		     mk(x.t.type, x.t.nullable || (is_int(&x.t) && digits < 0)), o);
-	if (!in)
-		return false;
-	in->x.imm = digits;
-	in->flag = x.t.type == SL_TYPE_INT || x.t.type == SL_TYPE_FLOAT;
-	return true;
-}
-
-static bool fn_floor_ceil(struct cc *c, const struct sl_expr *e, const struct fn *f,
-			  struct opnd *o)
-{
-	bool ceil_ = f->id;
-	struct opnd x;
-	struct insn *in;
-
-	if (!arg(c, e, 0, &x) || !want_num(c, e->args[0], &x, f->name))
-		return false;
-	if (is_int(&x.t) || (x.t.type == SL_TYPE_DECIMAL && x.t.scale == 0)) {
-		*o = x;
-		return true;
-	}
-	if (x.t.type == SL_TYPE_DECIMAL) {
-		struct sl_dec_type ta = dec_of(&x.t), tr = round_type(ta, 0);
-
-		in = emit_to(c, e, ceil_ ? OP_CEIL_D : OP_FLOOR_D, x.r, NOREG,
-			     mk_dec(tr, x.t.nullable), o);
-		if (!in)
-			return false;
-		in->x.dec.ta = ta;
-		in->x.dec.tr = tr;
-		return true;
-	}
-	return emit_to(c, e, ceil_ ? OP_CEIL_F : OP_FLOOR_F, x.r, NOREG, x.t, o) != NULL;
-}
-
-static bool fn_math(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
-{
-	struct opnd x, y;
-	struct insn *in;
-
-	if (!arg(c, e, 0, &x) || !want_num(c, e->args[0], &x, f->name) ||
-	    !conv_t(c, e, &x, SL_TYPE_DOUBLE))
-		return false;
-	if (f->id == 255) { /* POWER */
-		if (!arg(c, e, 1, &y) || !want_num(c, e->args[1], &y, f->name) ||
-		    !conv_t(c, e, &y, SL_TYPE_DOUBLE))
-			return false;
-		return emit_to(c, e, OP_POWER, x.r, y.r,
-			       mk(SL_TYPE_DOUBLE, x.t.nullable || y.t.nullable), o) != NULL;
-	}
-	if (f->id == 254) { /* LOG(x) = LN(x); LOG(b, x) = LN(x) / LN(b) */
-		struct opnd lb;
-
-		if (e->nargs == 2) {
-			if (!arg(c, e, 1, &y) || !want_num(c, e->args[1], &y, f->name) ||
-			    !conv_t(c, e, &y, SL_TYPE_DOUBLE))
-				return false;
-			in = emit_to(c, e, OP_MATH, x.r, NOREG, x.t, &lb);
-			if (!in)
-				return false;
-			in->sub = MATH_LN;
-			x = y;
-		}
-		in = emit_to(c, e, OP_MATH, x.r, NOREG, x.t, o);
-		if (!in)
-			return false;
-		in->sub = MATH_LN;
-		if (e->nargs == 2)
-			return emit_to(c, e, OP_DIV_F64, o->r, lb.r,
-				       mk(SL_TYPE_DOUBLE, o->t.nullable || lb.t.nullable), o);
-		return true;
-	}
-	in = emit_to(c, e, OP_MATH, x.r, NOREG, x.t, o);
-	if (!in)
-		return false;
-	in->sub = f->id;
-	return true;
-}
-
-/* A format argument: precompiled when constant, else read per record. */
-static bool fmt_arg(struct cc *c, const struct sl_expr *e, uint32_t i, const char *name,
-		    struct insn *in, const struct opnd *fo)
-{
-	struct tfmt *tf;
-	const struct reg *v;
-
-	if (!fo->cst) {
-		in->b = fo->r;
-		return true;
-	}
-	v = constval(c, fo->r);
-	if (v->null) {
-		in->b = fo->r; /* NULL format: NULL result, per record */
-		return true;
-	}
-	tf = malloc(sizeof(*tf));
-	if (!own(c, tf))
-		return false;
-	if (sl_eval_tfmt_compile_(v->s.p, v->s.len, tf))
-		return fail(c, e->args[i], "unsupported date/time format '%.*s' (known: yyyy yy "
-			    "MM M dd d HH H hh h mm ss S..S a, 'text')", (int)v->s.len, v->s.p);
-	in->x.ptr = tf;
-	return true;
-}
-
-static bool fn_parse_time(struct cc *c, const struct sl_expr *e, const struct fn *f,
-			  struct opnd *o)
-{
-	enum op op = (enum op)f->id;
-	enum sl_type t = op == OP_TO_DATE ? SL_TYPE_DATE : op == OP_UNIX_TS ? SL_TYPE_BIGINT
-		: SL_TYPE_TIMESTAMP;
-	struct opnd s, fo;
-	struct insn *in;
-
-	if (op == OP_UNIX_TS && e->nargs == 0) {
-		/* UNIX_TIMESTAMP(): now, in seconds */
-		struct sl_sql_type bt = mk(SL_TYPE_BIGINT, false);
-
-		return compile_now(c, e, SL_TYPE_TIMESTAMP_LTZ, o) && conv(c, e, o, &bt);
-	}
-	if (!arg(c, e, 0, &s) || !want(c, e->args[0], &s, SL_TYPE_STRING, f->name))
-		return false;
-	if (e->nargs > 1 &&
-	    (!arg(c, e, 1, &fo) || !want(c, e->args[1], &fo, SL_TYPE_STRING, f->name)))
-		return false;
-	in = emit_to(c, e, op, s.r, NOREG, mk(t, true), o);
-	if (!in)
-		return false;
-	in->imm2 = c->p->tz;
-	if (e->nargs > 1)
-		return fmt_arg(c, e, 1, f->name, in, &fo);
-	in->flag = 1;
-	return true;
-}
-
-static bool fn_to_ltz(struct cc *c, const struct sl_expr *e, const struct fn *f,
-		      struct opnd *o)
-{
-	struct opnd x, pr;
-	int64_t prec = 3;
-	struct insn *in;
-
-	if (!arg(c, e, 0, &x) || !want_num(c, e->args[0], &x, f->name))
-		return false;
-	if (e->nargs > 1 && (!arg(c, e, 1, &pr) ||
-			     !const_int(c, e->args[1], &pr, "TO_TIMESTAMP_LTZ's precision", &prec)))
-		return false;
-	if (prec != 0 && prec != 3)
-		return fail(c, e->args[1], "TO_TIMESTAMP_LTZ's precision must be 0 (seconds) or "
-			    "3 (milliseconds), got %lld", (long long)prec);
-	/* seconds that overflow milliseconds, NaN, 1e308: NULL, counted */
-	in = emit_to(c, e, OP_TO_LTZ, x.r, NOREG,
-		     mk(SL_TYPE_TIMESTAMP_LTZ, x.t.nullable || !is_int(&x.t) || prec == 0), o);
-	if (!in)
-		return false;
-	in->sub = is_int(&x.t) ? 0 : x.t.type == SL_TYPE_DECIMAL ? 1 : 2;
-	in->x.imm = prec == 0 ? 1000 : 1;
-	in->imm2 = x.t.type == SL_TYPE_DECIMAL ? x.t.scale : 0;
-	return true;
-}
-
-static bool fn_format_time(struct cc *c, const struct sl_expr *e, const struct fn *f,
-			   struct opnd *o)
-{
-	enum op op = (enum op)f->id;
-	struct opnd x, fo;
-	struct insn *in;
-
-	if (!arg(c, e, 0, &x))
-		return false;
-	if (op == OP_FROM_UNIXTIME) {
-		if (!want_int(c, e->args[0], &x, f->name))
-			return false;
-	} else if (is_str(&x.t)) {
-		struct sl_sql_type ts = mk(SL_TYPE_TIMESTAMP, true);
-
-		if (!conv_ex(c, e->args[0], &x, &ts, 0, true))
-			return false;
-		x.t.nullable = true;
-	} else if (x.t.null_type || is_time(&x.t)) {
-		if (!conv_t(c, e->args[0], &x, SL_TYPE_TIMESTAMP))
-			return false;
-	} else {
-		return fail(c, e->args[0], "%s expects a TIMESTAMP or STRING, got %s", f->name,
-			    tname(&x.t, 0));
-	}
-	if (e->nargs > 1 &&
-	    (!arg(c, e, 1, &fo) || !want(c, e->args[1], &fo, SL_TYPE_STRING, f->name)))
-		return false;
-	/* a format read per record may be invalid; seconds * 1000 may overflow */
-	in = emit_to(c, e, op, x.r, NOREG,
-		     mk(SL_TYPE_STRING, x.t.nullable || op == OP_FROM_UNIXTIME ||
-					(e->nargs > 1 && (fo.t.nullable || !fo.cst))), o);
-	if (!in)
-		return false;
-	in->imm2 = c->p->tz;
-	if (e->nargs > 1)
-		return fmt_arg(c, e, 1, f->name, in, &fo);
-	return true;
-}
-
-static bool fn_extract(struct cc *c, const struct sl_expr *e, const struct fn *f,
-		       struct opnd *o)
-{
-	struct opnd x;
-	struct insn *in;
-
-	if (!arg(c, e, 0, &x))
-		return false;
-	if (!x.t.null_type && !is_time(&x.t))
-		return fail(c, e->args[0], "%s expects a DATE or TIMESTAMP, got %s", f->name,
-			    tname(&x.t, 0));
-	if (!conv_t(c, e->args[0], &x, SL_TYPE_TIMESTAMP))
-		return false;
-	in = emit_to(c, e, OP_EXTRACT, x.r, NOREG, mk(SL_TYPE_BIGINT, x.t.nullable), o);
-	if (!in)
-		return false;
-	in->sub = f->id;
-	return true;
-}
-
-static const struct fn fns[] = {
-	{ "UPPER", 1, 1, OP_UPPER, fn_str1 },
-	{ "LOWER", 1, 1, OP_LOWER, fn_str1 },
-	{ "INITCAP", 1, 1, OP_INITCAP, fn_str1 },
-	{ "CHAR_LENGTH", 1, 1, OP_CHAR_LEN, fn_str1 },
-	{ "CHARACTER_LENGTH", 1, 1, OP_CHAR_LEN, fn_str1 },
-	{ "CONCAT", 1, 255, 0, fn_concat },
-	{ "CONCAT_WS", 2, 255, 1, fn_concat },
-	{ "SUBSTRING", 2, 3, 0, fn_substr },
-	{ "SUBSTR", 2, 3, 0, fn_substr },
-	{ "TRIM", 1, 2, 3, fn_trim },
-	{ "BTRIM", 1, 2, 3, fn_trim },
-	{ "LTRIM", 1, 2, 1, fn_trim },
-	{ "RTRIM", 1, 2, 2, fn_trim },
-	{ "REPLACE", 3, 3, 0, fn_replace },
-	{ "LOCATE", 2, 3, 0, fn_locate },
-	{ "IF", 3, 3, 0, fn_if },
-	{ "COALESCE", 1, 255, 0, fn_coalesce },
-	{ "IFNULL", 2, 2, 0, fn_coalesce },
-	{ "NULLIF", 2, 2, 0, fn_nullif },
-	{ "MOD", 2, 2, 0, fn_mod },
-	{ "ABS", 1, 1, 0, fn_abs },
-	{ "ROUND", 1, 2, 0, fn_round },
-	{ "FLOOR", 1, 1, 0, fn_floor_ceil },
-	{ "CEIL", 1, 1, 1, fn_floor_ceil },
-	{ "CEILING", 1, 1, 1, fn_floor_ceil },
-	{ "POWER", 2, 2, 255, fn_math },
-	{ "POW", 2, 2, 255, fn_math },
-	{ "SQRT", 1, 1, MATH_SQRT, fn_math },
-	{ "LN", 1, 1, MATH_LN, fn_math },
-	{ "LOG10", 1, 1, MATH_LOG10, fn_math },
-	{ "LOG2", 1, 1, MATH_LOG2, fn_math },
-	{ "LOG", 1, 2, 254, fn_math },
-	{ "EXP", 1, 1, MATH_EXP, fn_math },
-	{ "TO_TIMESTAMP", 1, 2, OP_TO_TS, fn_parse_time },
-	{ "TO_DATE", 1, 2, OP_TO_DATE, fn_parse_time },
-	{ "UNIX_TIMESTAMP", 0, 2, OP_UNIX_TS, fn_parse_time },
-	{ "TO_TIMESTAMP_LTZ", 1, 2, 0, fn_to_ltz },
-	{ "FROM_UNIXTIME", 1, 2, OP_FROM_UNIXTIME, fn_format_time },
-	{ "DATE_FORMAT", 2, 2, OP_DATE_FMT, fn_format_time },
-	{ "NOW", 0, 0, SL_TYPE_TIMESTAMP_LTZ, fn_now },
-	{ "CURRENT_TIMESTAMP", 0, 0, SL_TYPE_TIMESTAMP_LTZ, fn_now },
-	{ "PROCTIME", 0, 0, SL_TYPE_TIMESTAMP_LTZ, fn_now },
-	{ "LOCALTIMESTAMP", 0, 0, SL_TYPE_TIMESTAMP, fn_now },
-	{ "CURRENT_DATE", 0, 0, SL_TYPE_DATE, fn_now },
-	{ "YEAR", 1, 1, EX_YEAR, fn_extract },
-	{ "QUARTER", 1, 1, EX_QUARTER, fn_extract },
-	{ "MONTH", 1, 1, EX_MONTH, fn_extract },
-	{ "WEEK", 1, 1, EX_WEEK, fn_extract },
-	{ "DAYOFMONTH", 1, 1, EX_DAY, fn_extract },
-	{ "DAYOFYEAR", 1, 1, EX_DOY, fn_extract },
-	{ "DAYOFWEEK", 1, 1, EX_DOW, fn_extract },
-	{ "HOUR", 1, 1, EX_HOUR, fn_extract },
-	{ "MINUTE", 1, 1, EX_MINUTE, fn_extract },
-	{ "SECOND", 1, 1, EX_SECOND, fn_extract },
-};
-
-static const char *const aggregates[] = {
-	"COUNT", "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE", "LISTAGG",
-	"COLLECT", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "STDDEV", "VARIANCE",
-	"APPROX_COUNT_DISTINCT", NULL,
-};
-
-static const char *const windowfns[] = {
-	"ROW_NUMBER", "RANK", "DENSE_RANK", "PERCENT_RANK", "CUME_DIST", "NTILE", "LAG", "LEAD",
-	"TUMBLE", "HOP", "SESSION", "CUMULATE", "TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME",
-	"TUMBLE_PROCTIME", "HOP_START", "HOP_END", "HOP_ROWTIME", "HOP_PROCTIME",
-	"SESSION_START", "SESSION_END", "SESSION_ROWTIME", "SESSION_PROCTIME", NULL,
-};
-
-static bool in_names(const char *const *names, const char *s)
-{
-	for (; *names; names++)
-		if (!strcasecmp(*names, s))
-			return true;
-	return false;
-}
-
-static bool compile_call(struct cc *c, const struct sl_expr *e, struct opnd *o)
-{
-	const struct fn *near = NULL;
-	int best = 1 << 30;
-
-	if (in_names(aggregates, e->text))
-		return fail(c, e, "aggregate function %s is not allowed here", e->text);
-	if (in_names(windowfns, e->text))
-		return fail(c, e, "window function %s is not allowed here", e->text);
-	if (e->over)
-		return fail(c, e, "OVER window of %s is not allowed here", e->text);
-	if (e->filter)
-		return fail(c, e, "FILTER applies to aggregate functions only, not %s", e->text);
-	if (e->distinct)
-		return fail(c, e, "DISTINCT applies to aggregate functions only, not %s",
-			    e->text);
-	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
-		const struct fn *f = &fns[i];
-		int d;
-
-		if (!strcasecmp(f->name, e->text)) {
-			if (!need_args(c, e, f->min, f->max == 255 ? 1u << 30 : f->max, f->name))
-				return false;
-			for (uint32_t k = 0; k < e->nargs; k++)
-				if (e->args[k]->kind == SL_EXPR_STAR)
-					return fail(c, e->args[k], "* is not a value of %s",
-						    f->name);
-			return f->compile(c, e, f, o);
-		}
-		d = edit_distance(e->text, f->name);
-		if (d < best) {
-			best = d;
-			near = f;
-		}
-	}
-	if (!strcasecmp(e->text, "TRY_CAST") || !strcasecmp(e->text, "EXTRACT") ||
-	    !strcasecmp(e->text, "POSITION"))
-		return fail(c, e, "%s is not supported by the expression parser yet", e->text);
-	if (near && best <= 1 + (int)strlen(e->text) / 3)
-		return fail(c, e, "unknown function %s (did you mean %s?)", e->text, near->name);
-	return fail(c, e, "unknown function %s", e->text);
-}
-
 static bool compile_round_to(struct cc *c, const struct sl_expr *e, struct opnd *o)
 {
 	static const int64_t unit_ms[] = {
-		[SL_EXPR_UNIT_SECOND] = 1000, [SL_EXPR_UNIT_MINUTE] = 60000,
-		[SL_EXPR_UNIT_HOUR] = 3600000, [SL_EXPR_UNIT_DAY] = MS_PER_DAY,
+		[SL_EXPR_UNIT_SECOND] = 1000,
+		[SL_EXPR_UNIT_MINUTE] = 60000,
+		[SL_EXPR_UNIT_HOUR] = 3600000,
+		[SL_EXPR_UNIT_DAY] = MS_PER_DAY,
 	};
 	bool ceil_ = !strcasecmp(e->text, "CEIL") || !strcasecmp(e->text, "CEILING");
 	struct opnd x;
 	struct insn *in;
 
-	if (!arg(c, e, 0, &x))
+	if (!sl_cc_arg(c, e, 0, &x))
 		return false;
-	if (x.t.null_type && !conv_t(c, e, &x, SL_TYPE_TIMESTAMP))
+	if (x.t.null_type && !sl_cc_conv_t(c, e, &x, SL_TYPE_TIMESTAMP))
 		return false;
 	if (x.t.type != SL_TYPE_TIMESTAMP && x.t.type != SL_TYPE_TIMESTAMP_LTZ)
-		return fail(c, e->args[0], "%s(... TO unit) expects a TIMESTAMP, got %s", e->text,
-			    tname(&x.t, 0));
+		return sl_cc_fail(c, e->args[0], "%s(... TO unit) expects a TIMESTAMP, got %s",
+				  e->text, sl_cc_tname(&x.t, 0));
 	if (e->unit < SL_EXPR_UNIT_SECOND || e->unit > SL_EXPR_UNIT_DAY)
-		return fail(c, e, "unknown time unit");
-	in = emit_to(c, e, OP_TS_FLOOR, x.r, NOREG, x.t, o);
+		return sl_cc_fail(c, e, "unknown time unit");
+	in = sl_cc_emit_to(c, e, OP_TS_FLOOR, x.r, NOREG, x.t, o);
 	if (!in)
 		return false;
 	in->sub = ceil_;
@@ -2287,7 +1647,7 @@ static bool compile_inner(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	case SL_EXPR_COLUMN:
 		return resolve(c, e, o);
 	case SL_EXPR_STAR:
-		return fail(c, e, "* is only allowed in COUNT(*)");
+		return sl_cc_fail(c, e, "* is only allowed in COUNT(*)");
 	case SL_EXPR_UNARY:
 		return compile_unary(c, e, o);
 	case SL_EXPR_BINARY:
@@ -2301,21 +1661,21 @@ static bool compile_inner(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	case SL_EXPR_LIKE:
 		return compile_like(c, e, o);
 	case SL_EXPR_CALL:
-		return compile_call(c, e, o);
+		return sl_cc_call(c, e, o);
 	case SL_EXPR_CASE:
 		if (!e->nargs)
-			return fail(c, e, "CASE needs a WHEN");
-		return case_core(c, e, e->case_operand, e->args, e->nargs / 2, e->case_else, o);
+			return sl_cc_fail(c, e, "CASE needs a WHEN");
+		return sl_cc_case(c, e, e->case_operand, e->args, e->nargs / 2, e->case_else, o);
 	case SL_EXPR_CAST:
 		return compile_cast(c, e, o);
 	case SL_EXPR_ROUND_TO:
 		return compile_round_to(c, e, o);
 	case SL_EXPR_DESCRIPTOR:
-		return fail(c, e, "DESCRIPTOR is only allowed as a window function argument");
+		return sl_cc_fail(c, e, "DESCRIPTOR is only allowed as a window function argument");
 	case SL_EXPR_TABLE:
-		return fail(c, e, "TABLE is only allowed as a window function argument");
+		return sl_cc_fail(c, e, "TABLE is only allowed as a window function argument");
 	}
-	return fail(c, e, "unsupported expression");
+	return sl_cc_fail(c, e, "unsupported expression");
 }
 
 static bool compile(struct cc *c, const struct sl_expr *e, struct opnd *o)
@@ -2345,13 +1705,13 @@ static bool pack_consts(struct cc *c)
 	int32_t *map = malloc(((size_t)c->ncv + 1) * sizeof(*map));
 	int n = 0;
 
-#define REMAP(x)                                                     \
-	do {                                                         \
-		if ((x) < 0 && (x) != NOREG) {                       \
-			if (map[-1 - (x)] < 0)                       \
-				map[-1 - (x)] = n++;                 \
-			(x) = -1 - map[-1 - (x)];                    \
-		}                                                    \
+#define REMAP(x)                                                                                   \
+	do {                                                                                       \
+		if ((x) < 0 && (x) != NOREG) {                                                     \
+			if (map[-1 - (x)] < 0)                                                     \
+				map[-1 - (x)] = n++;                                               \
+			(x) = -1 - map[-1 - (x)];                                                  \
+		}                                                                                  \
 	} while (0)
 
 	if (!map)
@@ -2424,10 +1784,10 @@ struct sl_prog *sl_prog_compile(const struct sl_expr *e, const struct sl_scope *
 
 			s = keep > SL_DEC_MIN_ADJUSTED_SCALE ? keep : SL_DEC_MIN_ADJUSTED_SCALE;
 		}
-		struct sl_sql_type t = mk_dec((struct sl_dec_type){ SL_DECIMAL_MAX_PREC,
-								    (uint8_t)s }, true);
+		struct sl_sql_type t =
+			mk_dec((struct sl_dec_type){ SL_DECIMAL_MAX_PREC, (uint8_t)s }, true);
 
-		if (!conv(&c, e, &o, &t))
+		if (!sl_cc_conv(&c, e, &o, &t))
 			goto out_fail;
 		if (!o.cst)
 			o.t.nullable = true;
@@ -2473,8 +1833,8 @@ bool sl_prog_is_const(const struct sl_prog *p)
 
 /* ---- evaluation (hot path) ------------------------------------------------------------ */
 
-static inline void run(const struct sl_prog *p, const struct sl_row *in,
-		       struct sl_eval_ctx *ec, struct reg *file)
+static inline void run(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
+		       struct reg *file)
 {
 	memcpy(file, p->consts, (size_t)p->nconst * sizeof(*file));
 	ec->scratch_used = 0;
@@ -2520,9 +1880,8 @@ bool sl_prog_eval_pred(const struct sl_prog *p, const struct sl_row *in, struct 
 	return !r->null && r->i;
 }
 
-void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in,
-		       struct sl_eval_ctx *ec, const struct sl_sql_type *to,
-		       struct sl_row_builder *out, int field)
+void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
+		       const struct sl_sql_type *to, struct sl_row_builder *out, int field)
 {
 	struct reg file[p->nconst + p->ntemps + 1];
 	struct reg r;

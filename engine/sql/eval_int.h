@@ -20,9 +20,9 @@
  * digits), narrowed to the 18 digits a row slot holds only where a value leaves. */
 struct reg {
 	union {
-		int64_t i;      /* BOOL, INT, BIGINT, DATE, TIMESTAMP*, INTERVAL */
-		double f;       /* FLOAT (float-rounded), DOUBLE */
-		sl_dec_t d;     /* DECIMAL unscaled; scale in the instruction */
+		int64_t i;  /* BOOL, INT, BIGINT, DATE, TIMESTAMP*, INTERVAL */
+		double f;   /* FLOAT (float-rounded), DOUBLE */
+		sl_dec_t d; /* DECIMAL unscaled; scale in the instruction */
 		struct {
 			const char *p;
 			uint32_t len;
@@ -33,66 +33,118 @@ struct reg {
 
 /* A run-time type, compact enough to sit in an instruction (conversions). */
 struct vty {
-	uint8_t t;        /* enum sl_type */
-	uint8_t prec;     /* DECIMAL */
+	uint8_t t;    /* enum sl_type */
+	uint8_t prec; /* DECIMAL */
 	uint8_t scale;
 	uint8_t interval; /* BIGINT holding an INTERVAL in ms */
 	uint32_t maxlen;  /* VARCHAR(n) on CAST: truncate to n code points; 0 = unbounded */
 };
 
 enum op {
-	OP_LOAD_I, OP_LOAD_F, OP_LOAD_D, OP_LOAD_S,
+	OP_LOAD_I,
+	OP_LOAD_F,
+	OP_LOAD_D,
+	OP_LOAD_S,
 	OP_MOV,
-	OP_JMP,      /* pc = imm */
-	OP_JF,       /* a FALSE: dst = FALSE, pc = imm (AND short cut) */
-	OP_JT,       /* a TRUE: dst = TRUE, pc = imm (OR short cut) */
-	OP_JNT,      /* a not TRUE: pc = imm (CASE WHEN) */
-	OP_JNN,      /* a not NULL: dst = a, pc = imm (COALESCE) */
-	OP_AND, OP_OR, OP_NOT,
-	OP_IS,       /* sub: enum is_test */
-	OP_ADD_I32, OP_SUB_I32, OP_MUL_I32, OP_DIV_I32, OP_MOD_I32, OP_NEG_I32,
-	OP_ADD_I64, OP_SUB_I64, OP_MUL_I64, OP_DIV_I64, OP_MOD_I64, OP_NEG_I64,
-	OP_ADD_F32, OP_SUB_F32, OP_MUL_F32, OP_DIV_F32, OP_MOD_F32,
-	OP_ADD_F64, OP_SUB_F64, OP_MUL_F64, OP_DIV_F64, OP_MOD_F64, OP_NEG_F,
-	OP_ADD_D, OP_SUB_D, OP_MUL_D, OP_DIV_D, OP_MOD_D, OP_NEG_D,
-	OP_CMP_I, OP_CMP_F, OP_CMP_D, OP_CMP_S, /* sub: mask of {<, =, >} that is TRUE */
-	OP_CVT,      /* x.cvt; flag: TRY (no error count) */
-	OP_IN_I, OP_IN_F, OP_IN_D, OP_IN_S,     /* x.ptr: struct inlist; sub: NOT IN */
-	OP_LIKE,     /* x.ptr: struct like_pat or NULL (pattern in b); sub: NOT LIKE */
-	OP_CONCAT,   /* x.list */
-	OP_CONCAT_WS,/* a = separator, x.list */
-	OP_UPPER, OP_LOWER, OP_INITCAP,
-	OP_SUBSTR,   /* a, b = start, c = length or NOREG */
-	OP_TRIM,     /* sub: 1 leading, 2 trailing, 3 both; b = characters or NOREG (space) */
+	OP_JMP, /* pc = imm */
+	OP_JF,	/* a FALSE: dst = FALSE, pc = imm (AND short cut) */
+	OP_JT,	/* a TRUE: dst = TRUE, pc = imm (OR short cut) */
+	OP_JNT, /* a not TRUE: pc = imm (CASE WHEN) */
+	OP_JNN, /* a not NULL: dst = a, pc = imm (COALESCE) */
+	OP_AND,
+	OP_OR,
+	OP_NOT,
+	OP_IS, /* sub: enum is_test */
+	OP_ADD_I32,
+	OP_SUB_I32,
+	OP_MUL_I32,
+	OP_DIV_I32,
+	OP_MOD_I32,
+	OP_NEG_I32,
+	OP_ADD_I64,
+	OP_SUB_I64,
+	OP_MUL_I64,
+	OP_DIV_I64,
+	OP_MOD_I64,
+	OP_NEG_I64,
+	OP_ADD_F32,
+	OP_SUB_F32,
+	OP_MUL_F32,
+	OP_DIV_F32,
+	OP_MOD_F32,
+	OP_ADD_F64,
+	OP_SUB_F64,
+	OP_MUL_F64,
+	OP_DIV_F64,
+	OP_MOD_F64,
+	OP_NEG_F,
+	OP_ADD_D,
+	OP_SUB_D,
+	OP_MUL_D,
+	OP_DIV_D,
+	OP_MOD_D,
+	OP_NEG_D,
+	OP_CMP_I,
+	OP_CMP_F,
+	OP_CMP_D,
+	OP_CMP_S, /* sub: mask of {<, =, >} that is TRUE */
+	OP_CVT,	  /* x.cvt; flag: TRY (no error count) */
+	OP_IN_I,
+	OP_IN_F,
+	OP_IN_D,
+	OP_IN_S,      /* x.ptr: struct inlist; sub: NOT IN */
+	OP_LIKE,      /* x.ptr: struct like_pat or NULL (pattern in b); sub: NOT LIKE */
+	OP_CONCAT,    /* x.list */
+	OP_CONCAT_WS, /* a = separator, x.list */
+	OP_UPPER,
+	OP_LOWER,
+	OP_INITCAP,
+	OP_SUBSTR, /* a, b = start, c = length or NOREG */
+	OP_TRIM,   /* sub: 1 leading, 2 trailing, 3 both; b = characters or NOREG (space) */
 	OP_CHAR_LEN,
 	OP_REPLACE,
-	OP_LOCATE,   /* a = needle, b = haystack, c = start or NOREG */
-	OP_ABS_I32, OP_ABS_I64, OP_ABS_F, OP_ABS_D,
-	OP_ROUND_I,  /* imm = digits (negative: tens, hundreds...) */
+	OP_LOCATE, /* a = needle, b = haystack, c = start or NOREG */
+	OP_ABS_I32,
+	OP_ABS_I64,
+	OP_ABS_F,
+	OP_ABS_D,
+	OP_ROUND_I, /* imm = digits (negative: tens, hundreds...) */
 	OP_ROUND_F,
-	OP_ROUND_D,  /* x.dec: ta = operand, tr = result; imm2 = digits */
-	OP_FLOOR_F, OP_CEIL_F, OP_FLOOR_D, OP_CEIL_D,
-	OP_MATH,     /* sub: enum math_fn */
+	OP_ROUND_D, /* x.dec: ta = operand, tr = result; imm2 = digits */
+	OP_FLOOR_F,
+	OP_CEIL_F,
+	OP_FLOOR_D,
+	OP_CEIL_D,
+	OP_MATH, /* sub: enum math_fn */
 	OP_POWER,
 	OP_TS_FLOOR, /* sub: 0 floor, 1 ceil; imm = unit ms; imm2 = tz offset */
 	OP_TO_TS,    /* a = text; x.ptr = struct tfmt, or NULL: b = pattern register, or
 		      * b = NOREG and flag = lenient default parse */
 	OP_TO_DATE,
-	OP_UNIX_TS,  /* a = text -> epoch seconds in the session zone */
-	OP_TO_LTZ,   /* a numeric: sub = 0 int, 1 decimal (scale in imm2), 2 double;
-		      * imm = ms per unit (1000 or 1) */
+	OP_UNIX_TS,	  /* a = text -> epoch seconds in the session zone */
+	OP_TO_LTZ,	  /* a numeric: sub = 0 int, 1 decimal (scale in imm2), 2 double;
+			   * imm = ms per unit (1000 or 1) */
 	OP_FROM_UNIXTIME, /* a = epoch seconds -> STRING in the session zone */
-	OP_DATE_FMT, /* a = TIMESTAMP (local wall clock ms) -> STRING */
-	OP_NOW,      /* ec->proctime_ms + imm (0: instant; tz: local wall clock); sub: days */
-	OP_EXTRACT,  /* a = TIMESTAMP wall clock ms; sub = enum ex_field */
-	OP_IV_DAYS,  /* a = INTERVAL ms -> whole days (floor) */
+	OP_DATE_FMT,	  /* a = TIMESTAMP (local wall clock ms) -> STRING */
+	OP_NOW,		  /* ec->proctime_ms + imm (0: instant; tz: local wall clock); sub: days */
+	OP_EXTRACT,	  /* a = TIMESTAMP wall clock ms; sub = enum ex_field */
+	OP_IV_DAYS,	  /* a = INTERVAL ms -> whole days (floor) */
 };
 
 enum is_test { IS_NULL, IS_NOT_NULL, IS_TRUE, IS_NOT_TRUE, IS_FALSE, IS_NOT_FALSE };
 enum math_fn { MATH_SQRT, MATH_LN, MATH_LOG10, MATH_LOG2, MATH_EXP };
 enum ex_field {
-	EX_YEAR, EX_QUARTER, EX_MONTH, EX_WEEK, EX_DAY, EX_HOUR, EX_MINUTE, EX_SECOND,
-	EX_DOW, EX_DOY, EX_MILLISECOND,
+	EX_YEAR,
+	EX_QUARTER,
+	EX_MONTH,
+	EX_WEEK,
+	EX_DAY,
+	EX_HOUR,
+	EX_MINUTE,
+	EX_SECOND,
+	EX_DOW,
+	EX_DOY,
+	EX_MILLISECOND,
 };
 
 struct insn {
@@ -100,7 +152,7 @@ struct insn {
 	uint8_t sub;
 	uint8_t flag;
 	int32_t dst, a, b, c;
-	int64_t imm2;     /* second immediate: tz offset, decimal scale */
+	int64_t imm2; /* second immediate: tz offset, decimal scale */
 	union {
 		int64_t imm;
 		struct {
@@ -127,7 +179,7 @@ struct inlist {
 		struct {
 			const char *p;
 			uint32_t len;
-		} *s;
+		} * s;
 	};
 };
 
@@ -135,14 +187,22 @@ struct inlist {
 enum like_kind { LIKE_EXACT, LIKE_PREFIX, LIKE_SUFFIX, LIKE_CONTAINS, LIKE_GENERAL };
 struct like_pat {
 	enum like_kind kind;
-	const char *lit;  /* EXACT/PREFIX/SUFFIX/CONTAINS: the literal; GENERAL: the pattern */
+	const char *lit; /* EXACT/PREFIX/SUFFIX/CONTAINS: the literal; GENERAL: the pattern */
 	uint32_t len;
-	char esc;         /* escape character of GENERAL patterns, 0 = none */
+	char esc; /* escape character of GENERAL patterns, 0 = none */
 };
 
 /* A Java DateTimeFormatter-style pattern (yyyy MM dd HH mm ss SSS, 'quoted' text). */
 enum tf_kind {
-	TF_LIT, TF_YEAR, TF_MONTH, TF_DAY, TF_HOUR, TF_HOUR12, TF_MINUTE, TF_SECOND, TF_FRAC,
+	TF_LIT,
+	TF_YEAR,
+	TF_MONTH,
+	TF_DAY,
+	TF_HOUR,
+	TF_HOUR12,
+	TF_MINUTE,
+	TF_SECOND,
+	TF_FRAC,
 	TF_AMPM,
 };
 #define TF_MAX_TOK 32
@@ -150,8 +210,8 @@ struct tfmt {
 	uint8_t n;
 	struct {
 		uint8_t kind;
-		uint8_t width;    /* letters written: yyyy = 4, SSS = 3 */
-		uint16_t off;     /* TF_LIT: text in lit[] */
+		uint8_t width; /* letters written: yyyy = 4, SSS = 3 */
+		uint16_t off;  /* TF_LIT: text in lit[] */
 		uint16_t len;
 	} tok[TF_MAX_TOK];
 	char lit[128];
@@ -181,8 +241,8 @@ int sl_eval_date_print_(int64_t days, char *buf);
 int64_t sl_eval_extract_(int64_t ms, enum ex_field f);
 
 /* eval_vm.c */
-void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *lists,
-		  struct reg *R, const struct sl_row *row, struct sl_eval_ctx *ec);
+void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *lists, struct reg *R,
+		  const struct sl_row *row, struct sl_eval_ctx *ec);
 /* Converts r in place from `from` to `to` (CAST semantics, tz = session offset). Returns
  * false (r NULL) when the value has no image in `to`; the caller counts the error. */
 bool sl_eval_cvt_(struct reg *r, const struct vty *from, const struct vty *to, int64_t tz,

@@ -186,11 +186,11 @@ static bool is_blank(char c)
 static bool make_ms(int64_t y, int64_t mo, int64_t d, int64_t h, int64_t mi, int64_t s,
 		    int64_t frac_ms, int64_t *ms)
 {
-	if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, (unsigned)mo) || h > 23 ||
-	    mi > 59 || s > 59)
+	if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, (unsigned)mo) || h > 23 || mi > 59 ||
+	    s > 59)
 		return false;
-	*ms = sl_eval_days_from_civil_(y, (unsigned)mo, (unsigned)d) * MS_PER_DAY +
-	      h * 3600000 + mi * 60000 + s * 1000 + frac_ms;
+	*ms = sl_eval_days_from_civil_(y, (unsigned)mo, (unsigned)d) * MS_PER_DAY + h * 3600000 +
+	      mi * 60000 + s * 1000 + frac_ms;
 	return true;
 }
 
@@ -209,8 +209,7 @@ static int64_t frac_to_ms(int64_t v, int nd)
 }
 
 /* yyyy-M-d at s[*i]: the date part both parsers share. */
-static bool take_date(const char *s, uint32_t len, uint32_t *i, int64_t *y, int64_t *m,
-		      int64_t *d)
+static bool take_date(const char *s, uint32_t len, uint32_t *i, int64_t *y, int64_t *m, int64_t *d)
 {
 	bool neg = *i < len && s[*i] == '-';
 
@@ -505,7 +504,11 @@ int sl_eval_ts_format_fmt_(const struct tfmt *f, int64_t ms, char *buf, uint32_t
 			int64_t frac = rem % 1000;
 
 			for (int j = 0; j < w; j++) {
-				int digit = j < 3 ? (int)(frac / (j == 0 ? 100 : j == 1 ? 10 : 1) % 10)
+				int digit = j < 3 ? (int)(frac /
+							  (j == 0   ? 100
+							   : j == 1 ? 10
+								    : 1) %
+							  10)
 						  : 0;
 				buf[n++] = (char)('0' + digit);
 			}

@@ -61,9 +61,24 @@ static uint32_t cp_count(const char *s, uint32_t len)
 /* ---- conversions ---------------------------------------------------------------------- */
 
 static const int64_t pow10_i64[19] = {
-	1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL, 100000000LL,
-	1000000000LL, 10000000000LL, 100000000000LL, 1000000000000LL, 10000000000000LL,
-	100000000000000LL, 1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
+	1LL,
+	10LL,
+	100LL,
+	1000LL,
+	10000LL,
+	100000LL,
+	1000000LL,
+	10000000LL,
+	100000000LL,
+	1000000000LL,
+	10000000000LL,
+	100000000000LL,
+	1000000000000LL,
+	10000000000000LL,
+	100000000000000LL,
+	1000000000000000LL,
+	10000000000000000LL,
+	100000000000000000LL,
 	1000000000000000000LL,
 };
 
@@ -213,7 +228,8 @@ static bool to_int(struct reg *r, const struct vty *from, bool is_int)
 		v = (int64_t)(uint64_t)(r->d / pow10_dec(from->scale));
 		break;
 	case SL_TYPE_STRING:
-		if (!parse_i64(r->s.p, r->s.len, &v) || (is_int && (v < INT32_MIN || v > INT32_MAX)))
+		if (!parse_i64(r->s.p, r->s.len, &v) ||
+		    (is_int && (v < INT32_MIN || v > INT32_MAX)))
 			return false;
 		break;
 	default:
@@ -922,26 +938,26 @@ static bool fmt_ts(struct reg *d, int64_t ms, const struct tfmt *f, struct sl_ev
 }
 
 /* Marks d NULL and counts a run-time failure. */
-#define FAIL()                   \
-	do {                     \
-		d->null = true;  \
-		ec->errors++;    \
-		goto next;       \
+#define FAIL()                                                                                     \
+	do {                                                                                       \
+		d->null = true;                                                                    \
+		ec->errors++;                                                                      \
+		goto next;                                                                         \
 	} while (0)
 /* Strict operators: any NULL operand makes the result NULL. */
-#define NULL1()                            \
-	do {                               \
-		if (A->null) {             \
-			d->null = true;    \
-			goto next;         \
-		}                          \
+#define NULL1()                                                                                    \
+	do {                                                                                       \
+		if (A->null) {                                                                     \
+			d->null = true;                                                            \
+			goto next;                                                                 \
+		}                                                                                  \
 	} while (0)
-#define NULL2()                                  \
-	do {                                     \
-		if (A->null || B->null) {        \
-			d->null = true;          \
-			goto next;               \
-		}                                \
+#define NULL2()                                                                                    \
+	do {                                                                                       \
+		if (A->null || B->null) {                                                          \
+			d->null = true;                                                            \
+			goto next;                                                                 \
+		}                                                                                  \
 	} while (0)
 
 /* Operands by name; computed only where an instruction has them (NOREG is not an index). */
@@ -953,8 +969,8 @@ static const int32_t *ops_of(const int32_t *lists, const struct insn *in)
 	return lists + in->x.list.off;
 }
 
-void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *lists,
-		  struct reg *R, const struct sl_row *row, struct sl_eval_ctx *ec)
+void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *lists, struct reg *R,
+		  const struct sl_row *row, struct sl_eval_ctx *ec)
 {
 	for (int pc = from; pc < to;) {
 		const struct insn *in = &code[pc++];
@@ -1080,7 +1096,8 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 			if (!B->i)
 				FAIL();
 			d->null = false;
-			d->i = B->i == -1 ? (int32_t)(0u - (uint32_t)A->i) : (int32_t)A->i / (int32_t)B->i;
+			d->i = B->i == -1 ? (int32_t)(0u - (uint32_t)A->i)
+					  : (int32_t)A->i / (int32_t)B->i;
 			break;
 		case OP_MOD_I32:
 			NULL2();
@@ -1189,7 +1206,8 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 		case OP_DIV_D:
 		case OP_MOD_D: {
 			static int (*const fn[])(sl_dec_t, struct sl_dec_type, sl_dec_t,
-						 struct sl_dec_type, struct sl_dec_type, sl_dec_t *) = {
+						 struct sl_dec_type, struct sl_dec_type,
+						 sl_dec_t *) = {
 				sl_dec_add, sl_dec_sub, sl_dec_mul, sl_dec_div, sl_dec_mod,
 			};
 			sl_dec_t v;
@@ -1507,8 +1525,9 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 				break;
 			}
 			if (!f)
-				ok = in->op == OP_TO_DATE ? sl_eval_date_parse_(A->s.p, A->s.len, &ms)
-							  : sl_eval_ts_parse_(A->s.p, A->s.len, &ms);
+				ok = in->op == OP_TO_DATE
+					     ? sl_eval_date_parse_(A->s.p, A->s.len, &ms)
+					     : sl_eval_ts_parse_(A->s.p, A->s.len, &ms);
 			else
 				ok = sl_eval_ts_parse_fmt_(f, A->s.p, A->s.len, &ms);
 			if (!ok) {
@@ -1588,6 +1607,6 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 			d->i = sl_eval_floor_div_(A->i, MS_PER_DAY);
 			break;
 		}
-next:;
+	next:;
 	}
 }

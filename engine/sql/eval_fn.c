@@ -1,0 +1,620 @@
+/*
+ * eval_fn.c - the SQL function library of the expression compiler: name lookup (with
+ * Flink's aggregate and window functions refused where they are not computed), argument
+ * checks, result types (Flink's, e.g. ROUND(DECIMAL(p, s), r)), and the instructions each
+ * function compiles to. Plan time only; the kernels are in eval_vm.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "eval_cc.h"
+
+static bool need_args(struct cc *c, const struct sl_expr *e, uint32_t min, uint32_t max,
+		      const char *name)
+{
+	if (e->nargs < min || e->nargs > max) {
+		if (min == max)
+			return sl_cc_fail(c, e, "%s expects %u argument%s, got %u", name, min,
+					  min == 1 ? "" : "s", e->nargs);
+		return sl_cc_fail(c, e, "%s expects %u to %u arguments, got %u", name, min, max,
+				  e->nargs);
+	}
+	return true;
+}
+
+struct fn;
+typedef bool (*fn_compile)(struct cc *c, const struct sl_expr *e, const struct fn *f,
+			   struct opnd *o);
+
+struct fn {
+	const char *name;
+	uint8_t min, max; /* argument counts; max 255 = any */
+	uint8_t id;	  /* opcode or sub-function, per compile function */
+	fn_compile compile;
+};
+
+bool sl_cc_now(struct cc *c, const struct sl_expr *e, enum sl_type t, struct opnd *o)
+{
+	struct insn *in = sl_cc_emit_to(c, e, OP_NOW, 0, NOREG, mk(t, false), o);
+
+	if (!in)
+		return false;
+	c->nonconst++;
+	in->x.imm = t == SL_TYPE_TIMESTAMP_LTZ ? 0 : c->p->tz;
+	in->sub = t == SL_TYPE_DATE;
+	return true;
+}
+
+static bool fn_now(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	return sl_cc_now(c, e, (enum sl_type)f->id, o);
+}
+
+static bool fn_str1(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd x;
+
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want(c, e->args[0], &x, SL_TYPE_STRING, f->name))
+		return false;
+	return sl_cc_emit_to(c, e, (enum op)f->id, x.r, NOREG,
+			     mk(f->id == OP_CHAR_LEN ? SL_TYPE_INT : SL_TYPE_STRING, x.t.nullable),
+			     o) != NULL;
+}
+
+static bool fn_concat(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd parts[64], sep;
+	uint32_t first = f->id ? 1 : 0;
+
+	if (e->nargs - first > 64)
+		return sl_cc_fail(c, e, "%s takes at most 64 strings", f->name);
+	if (f->id && (!sl_cc_arg(c, e, 0, &sep) ||
+		      !sl_cc_want(c, e->args[0], &sep, SL_TYPE_STRING, f->name)))
+		return false;
+	for (uint32_t i = first; i < e->nargs; i++)
+		if (!sl_cc_arg(c, e, i, &parts[i - first]) ||
+		    !sl_cc_want(c, e->args[i], &parts[i - first], SL_TYPE_STRING, f->name))
+			return false;
+	return sl_cc_concat(c, e, f->id ? &sep : NULL, parts, e->nargs - first, o);
+}
+
+static bool fn_substr(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd s, pos, len = { .r = NOREG };
+	struct insn *in;
+
+	if (!sl_cc_arg(c, e, 0, &s) || !sl_cc_want(c, e->args[0], &s, SL_TYPE_STRING, f->name) ||
+	    !sl_cc_arg(c, e, 1, &pos) || !sl_cc_want_int(c, e->args[1], &pos, f->name))
+		return false;
+	if (e->nargs > 2 &&
+	    (!sl_cc_arg(c, e, 2, &len) || !sl_cc_want_int(c, e->args[2], &len, f->name)))
+		return false;
+	in = sl_cc_emit_to(c, e, OP_SUBSTR, s.r, pos.r,
+			   mk(SL_TYPE_STRING, s.t.nullable || pos.t.nullable || e->nargs > 2), o);
+	if (!in)
+		return false;
+	in->c = len.r;
+	return true;
+}
+
+static bool fn_trim(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd s, chars = { .r = NOREG };
+	struct insn *in;
+	bool nullable;
+
+	if (!sl_cc_arg(c, e, 0, &s) || !sl_cc_want(c, e->args[0], &s, SL_TYPE_STRING, f->name))
+		return false;
+	if (e->nargs > 1 && (!sl_cc_arg(c, e, 1, &chars) ||
+			     !sl_cc_want(c, e->args[1], &chars, SL_TYPE_STRING, f->name)))
+		return false;
+	nullable = s.t.nullable || (e->nargs > 1 && chars.t.nullable);
+	in = sl_cc_emit_to(c, e, OP_TRIM, s.r, chars.r, mk(SL_TYPE_STRING, nullable), o);
+	if (!in)
+		return false;
+	in->sub = f->id;
+	return true;
+}
+
+static bool fn_replace(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd a[3];
+	struct insn *in;
+
+	for (uint32_t i = 0; i < 3; i++)
+		if (!sl_cc_arg(c, e, i, &a[i]) ||
+		    !sl_cc_want(c, e->args[i], &a[i], SL_TYPE_STRING, f->name))
+			return false;
+	in = sl_cc_emit_to(
+		c, e, OP_REPLACE, a[0].r, a[1].r,
+		mk(SL_TYPE_STRING, a[0].t.nullable || a[1].t.nullable || a[2].t.nullable), o);
+	if (!in)
+		return false;
+	in->c = a[2].r;
+	return true;
+}
+
+static bool fn_locate(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd a, b, s = { .r = NOREG };
+	struct insn *in;
+
+	if (!sl_cc_arg(c, e, 0, &a) || !sl_cc_want(c, e->args[0], &a, SL_TYPE_STRING, f->name) ||
+	    !sl_cc_arg(c, e, 1, &b) || !sl_cc_want(c, e->args[1], &b, SL_TYPE_STRING, f->name))
+		return false;
+	if (e->nargs > 2 &&
+	    (!sl_cc_arg(c, e, 2, &s) || !sl_cc_want_int(c, e->args[2], &s, f->name)))
+		return false;
+	in = sl_cc_emit_to(
+		c, e, OP_LOCATE, a.r, b.r,
+		mk(SL_TYPE_INT, a.t.nullable || b.t.nullable || (e->nargs > 2 && s.t.nullable)), o);
+	if (!in)
+		return false;
+	in->c = s.r;
+	return true;
+}
+
+static bool fn_if(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	return sl_cc_case(c, e, NULL, e->args, 1, e->args[2], o);
+}
+
+static bool fn_coalesce(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	return sl_cc_coalesce(c, e, o);
+}
+
+static bool fn_nullif(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	return sl_cc_nullif(c, e, o);
+}
+
+static bool fn_mod(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd x, y;
+
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_arg(c, e, 1, &y))
+		return false;
+	return sl_cc_arith(c, e, SL_EXPR_OP_MOD, x, y, o);
+}
+
+static bool fn_abs(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd x;
+	enum op op;
+
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name))
+		return false;
+	op = x.t.type == SL_TYPE_INT	   ? OP_ABS_I32
+	     : x.t.type == SL_TYPE_BIGINT  ? OP_ABS_I64
+	     : x.t.type == SL_TYPE_DECIMAL ? OP_ABS_D
+					   : OP_ABS_F;
+	return sl_cc_emit_to(c, e, op, x.r, NOREG, x.t, o) != NULL;
+}
+
+/* Flink's findRoundDecimalType: ROUND(DECIMAL(p, s), r), FLOOR and CEIL (r = 0). */
+static struct sl_dec_type round_type(struct sl_dec_type t, int64_t r)
+{
+	int p;
+
+	if (r >= t.scale)
+		return t;
+	if (r < 0) {
+		p = 1 + t.prec - t.scale;
+		return (struct sl_dec_type){ (uint8_t)(p > 38 ? 38 : p), 0 };
+	}
+	p = 1 + t.prec - t.scale + (int)r;
+	return (struct sl_dec_type){ (uint8_t)(p > 38 ? 38 : p), (uint8_t)r };
+}
+
+static bool fn_round(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd x, n;
+	int64_t digits = 0;
+	struct insn *in;
+
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name))
+		return false;
+	if (e->nargs > 1 && (!sl_cc_arg(c, e, 1, &n) ||
+			     !sl_cc_const_int(c, e->args[1], &n, "ROUND's digit count", &digits)))
+		return false;
+	if (digits < -64 || digits > 64)
+		return sl_cc_fail(c, e->args[1], "ROUND's digit count must be within -64..64");
+	if (x.t.type == SL_TYPE_DECIMAL) {
+		struct sl_dec_type ta = dec_of(&x.t), tr = round_type(ta, digits);
+
+		in = sl_cc_emit_to(c, e, OP_ROUND_D, x.r, NOREG, mk_dec(tr, x.t.nullable), o);
+		if (!in)
+			return false;
+		in->x.dec.ta = ta;
+		in->x.dec.tr = tr;
+		in->imm2 = digits;
+		return true;
+	}
+	in = sl_cc_emit_to(c, e, is_int(&x.t) ? OP_ROUND_I : OP_ROUND_F, x.r, NOREG,
+			   mk(x.t.type, x.t.nullable || (is_int(&x.t) && digits < 0)), o);
+	if (!in)
+		return false;
+	in->x.imm = digits;
+	in->flag = x.t.type == SL_TYPE_INT || x.t.type == SL_TYPE_FLOAT;
+	return true;
+}
+
+static bool fn_floor_ceil(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	bool ceil_ = f->id;
+	struct opnd x;
+	struct insn *in;
+
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name))
+		return false;
+	if (is_int(&x.t) || (x.t.type == SL_TYPE_DECIMAL && x.t.scale == 0)) {
+		*o = x;
+		return true;
+	}
+	if (x.t.type == SL_TYPE_DECIMAL) {
+		struct sl_dec_type ta = dec_of(&x.t), tr = round_type(ta, 0);
+
+		in = sl_cc_emit_to(c, e, ceil_ ? OP_CEIL_D : OP_FLOOR_D, x.r, NOREG,
+				   mk_dec(tr, x.t.nullable), o);
+		if (!in)
+			return false;
+		in->x.dec.ta = ta;
+		in->x.dec.tr = tr;
+		return true;
+	}
+	return sl_cc_emit_to(c, e, ceil_ ? OP_CEIL_F : OP_FLOOR_F, x.r, NOREG, x.t, o) != NULL;
+}
+
+static bool fn_math(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd x, y;
+	struct insn *in;
+
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name) ||
+	    !sl_cc_conv_t(c, e, &x, SL_TYPE_DOUBLE))
+		return false;
+	if (f->id == 255) { /* POWER */
+		if (!sl_cc_arg(c, e, 1, &y) || !sl_cc_want_num(c, e->args[1], &y, f->name) ||
+		    !sl_cc_conv_t(c, e, &y, SL_TYPE_DOUBLE))
+			return false;
+		return sl_cc_emit_to(c, e, OP_POWER, x.r, y.r,
+				     mk(SL_TYPE_DOUBLE, x.t.nullable || y.t.nullable), o) != NULL;
+	}
+	if (f->id == 254) { /* LOG(x) = LN(x); LOG(b, x) = LN(x) / LN(b) */
+		struct opnd lb;
+
+		if (e->nargs == 2) {
+			if (!sl_cc_arg(c, e, 1, &y) ||
+			    !sl_cc_want_num(c, e->args[1], &y, f->name) ||
+			    !sl_cc_conv_t(c, e, &y, SL_TYPE_DOUBLE))
+				return false;
+			in = sl_cc_emit_to(c, e, OP_MATH, x.r, NOREG, x.t, &lb);
+			if (!in)
+				return false;
+			in->sub = MATH_LN;
+			x = y;
+		}
+		in = sl_cc_emit_to(c, e, OP_MATH, x.r, NOREG, x.t, o);
+		if (!in)
+			return false;
+		in->sub = MATH_LN;
+		if (e->nargs == 2)
+			return sl_cc_emit_to(c, e, OP_DIV_F64, o->r, lb.r,
+					     mk(SL_TYPE_DOUBLE, o->t.nullable || lb.t.nullable), o);
+		return true;
+	}
+	in = sl_cc_emit_to(c, e, OP_MATH, x.r, NOREG, x.t, o);
+	if (!in)
+		return false;
+	in->sub = f->id;
+	return true;
+}
+
+/* A format argument: precompiled when constant, else read per record. */
+static bool fmt_arg(struct cc *c, const struct sl_expr *e, uint32_t i, const char *name,
+		    struct insn *in, const struct opnd *fo)
+{
+	struct tfmt *tf;
+	const struct reg *v;
+
+	if (!fo->cst) {
+		in->b = fo->r;
+		return true;
+	}
+	v = constval(c, fo->r);
+	if (v->null) {
+		in->b = fo->r; /* NULL format: NULL result, per record */
+		return true;
+	}
+	tf = malloc(sizeof(*tf));
+	if (!sl_cc_own(c, tf))
+		return false;
+	if (sl_eval_tfmt_compile_(v->s.p, v->s.len, tf))
+		return sl_cc_fail(c, e->args[i],
+				  "unsupported date/time format '%.*s' (known: yyyy yy "
+				  "MM M dd d HH H hh h mm ss S..S a, 'text')",
+				  (int)v->s.len, v->s.p);
+	in->x.ptr = tf;
+	return true;
+}
+
+static bool fn_parse_time(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	enum op op = (enum op)f->id;
+	enum sl_type t = op == OP_TO_DATE   ? SL_TYPE_DATE
+			 : op == OP_UNIX_TS ? SL_TYPE_BIGINT
+					    : SL_TYPE_TIMESTAMP;
+	struct opnd s, fo;
+	struct insn *in;
+
+	if (op == OP_UNIX_TS && e->nargs == 0) {
+		/* UNIX_TIMESTAMP(): now, in seconds */
+		struct sl_sql_type bt = mk(SL_TYPE_BIGINT, false);
+
+		return sl_cc_now(c, e, SL_TYPE_TIMESTAMP_LTZ, o) && sl_cc_conv(c, e, o, &bt);
+	}
+	if (!sl_cc_arg(c, e, 0, &s) || !sl_cc_want(c, e->args[0], &s, SL_TYPE_STRING, f->name))
+		return false;
+	if (e->nargs > 1 &&
+	    (!sl_cc_arg(c, e, 1, &fo) || !sl_cc_want(c, e->args[1], &fo, SL_TYPE_STRING, f->name)))
+		return false;
+	in = sl_cc_emit_to(c, e, op, s.r, NOREG, mk(t, true), o);
+	if (!in)
+		return false;
+	in->imm2 = c->p->tz;
+	if (e->nargs > 1)
+		return fmt_arg(c, e, 1, f->name, in, &fo);
+	in->flag = 1;
+	return true;
+}
+
+static bool fn_to_ltz(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd x, pr;
+	int64_t prec = 3;
+	struct insn *in;
+
+	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name))
+		return false;
+	if (e->nargs > 1 &&
+	    (!sl_cc_arg(c, e, 1, &pr) ||
+	     !sl_cc_const_int(c, e->args[1], &pr, "TO_TIMESTAMP_LTZ's precision", &prec)))
+		return false;
+	if (prec != 0 && prec != 3)
+		return sl_cc_fail(c, e->args[1],
+				  "TO_TIMESTAMP_LTZ's precision must be 0 (seconds) or "
+				  "3 (milliseconds), got %lld",
+				  (long long)prec);
+	/* seconds that overflow milliseconds, NaN, 1e308: NULL, counted */
+	in = sl_cc_emit_to(c, e, OP_TO_LTZ, x.r, NOREG,
+			   mk(SL_TYPE_TIMESTAMP_LTZ, x.t.nullable || !is_int(&x.t) || prec == 0),
+			   o);
+	if (!in)
+		return false;
+	in->sub = is_int(&x.t) ? 0 : x.t.type == SL_TYPE_DECIMAL ? 1 : 2;
+	in->x.imm = prec == 0 ? 1000 : 1;
+	in->imm2 = x.t.type == SL_TYPE_DECIMAL ? x.t.scale : 0;
+	return true;
+}
+
+static bool fn_format_time(struct cc *c, const struct sl_expr *e, const struct fn *f,
+			   struct opnd *o)
+{
+	enum op op = (enum op)f->id;
+	struct opnd x, fo;
+	struct insn *in;
+
+	if (!sl_cc_arg(c, e, 0, &x))
+		return false;
+	if (op == OP_FROM_UNIXTIME) {
+		if (!sl_cc_want_int(c, e->args[0], &x, f->name))
+			return false;
+	} else if (is_str(&x.t)) {
+		struct sl_sql_type ts = mk(SL_TYPE_TIMESTAMP, true);
+
+		if (!sl_cc_conv_ex(c, e->args[0], &x, &ts, 0, true))
+			return false;
+		x.t.nullable = true;
+	} else if (x.t.null_type || is_time(&x.t)) {
+		if (!sl_cc_conv_t(c, e->args[0], &x, SL_TYPE_TIMESTAMP))
+			return false;
+	} else {
+		return sl_cc_fail(c, e->args[0], "%s expects a TIMESTAMP or STRING, got %s",
+				  f->name, sl_cc_tname(&x.t, 0));
+	}
+	if (e->nargs > 1 &&
+	    (!sl_cc_arg(c, e, 1, &fo) || !sl_cc_want(c, e->args[1], &fo, SL_TYPE_STRING, f->name)))
+		return false;
+	/* a format read per record may be invalid; seconds * 1000 may overflow */
+	in = sl_cc_emit_to(c, e, op, x.r, NOREG,
+			   mk(SL_TYPE_STRING, x.t.nullable || op == OP_FROM_UNIXTIME ||
+						      (e->nargs > 1 && (fo.t.nullable || !fo.cst))),
+			   o);
+	if (!in)
+		return false;
+	in->imm2 = c->p->tz;
+	if (e->nargs > 1)
+		return fmt_arg(c, e, 1, f->name, in, &fo);
+	return true;
+}
+
+static bool fn_extract(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+{
+	struct opnd x;
+	struct insn *in;
+
+	if (!sl_cc_arg(c, e, 0, &x))
+		return false;
+	if (!x.t.null_type && !is_time(&x.t))
+		return sl_cc_fail(c, e->args[0], "%s expects a DATE or TIMESTAMP, got %s", f->name,
+				  sl_cc_tname(&x.t, 0));
+	if (!sl_cc_conv_t(c, e->args[0], &x, SL_TYPE_TIMESTAMP))
+		return false;
+	in = sl_cc_emit_to(c, e, OP_EXTRACT, x.r, NOREG, mk(SL_TYPE_BIGINT, x.t.nullable), o);
+	if (!in)
+		return false;
+	in->sub = f->id;
+	return true;
+}
+
+static const struct fn fns[] = {
+	{ "UPPER", 1, 1, OP_UPPER, fn_str1 },
+	{ "LOWER", 1, 1, OP_LOWER, fn_str1 },
+	{ "INITCAP", 1, 1, OP_INITCAP, fn_str1 },
+	{ "CHAR_LENGTH", 1, 1, OP_CHAR_LEN, fn_str1 },
+	{ "CHARACTER_LENGTH", 1, 1, OP_CHAR_LEN, fn_str1 },
+	{ "CONCAT", 1, 255, 0, fn_concat },
+	{ "CONCAT_WS", 2, 255, 1, fn_concat },
+	{ "SUBSTRING", 2, 3, 0, fn_substr },
+	{ "SUBSTR", 2, 3, 0, fn_substr },
+	{ "TRIM", 1, 2, 3, fn_trim },
+	{ "BTRIM", 1, 2, 3, fn_trim },
+	{ "LTRIM", 1, 2, 1, fn_trim },
+	{ "RTRIM", 1, 2, 2, fn_trim },
+	{ "REPLACE", 3, 3, 0, fn_replace },
+	{ "LOCATE", 2, 3, 0, fn_locate },
+	{ "IF", 3, 3, 0, fn_if },
+	{ "COALESCE", 1, 255, 0, fn_coalesce },
+	{ "IFNULL", 2, 2, 0, fn_coalesce },
+	{ "NULLIF", 2, 2, 0, fn_nullif },
+	{ "MOD", 2, 2, 0, fn_mod },
+	{ "ABS", 1, 1, 0, fn_abs },
+	{ "ROUND", 1, 2, 0, fn_round },
+	{ "FLOOR", 1, 1, 0, fn_floor_ceil },
+	{ "CEIL", 1, 1, 1, fn_floor_ceil },
+	{ "CEILING", 1, 1, 1, fn_floor_ceil },
+	{ "POWER", 2, 2, 255, fn_math },
+	{ "POW", 2, 2, 255, fn_math },
+	{ "SQRT", 1, 1, MATH_SQRT, fn_math },
+	{ "LN", 1, 1, MATH_LN, fn_math },
+	{ "LOG10", 1, 1, MATH_LOG10, fn_math },
+	{ "LOG2", 1, 1, MATH_LOG2, fn_math },
+	{ "LOG", 1, 2, 254, fn_math },
+	{ "EXP", 1, 1, MATH_EXP, fn_math },
+	{ "TO_TIMESTAMP", 1, 2, OP_TO_TS, fn_parse_time },
+	{ "TO_DATE", 1, 2, OP_TO_DATE, fn_parse_time },
+	{ "UNIX_TIMESTAMP", 0, 2, OP_UNIX_TS, fn_parse_time },
+	{ "TO_TIMESTAMP_LTZ", 1, 2, 0, fn_to_ltz },
+	{ "FROM_UNIXTIME", 1, 2, OP_FROM_UNIXTIME, fn_format_time },
+	{ "DATE_FORMAT", 2, 2, OP_DATE_FMT, fn_format_time },
+	{ "NOW", 0, 0, SL_TYPE_TIMESTAMP_LTZ, fn_now },
+	{ "CURRENT_TIMESTAMP", 0, 0, SL_TYPE_TIMESTAMP_LTZ, fn_now },
+	{ "PROCTIME", 0, 0, SL_TYPE_TIMESTAMP_LTZ, fn_now },
+	{ "LOCALTIMESTAMP", 0, 0, SL_TYPE_TIMESTAMP, fn_now },
+	{ "CURRENT_DATE", 0, 0, SL_TYPE_DATE, fn_now },
+	{ "YEAR", 1, 1, EX_YEAR, fn_extract },
+	{ "QUARTER", 1, 1, EX_QUARTER, fn_extract },
+	{ "MONTH", 1, 1, EX_MONTH, fn_extract },
+	{ "WEEK", 1, 1, EX_WEEK, fn_extract },
+	{ "DAYOFMONTH", 1, 1, EX_DAY, fn_extract },
+	{ "DAYOFYEAR", 1, 1, EX_DOY, fn_extract },
+	{ "DAYOFWEEK", 1, 1, EX_DOW, fn_extract },
+	{ "HOUR", 1, 1, EX_HOUR, fn_extract },
+	{ "MINUTE", 1, 1, EX_MINUTE, fn_extract },
+	{ "SECOND", 1, 1, EX_SECOND, fn_extract },
+};
+
+static const char *const aggregates[] = {
+	"COUNT",
+	"SUM",
+	"SUM0",
+	"AVG",
+	"MIN",
+	"MAX",
+	"FIRST_VALUE",
+	"LAST_VALUE",
+	"LISTAGG",
+	"COLLECT",
+	"STDDEV_POP",
+	"STDDEV_SAMP",
+	"VAR_POP",
+	"VAR_SAMP",
+	"STDDEV",
+	"VARIANCE",
+	"APPROX_COUNT_DISTINCT",
+	NULL,
+};
+
+static const char *const windowfns[] = {
+	"ROW_NUMBER",
+	"RANK",
+	"DENSE_RANK",
+	"PERCENT_RANK",
+	"CUME_DIST",
+	"NTILE",
+	"LAG",
+	"LEAD",
+	"TUMBLE",
+	"HOP",
+	"SESSION",
+	"CUMULATE",
+	"TUMBLE_START",
+	"TUMBLE_END",
+	"TUMBLE_ROWTIME",
+	"TUMBLE_PROCTIME",
+	"HOP_START",
+	"HOP_END",
+	"HOP_ROWTIME",
+	"HOP_PROCTIME",
+	"SESSION_START",
+	"SESSION_END",
+	"SESSION_ROWTIME",
+	"SESSION_PROCTIME",
+	NULL,
+};
+
+static bool in_names(const char *const *names, const char *s)
+{
+	for (; *names; names++)
+		if (!strcasecmp(*names, s))
+			return true;
+	return false;
+}
+
+bool sl_cc_call(struct cc *c, const struct sl_expr *e, struct opnd *o)
+{
+	const struct fn *near = NULL;
+	int best = 1 << 30;
+
+	if (in_names(aggregates, e->text))
+		return sl_cc_fail(c, e, "aggregate function %s is not allowed here", e->text);
+	if (in_names(windowfns, e->text))
+		return sl_cc_fail(c, e, "window function %s is not allowed here", e->text);
+	if (e->over)
+		return sl_cc_fail(c, e, "OVER window of %s is not allowed here", e->text);
+	if (e->filter)
+		return sl_cc_fail(c, e, "FILTER applies to aggregate functions only, not %s",
+				  e->text);
+	if (e->distinct)
+		return sl_cc_fail(c, e, "DISTINCT applies to aggregate functions only, not %s",
+				  e->text);
+	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+		const struct fn *f = &fns[i];
+		int d;
+
+		if (!strcasecmp(f->name, e->text)) {
+			if (!need_args(c, e, f->min, f->max == 255 ? 1u << 30 : f->max, f->name))
+				return false;
+			for (uint32_t k = 0; k < e->nargs; k++)
+				if (e->args[k]->kind == SL_EXPR_STAR)
+					return sl_cc_fail(c, e->args[k], "* is not a value of %s",
+							  f->name);
+			return f->compile(c, e, f, o);
+		}
+		d = sl_cc_edit_distance(e->text, f->name);
+		if (d < best) {
+			best = d;
+			near = f;
+		}
+	}
+	if (!strcasecmp(e->text, "TRY_CAST") || !strcasecmp(e->text, "EXTRACT") ||
+	    !strcasecmp(e->text, "POSITION"))
+		return sl_cc_fail(c, e, "%s is not supported by the expression parser yet",
+				  e->text);
+	if (near && best <= 1 + (int)strlen(e->text) / 3)
+		return sl_cc_fail(c, e, "unknown function %s (did you mean %s?)", e->text,
+				  near->name);
+	return sl_cc_fail(c, e, "unknown function %s", e->text);
+}
