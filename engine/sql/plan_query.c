@@ -17,6 +17,7 @@
 #include "ops/dedup.h"
 #include "ops/temporal_join.h"
 #include "plan_int.h"
+#include "window_assign.h"
 
 static void free_tjoin(void *fn)
 {
@@ -813,10 +814,8 @@ int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q
 			return -EINVAL;
 		return pl_plan_agg(c, job, q, &rel, out);
 	}
-	if (rel.tvf)
-		return pl_fail(c, q->line, q->col, "a window TVF must be aggregated: GROUP BY "
-			       "window_start, window_end (plain window assignment is not "
-			       "supported yet)");
+	if (rel.tvf && pl_window_assign(c, &rel, q->line, q->col))
+		return -EINVAL;
 	for (uint32_t i = 0; i < q->nitems; i++) {
 		const struct sl_select_item *it = &q->items[i];
 
@@ -965,13 +964,16 @@ int pl_plan_insert(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *s
 		const struct sl_sql_type *a = &rel.cols[i].type, *b = &t->phys_type[i];
 
 		same &= a->type == b->type && (a->type != SL_TYPE_DECIMAL || a->scale == b->scale);
+		/* sinks name fields (JSON keys) by the table's columns, not the query's */
+		same &= !strcmp(sl_schema_name(sl_stream_schema(rel.s), rel.cols[i].field),
+				t->phys_name[i]);
 		exprs[i] = col_expr(c, &rel.cols[i]);
 		names[i] = t->phys_name[i];
 		if (!exprs[i])
 			return -ENOMEM;
 	}
 	if (!same) {
-		/* convert to the table's types (widening, DECIMAL rescale) in one calc */
+		/* convert to the table's names and types (widening, DECIMAL rescale) */
 		struct pl_calc *calc = pl_own(c, pl_calc_create(rel.ncols, c->nshards),
 					      pl_calc_destroy);
 

@@ -9,6 +9,8 @@ its input files and what the run must print.
                   must contain this text (an error naming FILE:LINE:COL)
   shards          optional: the shard counts to run (default "1 2 3")
   unordered       optional: compare as a multiset on 1 shard too (several sources race)
+  expected.sink   optional: the lines every file under @OUT@/sink holds together (sorted),
+                  for jobs writing a filesystem sink; @OUT@ is a fresh folder per run
 
 Usage: run_golden.py SLUICE [CASE ...]   (prints PASS/FAIL per case, exit 1 on any failure)
 """
@@ -33,13 +35,16 @@ def check_case(sluice, d):
     name = os.path.basename(d)
     with open(os.path.join(d, "job.sql")) as f:
         text = f.read().replace("@DIR@", d)
+    sink_path = os.path.join(d, "expected.sink")
+    want_sink = sorted(l for l in open(sink_path).read().splitlines() if l) \
+        if os.path.exists(sink_path) else None
     shards = [1, 2, 3]
     if os.path.exists(os.path.join(d, "shards")):
         shards = [int(x) for x in open(os.path.join(d, "shards")).read().split()]
     with tempfile.TemporaryDirectory(prefix="golden-") as work:
         job = os.path.join(work, "job.sql")
         with open(job, "w") as f:
-            f.write(text)
+            f.write(text.replace("@OUT@", work))
         err_path = os.path.join(d, "expected.err")
         if os.path.exists(err_path):
             want = open(err_path).read().strip().replace("@JOB@", job)
@@ -50,10 +55,26 @@ def check_case(sluice, d):
             return "PASS %s (error)" % name
         want = [l for l in open(os.path.join(d, "expected.out")).read().splitlines() if l]
         for n in shards:
+            out_dir = os.path.join(work, "out%d" % n)
+            os.mkdir(out_dir)
+            with open(job, "w") as f:
+                f.write(text.replace("@OUT@", out_dir))
             rc, out, err = run(sluice, job, n, work)
             if rc != 0:
                 return "FAIL %s: %d shards: exit %d: %s" % (name, n, rc, err.strip()[-300:])
             got = [m.group(1) for m in map(LINE.match, out.splitlines()) if m]
+            if want_sink is not None:
+                got_sink = []
+                sink = os.path.join(out_dir, "sink")
+                if os.path.isfile(sink):  # one shard writes the path itself
+                    got_sink = [l for l in open(sink).read().splitlines() if l]
+                for root, _, files in os.walk(sink):
+                    for fn in files:
+                        got_sink += [l for l in open(os.path.join(root, fn)).read().splitlines()
+                                     if l]
+                if sorted(got_sink) != want_sink:
+                    return "FAIL %s: %d shards: sink holds %s, want %s" % (
+                        name, n, sorted(got_sink)[:6], want_sink[:6])
             exact = n == 1 and not os.path.exists(os.path.join(d, "unordered"))
             ok = got == want if exact else sorted(got) == sorted(want)
             if not ok:
