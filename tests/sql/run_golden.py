@@ -9,6 +9,8 @@ its input files and what the run must print.
                   must contain this text (an error naming FILE:LINE:COL)
   shards          optional: the shard counts to run (default "1 2 3")
   unordered       optional: compare as a multiset on 1 shard too (several sources race)
+  expected.explain optional: the exact output of `sluice explain` (the job file's path
+                  written as @JOB@)
   expected.sink   optional: the lines every file under @OUT@/sink holds together (sorted),
                   for jobs writing a filesystem sink; @OUT@ is a fresh folder per run
 
@@ -45,6 +47,13 @@ def check_case(sluice, d):
         job = os.path.join(work, "job.sql")
         with open(job, "w") as f:
             f.write(text.replace("@OUT@", work))
+        explain_path = os.path.join(d, "expected.explain")
+        if os.path.exists(explain_path):
+            p = subprocess.run([sluice, "explain", job], cwd=work, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            got = p.stdout.decode().replace(job, "@JOB@")
+            if p.returncode != 0 or got != open(explain_path).read():
+                return "FAIL %s: explain (exit %d) printed:\n%s" % (name, p.returncode, got)
         err_path = os.path.join(d, "expected.err")
         if os.path.exists(err_path):
             want = open(err_path).read().strip().replace("@JOB@", job)
