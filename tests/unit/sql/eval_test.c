@@ -1368,7 +1368,37 @@ static void test_no_malloc(void)
 	}
 	t1 = now_s();
 	T_ASSERT_EQ_I64(pass, n);
-	fprintf(stderr, "5-operator filter + projection: %.1f M rows/s\n", n / (t1 - t0) / 1e6);
+
+	/* the same work written by hand in C: the ceiling an interpreter is measured against */
+	{
+		volatile const struct sl_row *vrow = row;
+		int hand = 0;
+		double h0 = now_s(), h1;
+
+		for (int r = 0; r < n; r++) {
+			const struct sl_row *in = (const struct sl_row *)vrow;
+			struct sl_row_builder b;
+			uint32_t len;
+			const char *cur = sl_row_str(in, F_CUR, &len);
+
+			if (sl_row_is_null(in, F_D) || sl_row_is_null(in, F_CUR) ||
+			    !(sl_row_i64(in, F_D) > 1000 && len == 3 && !memcmp(cur, "EUR", 3)))
+				continue;
+			sl_rowb_init(&b, out, sizeof out, 2);
+			sl_rowb_set_i64(&b, 0, sl_row_i64(in, F_D) * 11);
+			if (sl_row_is_null(in, F_PID))
+				sl_rowb_set_null(&b, 1);
+			else
+				sl_rowb_set_i64(&b, 1, sl_row_i64(in, F_PID) + 1);
+			hand += sl_rowb_finish(&b) != NULL;
+		}
+		h1 = now_s();
+		T_ASSERT_EQ_I64(hand, n);
+		fprintf(stderr,
+			"5-operator filter + projection: %.1f M rows/s compiled, %.1f M rows/s "
+			"hand-written C (ratio %.2f)\n",
+			n / (t1 - t0) / 1e6, n / (h1 - h0) / 1e6, (h1 - h0) / (t1 - t0));
+	}
 
 	sl_prog_destroy(filter);
 	sl_prog_destroy(q1);
