@@ -1836,7 +1836,9 @@ bool sl_prog_is_const(const struct sl_prog *p)
 static inline void run(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
 		       struct reg *file)
 {
-	memcpy(file, p->consts, (size_t)p->nconst * sizeof(*file));
+	/* a handful of constants: a loop beats a libc call here */
+	for (int k = 0; k < p->nconst; k++)
+		file[k] = p->consts[k];
 	ec->scratch_used = 0;
 	sl_eval_run_(p->code, 0, p->ncode, p->lists, file + p->nconst, in, ec);
 }
