@@ -690,6 +690,145 @@ static struct sl_expr *text_node(struct parser *p, enum sl_expr_kind kind, struc
 	return e;
 }
 
+static struct sl_expr *parse_concat(struct parser *p);
+
+/* Renames a call node (the SQL-standard keyword forms map onto plain functions). */
+static bool rename_call(struct parser *p, struct sl_expr *e, const char *name)
+{
+	char *n = strdup(name);
+
+	if (!n) {
+		nomem(p);
+		return false;
+	}
+	free(e->text);
+	e->text = n;
+	return true;
+}
+
+/* A ' ' string literal at the current position (TRIM's default characters). */
+static struct sl_expr *space_literal(struct parser *p)
+{
+	struct sl_expr *e = node_at(p, SL_EXPR_STRING, &p->cur);
+
+	if (e && !(e->text = strdup(" "))) {
+		sl_expr_destroy(e);
+		nomem(p);
+		return NULL;
+	}
+	return e;
+}
+
+/*
+ * The SQL-standard call forms with keywords between the arguments, with cur just after '('
+ * and e the call; each becomes a plain function the compiler knows:
+ *   SUBSTRING(s FROM a [FOR b])               SUBSTRING(s, a[, b])
+ *   POSITION(a IN b)                          LOCATE(a, b)
+ *   EXTRACT(unit FROM x)                      YEAR(x), MONTH(x), DAYOFMONTH(x), HOUR(x), ...
+ *   TRIM([BOTH|LEADING|TRAILING] [c] FROM s)  BTRIM / LTRIM / RTRIM(s, c)
+ * Returns e, NULL on error (e freed), or e untouched with *plain set for the ordinary
+ * comma form.
+ */
+static struct sl_expr *parse_keyword_call(struct parser *p, struct sl_expr *e, bool *plain)
+{
+	*plain = false;
+	if (!strcasecmp(e->text, "EXTRACT")) {
+		static const struct {
+			const char *unit, *fn;
+		} units[] = {
+			{ "YEAR", "YEAR" }, { "QUARTER", "QUARTER" }, { "MONTH", "MONTH" },
+			{ "WEEK", "WEEK" }, { "DAY", "DAYOFMONTH" }, { "DOW", "DAYOFWEEK" },
+			{ "DOY", "DAYOFYEAR" }, { "HOUR", "HOUR" }, { "MINUTE", "MINUTE" },
+			{ "SECOND", "SECOND" },
+		};
+		const char *fn = NULL;
+
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (is_kw(p, units[i].unit))
+				fn = units[i].fn;
+		if (!fn) {
+			expected(p, "a unit (YEAR, QUARTER, MONTH, WEEK, DAY, DOW, DOY, HOUR, MINUTE, "
+				 "SECOND) in EXTRACT");
+			goto out_free;
+		}
+		advance(p);
+		if (!expect_kw(p, "FROM", "FROM in EXTRACT") || !rename_call(p, e, fn) ||
+		    !add_arg(p, e, parse_or(p)) || !expect_op(p, ")", "')' closing EXTRACT"))
+			goto out_free;
+		return e;
+	}
+	if (!strcasecmp(e->text, "POSITION")) {
+		/* the needle is read below comparisons so that IN is not taken as the operator */
+		if (!add_arg(p, e, parse_concat(p)) || !expect_kw(p, "IN", "IN in POSITION") ||
+		    !add_arg(p, e, parse_or(p)) || !expect_op(p, ")", "')' closing POSITION") ||
+		    !rename_call(p, e, "LOCATE"))
+			goto out_free;
+		return e;
+	}
+	if (!strcasecmp(e->text, "TRIM")) {
+		const char *fn = "BTRIM";
+		struct sl_expr *chars = NULL, *s;
+		bool mode = false;
+
+		if (is_kw(p, "BOTH") || is_kw(p, "LEADING") || is_kw(p, "TRAILING")) {
+			fn = is_kw(p, "LEADING") ? "LTRIM" : is_kw(p, "TRAILING") ? "RTRIM" : "BTRIM";
+			mode = true;
+			advance(p);
+		}
+		if (is_kw(p, "FROM")) {
+			chars = space_literal(p);
+			advance(p);
+		} else {
+			chars = parse_or(p);
+			if (!chars)
+				goto out_free;
+			if (!mode && !is_kw(p, "FROM")) {
+				/* TRIM(s) or TRIM(s, c): the ordinary form */
+				if (!add_arg(p, e, chars))
+					goto out_free;
+				*plain = true;
+				return e;
+			}
+			if (!expect_kw(p, "FROM", "FROM in TRIM")) {
+				sl_expr_destroy(chars);
+				goto out_free;
+			}
+		}
+		if (!chars)
+			goto out_free;
+		s = parse_or(p);
+		if (!add_arg(p, e, s)) {
+			sl_expr_destroy(chars);
+			goto out_free;
+		}
+		if (!add_arg(p, e, chars) || !expect_op(p, ")", "')' closing TRIM") ||
+		    !rename_call(p, e, fn))
+			goto out_free;
+		return e;
+	}
+	/* SUBSTRING */
+	if (!add_arg(p, e, parse_or(p)))
+		goto out_free;
+	if (!is_kw(p, "FROM")) {
+		*plain = true;
+		return e;
+	}
+	advance(p);
+	if (!add_arg(p, e, parse_or(p)))
+		goto out_free;
+	if (is_kw(p, "FOR")) {
+		advance(p);
+		if (!add_arg(p, e, parse_or(p)))
+			goto out_free;
+	}
+	if (!expect_op(p, ")", "FOR or ')' in SUBSTRING"))
+		goto out_free;
+	return e;
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
 /* Column a.b.c or function call name(...), with cur on the first name. */
 static struct sl_expr *parse_name(struct parser *p)
 {
@@ -710,6 +849,34 @@ static struct sl_expr *parse_name(struct parser *p)
 		advance(p);
 		if (sl_tok_is_kw(&first, "FLOOR") || sl_tok_is_kw(&first, "CEIL"))
 			return parse_round(p, e);
+		if ((sl_tok_is_kw(&first, "SUBSTRING") || sl_tok_is_kw(&first, "POSITION") ||
+		     sl_tok_is_kw(&first, "EXTRACT") || sl_tok_is_kw(&first, "TRIM")) &&
+		    !first.quoted) {
+			bool plain;
+
+			advance(p);
+			if (is_op(p, ")")) {
+				expected(p, "an argument");
+				sl_expr_destroy(e);
+				return NULL;
+			}
+			e = parse_keyword_call(p, e, &plain);
+			if (!e || !plain)
+				return e;
+			/* the ordinary comma form: the first argument is already in e */
+			while (is_op(p, ",")) {
+				advance(p);
+				if (!add_arg(p, e, parse_arg(p))) {
+					sl_expr_destroy(e);
+					return NULL;
+				}
+			}
+			if (!expect_op(p, ")", "',' or ')' in the argument list")) {
+				sl_expr_destroy(e);
+				return NULL;
+			}
+			return e;
+		}
 		return parse_call_over(p, e);
 	}
 	e = node_at(p, SL_EXPR_COLUMN, &first);
