@@ -597,6 +597,7 @@ static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct
 static int plan_from(struct pl_ctx *c, struct sl_job *job, const struct sl_from *f,
 		     struct pl_rel *out)
 {
+	memset(out, 0, sizeof(*out));
 	switch (f->kind) {
 	case SL_FROM_TABLE: {
 		struct pl_table *t = pl_find_table(c, f->name);

@@ -23,10 +23,12 @@
 
 #include "sql/ddl.h"
 #include "sql/expr.h"
+#include "sql/planner.h"
 #include "sql/query.h"
 
 static char err[512];
-static unsigned long n_parsed, n_trees, n_multiline;
+static unsigned long n_parsed, n_trees, n_multiline, n_planned;
+static FILE *notices; /* /dev/null: the planner's notices */
 
 static void die(const char *what, const char *detail)
 {
@@ -216,6 +218,17 @@ static unsigned check_input(const uint8_t *data, size_t len)
 				  st->table.wm_expr.end - st->table.wm_expr.start);
 	}
 	sl_ddl_destroy(sc);
+	/* the planner (catalog, scans, expression compiler, operators) on the whole file: it
+	 * must plan it or refuse it with a message, never crash; nothing runs */
+	{
+		struct sl_sql_opts o = { .nshards = 2, .notices = notices };
+		struct sl_sql_script *s = sl_sql_load("fuzz.sql", src, len, &o, err, sizeof err);
+
+		n_planned += s != NULL;
+		if (!s && !err[0])
+			die("the planner failed without a message", NULL);
+		sl_sql_destroy(s);
+	}
 	/* chunks between ';': the statement and expression parsers on whatever they get */
 	for (size_t i = 0; i <= len; i++) {
 		if (i < len && src[i] != ';')
@@ -387,6 +400,9 @@ int main(int argc, char **argv)
 	if (argc != 3)
 		die("usage: sql_fuzz CORPUS_DIR MUTATIONS", NULL);
 	mutations = strtoul(argv[2], NULL, 10);
+	notices = fopen("/dev/null", "w");
+	if (!notices)
+		die("cannot open /dev/null", NULL);
 	nfiles = load_corpus(argv[1], &files);
 	for (size_t i = 0; i < nfiles; i++) {
 		const struct file *f = &files[i];
@@ -413,8 +429,9 @@ int main(int argc, char **argv)
 		free(buf);
 	}
 	printf("sql_fuzz: %zu files, %lu mutants each, %lu parses, %lu trees, %lu DDL or "
-	       "expression errors spanning lines\n",
-	       nfiles, mutations, n_parsed, n_trees, n_multiline);
+	       "expression errors spanning lines, %lu job files planned\n",
+	       nfiles, mutations, n_parsed, n_trees, n_multiline, n_planned);
+	fclose(notices);
 	for (size_t i = 0; i < nfiles; i++) {
 		free(files[i].data);
 		free(files[i].name);
