@@ -18,11 +18,17 @@ struct shard_eval {
 	char pad[64 - sizeof(struct sl_eval_ctx) % 64];
 };
 
+/* How an output column is made: most are expressions, but a plain column of the same type
+ * is copied slot for slot, and the rowtime computed by the source is the record's time. */
+enum out_kind { OUT_EVAL = 0, OUT_COPY, OUT_TS };
+
 struct pl_calc {
 	struct sl_prog *pred;          /* NULL: every row passes */
 	int nout;
 	struct sl_prog **out;          /* [nout] */
 	struct sl_sql_type *out_type;  /* [nout] */
+	uint8_t *kind;                 /* [nout] enum out_kind */
+	int *copy_from;                /* [nout] input field of OUT_COPY */
 	int nshards;
 	struct shard_eval *ev;         /* [nshards] */
 	char *scratch;                 /* nshards * SL_EVAL_SCRATCH */
@@ -39,6 +45,8 @@ void pl_calc_destroy(void *p)
 		sl_prog_destroy(c->out[i]);
 	free(c->out);
 	free(c->out_type);
+	free(c->kind);
+	free(c->copy_from);
 	free(c->ev);
 	free(c->scratch);
 	free(c);
@@ -54,9 +62,11 @@ struct pl_calc *pl_calc_create(int nout, int nshards)
 	c->nshards = nshards;
 	c->out = calloc((size_t)nout + 1, sizeof(*c->out));
 	c->out_type = calloc((size_t)nout + 1, sizeof(*c->out_type));
+	c->kind = calloc((size_t)nout + 1, sizeof(*c->kind));
+	c->copy_from = calloc((size_t)nout + 1, sizeof(*c->copy_from));
 	c->ev = aligned_alloc(64, sizeof(*c->ev) * (size_t)nshards);
 	c->scratch = malloc((size_t)nshards * SL_EVAL_SCRATCH);
-	if (!c->out || !c->out_type || !c->ev || !c->scratch) {
+	if (!c->out || !c->out_type || !c->kind || !c->copy_from || !c->ev || !c->scratch) {
 		pl_calc_destroy(c);
 		return NULL;
 	}
@@ -77,6 +87,17 @@ void pl_calc_set_out(struct pl_calc *c, int i, struct sl_prog *p, const struct s
 {
 	c->out[i] = p;
 	c->out_type[i] = *t;
+}
+
+void pl_calc_set_copy(struct pl_calc *c, int i, int field)
+{
+	c->kind[i] = OUT_COPY;
+	c->copy_from[i] = field;
+}
+
+void pl_calc_set_ts(struct pl_calc *c, int i)
+{
+	c->kind[i] = OUT_TS;
 }
 
 uint64_t pl_calc_errors(const struct pl_calc *c)
@@ -104,8 +125,23 @@ static void calc_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, vo
 		return;
 	}
 	b = sl_ctx_out(ctx);
-	for (int i = 0; i < c->nout; i++)
-		sl_prog_eval_into(c->out[i], in, ec, &c->out_type[i], b, i);
+	for (int i = 0; i < c->nout; i++) {
+		switch (c->kind[i]) {
+		case OUT_COPY:
+			sl_rowb_copy_field(b, i, in, c->copy_from[i], c->out_type[i].type);
+			break;
+		case OUT_TS:
+			/* a NULL rowtime was placed at SL_TS_MIN by the source */
+			if (ts == SL_TS_MIN)
+				sl_rowb_set_null(b, i);
+			else
+				sl_rowb_set_i64(b, i, ts);
+			break;
+		default:
+			sl_prog_eval_into(c->out[i], in, ec, &c->out_type[i], b, i);
+			break;
+		}
+	}
 	sl_rowb_set_kind(b, (enum sl_row_kind)in->kind);
 	row = sl_rowb_finish(b);
 	if (!row) {

@@ -22,6 +22,12 @@ void pl_calc_destroy(void *c);
 void pl_calc_set_pred(struct pl_calc *c, struct sl_prog *pred);
 /* Output column i is p's value converted to t. */
 void pl_calc_set_out(struct pl_calc *c, int i, struct sl_prog *p, const struct sl_sql_type *t);
+/* Output column i is input field `field` copied as is (a plain column reference of the
+ * same type; the program set for it stays for EXPLAIN and is not run). */
+void pl_calc_set_copy(struct pl_calc *c, int i, int field);
+/* Output column i is the record's event time (the rowtime the source computed with the same
+ * expression). */
+void pl_calc_set_ts(struct pl_calc *c, int i);
 /* Rows whose evaluation failed (counted, never emitted as garbage). */
 uint64_t pl_calc_errors(const struct pl_calc *c);
 /* Adds the calc after `in` with output schema `out` (ignored for a filter: pass in's). */

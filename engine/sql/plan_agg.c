@@ -207,6 +207,18 @@ static bool mentions(const struct sl_query *q, struct pl_ctx *c, const char *wor
 	return false;
 }
 
+/* True when every key and aggregate argument is a plain column of rel (no expression). */
+static bool direct_input(const struct pl_rel *rel, const struct sl_expr *const *pre, int npre,
+			 bool const_key)
+{
+	if (const_key)
+		return false;
+	for (int i = 0; i < npre; i++)
+		if (pl_resolve_plain(rel, pre[i]) < 0)
+			return false;
+	return true;
+}
+
 int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 		struct pl_rel *rel, struct pl_rel *out)
 {
@@ -326,13 +338,31 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 	for (int i = 0; i < npre; i++)
 		if (!pre_names[i])
 			return -ENOMEM;
-	if (pl_project(c, rel, pre, pre_names, npre, NULL, "aggregate input", &pr))
-		return -EINVAL;
+	nk = ap.nkeys ? ap.nkeys : 1;
+	if (direct_input(rel, pre, npre, const_key)) {
+		/*
+		 * Keys and arguments are all plain columns: the window or group operator reads
+		 * them where they are, with no projection in between (the common case, and the
+		 * hot path of a keyed window job).
+		 */
+		pr = *rel;
+		pr.ncols = npre;
+		for (int i = 0; i < npre; i++) {
+			pr.cols[i] = rel->cols[pl_resolve_plain(rel, pre[i])];
+			if (i < nk)
+				keys[i] = pr.cols[i].field;
+		}
+		for (int i = 0; i < ap.naggs; i++)
+			if (ap.aggs[i].arg_col >= 0)
+				ap.aggs[i].arg_col = pr.cols[ap.aggs[i].arg_col].field;
+	} else {
+		if (pl_project(c, rel, pre, pre_names, npre, NULL, "aggregate input", &pr))
+			return -EINVAL;
+		for (int i = 0; i < nk; i++)
+			keys[i] = i;
+	}
 
 	/* 2. keyed by the group keys */
-	nk = ap.nkeys ? ap.nkeys : 1;
-	for (int i = 0; i < nk; i++)
-		keys[i] = i;
 	keyed = sl_stream_key_by(pr.s, keys, nk);
 	if (!keyed)
 		return pl_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);

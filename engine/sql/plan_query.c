@@ -160,6 +160,9 @@ int pl_project(struct pl_ctx *c, struct pl_rel *rel, const struct sl_expr *const
 				       "a bare NULL has no type: write CAST(NULL AS type)");
 		}
 		pl_calc_set_out(calc, i, p, &t);
+		if (plain >= 0 && rel->cols[plain].type.type == t.type &&
+		    rel->cols[plain].type.scale == t.scale)
+			pl_calc_set_copy(calc, i, rel->cols[plain].field);
 		col->type = t;
 		col->field = i;
 		if (pl_schema_add(c, s, names[i], &t, &col->name) < 0)

@@ -295,6 +295,7 @@ int pl_scan_table(struct pl_ctx *c, struct sl_job *job, struct pl_table *t, cons
 			if (!p)
 				return -EINVAL;
 			pl_calc_set_out(calc, i, p, &t->phys_type[i]);
+			pl_calc_set_copy(calc, i, i);
 		}
 		for (int i = 0; i < ncomputed; i++) {
 			struct sl_sql_col *col = &out->cols[out->ncols];
@@ -306,6 +307,9 @@ int pl_scan_table(struct pl_ctx *c, struct sl_job *job, struct pl_table *t, cons
 			if (!p)
 				return -EINVAL;
 			pl_calc_set_out(calc, t->nphys + i, p, &ty);
+			if (t->nphys + i == rowtime_col)
+				/* the source time-stamped the record with this very expression */
+				pl_calc_set_ts(calc, t->nphys + i);
 			snprintf(hidden, sizeof hidden, "$rowtime%d", i);
 			col->qual = qual;
 			col->name = ccol[i] ? ccol[i]->name : pl_strdup(c, hidden);
