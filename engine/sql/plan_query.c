@@ -942,9 +942,6 @@ int pl_plan_insert(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *s
 	if (!t)
 		return pl_fail(c, st->line, st->col, "INSERT INTO '%s': no such table%s",
 			       st->target, pl_find_view(c, st->target) ? " (it is a view)" : "");
-	if (st->ncols)
-		return pl_fail(c, st->line, st->col, "INSERT with a column list is not supported "
-			       "yet: select the table's columns in order");
 	schema = pl_table_schema(c, t);
 	if (!schema)
 		return -EINVAL;
@@ -956,34 +953,64 @@ int pl_plan_insert(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *s
 			       "is a source only", st->target);
 	if (pl_plan_query(c, job, st->query, &rel))
 		return -EINVAL;
-	if (rel.ncols != t->nphys)
+	if (st->ncols ? rel.ncols != (int)st->ncols : rel.ncols != t->nphys)
 		return pl_fail(c, st->line, st->col, "INSERT INTO '%s': the query has %d columns, "
-			       "the table %d", st->target, rel.ncols, t->nphys);
+			       "the %s %d", st->target, rel.ncols,
+			       st->ncols ? "column list" : "table", st->ncols ? (int)st->ncols
+										: t->nphys);
 	if (rel.changelog && k->sink_ops != &sl_print_sink_ops &&
 	    k->sink_ops != &sl_blackhole_sink_ops)
 		return pl_fail(c, st->line, st->col, "table '%s' takes only inserts, but the query "
 			       "produces updates (-U/+U/-D); write it to a print or upsert sink",
 			       st->target);
-	for (int i = 0; i < rel.ncols; i++) {
-		const struct sl_sql_type *a = &rel.cols[i].type, *b = &t->phys_type[i];
+	/* INSERT INTO t (c1, c2) SELECT ...: the listed columns get the query's, in that
+	 * order; the others are NULL, as Flink fills them */
+	int from[SL_PLAN_MAX_COLS];
 
-		same &= a->type == b->type && (a->type != SL_TYPE_DECIMAL || a->scale == b->scale);
-		/* sinks name fields (JSON keys) by the table's columns, not the query's */
-		same &= !strcmp(sl_schema_name(sl_stream_schema(rel.s), rel.cols[i].field),
-				t->phys_name[i]);
-		exprs[i] = col_expr(c, &rel.cols[i]);
+	for (int i = 0; i < t->nphys; i++)
+		from[i] = st->ncols ? -1 : i;
+	for (uint32_t j = 0; j < st->ncols; j++) {
+		int found = -1;
+
+		for (int i = 0; i < t->nphys; i++)
+			if (!strcasecmp(t->phys_name[i], st->cols[j]))
+				found = i;
+		if (found < 0)
+			return pl_fail(c, st->line, st->col, "INSERT INTO '%s': no column '%s'",
+				       st->target, st->cols[j]);
+		if (from[found] >= 0)
+			return pl_fail(c, st->line, st->col, "INSERT INTO '%s': column '%s' is "
+				       "listed twice", st->target, st->cols[j]);
+		from[found] = (int)j;
+	}
+	same = !st->ncols;
+	for (int i = 0; i < t->nphys; i++) {
+		const struct sl_sql_type *b = &t->phys_type[i];
+
+		if (from[i] < 0) {
+			exprs[i] = null_of(c, b);
+		} else {
+			const struct sl_sql_type *a = &rel.cols[from[i]].type;
+
+			same &= a->type == b->type &&
+				(a->type != SL_TYPE_DECIMAL || a->scale == b->scale);
+			/* sinks name fields (JSON keys) by the table's columns, not the query's */
+			same &= !strcmp(sl_schema_name(sl_stream_schema(rel.s),
+						       rel.cols[from[i]].field), t->phys_name[i]);
+			exprs[i] = col_expr(c, &rel.cols[from[i]]);
+		}
 		names[i] = t->phys_name[i];
 		if (!exprs[i])
 			return -ENOMEM;
 	}
 	if (!same) {
 		/* convert to the table's names and types (widening, DECIMAL rescale) */
-		struct pl_calc *calc = pl_own(c, pl_calc_create(rel.ncols, c->nshards),
+		struct pl_calc *calc = pl_own(c, pl_calc_create(t->nphys, c->nshards),
 					      pl_calc_destroy);
 
 		if (!calc)
 			return -ENOMEM;
-		for (int i = 0; i < rel.ncols; i++) {
+		for (int i = 0; i < t->nphys; i++) {
 			struct sl_sql_type ty;
 			struct sl_prog *p = pl_compile(c, exprs[i], &rel, &ty);
 
