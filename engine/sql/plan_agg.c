@@ -25,6 +25,7 @@ struct agg_call {
 	const struct sl_expr *call;
 	enum sl_agg_kind kind;
 	int arg_col;                   /* column of the pre-aggregation row, -1 for COUNT(*) */
+	const struct sl_expr *arg;     /* the argument computed before aggregating */
 };
 
 struct agg_plan {
@@ -62,9 +63,6 @@ static int find_or_add_agg(struct pl_ctx *c, struct agg_plan *ap, const struct s
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcasecmp(e->text, names[i].name))
 			kind = names[i].kind;
-	if (e->filter)
-		return pl_fail(c, e->filter->line, e->filter->col,
-			       "aggregate FILTER (WHERE ...) is not supported yet");
 	if (kind == SL_AGG_COUNT && (e->nargs == 0 ||
 				     (e->nargs == 1 && e->args[0]->kind == SL_EXPR_STAR)))
 		kind = SL_AGG_COUNT_STAR;
@@ -86,6 +84,29 @@ static int find_or_add_agg(struct pl_ctx *c, struct agg_plan *ap, const struct s
 	ap->aggs[ap->naggs].call = e;
 	ap->aggs[ap->naggs].kind = kind;
 	ap->aggs[ap->naggs].arg_col = -1;
+	ap->aggs[ap->naggs].arg = kind == SL_AGG_COUNT_STAR ? NULL : e->args[0];
+	if (e->filter) {
+		/*
+		 * agg(x) FILTER (WHERE cond) is agg(CASE WHEN cond THEN x END): every aggregate
+		 * skips NULLs, so rows failing cond count for nothing. COUNT(*) counts a 1.
+		 */
+		static const struct sl_expr one = { .kind = SL_EXPR_INT, .ival = 1, .text = "1" };
+		struct sl_expr *cs = pl_own(c, calloc(1, sizeof(*cs)), free);
+		struct sl_expr **args = cs ? pl_own(c, calloc(2, sizeof(*args)), free) : NULL;
+
+		if (!args)
+			return -ENOMEM;
+		cs->kind = SL_EXPR_CASE;
+		cs->line = e->filter->line;
+		cs->col = e->filter->col;
+		args[0] = e->filter;
+		args[1] = kind == SL_AGG_COUNT_STAR ? (struct sl_expr *)&one : e->args[0];
+		cs->args = args;
+		cs->nargs = 2;
+		if (kind == SL_AGG_COUNT_STAR)
+			ap->aggs[ap->naggs].kind = SL_AGG_COUNT;
+		ap->aggs[ap->naggs].arg = cs;
+	}
 	ap->naggs++;
 	return 0;
 }
@@ -326,11 +347,11 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 	for (int i = 0; i < ap.naggs; i++) {
 		char n[32];
 
-		if (ap.aggs[i].kind == SL_AGG_COUNT_STAR)
+		if (!ap.aggs[i].arg)
 			continue;
 		snprintf(n, sizeof n, "arg%d", i);
 		ap.aggs[i].arg_col = npre;
-		pre[npre] = ap.aggs[i].call->args[0];
+		pre[npre] = ap.aggs[i].arg;
 		pre_names[npre++] = pl_strdup(c, n);
 		if (npre >= SL_PLAN_MAX_COLS - 4)
 			return pl_fail(c, q->line, q->col, "too many group keys and aggregates");
