@@ -17,3 +17,8 @@ SELECT user_id,
        COUNT(*) AS cnt
 FROM clicks
 GROUP BY SESSION(ts, INTERVAL '5' SECOND), user_id;
+
+-- the same sessions through the SESSION window TVF
+SELECT user_id, window_start, window_end, COUNT(*) AS cnt
+FROM TABLE(SESSION(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+GROUP BY user_id, window_start, window_end;
