@@ -87,6 +87,11 @@ static int expected(struct parser *p, const char *what)
 {
 	const struct sl_tok *t = &p->cur;
 	int n = t->len > 40 ? 40 : (int)t->len;
+	const char *nl = t->text ? memchr(t->text, '\n', (size_t)n) : NULL;
+
+	/* one-line messages: a string token spanning lines is quoted up to its first break */
+	if (nl)
+		n = (int)(nl - t->text);
 
 	if (t->kind == SL_TOK_ERROR)
 		return fail_at(p, t->line, t->col, "%s", t->msg);

@@ -21,8 +21,13 @@ struct parser {
 	char *err;
 	size_t errcap;
 	uint32_t depth; /* recursion guard: a hostile "((((..." must not exhaust the stack */
+	uint32_t nops;  /* binary operators so far: chains are left-deep trees that every
+			 * walker (destroy, print, the planner) recurses into */
 	bool failed;
 };
+
+/* A chain `a AND a AND ...` is a tree as deep as it is long. */
+#define MAX_OPS 10000
 
 /* Far beyond any hand-written query, far below what an 8 MB stack holds. */
 #define MAX_DEPTH 256
@@ -70,6 +75,11 @@ static void expected(struct parser *p, const char *what)
 {
 	const struct sl_tok *t = &p->cur;
 	int n = t->len > 40 ? 40 : (int)t->len;
+	const char *nl = t->text ? memchr(t->text, '\n', (size_t)n) : NULL;
+
+	/* one-line messages: a string token spanning lines is quoted up to its first break */
+	if (nl)
+		n = (int)(nl - t->text);
 
 	if (t->kind == SL_TOK_ERROR)
 		fail_at(p, t->line, t->col, "%s", t->msg);
@@ -1042,6 +1052,11 @@ static struct sl_expr *parse_level(struct parser *p, const struct binop *ops,
 	while (e && (op = match_op(p, ops)) != SL_EXPR_OP_NONE) {
 		struct sl_tok t = p->cur;
 
+		if (++p->nops > MAX_OPS) {
+			fail_at(p, t.line, t.col, "expression has more than %d operators", MAX_OPS);
+			sl_expr_destroy(e);
+			return NULL;
+		}
 		e = wrap(p, SL_EXPR_BINARY, op, &t, e);
 		if (!e)
 			return NULL;
@@ -1206,6 +1221,11 @@ static struct sl_expr *parse_kw_level(struct parser *p, const char *kw, enum sl_
 	while (e && is_kw(p, kw)) {
 		struct sl_tok t = p->cur;
 
+		if (++p->nops > MAX_OPS) {
+			fail_at(p, t.line, t.col, "expression has more than %d operators", MAX_OPS);
+			sl_expr_destroy(e);
+			return NULL;
+		}
 		e = wrap(p, SL_EXPR_BINARY, op, &t, e);
 		if (!e)
 			return NULL;
