@@ -103,14 +103,20 @@ struct sl_sink_ops {
 
 /* ---- windows and aggregates (DESIGN §5) --------------------------------------------------- */
 
-enum sl_win_kind { SL_WIN_TUMBLE = 1, SL_WIN_HOP, SL_WIN_SESSION };
+/*
+ * Window kinds, as Flink's window TVFs. CUMULATE(step, max_size [, offset]) cuts time into
+ * periods [p, p + max_size), p = offset + n * max_size, and gives each period the windows
+ * [p, p + step), [p, p + 2 * step), ..., [p, p + max_size): every window starts at p, and a
+ * record at ts is in each window of its period whose end is > ts.
+ */
+enum sl_win_kind { SL_WIN_TUMBLE = 1, SL_WIN_HOP, SL_WIN_SESSION, SL_WIN_CUMULATE };
 
 struct sl_window_spec {
 	enum sl_win_kind kind;
-	sl_ts_t size_ms;         /* tumble, hop */
-	sl_ts_t slide_ms;        /* hop */
+	sl_ts_t size_ms;         /* tumble, hop; cumulate: max_size, a multiple of slide_ms */
+	sl_ts_t slide_ms;        /* hop; cumulate: step */
 	sl_ts_t gap_ms;          /* session */
-	sl_ts_t offset_ms;       /* tumble, hop: window alignment offset */
+	sl_ts_t offset_ms;       /* tumble, hop, cumulate: window (cumulate: period) alignment */
 	sl_ts_t allowed_lateness_ms;
 	int late_tag;            /* side-output tag for records beyond lateness, 0 = counted only */
 };

@@ -1,10 +1,26 @@
 /*
- * slice.c - tumbling and hopping windows over slices (DESIGN §5).
+ * slice.c - tumbling, hopping and cumulating windows over slices (DESIGN §5).
  *
  * Time is cut into slices of length g = gcd(size, slide) aligned on the offset; a tumbling
  * window is the case slide = size = g. State holds one accumulator block per (key, slice),
  * namespace = slice end, so a record costs one hash lookup and the aggregates' add, whatever
  * size/slide is. Window [e - size, e) is the merge of its size/g slices, done at fire time.
+ *
+ * Cumulating windows (Flink's CUMULATE) use the same machinery with g = slide = step: every
+ * slice end is a window end, and window e starts at the start p(e) of its period
+ * [p, p + max_size) instead of at e - size. A slice's first window is its own end, its last
+ * its period's end:
+ *
+ *     period [p, p + 3g)     slices   [p, p+g)  [p+g, p+2g)  [p+2g, p+3g)
+ *     window [p, p + g)               ====
+ *     window [p, p + 2g)              ====      ====
+ *     window [p, p + 3g)              ====      ====         ====
+ *
+ * Window e merges the (e - p(e)) / g slices from p(e) to e, so a key costs O(k) merges per
+ * window and O(k^2) per period, k = max_size / step: fine for the usual k <= 100. Flink folds
+ * each fired slice into the period's first slice instead (O(k) a period), but then a window
+ * that already fired can no longer be rebuilt for a late re-fire; slices are kept until the
+ * period's last window is past lateness, as hopping slices are.
  *
  * Firing without a timer per (key, window): every entry is appended, when created, with its
  * hash to the array of its slice end (`struct bucket`, buckets sorted by slice end; kvtab
@@ -41,10 +57,23 @@ static inline sl_ts_t first_end(const struct sl_window_cfg *c, sl_ts_t s)
 	return s + floor_mod(c->spec.offset_ms - s, c->slide);
 }
 
+/* Start of window e: its period's start for cumulating windows. One test of a constant per
+ * window fired or slice located, never per record. */
+static inline sl_ts_t win_start(const struct sl_window_cfg *c, sl_ts_t e)
+{
+	if (c->cum)
+		return (e - 1) - floor_mod(e - 1 - c->spec.offset_ms, c->spec.size_ms);
+	return e - c->spec.size_ms;
+}
+
 /* End of the last window containing the slice ending at s (starts at or before its start). */
 static inline sl_ts_t last_end(const struct sl_window_cfg *c, sl_ts_t s)
 {
-	sl_ts_t x = s - c->slice + c->spec.size_ms;
+	sl_ts_t x;
+
+	if (c->cum)
+		return win_start(c, s) + c->spec.size_ms;
+	x = s - c->slice + c->spec.size_ms;
 
 	return x - floor_mod(x - c->spec.offset_ms, c->slide);
 }
@@ -176,6 +205,56 @@ static const void *window_acc(struct win *w, struct sl_ctx *ctx, sl_ts_t e, sl_t
 	return n > 1 ? dst : first;
 }
 
+/* Merges the current key's slice ending at t, if it has one, into both a and b; counts it. */
+static void merge_slice2(struct win *w, struct sl_ctx *ctx, sl_ts_t t, void *a, void *b, int *n)
+{
+	void *v = sl_kvtab_get(w->tab, ctx->hash, ctx->key, ctx->klen, (uint64_t)t);
+
+	if (!v)
+		return;
+	win_acc_merge(w, a, accs_of(w, v));
+	win_acc_merge(w, b, accs_of(w, v));
+	(*n)++;
+}
+
+/*
+ * refire() for cumulating windows: their windows are prefixes of one period, so the old and
+ * the new result are built once, slice by slice, and each window extends the previous one:
+ * O(k) lookups and merges for the late record rather than O(k) per window.
+ */
+static void refire_cum(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, bool created,
+		       const struct sl_row *row)
+{
+	const struct sl_window_cfg *c = w->cfg;
+	sl_ts_t wm = ctx->watermark, p = win_start(c, s), hi = p + c->spec.size_ms;
+	int n_old = 0; /* slices the key had in the window before this record */
+
+	win_acc_copy(w, w->save, acc);
+	win_acc_add(w, acc, row);
+	win_acc_init(w, w->tmp);
+	win_acc_init(w, w->tmp2);
+	for (sl_ts_t t = p + c->slice; t < s; t += c->slice)
+		merge_slice2(w, ctx, t, w->tmp, w->tmp2, &n_old);
+	if (!created) {
+		win_acc_merge(w, w->tmp, w->save);
+		n_old++;
+	}
+	win_acc_merge(w, w->tmp2, acc);
+	for (sl_ts_t e = s; e <= hi && e - 1 <= wm; e += c->slide) {
+		if (e != s)
+			merge_slice2(w, ctx, e, w->tmp, w->tmp2, &n_old);
+		if (ts_add_sat(e - 1, c->lateness) <= wm)
+			continue; /* beyond lateness: not re-emitted */
+		if (n_old)
+			win_emit_update(w, ctx, p, e, w->tmp, w->tmp2);
+		else
+			win_emit(w, ctx, p, e, w->tmp2, SL_ROW_INSERT);
+	}
+	win_acc_destroy(w, w->tmp);
+	win_acc_destroy(w, w->tmp2);
+	win_acc_destroy(w, w->save);
+}
+
 /*
  * A record for slice s some of whose windows already fired but are within lateness: add it,
  * then re-fire each such window at once, -U/+U (or +I when the key had no data in it).
@@ -187,6 +266,10 @@ static void refire(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, bool
 	const struct sl_window_cfg *c = w->cfg;
 	sl_ts_t wm = ctx->watermark, hi = last_end(c, s);
 
+	if (c->cum) {
+		refire_cum(w, ctx, s, acc, created, row);
+		return;
+	}
 	win_acc_copy(w, w->save, acc);
 	win_acc_add(w, acc, row);
 	for (sl_ts_t e = first_end(c, s); e <= hi && e - 1 <= wm; e += c->slide) {
@@ -374,8 +457,8 @@ static void heap_down(struct fcur *h, uint32_t n, uint32_t i)
 }
 
 /* Emits the window's row for the key of `first` from the merged accumulator `acc`. */
-static void emit_key(struct win *w, struct sl_ctx *ctx, sl_ts_t e, const struct fref *first,
-		     const void *acc)
+static void emit_key(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t e,
+		     const struct fref *first, const void *acc)
 {
 	struct sl_kv kv;
 
@@ -383,7 +466,7 @@ static void emit_key(struct win *w, struct sl_ctx *ctx, sl_ts_t e, const struct 
 	ctx->key = kv.key;
 	ctx->klen = kv.klen;
 	ctx->hash = kv.hash;
-	win_emit(w, ctx, e - w->cfg->spec.size_ms, e, acc, SL_ROW_INSERT);
+	win_emit(w, ctx, start, e, acc, SL_ROW_INSERT);
 }
 
 static int grp_qcmp(const void *pa, const void *pb, void *tab)
@@ -396,7 +479,8 @@ static int grp_qcmp(const void *pa, const void *pb, void *tab)
 
 /* Emits the rows of one key hash's entries g[0..n) (in slice order per key): normally one
  * key, whose slices are merged; keys colliding on the hash are split by key bytes. */
-static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t e, struct fcur *g, uint32_t n)
+static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t e,
+		       struct fcur *g, uint32_t n)
 {
 	for (uint32_t i = 1; i < n; i++) {
 		if (ref_cmp(w->tab, g[0].p, g[i].p) != 0) {
@@ -415,7 +499,7 @@ static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t e, struct fcur
 			}
 			win_acc_merge(w, w->tmp, accs_of(w, g[j].p->v));
 		}
-		emit_key(w, ctx, e, g[i].p, acc);
+		emit_key(w, ctx, start, e, g[i].p, acc);
 		if (acc == w->tmp)
 			win_acc_destroy(w, w->tmp);
 	}
@@ -440,14 +524,15 @@ static int cur_reserve(struct fcur **a, uint32_t *cap, uint32_t n)
 }
 
 /*
- * Emits +I for every key with data in window [e - size, e), in (hash, key) order: a k-way
+ * Emits +I for every key with data in window [start, e), in (hash, key) order: a k-way
  * merge of the sorted runs of its k slices, O(n log k), in which the entries of one key come
  * out adjacent (same hash) and are merged. Tumbling windows (k = 1) walk the one run.
  */
 static void fire_window(struct win *w, struct sl_ctx *ctx, sl_ts_t e)
 {
 	const struct sl_window_cfg *c = w->cfg;
-	uint32_t i0 = bucket_lower(w, e - c->spec.size_ms + 1), k = 0;
+	sl_ts_t start = win_start(c, e);
+	uint32_t i0 = bucket_lower(w, start + 1), k = 0;
 	struct fcur *h;
 
 	for (uint32_t i = i0; i < w->nbkt && w->bkt[i].s_end <= e; i++, k++)
@@ -481,7 +566,7 @@ static void fire_window(struct win *w, struct sl_ctx *ctx, sl_ts_t e)
 				h[0] = h[--k];
 			heap_down(h, k, 0);
 		} while (k && h[0].p->hash == hash);
-		emit_group(w, ctx, e, w->grp, n);
+		emit_group(w, ctx, start, e, w->grp, n);
 	}
 	return;
 

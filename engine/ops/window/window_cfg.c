@@ -5,7 +5,8 @@
  * code (STYLE: configuration binding out of the hot path); runs once, before any shard.
  *
  * Invariants of a built config: slice divides both size and slide (tumble: slide = size =
- * slice), every accumulator offset is 8-aligned, and nkey + 2 + naggs <= 64 output fields.
+ * slice; cumulate: slide = slice = step, size = max_size a multiple of it, cum set), every
+ * accumulator offset is 8-aligned, and nkey + 2 + naggs <= 64 output fields.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -65,6 +66,13 @@ static int check_spec(const struct sl_window_spec *s, struct sl_error *err)
 			"window: hopping size and slide must be > 0 ms, got %lld/%lld",
 			(long long)s->size_ms, (long long)s->slide_ms);
 		return -EINVAL;
+	case SL_WIN_CUMULATE:
+		if (s->size_ms > 0 && s->slide_ms > 0 && s->size_ms % s->slide_ms == 0)
+			return 0;
+		set_err(err, -EINVAL,
+			"window: cumulating max size must be a positive multiple of the step "
+			"(> 0 ms), got %lld/%lld", (long long)s->size_ms, (long long)s->slide_ms);
+		return -EINVAL;
 	case SL_WIN_SESSION:
 		if (s->gap_ms > 0)
 			return 0;
@@ -74,6 +82,22 @@ static int check_spec(const struct sl_window_spec *s, struct sl_error *err)
 	}
 	set_err(err, -EINVAL, "window: unknown window kind %d", (int)s->kind);
 	return -EINVAL;
+}
+
+/* The kind as error messages name it. */
+static const char *kind_name(enum sl_win_kind k)
+{
+	switch (k) {
+	case SL_WIN_TUMBLE:
+		return "tumbling";
+	case SL_WIN_HOP:
+		return "hopping";
+	case SL_WIN_SESSION:
+		return "session";
+	case SL_WIN_CUMULATE:
+		return "cumulating";
+	}
+	return "unknown";
 }
 
 /* Binds aggregate `i` at offset *off. Returns 0 or -EINVAL with err set. */
@@ -103,7 +127,7 @@ static int bind_agg(struct sl_window_cfg *c, int i, const struct sl_agg_spec *a,
 		if (merges && !u->merge) {
 			set_err(err, -EINVAL,
 				"window: user aggregate '%s' needs merge for %s windows", a->name,
-				c->spec.kind == SL_WIN_SESSION ? "session" : "hopping");
+				kind_name(c->spec.kind));
 			return -EINVAL;
 		}
 		b->k = sl_agg_kernel_find(SL_AGG_USER, 0, false);
@@ -219,6 +243,11 @@ struct sl_window_cfg *sl_window_cfg_create(const struct sl_window_spec *spec,
 	} else if (spec->kind == SL_WIN_HOP) {
 		c->slide = spec->slide_ms;
 		c->slice = gcd(spec->size_ms, spec->slide_ms);
+	} else if (spec->kind == SL_WIN_CUMULATE) {
+		/* every slice end is a window end; windows differ in their start (window_int.h) */
+		c->slide = spec->slide_ms;
+		c->slice = spec->slide_ms;
+		c->cum = true;
 	}
 	for (int i = 0; i < naggs; i++)
 		if (bind_agg(c, i, &aggs[i], in, &off, err))

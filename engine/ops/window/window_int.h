@@ -4,7 +4,7 @@
  *
  *   window_cfg.c   plan-time binding: spec + aggregates -> struct sl_window_cfg, out schema
  *   window.c       the operator hooks, output rows, late records
- *   slice.c        tumbling and hopping windows over slices
+ *   slice.c        tumbling, hopping and cumulating windows over slices
  *   session.c      merging session windows
  */
 #ifndef SL_OPS_WINDOW_INT_H
@@ -22,7 +22,7 @@ struct sl_timers;
 struct sl_window_cfg {
 	struct sl_window_spec spec;
 	sl_ts_t slice;            /* tumble/hop: gcd(size, slide), the state granularity */
-	sl_ts_t slide;            /* tumble: size */
+	sl_ts_t slide;            /* tumble: size; cumulate: slice = slide = step */
 	sl_ts_t lateness;         /* allowed lateness, >= 0 */
 	int naggs;
 	int nkey;
@@ -30,6 +30,7 @@ struct sl_window_cfg {
 	uint32_t acc_size;        /* bytes of all accumulators, 8-aligned */
 	bool has_init;            /* some aggregate needs init (USER) */
 	bool has_dyn;             /* some accumulator owns memory (kernel destroy hook) */
+	bool cum;                 /* cumulate: window e starts at its period's start, not e - size */
 	struct sl_agg_bound *agg; /* naggs */
 };
 
@@ -68,7 +69,7 @@ struct win {
 	void *save;               /* scratch copy of an accumulator block (late updates) */
 	uint8_t *rowbuf;          /* second row buffer: the -U row while +U is built */
 
-	/* tumble / hop */
+	/* tumble / hop / cumulate */
 	sl_ts_t c_lo, c_hi;       /* cached slice [c_lo, c_hi) of the last record, so that */
 	sl_ts_t c_fire;           /* in-order input skips the divisions: first window end - 1 */
 	sl_ts_t c_drop;           /* and last window end - 1 + lateness of that slice */
