@@ -1,8 +1,9 @@
 /*
  * window.c - the keyed event-time window operator: hooks, output rows, late records.
  *
- * Tumbling and hopping windows live in slice.c (state per (key, slice), fire lists per slice
- * end), session windows in session.c (a per-key list of sessions and one timer per session).
+ * Tumbling, hopping and cumulating windows live in slice.c (state per (key, slice), fire lists
+ * per slice end), session windows in session.c (a per-key list of sessions and one timer per
+ * session).
  * Both share the lifecycle of a window's state for one key:
  *
  *              process: first record            on_watermark: wm >= end - 1
