@@ -46,13 +46,13 @@ enum ga_mode {
 	GA_EXTREME,  /* MIN/MAX with retraction: value -> count */
 	GA_ORDER,    /* FIRST/LAST_VALUE with retraction: (arrival, value) -> 1 */
 	GA_DISTINCT, /* COUNT(DISTINCT): value -> count */
-	GA_STR,      /* MIN/MAX/FIRST/LAST of STRING on insert-only input: current value only */
+	GA_STR,	     /* MIN/MAX/FIRST/LAST of STRING on insert-only input: current value only */
 };
 
 struct ga_hdr {
-	int64_t rows;  /* accumulated minus retracted rows */
-	sl_ts_t last;  /* processing time of the last write (TTL timer) */
-	uint64_t seq;  /* arrival numbers given to FIRST/LAST_VALUE inputs so far */
+	int64_t rows; /* accumulated minus retracted rows */
+	sl_ts_t last; /* processing time of the last write (TTL timer) */
+	uint64_t seq; /* arrival numbers given to FIRST/LAST_VALUE inputs so far */
 };
 
 /* The fixed part of the non-kernel modes. */
@@ -65,15 +65,15 @@ struct ga_cur {
 struct ga_agg {
 	struct sl_agg_bound b; /* b.off: offset of the fixed part in the block */
 	enum ga_mode mode;
-	int ms;                /* map state id of the multiset, -1: none */
-	int sign;              /* MIN, FIRST_VALUE: -1; MAX, LAST_VALUE: +1 */
-	bool str;              /* the current value is a STRING, kept in ST_CUR */
-	bool ordered;          /* FIRST/LAST_VALUE: values keyed by arrival */
+	int ms;	      /* map state id of the multiset, -1: none */
+	int sign;     /* MIN, FIRST_VALUE: -1; MAX, LAST_VALUE: +1 */
+	bool str;     /* the current value is a STRING, kept in ST_CUR */
+	bool ordered; /* FIRST/LAST_VALUE: values keyed by arrival */
 };
 
 struct ga {
 	int nkey, naggs, nout;
-	uint32_t size;          /* block bytes */
+	uint32_t size; /* block bytes */
 	sl_ts_t ttl;
 	bool insert_only;
 	int nstates;
@@ -89,11 +89,11 @@ struct run {
 	struct sl_ctx *ctx;
 	const struct ga *g;
 	uint8_t *blk;
-	int i;                 /* aggregate being worked on */
-	const uint8_t *x;      /* its input value's bytes */
+	int i;		  /* aggregate being worked on */
+	const uint8_t *x; /* its input value's bytes */
 	uint32_t xl;
-	uint64_t best_seq;     /* scans: best arrival number so far, 0: none */
-	uint32_t bestl;        /* scans: length of best, UINT32_MAX: none */
+	uint64_t best_seq; /* scans: best arrival number so far, 0: none */
+	uint32_t bestl;	   /* scans: length of best, UINT32_MAX: none */
 	uint8_t best[SL_KEY_MAX];
 	struct sl_row_builder *b;
 	int rc;
@@ -122,8 +122,7 @@ static inline struct ga_cur *cur_of(const struct ga_agg *a, uint8_t *blk)
 /* Writes the bytes agg a's value in row is told apart by at buf + pre: a string's bytes, or
  * the 8 slot bytes (NaN made canonical, as Java's Double.equals has one NaN). Returns the
  * total length, or -1 for a string longer than SL_GROUP_AGG_STR_MAX. */
-static int enc_value(const struct ga_agg *a, const struct sl_row *row, uint8_t *buf,
-		     uint32_t pre)
+static int enc_value(const struct ga_agg *a, const struct sl_row *row, uint8_t *buf, uint32_t pre)
 {
 	uint64_t v = row->slot[a->b.field];
 	double d;
@@ -631,8 +630,9 @@ static void ga_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row,
 	for (int i = 0; i < g->naggs; i++) {
 		rc = apply(&r, i, row, retract);
 		if (rc) {
-			fail(ctx, rc, rc == -E2BIG ? "string value longer than the state limit"
-						   : "out of memory for aggregate state",
+			fail(ctx, rc,
+			     rc == -E2BIG ? "string value longer than the state limit"
+					  : "out of memory for aggregate state",
 			     &g->agg[i]);
 			return;
 		}
@@ -711,8 +711,8 @@ void sl_group_agg_free(struct sl_process_fn *fn)
 	memset(fn, 0, sizeof(*fn));
 }
 
-static int bind_one(struct ga *g, int i, const struct sl_agg_spec *spec,
-		    const struct sl_schema *in, uint32_t *off, char *err, size_t errcap)
+static int bind_one(struct ga *g, int i, const struct sl_agg_spec *spec, const struct sl_schema *in,
+		    uint32_t *off, char *err, size_t errcap)
 {
 	struct ga_agg *a = &g->agg[i];
 	char msg[200];
@@ -807,15 +807,17 @@ int sl_group_agg_build(const struct sl_group_agg_cfg *cfg, struct sl_process_fn 
 	if (!cfg || !cfg->in || cfg->nkey < 0 || cfg->nkey > SL_MAX_KEY_FIELDS ||
 	    (cfg->nkey && !cfg->key_fields) || cfg->naggs < 1 || !cfg->aggs ||
 	    cfg->nkey + cfg->naggs > SL_SCHEMA_MAX_FIELDS || cfg->state_ttl_ms < 0) {
-		snprintf(err, errcap, "group aggregate: needs an input schema, at most %d keys, "
-			 "1..%d aggregates in all and a TTL >= 0", SL_MAX_KEY_FIELDS,
-			 SL_SCHEMA_MAX_FIELDS);
+		snprintf(err, errcap,
+			 "group aggregate: needs an input schema, at most %d keys, "
+			 "1..%d aggregates in all and a TTL >= 0",
+			 SL_MAX_KEY_FIELDS, SL_SCHEMA_MAX_FIELDS);
 		return -EINVAL;
 	}
 	nin = sl_schema_nfields(cfg->in);
 	for (int i = 0; i < cfg->nkey; i++) {
 		if (cfg->key_fields[i] < 0 || cfg->key_fields[i] >= nin) {
-			snprintf(err, errcap, "group aggregate: key field %d out of range (%d fields)",
+			snprintf(err, errcap,
+				 "group aggregate: key field %d out of range (%d fields)",
 				 cfg->key_fields[i], nin);
 			return -EINVAL;
 		}
@@ -843,7 +845,8 @@ int sl_group_agg_build(const struct sl_group_agg_cfg *cfg, struct sl_process_fn 
 	g->desc[ST_ACC] = (struct sl_state_desc){ "group_agg.acc", SL_STATE_VALUE, off, g->ttl };
 	g->desc[ST_CUR] = (struct sl_state_desc){ "group_agg.cur", SL_STATE_MAP, 8, g->ttl };
 	for (int i = ST_MS; i < g->nstates; i++)
-		g->desc[i] = (struct sl_state_desc){ "group_agg.multiset", SL_STATE_MAP, 8, g->ttl };
+		g->desc[i] =
+			(struct sl_state_desc){ "group_agg.multiset", SL_STATE_MAP, 8, g->ttl };
 	*out_schema_p = out_schema(cfg, g, err, errcap);
 	if (!*out_schema_p) {
 		rc = strstr(err, "memory") ? -ENOMEM : -EINVAL;

@@ -43,13 +43,13 @@
 #define SL_GROUP_AGG_STR_MAX 1016
 
 struct sl_group_agg_cfg {
-	const struct sl_schema *in;     /* input schema */
-	const int *key_fields;          /* the group keys = the key_by fields, in that order */
-	int nkey;                       /* 0..SL_MAX_KEY_FIELDS (8); 0 only behind a constant key */
+	const struct sl_schema *in;	/* input schema */
+	const int *key_fields;		/* the group keys = the key_by fields, in that order */
+	int nkey;			/* 0..SL_MAX_KEY_FIELDS (8); 0 only behind a constant key */
 	const struct sl_agg_spec *aggs; /* built-in aggregates, output in this order */
-	int naggs;                      /* 1.. ; nkey + naggs <= SL_SCHEMA_MAX_FIELDS */
-	sl_ts_t state_ttl_ms;           /* idle state retention, processing time; 0 = never */
-	bool insert_only;               /* input is +I only: no multisets for MIN/MAX/... */
+	int naggs;			/* 1.. ; nkey + naggs <= SL_SCHEMA_MAX_FIELDS */
+	sl_ts_t state_ttl_ms;		/* idle state retention, processing time; 0 = never */
+	bool insert_only;		/* input is +I only: no multisets for MIN/MAX/... */
 };
 
 /*

@@ -87,8 +87,7 @@ static const struct sl_row *row_of(uint8_t *buf, int r)
 }
 
 /* The result of acc as a one-field row in buf. */
-static const struct sl_row *result_of(const struct sl_agg_bound *a, const void *acc,
-				      uint8_t *buf)
+static const struct sl_row *result_of(const struct sl_agg_bound *a, const void *acc, uint8_t *buf)
 {
 	struct sl_row_builder b;
 	const struct sl_row *r;
@@ -137,8 +136,8 @@ static void check_at(const struct sl_row *r, bool is_null, uint64_t slot, const 
 	if (s) {
 		got = sl_row_str(r, 0, &len);
 		if (len != strlen(s) || memcmp(got, s, len)) {
-			fprintf(stderr, "line %d %s: '%.*s', want '%s'\n", line, what, (int)len, got,
-				s);
+			fprintf(stderr, "line %d %s: '%.*s', want '%s'\n", line, what, (int)len,
+				got, s);
 			failures++;
 		}
 	} else if (r->slot[0] != slot) {
@@ -153,8 +152,8 @@ static void check_at(const struct sl_row *r, bool is_null, uint64_t slot, const 
  * checks the kernel's laws: empty and all-NULL groups, merge of the rows split in two
  * (both ways round: FIRST/LAST merge by arrival), retract of rows 2..4 back to rows 0..1.
  */
-static void run(enum sl_agg_kind kind, int col, enum sl_type out_type, bool is_null,
-		uint64_t slot, const char *s, int line)
+static void run(enum sl_agg_kind kind, int col, enum sl_type out_type, bool is_null, uint64_t slot,
+		const char *s, int line)
 {
 	struct sl_agg_spec spec = { .kind = kind, .field = col, .name = "x", .sql_types = true };
 	_Alignas(16) uint8_t acc[32] = { 0 }, p1[32] = { 0 }, p2[32] = { 0 }, p3[32] = { 0 };
@@ -176,14 +175,15 @@ static void run(enum sl_agg_kind kind, int col, enum sl_type out_type, bool is_n
 		 (out_type == SL_TYPE_FLOAT || out_type == SL_TYPE_DOUBLE);
 
 	/* empty group, then a group of only the NULL row */
-	check_at(result_of(&a, acc, o1), kind != SL_AGG_COUNT && kind != SL_AGG_COUNT_DISTINCT &&
-					  kind != SL_AGG_COUNT_STAR, 0, NULL, what, line);
+	check_at(result_of(&a, acc, o1),
+		 kind != SL_AGG_COUNT && kind != SL_AGG_COUNT_DISTINCT && kind != SL_AGG_COUNT_STAR,
+		 0, NULL, what, line);
 	a.k->add(&a, acc, row_of(rb, 1));
 	if (kind == SL_AGG_COUNT_STAR)
 		check_at(result_of(&a, acc, o1), false, 1, NULL, what, line);
 	else
-		check_at(result_of(&a, acc, o1), kind != SL_AGG_COUNT &&
-						  kind != SL_AGG_COUNT_DISTINCT, 0, NULL, what,
+		check_at(result_of(&a, acc, o1),
+			 kind != SL_AGG_COUNT && kind != SL_AGG_COUNT_DISTINCT, 0, NULL, what,
 			 line);
 
 	/* the whole group */
@@ -239,9 +239,9 @@ static void run(enum sl_agg_kind kind, int col, enum sl_type out_type, bool is_n
 int main(void)
 {
 	static const enum sl_type type_of[NCOL] = {
-		SL_TYPE_BOOL, SL_TYPE_INT, SL_TYPE_BIGINT, SL_TYPE_FLOAT, SL_TYPE_DOUBLE,
-		SL_TYPE_DECIMAL, SL_TYPE_STRING, SL_TYPE_DATE, SL_TYPE_TIMESTAMP,
-		SL_TYPE_TIMESTAMP_LTZ,
+		SL_TYPE_BOOL,	   SL_TYPE_INT,		  SL_TYPE_BIGINT, SL_TYPE_FLOAT,
+		SL_TYPE_DOUBLE,	   SL_TYPE_DECIMAL,	  SL_TYPE_STRING, SL_TYPE_DATE,
+		SL_TYPE_TIMESTAMP, SL_TYPE_TIMESTAMP_LTZ,
 	};
 	/* min and max value index per column (of v1, v2, v3) */
 	static const int min_of[NCOL] = { 1, 1, 0, 2, 1, 1, 2, 1, 1, 1 };
@@ -285,8 +285,9 @@ int main(void)
 
 	/* result types and DECIMAL precision/scale: SUM (18, s), AVG (18, max(6, s)) */
 	{
-		struct sl_agg_spec sp = { .kind = SL_AGG_SUM, .field = C_DEC, .name = "s",
-					  .sql_types = true };
+		struct sl_agg_spec sp = {
+			.kind = SL_AGG_SUM, .field = C_DEC, .name = "s", .sql_types = true
+		};
 		struct sl_agg_bound a = { 0 };
 		char err[200];
 
@@ -311,8 +312,9 @@ int main(void)
 	/* SUM(INT) wraps like Java int; SUM(DECIMAL) is NULL beyond 18 digits, exact again
 	 * once a retraction brings it back (the 128-bit sum never lost a digit) */
 	{
-		struct sl_agg_spec sp = { .kind = SL_AGG_SUM, .field = C_I, .name = "s",
-					  .sql_types = true };
+		struct sl_agg_spec sp = {
+			.kind = SL_AGG_SUM, .field = C_I, .name = "s", .sql_types = true
+		};
 		_Alignas(16) uint8_t acc[32] = { 0 };
 		_Alignas(8) uint8_t rb[512], o[512];
 		struct sl_agg_bound a = { 0 };

@@ -102,7 +102,10 @@ static void src_close(void *state)
 }
 
 static const struct sl_source_ops src_ops = {
-	.name = "orders", .nsplits = src_nsplits, .open = src_open, .poll = src_poll,
+	.name = "orders",
+	.nsplits = src_nsplits,
+	.open = src_open,
+	.poll = src_poll,
 	.close = src_close,
 };
 
@@ -153,7 +156,10 @@ static void sink_close(void *state)
 }
 
 static const struct sl_sink_ops sink_ops = {
-	.name = "table", .open = sink_open, .write = sink_write, .flush = sink_flush,
+	.name = "table",
+	.open = sink_open,
+	.write = sink_write,
+	.flush = sink_flush,
 	.close = sink_close,
 };
 
@@ -178,8 +184,9 @@ static void run(int nshards)
 	sl_schema_add(in, "status", SL_TYPE_STRING);
 	sl_schema_add_decimal(in, "total", 10, 2);
 	{
-		struct sl_group_agg_cfg cfg = { .in = in, .key_fields = key, .nkey = 1,
-						.aggs = aggs, .naggs = 2 };
+		struct sl_group_agg_cfg cfg = {
+			.in = in, .key_fields = key, .nkey = 1, .aggs = aggs, .naggs = 2
+		};
 
 		if (sl_group_agg_build(&cfg, &fn, &out, err, sizeof err)) {
 			fprintf(stderr, "%s\n", err);

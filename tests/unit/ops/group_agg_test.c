@@ -153,8 +153,8 @@ static void expect_at(struct cap *c, const char *want, int line)
 
 static struct sl_schema *orders;
 
-static const struct sl_row *order(struct ga_h *h, enum sl_row_kind kind, int id,
-				  const char *status, int64_t cents)
+static const struct sl_row *order(struct ga_h *h, enum sl_row_kind kind, int id, const char *status,
+				  int64_t cents)
 {
 	struct sl_row_builder b;
 
@@ -177,8 +177,9 @@ static void debezium(void)
 		{ .kind = SL_AGG_MAX, .field = 2, .name = "biggest", .sql_types = true },
 		{ .kind = SL_AGG_MIN, .field = 0, .name = "first_id", .sql_types = true },
 	};
-	struct sl_group_agg_cfg cfg = { .in = orders, .key_fields = keys, .nkey = 1,
-					.aggs = aggs, .naggs = 4 };
+	struct sl_group_agg_cfg cfg = {
+		.in = orders, .key_fields = keys, .nkey = 1, .aggs = aggs, .naggs = 4
+	};
 	struct ga_h *h = calloc(1, sizeof(*h));
 
 	T_ASSERT(h);
@@ -224,8 +225,9 @@ static void unchanged(void)
 	static const struct sl_agg_spec aggs[] = {
 		{ .kind = SL_AGG_MAX, .field = 2, .name = "biggest", .sql_types = true },
 	};
-	struct sl_group_agg_cfg cfg = { .in = orders, .key_fields = keys, .nkey = 1,
-					.aggs = aggs, .naggs = 1 };
+	struct sl_group_agg_cfg cfg = {
+		.in = orders, .key_fields = keys, .nkey = 1, .aggs = aggs, .naggs = 1
+	};
 	struct ga_h *h = calloc(1, sizeof(*h));
 
 	T_ASSERT(h);
@@ -242,16 +244,16 @@ static void unchanged(void)
 
 /* ---- 2. the oracle ---------------------------------------------------------------------- */
 
-#define NKEYS 3
-#define MAXLIVE 64
+#define NKEYS	     3
+#define MAXLIVE	     64
 #define NORACLE_AGGS 14
 
 static struct sl_schema *rin; /* k STRING, x INT, s STRING */
 
 struct orow {
 	int k;
-	int x;       /* -1: NULL */
-	int s;       /* -1: NULL, else "a".."c" index */
+	int x; /* -1: NULL */
+	int s; /* -1: NULL, else "a".."c" index */
 };
 
 /* Per key: live rows, and per FIRST/LAST column the (arrival, value) occurrences held, where
@@ -265,7 +267,7 @@ struct okey {
 	} occ[4][MAXLIVE]; /* FIRST(x), LAST(x), FIRST(s), LAST(s) */
 	int nocc[4];
 	uint64_t seq;
-	char view[256];    /* the changelog applied: current row, "" when none */
+	char view[256]; /* the changelog applied: current row, "" when none */
 };
 
 static struct okey ok[NKEYS];
@@ -438,8 +440,9 @@ static void oracle(unsigned seed, int steps)
 {
 	static const int keys[] = { 0 };
 	static const enum sl_type kt[] = { SL_TYPE_STRING };
-	struct sl_group_agg_cfg cfg = { .in = rin, .key_fields = keys, .nkey = 1,
-					.aggs = oaggs, .naggs = NORACLE_AGGS };
+	struct sl_group_agg_cfg cfg = {
+		.in = rin, .key_fields = keys, .nkey = 1, .aggs = oaggs, .naggs = NORACLE_AGGS
+	};
 	struct ga_h *h = calloc(1, sizeof(*h));
 	_Alignas(8) uint8_t buf[512];
 	char want[256];
@@ -500,8 +503,12 @@ static void ttl(void)
 		{ .kind = SL_AGG_COUNT_STAR, .field = -1, .name = "n", .sql_types = true },
 		{ .kind = SL_AGG_MAX, .field = 2, .name = "biggest", .sql_types = true },
 	};
-	struct sl_group_agg_cfg cfg = { .in = orders, .key_fields = keys, .nkey = 1,
-					.aggs = aggs + 1, .naggs = 1, .state_ttl_ms = 100 };
+	struct sl_group_agg_cfg cfg = { .in = orders,
+					.key_fields = keys,
+					.nkey = 1,
+					.aggs = aggs + 1,
+					.naggs = 1,
+					.state_ttl_ms = 100 };
 	struct ga_h *h = calloc(1, sizeof(*h));
 
 	T_ASSERT(h);
@@ -562,8 +569,12 @@ static void insert_only(void)
 {
 	static const int keys[] = { 0 };
 	static const enum sl_type kt[] = { SL_TYPE_STRING };
-	struct sl_group_agg_cfg cfg = { .in = rin, .key_fields = keys, .nkey = 1,
-					.aggs = oaggs, .naggs = NORACLE_AGGS, .insert_only = true };
+	struct sl_group_agg_cfg cfg = { .in = rin,
+					.key_fields = keys,
+					.nkey = 1,
+					.aggs = oaggs,
+					.naggs = NORACLE_AGGS,
+					.insert_only = true };
 	struct ga_h *h = calloc(1, sizeof(*h));
 	_Alignas(8) uint8_t buf[512];
 	static const struct orow rows[] = {
@@ -599,8 +610,9 @@ static void errors(void)
 	struct sl_agg_spec aggs[2] = {
 		{ .kind = SL_AGG_SUM, .field = 2, .name = "s" },
 	};
-	struct sl_group_agg_cfg cfg = { .in = rin, .key_fields = keys, .nkey = 1,
-					.aggs = aggs, .naggs = 1 };
+	struct sl_group_agg_cfg cfg = {
+		.in = rin, .key_fields = keys, .nkey = 1, .aggs = aggs, .naggs = 1
+	};
 	struct sl_process_fn fn;
 	struct sl_schema *out = (struct sl_schema *)1;
 	char err[256];

@@ -20,7 +20,8 @@ static const struct sl_agg_spec aggs[] = {
 
 static void tumble(void)
 {
-	struct sl_window_spec spec = { .kind = SL_WIN_TUMBLE, .size_ms = 10,
+	struct sl_window_spec spec = { .kind = SL_WIN_TUMBLE,
+				       .size_ms = 10,
 				       .allowed_lateness_ms = 20 };
 	struct wh h;
 
@@ -61,11 +62,10 @@ static void hop(void)
 	wh_rec(&h, 13, "a", 2, 4.0);
 	wh_wm(&h, SL_TS_MAX);
 	/* [0,10) = slices {1} u {2,1}; [5,15) = {2,1} u {3,2}: unions, not sums */
-	EXPECT(&h.main,
-	       "+I[a, 1969-12-31 23:59:59.995, " T0 "05, 1, a, 1, 0.5, 1] @4\n"
-	       "+I[a, " T0 "00, " T0 "10, 2, a, 1, 1.5, 1] @9\n"
-	       "+I[a, " T0 "05, " T0 "15, 3, a, 2, 4.0, 1] @14\n"
-	       "+I[a, " T0 "10, " T0 "20, 2, a, 3, 4.0, 1] @19\n");
+	EXPECT(&h.main, "+I[a, 1969-12-31 23:59:59.995, " T0 "05, 1, a, 1, 0.5, 1] @4\n"
+			"+I[a, " T0 "00, " T0 "10, 2, a, 1, 1.5, 1] @9\n"
+			"+I[a, " T0 "05, " T0 "15, 3, a, 2, 4.0, 1] @14\n"
+			"+I[a, " T0 "10, " T0 "20, 2, a, 3, 4.0, 1] @19\n");
 	wh_fini(&h);
 }
 
@@ -75,8 +75,8 @@ static void session(void)
 	struct wh h;
 
 	wh_init(&h, &spec, aggs, 5);
-	wh_rec(&h, 1, "a", 1, 0.5);  /* [1, 6) */
-	wh_rec(&h, 8, "a", 1, 1.5);  /* [8, 13) */
+	wh_rec(&h, 1, "a", 1, 0.5); /* [1, 6) */
+	wh_rec(&h, 8, "a", 1, 1.5); /* [8, 13) */
 	wh_rec(&h, 9, "b", 7, NAN);
 	wh_rec(&h, 4, "a", 2, NAN);  /* [4, 9) bridges them: [1, 13), values {1, 1, 2} */
 	wh_rec(&h, 30, "a", 5, NAN); /* a session of its own, left open until the end */
