@@ -69,7 +69,8 @@ static void print_state(FILE *f, const struct sl_stream *n)
 		else
 			fprintf(f, "state: per key, one accumulator per %" PRId64 " ms slice "
 				   "(size %" PRId64 " ms%s)", n->wcfg->slice, s->size_ms,
-				s->kind == SL_WIN_HOP ? ", hopping" : "");
+				s->kind == SL_WIN_HOP ? ", hopping"
+				: s->kind == SL_WIN_CUMULATE ? ", cumulating" : "");
 		if (s->allowed_lateness_ms)
 			fprintf(f, ", kept %" PRId64 " ms after firing for late updates",
 				s->allowed_lateness_ms);

@@ -66,6 +66,8 @@ static void window_of(const struct sl_window_spec *w, sl_ts_t ts, sl_ts_t *start
 		*end = ts + w->gap_ms;
 		return;
 	}
+	/* tumble and cumulate: the period holding ts (a cumulating window's largest window);
+	 * hop: the last window holding ts */
 	sl_ts_t step = w->kind == SL_WIN_HOP ? w->slide_ms : w->size_ms;
 
 	*start = floor_div(ts - w->offset_ms, step) * step + w->offset_ms;

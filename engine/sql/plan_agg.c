@@ -404,7 +404,9 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 	}
 	if (ap.windowed) {
 		const char *wname = ap.win.kind == SL_WIN_TUMBLE ? "tumble window"
-				    : ap.win.kind == SL_WIN_HOP ? "hop window" : "session window";
+				    : ap.win.kind == SL_WIN_HOP ? "hop window"
+				    : ap.win.kind == SL_WIN_CUMULATE ? "cumulate window"
+				    : "session window";
 
 		ap.win.allowed_lateness_ms = c->allow_lateness;
 		ap.win.late_tag = c->late_table ? 1 : 0;

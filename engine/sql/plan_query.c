@@ -347,8 +347,14 @@ static int plan_tvf(struct pl_ctx *c, struct sl_job *job, const struct sl_from *
 			return c->failed ? -EINVAL : pl_fail(c, call->line, call->col,
 							     "SESSION needs a gap");
 	} else {
-		return pl_fail(c, call->line, call->col, "CUMULATE windows are not supported yet"
-			       "%s", step ? "" : "");
+		out->tvf_win.kind = SL_WIN_CUMULATE;
+		if (!size || !step || interval_arg(c, step, "the step", &out->tvf_win.slide_ms) ||
+		    interval_arg(c, size, "the max size", &out->tvf_win.size_ms))
+			return c->failed ? -EINVAL : pl_fail(c, call->line, call->col,
+							     "CUMULATE needs a step and a max size");
+		if (out->tvf_win.size_ms % out->tvf_win.slide_ms)
+			return pl_fail(c, size->line, size->col, "CUMULATE's max size must be a "
+				       "multiple of its step");
 	}
 	if (offset && interval_arg(c, offset, "the offset", &out->tvf_win.offset_ms))
 		return -EINVAL;

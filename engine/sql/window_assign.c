@@ -50,6 +50,15 @@ static void assign(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void
 		emit_copy(ctx, w, in, s, s + w->win.size_ms);
 		return;
 	}
+	if (w->win.kind == SL_WIN_CUMULATE) {
+		/* every window of ts's period [p, p + size) that ends after ts, shortest first */
+		sl_ts_t p = floor_to(ts, w->win.size_ms, w->win.offset_ms);
+
+		for (sl_ts_t e = floor_to(ts, w->win.slide_ms, w->win.offset_ms) +
+				 w->win.slide_ms; e <= p + w->win.size_ms; e += w->win.slide_ms)
+			emit_copy(ctx, w, in, p, e);
+		return;
+	}
 	/* hop: every window [s, s + size) with s on the slide grid and s <= ts < s + size,
 	 * earliest first */
 	sl_ts_t last = floor_to(ts, w->win.slide_ms, w->win.offset_ms);
