@@ -38,7 +38,8 @@ int sl_sql_njobs(const struct sl_sql_script *s);
 struct sl_job *sl_sql_job(const struct sl_sql_script *s, int i);
 /* True for a job planned only to be explained (EXPLAIN ...): print it, do not run it. */
 bool sl_sql_job_explain_only(const struct sl_sql_script *s, int i);
-/* The run options the file's SET statements and the opts ask for. */
+/* The run options the file's SET statements and the opts ask for. Run the jobs with exactly
+ * this shard count: per-shard operator state (expression scratch) was sized for it. */
 void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out);
 
 /* Writes EXPLAIN output for every job (stages, exchanges, state per operator, watermark
