@@ -26,6 +26,8 @@
 
 struct sl_shard;
 struct sl_ctx;
+struct sl_snap_buf;
+struct sl_snap_reader;
 struct sl_kstate;
 struct sl_timers;
 
@@ -46,6 +48,20 @@ struct sl_op_ops {
 	 * misses of its state lookup now. stage 0 is far ahead (fetch the table slot), stage 1
 	 * nearer (the slot has arrived: fetch the entry). Optional; keyed operators only. Hot. */
 	void (*prefetch)(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int stage);
+	/*
+	 * Checkpoints (DESIGN §7), both optional (an operator without them is stateless).
+	 * snapshot: the barrier of checkpoint `ckpt` reached this instance after all its input
+	 * channels delivered it; append everything needed to resume (keyed state, timers,
+	 * buffered rows, the watermark) to `out`, on the shard thread, and return 0 or -errno.
+	 * The bytes are written out asynchronously; the instance goes on processing at once.
+	 * restore: before any record, rebuild from a snapshot's bytes. With rescaling the
+	 * reader holds the snapshots of several old instances one after another (restore is
+	 * called once per old instance); keep only key groups in [kg_lo, kg_hi), the ones this
+	 * instance owns now. Returns 0, or -EINVAL for corrupt bytes (r->error says so).
+	 */
+	int (*snapshot)(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out);
+	int (*restore)(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
+		       uint32_t kg_hi);
 	/* Forwards watermarks/idle/end itself instead of the default (exchange-out). */
 	void (*forward_wm)(struct sl_ctx *ctx, sl_ts_t wm);
 	void (*forward_idle)(struct sl_ctx *ctx, bool idle);

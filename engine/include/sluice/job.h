@@ -99,6 +99,24 @@ struct sl_sink_ops {
 	/* Called at end of input and before close; makes written rows durable/visible. */
 	int (*flush)(void *state);
 	void (*close)(void *state);
+	/*
+	 * Exactly-once (two-phase commit over checkpoints, DESIGN §7); all optional: a sink
+	 * without them is at-least-once.
+	 * precommit: checkpoint `ckpt`'s barrier reached this instance: make every row written
+	 * so far durable but not yet visible, and describe in meta[0..cap) what commit must do
+	 * (e.g. the renames of in-progress files), setting *len. Shard thread. 0 or -errno
+	 * (-ENOSPC: meta too small).
+	 * commit: checkpoint `ckpt` is complete (its manifest, holding every instance's meta,
+	 * is durable): make that data visible. Also called during recovery, from any thread
+	 * and with no instance open, for the metas of the checkpoint being restored, so it
+	 * must be idempotent and need only cfg and meta.
+	 * abort_pending: during recovery, before any instance opens: discard whatever
+	 * instance `shard` of `nshards` wrote but did not get into a completed checkpoint
+	 * (the commits of `ckpt`, 0 for none, have already run).
+	 */
+	int (*precommit)(void *state, uint64_t ckpt, void *meta, size_t cap, size_t *len);
+	int (*commit)(const void *cfg, uint64_t ckpt, const void *meta, size_t len);
+	int (*abort_pending)(const void *cfg, int shard, int nshards, uint64_t ckpt);
 };
 
 /* ---- windows and aggregates (DESIGN §5) --------------------------------------------------- */

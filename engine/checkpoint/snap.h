@@ -1,0 +1,135 @@
+/*
+ * snap.h - the bytes of a snapshot: a growable buffer an operator instance appends its state
+ * to at a barrier, and a bounds-checked reader that restores it.
+ *
+ * At checkpoint n every stateful operator instance serializes into its own buffer on its
+ * shard's thread (a copy of its state: the record path resumes right after), and the shard's
+ * io_uring writes the buffer out asynchronously (DESIGN §7). Integers are little-endian as
+ * laid out in memory (snapshots are read back on the same architecture; the manifest records
+ * the format version). Neither side allocates except the buffer's growth.
+ *
+ * Ownership: a buffer owns its data (free with sl_snap_free); a reader borrows its bytes.
+ */
+#ifndef SL_CHECKPOINT_SNAP_H
+#define SL_CHECKPOINT_SNAP_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sl_snap_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	int error;      /* first failure (-ENOMEM): later puts do nothing */
+};
+
+static inline void sl_snap_init(struct sl_snap_buf *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+static inline void sl_snap_free(struct sl_snap_buf *b)
+{
+	free(b->data);
+	sl_snap_init(b);
+}
+
+/* Empties the buffer, keeping its memory for the next checkpoint. */
+static inline void sl_snap_reset(struct sl_snap_buf *b)
+{
+	b->len = 0;
+	b->error = 0;
+}
+
+/* Appends n bytes. Returns 0 or -ENOMEM (then recorded in b->error). */
+static inline int sl_snap_put(struct sl_snap_buf *b, const void *p, size_t n)
+{
+	if (b->error)
+		return b->error;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		uint8_t *nd;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		nd = realloc(b->data, cap);
+		if (!nd)
+			return b->error = -ENOMEM;
+		b->data = nd;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+static inline int sl_snap_put_u32(struct sl_snap_buf *b, uint32_t v)
+{
+	return sl_snap_put(b, &v, sizeof v);
+}
+
+static inline int sl_snap_put_u64(struct sl_snap_buf *b, uint64_t v)
+{
+	return sl_snap_put(b, &v, sizeof v);
+}
+
+/* A length-prefixed byte string (u32 length, then the bytes). */
+static inline int sl_snap_put_bytes(struct sl_snap_buf *b, const void *p, uint32_t n)
+{
+	int rc = sl_snap_put_u32(b, n);
+
+	return rc ? rc : sl_snap_put(b, p, n);
+}
+
+struct sl_snap_reader {
+	const uint8_t *p;
+	size_t len;
+	size_t pos;
+	int error;      /* -EINVAL once a read ran past the end: the snapshot is corrupt */
+};
+
+static inline void sl_snap_reader_init(struct sl_snap_reader *r, const void *p, size_t len)
+{
+	r->p = (const uint8_t *)p;
+	r->len = len;
+	r->pos = 0;
+	r->error = 0;
+}
+
+/* Copies n bytes out. Returns 0, or -EINVAL (recorded) if fewer remain. */
+static inline int sl_snap_get(struct sl_snap_reader *r, void *out, size_t n)
+{
+	if (r->error)
+		return r->error;
+	if (n > r->len - r->pos)
+		return r->error = -EINVAL;
+	memcpy(out, r->p + r->pos, n);
+	r->pos += n;
+	return 0;
+}
+
+static inline int sl_snap_get_u32(struct sl_snap_reader *r, uint32_t *v)
+{
+	return sl_snap_get(r, v, sizeof *v);
+}
+
+static inline int sl_snap_get_u64(struct sl_snap_reader *r, uint64_t *v)
+{
+	return sl_snap_get(r, v, sizeof *v);
+}
+
+/* Borrows a length-prefixed byte string in place: *p points into the reader's bytes. */
+static inline int sl_snap_get_bytes(struct sl_snap_reader *r, const void **p, uint32_t *n)
+{
+	if (sl_snap_get_u32(r, n))
+		return r->error;
+	if (*n > r->len - r->pos)
+		return r->error = -EINVAL;
+	*p = r->p + r->pos;
+	r->pos += *n;
+	return 0;
+}
+
+#endif
