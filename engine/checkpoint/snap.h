@@ -43,6 +43,29 @@ static inline void sl_snap_reset(struct sl_snap_buf *b)
 	b->error = 0;
 }
 
+/* Makes room for n more bytes and returns where they go (b->len does not move: the caller
+ * writes, then adds what it wrote), or NULL on ENOMEM (recorded in b->error). */
+static inline void *sl_snap_reserve(struct sl_snap_buf *b, size_t n)
+{
+	if (b->error)
+		return NULL;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		uint8_t *nd;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		nd = realloc(b->data, cap);
+		if (!nd) {
+			b->error = -ENOMEM;
+			return NULL;
+		}
+		b->data = nd;
+		b->cap = cap;
+	}
+	return b->data + b->len;
+}
+
 /* Appends n bytes. Returns 0 or -ENOMEM (then recorded in b->error). */
 static inline int sl_snap_put(struct sl_snap_buf *b, const void *p, size_t n)
 {

@@ -162,6 +162,40 @@ static void sink_end(struct sl_ctx *ctx)
 	sl_sink_flush(ctx);
 }
 
+/*
+ * Checkpoint barrier at a sink: an exactly-once sink pre-commits (its meta, what commit must
+ * do, becomes this instance's snapshot bytes for the manifest); any other sink flushes, so
+ * rows before the barrier are out once the checkpoint completes (at-least-once).
+ */
+#define SINK_META_MAX 65536
+
+static int sink_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+	struct sink_inst *si = ctx->self;
+	size_t len = 0;
+	void *meta;
+	int rc;
+
+	if (!si || !si->state)
+		return 0;
+	if (!n->sink_ops->precommit) {
+		si->dirty = true;
+		sl_sink_flush(ctx);
+		return 0;
+	}
+	/* room for the meta, written in place by the sink */
+	meta = sl_snap_reserve(out, SINK_META_MAX);
+	if (!meta)
+		return out->error;
+	rc = n->sink_ops->precommit(si->state, ckpt, meta, SINK_META_MAX, &len);
+	if (rc < 0)
+		return rc;
+	out->len += len;
+	si->dirty = false;
+	return 0;
+}
+
 static void sink_close(struct sl_ctx *ctx)
 {
 	const struct sl_stream *n = ctx->def->cfg;
@@ -181,4 +215,5 @@ const struct sl_op_ops sl_sink_ops_adapter = {
 	.process = sink_process,
 	.on_end = sink_end,
 	.close = sink_close,
+	.snapshot = sink_snapshot,
 };

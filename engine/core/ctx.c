@@ -129,6 +129,24 @@ void sl_op_end(struct sl_ctx *ctx)
 			sl_op_end(ctx->port[p].to[i]);
 }
 
+void sl_op_barrier(struct sl_ctx *ctx, uint64_t ckpt)
+{
+	if (ctx->def->ops->snapshot) {
+		sl_snap_reset(&ctx->snap);
+		ctx->snap_rc = ctx->def->ops->snapshot(ctx, ckpt, &ctx->snap);
+		if (!ctx->snap_rc && ctx->snap.error)
+			ctx->snap_rc = ctx->snap.error;
+		ctx->snap_ckpt = ckpt;
+	}
+	if (ctx->def->ops->forward_barrier) {
+		ctx->def->ops->forward_barrier(ctx, ckpt);
+		return;
+	}
+	for (int p = 0; p < ctx->nports; p++)
+		for (int i = 0; i < ctx->port[p].n; i++)
+			sl_op_barrier(ctx->port[p].to[i], ckpt);
+}
+
 int sl_src_emit(struct sl_src_ctx *c, const struct sl_row *row)
 {
 	return c->emit(c, row);

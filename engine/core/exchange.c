@@ -196,6 +196,16 @@ static void xout_forward_end(struct sl_ctx *ctx)
 		send_frame(ctx, x, to, SL_FRAME_END, 0, 0, NULL);
 }
 
+/* The barrier goes to every ring in order with the records before it (through the hold
+ * queue when a ring is full), so each receiver sees the same cut. */
+static void xout_forward_barrier(struct sl_ctx *ctx, uint64_t ckpt)
+{
+	struct exchange_out *x = ctx->self;
+
+	for (int to = 0; to < x->n; to++)
+		send_frame(ctx, x, to, SL_FRAME_BARRIER, 0, (sl_ts_t)ckpt, NULL);
+}
+
 static void xout_close(struct sl_ctx *ctx)
 {
 	struct exchange_out *x = ctx->self;
@@ -218,6 +228,7 @@ const struct sl_op_ops sl_exchange_out_ops = {
 	.forward_wm = xout_forward_wm,
 	.forward_idle = xout_forward_idle,
 	.forward_end = xout_forward_end,
+	.forward_barrier = xout_forward_barrier,
 };
 
 /* ---- receiver ------------------------------------------------------------------------- */

@@ -24,6 +24,8 @@
 #include <sluice/job.h>
 #include <sluice/operator.h>
 
+#include "checkpoint/snap.h"
+
 struct sl_shard;
 struct sl_ctx;
 struct sl_snap_buf;
@@ -66,6 +68,7 @@ struct sl_op_ops {
 	void (*forward_wm)(struct sl_ctx *ctx, sl_ts_t wm);
 	void (*forward_idle)(struct sl_ctx *ctx, bool idle);
 	void (*forward_end)(struct sl_ctx *ctx);
+	void (*forward_barrier)(struct sl_ctx *ctx, uint64_t ckpt);
 };
 
 #define SL_MAX_KEY_FIELDS 8
@@ -123,6 +126,12 @@ struct sl_ctx {
 	struct sl_row_builder out;       /* see sl_ctx_out() */
 	uint8_t *out_buf;                /* SL_ROW_SCRATCH bytes, this instance's own */
 	struct sl_ctx *next_in_shard;    /* all instances of a shard, for on_proctime */
+	/* The last checkpoint's snapshot of this instance (operators with a snapshot hook):
+	 * written at the barrier on the shard thread, read by the coordinator after the
+	 * shard acknowledged the checkpoint and before it starts the next one. */
+	struct sl_snap_buf snap;
+	uint64_t snap_ckpt;              /* checkpoint the bytes in snap belong to */
+	int snap_rc;                     /* 0, or why the snapshot failed (-errno) */
 };
 
 /* Hands a watermark / idle / end to an instance: runs its hook, then forwards downstream.
@@ -130,6 +139,9 @@ struct sl_ctx {
 void sl_op_watermark(struct sl_ctx *ctx, sl_ts_t wm);
 void sl_op_idle(struct sl_ctx *ctx, bool idle);
 void sl_op_end(struct sl_ctx *ctx);
+/* The barrier of checkpoint `ckpt` reached this instance (aligned over its inputs): runs its
+ * snapshot hook into ctx->snap, then forwards the barrier downstream. */
+void sl_op_barrier(struct sl_ctx *ctx, uint64_t ckpt);
 
 /* Encodes key fields of `row` into buf (SL_KEY_MAX bytes; strings are cut so the whole key
  * fits, which only merges keys sharing a ~1000-byte prefix). Returns the length. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -95,6 +96,63 @@ static int create_rings(struct sl_runtime *rt)
 	return 0;
 }
 
+static sl_ts_t wall_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (sl_ts_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * The checkpoint coordinator (DESIGN §7), on the thread that called sl_job_run: every
+ * interval it asks for checkpoint n (the shards' source instances inject its barrier), waits
+ * until every shard has acknowledged it (or finished), hands it to on_checkpoint, and lets
+ * the shards reuse their snapshot buffers. One checkpoint at a time; a shard that has
+ * finished counts as having acknowledged (its input ended, its sinks flushed).
+ */
+static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
+{
+	struct sl_job *job = rt->job;
+	sl_ts_t next = wall_now_ms() + o->checkpoint_interval_ms;
+	uint64_t n = 0;
+	bool inflight = false;
+
+	for (;;) {
+		struct timespec ts = { 0, 1000000 };
+		bool all_finished = true, acked = true;
+
+		for (int i = 0; i < rt->nshards; i++) {
+			const struct sl_shard *sh = &rt->shards[i];
+			bool fin = atomic_load_explicit(&sh->finished, memory_order_acquire);
+
+			all_finished &= fin;
+			if (!fin && atomic_load_explicit(&sh->ckpt_acked, memory_order_acquire) < n)
+				acked = false;
+		}
+		if (inflight && acked) {
+			int rc = o->on_checkpoint ? o->on_checkpoint(job, n, o->checkpoint_arg) : 0;
+
+			if (rc)
+				rt->ckpt_failed++;
+			else
+				rt->ckpt_completed++;
+			atomic_store_explicit(&rt->ckpt_consumed, n, memory_order_release);
+			inflight = false;
+			next = wall_now_ms() + o->checkpoint_interval_ms;
+		}
+		if (all_finished && !inflight)
+			break;
+		if (!inflight && !all_finished && !atomic_load(&rt->abort) &&
+		    !atomic_load(&job->stop) && wall_now_ms() >= next) {
+			inflight = true;
+			atomic_store_explicit(&rt->ckpt_req, ++n, memory_order_release);
+		}
+		nanosleep(&ts, NULL);
+	}
+	atomic_store_explicit(&rt->ckpt_consumed, UINT64_MAX, memory_order_release);
+}
+
 int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 {
 	static const struct sl_run_opts defaults;
@@ -150,6 +208,7 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		return -ENOMEM;
 	}
 	atomic_store(&job->stop, false);
+	rt->checkpointing = opts->checkpoint_interval_ms > 0;
 	for (int i = 0; i < rt->nshards; i++) {
 		struct sl_shard *sh = &rt->shards[i];
 
@@ -174,6 +233,8 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 			return -rc;
 		}
 	}
+	if (rt->checkpointing)
+		coordinate(rt, opts);
 	for (int i = 0; i < rt->nshards; i++)
 		pthread_join(rt->shards[i].thread, NULL);
 	return job->err.code;
@@ -186,6 +247,8 @@ void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (!rt || !rt->shards)
 		return;
+	out->checkpoints = rt->ckpt_completed;
+	out->checkpoints_failed = rt->ckpt_failed;
 	for (int i = 0; i < rt->nshards; i++) {
 		out->dead_letters += rt->shards[i].dead_letters;
 		for (int s = 0; s < job->nstages; s++)

@@ -23,6 +23,9 @@ struct sl_chan {
 	bool idle;
 	bool ended;
 	bool dead;       /* its sender owns no source split: never carries data (see wire.c) */
+	bool blocked;    /* delivered the barrier of checkpoint `barrier`: not read until the
+			  * stage has it from every channel (alignment, DESIGN §7) */
+	uint64_t barrier;
 };
 
 /* One split of a source, polled by the shard that owns it. */
@@ -36,6 +39,8 @@ struct sl_split_inst {
 	bool idle;
 	bool ended;
 	void *custom_state;              /* SL_WM_CUSTOM generator state */
+	struct sl_snap_buf pos;          /* position at the last checkpoint's barrier */
+	uint64_t pos_ckpt;
 };
 
 struct sl_stage_inst {
@@ -57,6 +62,7 @@ struct sl_stage_inst {
 	/* exchange stages */
 	struct sl_chan *chans;
 	int nchans;
+	uint64_t ckpt_done;              /* last checkpoint whose barrier passed this stage */
 };
 
 struct sl_shard {
@@ -76,6 +82,12 @@ struct sl_shard {
 	void *src_scratch;               /* SL_ROW_SCRATCH bytes for sources */
 	struct sl_op_metrics *m;         /* [node id] final metrics, kept after the run */
 	uint64_t *stage_blocked_ms;      /* [stage id] backpressured time, kept after the run */
+	/* checkpoints: the newest requested checkpoint this shard has started, and the newest
+	 * whose barrier has passed every stage instance of this shard (published to the
+	 * coordinator; its snapshots are then readable until the next request) */
+	uint64_t ckpt_seen;
+	_Atomic uint64_t ckpt_acked;
+	_Atomic bool finished;           /* the shard loop has returned */
 };
 
 struct sl_runtime {
@@ -91,6 +103,10 @@ struct sl_runtime {
 	int dl_fd;                       /* dead-letter output */
 	bool dl_close;
 	_Atomic bool abort;              /* a shard failed: everyone leaves at once */
+	_Atomic uint64_t ckpt_req;       /* newest checkpoint the coordinator asked for */
+	_Atomic uint64_t ckpt_consumed;  /* newest checkpoint the coordinator is done reading */
+	bool checkpointing;
+	uint64_t ckpt_completed, ckpt_failed;
 	pthread_mutex_t err_lock;        /* first error wins (error path only) */
 };
 
@@ -125,6 +141,8 @@ int sl_source_stage_open(struct sl_stage_inst *si);
 int sl_source_stage_poll(struct sl_stage_inst *si);
 void sl_source_stage_tick(struct sl_stage_inst *si);
 void sl_source_stage_stop(struct sl_stage_inst *si);
+/* Starts checkpoint `ckpt` at a source instance: split positions, then the barrier. */
+void sl_source_stage_barrier(struct sl_stage_inst *si, uint64_t ckpt);
 void sl_source_stage_close(struct sl_stage_inst *si);
 
 /* Exchange-outs (exchange.c): move held-back frames into rings. Returns frames moved. */

@@ -153,9 +153,41 @@ static void chan_update(struct sl_stage_inst *si)
 	sl_stage_input_time(si, active, idle, min);
 }
 
+/*
+ * Barrier alignment (DESIGN §7): a channel that delivered the barrier of checkpoint n is not
+ * read again until every live channel has delivered it (an ended or dead channel never
+ * will: it counts as aligned). Then the stage's operators snapshot, in chain order, and the
+ * barrier moves on; every record before the barrier on any channel is in the snapshot and
+ * none after it.
+ */
+static void chan_try_align(struct sl_stage_inst *si)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < si->nchans && !n; i++)
+		if (si->chans[i].blocked)
+			n = si->chans[i].barrier;
+	if (!n)
+		return;
+	for (int i = 0; i < si->nchans; i++) {
+		const struct sl_chan *c = &si->chans[i];
+
+		if (c->ended || c->dead)
+			continue;
+		if (!c->blocked || c->barrier != n)
+			return;
+	}
+	for (int i = 0; i < si->nchans; i++)
+		si->chans[i].blocked = false;
+	si->ckpt_done = n;
+	sl_op_barrier(si->root, n);
+}
+
 static void chan_end(struct sl_stage_inst *si, struct sl_chan *c)
 {
 	c->ended = true;
+	c->blocked = false;
+	chan_try_align(si);
 	for (int i = 0; i < si->nchans; i++)
 		if (!si->chans[i].ended) {
 			chan_update(si);
@@ -219,7 +251,7 @@ static int consume(struct sl_stage_inst *si)
 			work += k;
 			continue;
 		}
-		while (!c->ended && k < CHAN_BATCH && !si->pending &&
+		while (!c->ended && !c->blocked && k < CHAN_BATCH && !si->pending &&
 		       (f = sl_ring_peek_spsc(c->ring)) != NULL) {
 			if (pf) {
 				look_ahead(root, c->ring, &far, PF_FAR, 0);
@@ -252,8 +284,14 @@ static int consume(struct sl_stage_inst *si)
 				chan_end(si, c);
 				k++;
 				continue;
+			case SL_FRAME_BARRIER:
+				sl_ring_consume_spsc(c->ring, f);
+				c->blocked = true;
+				c->barrier = (uint64_t)f->ts;
+				k++;
+				chan_try_align(si);
+				continue;
 			default:
-				/* barriers: aligned checkpoints arrive with the state issue */
 				break;
 			}
 			sl_ring_consume_spsc(c->ring, f);
@@ -343,6 +381,37 @@ static void own_arena(void)
 #endif
 }
 
+/* Starts a newly requested checkpoint at this shard's source instances. */
+static void ckpt_start(struct sl_shard *sh)
+{
+	struct sl_runtime *rt = sh->rt;
+	struct sl_job *job = rt->job;
+	uint64_t req = atomic_load_explicit(&rt->ckpt_req, memory_order_acquire);
+
+	if (req <= sh->ckpt_seen)
+		return;
+	sh->ckpt_seen = req;
+	for (int s = 0; s < job->nstages; s++)
+		if (!sh->si[s].chans)
+			sl_source_stage_barrier(&sh->si[s], req);
+}
+
+/* Acknowledges the checkpoint once its barrier has passed every stage instance here. */
+static void ckpt_ack(struct sl_shard *sh)
+{
+	struct sl_job *job = sh->rt->job;
+
+	if (sh->ckpt_seen <= atomic_load_explicit(&sh->ckpt_acked, memory_order_relaxed))
+		return;
+	for (int s = 0; s < job->nstages; s++) {
+		const struct sl_stage_inst *si = &sh->si[s];
+
+		if (!si->ended && si->ckpt_done < sh->ckpt_seen)
+			return;
+	}
+	atomic_store_explicit(&sh->ckpt_acked, sh->ckpt_seen, memory_order_release);
+}
+
 void *sl_shard_main(void *arg)
 {
 	struct sl_shard *sh = arg;
@@ -368,6 +437,7 @@ void *sl_shard_main(void *arg)
 			break;
 		sh->now = wall_ms();
 		sh->loops++;
+		ckpt_start(sh);
 		if (!stopped && atomic_load_explicit(&job->stop, memory_order_relaxed)) {
 			stopped = true;
 			for (int s = 0; s < job->nstages; s++)
@@ -403,6 +473,7 @@ void *sl_shard_main(void *arg)
 			if (!sh->si[s].chans)
 				sl_source_stage_tick(&sh->si[s]);
 		publish_all(sh);
+		ckpt_ack(sh);
 		if (done)
 			break;
 		if (work) {
@@ -415,7 +486,17 @@ void *sl_shard_main(void *arg)
 		}
 	}
 	publish_all(sh);
+	/* the coordinator reads the snapshots of an acknowledged checkpoint from this shard's
+	 * instances: keep them until it is done */
+	while (rt->checkpointing && !atomic_load(&rt->abort) &&
+	       atomic_load_explicit(&rt->ckpt_consumed, memory_order_acquire) <
+		       atomic_load_explicit(&sh->ckpt_acked, memory_order_relaxed)) {
+		struct timespec ts = { 0, 100000 };
+
+		nanosleep(&ts, NULL);
+	}
 out:
 	sl_shard_unwire(sh);
+	atomic_store_explicit(&sh->finished, true, memory_order_release);
 	return NULL;
 }

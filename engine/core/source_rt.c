@@ -237,6 +237,41 @@ void sl_source_stage_tick(struct sl_stage_inst *si)
 	update_wm(si);
 }
 
+/*
+ * Checkpoint n starts at this source instance, between two polls: each split records its
+ * position (the greatest event time so far, then the connector's position bytes), and the
+ * barrier enters the chain behind every record emitted so far. An instance that has ended
+ * sent its end-of-input already: downstream counts its channels as aligned.
+ */
+#define POS_MAX 4096
+
+void sl_source_stage_barrier(struct sl_stage_inst *si, uint64_t ckpt)
+{
+	const struct sl_stream *src = si->st->input;
+
+	if (si->ended)
+		return;
+	for (int i = 0; i < si->nsplits; i++) {
+		struct sl_split_inst *sp = &si->splits[i];
+		size_t len = 0;
+		void *p;
+
+		sl_snap_reset(&sp->pos);
+		sl_snap_put_u64(&sp->pos, (uint64_t)sp->max_ts);
+		if (src->src_ops->position && (p = sl_snap_reserve(&sp->pos, POS_MAX))) {
+			int rc = src->src_ops->position(sp->state, p, POS_MAX, &len);
+
+			if (rc < 0)
+				sp->pos.error = rc;
+			else
+				sp->pos.len += len;
+		}
+		sp->pos_ckpt = ckpt;
+	}
+	si->ckpt_done = ckpt;
+	sl_op_barrier(si->root, ckpt);
+}
+
 void sl_source_stage_stop(struct sl_stage_inst *si)
 {
 	finish(si, false);
@@ -250,6 +285,7 @@ void sl_source_stage_close(struct sl_stage_inst *si)
 		if (si->splits[i].state && src->src_ops->close)
 			src->src_ops->close(si->splits[i].state);
 		free(si->splits[i].custom_state);
+		sl_snap_free(&si->splits[i].pos);
 	}
 	free(si->splits);
 	si->splits = NULL;

@@ -199,6 +199,7 @@ void sl_shard_unwire(struct sl_shard *sh)
 			sh->xctx[i].def->ops->close(&sh->xctx[i]);
 		free(c->out_buf);
 		free(sh->xctx[i].out_buf);
+		sl_snap_free(&c->snap);
 	}
 	free(sh->si);
 	free(sh->ctx);

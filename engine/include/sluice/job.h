@@ -87,6 +87,15 @@ struct sl_source_ops {
 	 * nothing is available now, SL_SRC_EOF when the split is finished, or -errno. */
 	int (*poll)(void *split_state, struct sl_src_ctx *c, int max);
 	void (*close)(void *split_state);
+	/*
+	 * Checkpoints, both optional (without them a restored job reads the split again from
+	 * its start: not exactly-once). position: writes where the split would resume, just
+	 * after the last record it emitted, into buf[0..cap) and sets *len; called between
+	 * polls on the split's shard. seek: right after open on restore, continues from a
+	 * position written by position(). Both return 0 or -errno.
+	 */
+	int (*position)(void *split_state, void *buf, size_t cap, size_t *len);
+	int (*seek)(void *split_state, const void *pos, size_t len);
 };
 
 struct sl_sink_ops {
@@ -252,6 +261,13 @@ struct sl_run_opts {
 	uint32_t ring_bytes;  /* per exchange ring; 0: 1 MiB */
 	int max_parallelism;  /* key groups; 0: 128 */
 	const char *dead_letter_path; /* JSON lines of undecodable records; NULL: stderr */
+	/* Checkpoints (DESIGN §7): start one every interval; 0: none. A checkpoint completes
+	 * when its barrier has passed every operator of every shard; on_checkpoint (optional)
+	 * then runs on the coordinator (the thread in sl_job_run) while the shards go on; a
+	 * non-zero return counts the checkpoint as failed. */
+	sl_ts_t checkpoint_interval_ms;
+	int (*on_checkpoint)(struct sl_job *job, uint64_t ckpt, void *arg);
+	void *checkpoint_arg;
 };
 
 /* Plans and runs the job to completion (bounded input) or until sl_job_stop().
@@ -268,6 +284,8 @@ struct sl_job_stats {
 	uint64_t dead_letters;   /* undecodable source records */
 	uint64_t ring_full;      /* times a producer found an exchange ring full (stalls) */
 	uint64_t backpressure_ms; /* time stages spent unable to send, summed over shards */
+	uint64_t checkpoints;     /* completed checkpoints */
+	uint64_t checkpoints_failed;
 };
 void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out);
 /* Writes one line per operator (name, in, out, late, state entries) and one per stage
