@@ -536,6 +536,17 @@ void sl_kvtab_prefetch_entry(const struct sl_kvtab *t, uint64_t hash, uint64_t n
 	}
 }
 
+int sl_kvtab_reserve(struct sl_kvtab *t, size_t n)
+{
+	while ((size_t)t->count + n > t->grow_at) {
+		int rc = grow(t);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 size_t sl_kvtab_count(const struct sl_kvtab *t)
 {
 	return t->count;
@@ -566,4 +577,21 @@ void sl_kvtab_foreach(struct sl_kvtab *t, bool (*fn)(const struct sl_kv *kv, voi
 				return;
 		}
 	}
+}
+
+bool sl_kvtab_next(const struct sl_kvtab *t, struct sl_kvtab_iter *it, struct sl_kv *kv)
+{
+	for (; it->slab < t->nslabs; it->slab++, it->idx = 0) {
+		const struct slab *s = &t->slabs[it->slab];
+
+		while (it->idx < s->used) {
+			struct entry *e = (struct entry *)(s->mem + (size_t)it->idx++ * s->esize);
+
+			if (e->live) {
+				sl_kvtab_entry(t, entry_value(e), kv);
+				return true;
+			}
+		}
+	}
+	return false;
 }

@@ -61,6 +61,10 @@ void sl_kvtab_prefetch(const struct sl_kvtab *t, uint64_t hash);
  * entry of (hash, ns) if present. */
 void sl_kvtab_prefetch_entry(const struct sl_kvtab *t, uint64_t hash, uint64_t ns);
 
+/* Grows the slot array now so that n more entries go in without a rehash (a restore knows
+ * how many entries come). Returns 0 or -ENOMEM (the table is unchanged then). */
+int sl_kvtab_reserve(struct sl_kvtab *t, size_t n);
+
 size_t sl_kvtab_count(const struct sl_kvtab *t);
 /* Approximate bytes held (slots, slabs). */
 size_t sl_kvtab_bytes(const struct sl_kvtab *t);
@@ -70,5 +74,21 @@ size_t sl_kvtab_bytes(const struct sl_kvtab *t);
  * skipped) and may insert (new entries may or may not be visited). Return false to stop. */
 void sl_kvtab_foreach(struct sl_kvtab *t, bool (*fn)(const struct sl_kv *kv, void *arg),
 		      void *arg);
+
+/* A read-only walk in the same slab order, for snapshots: no callback, and the table stays
+ * const. The table must not change while a walk is in progress. */
+struct sl_kvtab_iter {
+	uint32_t slab;
+	uint32_t idx;
+};
+
+static inline void sl_kvtab_iter_init(struct sl_kvtab_iter *it)
+{
+	it->slab = 0;
+	it->idx = 0;
+}
+
+/* Fills *kv with the next live entry and returns true, or returns false at the end. */
+bool sl_kvtab_next(const struct sl_kvtab *t, struct sl_kvtab_iter *it, struct sl_kv *kv);
 
 #endif

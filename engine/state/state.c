@@ -19,11 +19,19 @@
  *
  * Hot path: value get/put are one kvtab lookup; nothing is allocated except by the first
  * insertion of a key (and a map's first entry, which creates its table).
+ *
+ * Snapshots (sl_kstate_snapshot/restore, format at the "snapshots" section below) are a
+ * sequential walk of the tables, copying live entries with their key group, so a restore can
+ * keep the key groups a new instance owns after a change of parallelism; the descriptor
+ * layout travels with them, so a job whose state does not match is refused by name.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint/snap.h"
 #include "core/hash.h"
 #include "core/op.h"
 #include "kvtab.h"
@@ -31,6 +39,7 @@
 #include "time/timer.h"
 
 struct sdesc {
+	const char *name;     /* borrowed from the job; "" if it had none */
 	enum sl_state_kind kind;
 	sl_ts_t ttl;          /* 0: none */
 	uint32_t off;         /* user value offset: 8 with TTL, else 0 */
@@ -47,6 +56,7 @@ struct sl_kstate {
 	uint32_t max_par;
 	int iterating;  /* map foreach calls in progress */
 	size_t entries;
+	char err[224];  /* why the last restore failed */
 	struct sdesc d[];
 };
 
@@ -108,6 +118,7 @@ struct sl_kstate *sl_kstate_create(const struct sl_state_desc *descs, int n, uin
 	for (int i = 0; i < n; i++) {
 		struct sdesc *d = &ks->d[i];
 
+		d->name = descs[i].name ? descs[i].name : "";
 		d->kind = descs[i].kind;
 		d->ttl = descs[i].ttl_ms;
 		d->off = d->ttl ? 8 : 0;
@@ -366,6 +377,504 @@ void sl_kstate_map_clear(struct sl_kstate *ks, int id, const struct sl_kkey *k)
 	ks->entries -= sl_kvtab_count(r->m);
 	sl_kvtab_destroy(r->m);
 	sl_kvtab_remove_value(d->tab, r);
+}
+
+/* ---- snapshots -------------------------------------------------------------------------- */
+
+/*
+ * A keyed state section, version 1 (integers little-endian as in memory, snap.h):
+ *
+ *   u32 max_par, u32 ndesc
+ *   ndesc x { bytes name, u32 kind (1 value, 2 map), u32 value_size, u32 ttl (0 or 1) }
+ *   ndesc x { u64 nrec, then nrec records }
+ *     value record  rec_hdr, key, value block
+ *     map record    rec_hdr, key, u32 n (>= 1), n x { u32 mklen, map key, value block }
+ *
+ * A value block is the table's own [expires_at if TTL][user value] bytes, copied whole. The
+ * key hash is stored (not recomputed) so a restore places entries exactly as the runtime
+ * hashed them; kg must equal sl_key_group(hash, max_par), which catches some corruption for
+ * free. Map keys are hashed again on restore (state.c alone hashes them).
+ *
+ * Restore walks a section twice: a check pass that reads every record without touching the
+ * state (any inconsistency is -EINVAL and nothing changed), then the pass that inserts.
+ * Checking costs a parse, far less than the inserts it protects.
+ */
+#define KS_MAGIC 0x534b4c53u /* "SLKS" */
+#define KS_VERSION 1u
+#define KIND_VALUE 1u
+#define KIND_MAP 2u
+#define SEC_HDR 16u
+#define NAME_LEN_MAX 4096u
+
+struct rec_hdr {
+	uint64_t hash;
+	uint16_t kg;
+	uint16_t rsv;  /* 0 */
+	uint32_t klen;
+};
+
+_Static_assert(sizeof(struct rec_hdr) == 16, "a record header has no padding");
+
+size_t sl_state_sec_begin(struct sl_snap_buf *out, uint32_t magic, uint32_t version)
+{
+	size_t at = out->len;
+
+	sl_snap_put_u32(out, magic);
+	sl_snap_put_u32(out, version);
+	sl_snap_put_u64(out, 0);
+	return at;
+}
+
+void sl_state_sec_end(struct sl_snap_buf *out, size_t at)
+{
+	uint64_t n;
+
+	if (out->error)
+		return;
+	n = out->len - at - SEC_HDR;
+	memcpy(out->data + at + 8, &n, 8);
+}
+
+int sl_state_sec_open(struct sl_snap_reader *r, uint32_t magic, uint32_t version,
+		      struct sl_snap_reader *body, uint32_t *got_version)
+{
+	uint32_t m, v;
+	uint64_t n;
+
+	*got_version = 0;
+	if (sl_snap_get_u32(r, &m) || sl_snap_get_u32(r, &v) || sl_snap_get_u64(r, &n))
+		return r->error;
+	if (m != magic || v == 0 || n > r->len - r->pos)
+		return r->error = -EINVAL;
+	*got_version = v;
+	sl_snap_reader_init(body, r->p + r->pos, (size_t)n);
+	r->pos += (size_t)n;
+	return v > version ? -EPROTO : 0;
+}
+
+/* Borrows n bytes of r in place, or returns NULL (r->error set) if fewer remain. */
+static inline const uint8_t *take(struct sl_snap_reader *r, size_t n)
+{
+	const uint8_t *p;
+
+	if (r->error)
+		return NULL;
+	if (n > r->len - r->pos) {
+		r->error = -EINVAL;
+		return NULL;
+	}
+	p = r->p + r->pos;
+	r->pos += n;
+	return p;
+}
+
+static inline uint32_t kind_code(enum sl_state_kind k)
+{
+	return k == SL_STATE_MAP ? KIND_MAP : KIND_VALUE;
+}
+
+static void put_rec(struct sl_snap_buf *out, const struct sl_kv *kv)
+{
+	struct rec_hdr h = { kv->hash, kv->kg, 0, kv->klen };
+
+	sl_snap_put(out, &h, sizeof(h));
+	sl_snap_put(out, kv->key, kv->klen);
+}
+
+static uint64_t snap_values(const struct sdesc *d, sl_ts_t now, struct sl_snap_buf *out)
+{
+	uint32_t vlen = d->off + d->value_size;
+	struct sl_kvtab_iter it;
+	struct sl_kv kv;
+	uint64_t n = 0;
+
+	sl_kvtab_iter_init(&it);
+	while (sl_kvtab_next(d->tab, &it, &kv)) {
+		if (expired(d, kv.value, now))
+			continue;
+		put_rec(out, &kv);
+		sl_snap_put(out, kv.value, vlen);
+		n++;
+	}
+	return n;
+}
+
+/* A key whose map entries all expired is left out whole (its record is taken back). */
+static uint64_t snap_maps(const struct sdesc *d, sl_ts_t now, struct sl_snap_buf *out)
+{
+	uint32_t vlen = d->off + d->value_size;
+	struct sl_kvtab_iter it, mit;
+	struct sl_kv kv, mkv;
+	uint64_t n = 0;
+
+	sl_kvtab_iter_init(&it);
+	while (sl_kvtab_next(d->tab, &it, &kv)) {
+		const struct sl_kvtab *m = ((const struct mapref *)kv.value)->m;
+		size_t at = out->len, cnt_at;
+		uint32_t cnt = 0;
+
+		put_rec(out, &kv);
+		cnt_at = out->len;
+		sl_snap_put_u32(out, 0);
+		sl_kvtab_iter_init(&mit);
+		while (sl_kvtab_next(m, &mit, &mkv)) {
+			if (expired(d, mkv.value, now))
+				continue;
+			sl_snap_put_u32(out, mkv.klen);
+			sl_snap_put(out, mkv.key, mkv.klen);
+			sl_snap_put(out, mkv.value, vlen);
+			cnt++;
+		}
+		if (out->error)
+			break;
+		if (!cnt) {
+			out->len = at;
+			continue;
+		}
+		memcpy(out->data + cnt_at, &cnt, 4);
+		n++;
+	}
+	return n;
+}
+
+int sl_kstate_snapshot(const struct sl_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+{
+	size_t sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
+
+	sl_snap_put_u32(out, ks->max_par);
+	sl_snap_put_u32(out, (uint32_t)ks->n);
+	for (int i = 0; i < ks->n; i++) {
+		const struct sdesc *d = &ks->d[i];
+
+		sl_snap_put_bytes(out, d->name, (uint32_t)strlen(d->name));
+		sl_snap_put_u32(out, kind_code(d->kind));
+		sl_snap_put_u32(out, d->value_size);
+		sl_snap_put_u32(out, d->ttl ? 1 : 0);
+	}
+	for (int i = 0; i < ks->n; i++) {
+		const struct sdesc *d = &ks->d[i];
+		size_t at = out->len;
+		uint64_t n;
+
+		sl_snap_put_u64(out, 0);
+		n = d->kind == SL_STATE_MAP ? snap_maps(d, now, out) : snap_values(d, now, out);
+		if (out->error)
+			break;
+		memcpy(out->data + at, &n, 8);
+	}
+	sl_state_sec_end(out, sec);
+	return out->error;
+}
+
+static int refuse(struct sl_kstate *ks, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int refuse(struct sl_kstate *ks, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ks->err, sizeof(ks->err), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *sl_kstate_error(const struct sl_kstate *ks)
+{
+	return ks->err;
+}
+
+static const char *shape(char *buf, size_t cap, uint32_t kind, uint32_t vsize, bool ttl)
+{
+	snprintf(buf, cap, "%s of %u-byte values%s", kind == KIND_MAP ? "map" : "value", vsize,
+		 ttl ? " with TTL" : "");
+	return buf;
+}
+
+/* Reads the layout and compares it with ks's descriptors, index by index. */
+static int check_layout(struct sl_kstate *ks, struct sl_snap_reader *b)
+{
+	char s1[64], s2[64];
+	uint32_t max_par, n;
+
+	if (sl_snap_get_u32(b, &max_par) || sl_snap_get_u32(b, &n) || n > b->len / 16)
+		return refuse(ks, -EINVAL, "state snapshot is corrupt: bad layout header");
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t nlen, kind, vsize, ttl;
+		const struct sdesc *d;
+		const void *name;
+		int nl;
+
+		if (sl_snap_get_bytes(b, &name, &nlen) || nlen > NAME_LEN_MAX ||
+		    sl_snap_get_u32(b, &kind) || sl_snap_get_u32(b, &vsize) ||
+		    sl_snap_get_u32(b, &ttl) || (kind != KIND_VALUE && kind != KIND_MAP) || ttl > 1)
+			return refuse(ks, -EINVAL, "state snapshot is corrupt: bad state %u in layout",
+				      i);
+		nl = nlen > 64 ? 64 : (int)nlen;
+		if (i >= (uint32_t)ks->n)
+			return refuse(ks, -EPROTO,
+				      "state layout differs: state %u '%.*s' (%s) is in the snapshot "
+				      "but not in the job (%d states)",
+				      i, nl, (const char *)name,
+				      shape(s1, sizeof(s1), kind, vsize, ttl), ks->n);
+		d = &ks->d[i];
+		if (strlen(d->name) != nlen || memcmp(d->name, name, nlen) ||
+		    kind != kind_code(d->kind) || vsize != d->value_size || ttl != (d->ttl != 0))
+			return refuse(ks, -EPROTO,
+				      "state layout differs at state %u: the snapshot has '%.*s' (%s), "
+				      "the job '%s' (%s)",
+				      i, nl, (const char *)name, shape(s1, sizeof(s1), kind, vsize, ttl),
+				      d->name,
+				      shape(s2, sizeof(s2), kind_code(d->kind), d->value_size,
+					    d->ttl != 0));
+	}
+	if (n < (uint32_t)ks->n)
+		return refuse(ks, -EPROTO,
+			      "state layout differs: state %u '%s' (%s) is in the job but not in the "
+			      "snapshot (%u states)",
+			      n, ks->d[n].name,
+			      shape(s1, sizeof(s1), kind_code(ks->d[n].kind), ks->d[n].value_size,
+				    ks->d[n].ttl != 0),
+			      n);
+	if (max_par != ks->max_par)
+		return refuse(ks, -EPROTO,
+			      "state snapshot has key groups of max parallelism %u, the job %u "
+			      "(it cannot change between restores)",
+			      max_par, ks->max_par);
+	return 0;
+}
+
+static int put_value(struct sl_kstate *ks, struct sdesc *d, const struct rec_hdr *h,
+		     const uint8_t *key, const uint8_t *val)
+{
+	bool created;
+	uint8_t *v = sl_kvtab_put(d->tab, h->hash, key, h->klen, 0, &created);
+
+	if (!v)
+		return -ENOMEM;
+	if (created)
+		ks->entries++;
+	memcpy(v, val, d->off + d->value_size);
+	return 0;
+}
+
+/* *ref: the key's map once found or made (NULL before its first entry). */
+static int put_map(struct sl_kstate *ks, struct sdesc *d, const struct rec_hdr *h,
+		   const uint8_t *key, struct mapref **ref, const uint8_t *mkey, uint32_t mklen,
+		   const uint8_t *val, uint32_t cnt)
+{
+	uint32_t vlen = d->off + d->value_size;
+	bool created;
+	uint8_t *v;
+
+	if (!*ref) {
+		*ref = sl_kvtab_put(d->tab, h->hash, key, h->klen, 0, &created);
+		if (!*ref)
+			return -ENOMEM;
+		if (created) {
+			(*ref)->m = sl_kvtab_create(vlen, 1);
+			if (!(*ref)->m || sl_kvtab_reserve((*ref)->m, cnt)) {
+				sl_kvtab_destroy((*ref)->m);
+				sl_kvtab_remove_value(d->tab, *ref);
+				*ref = NULL;
+				return -ENOMEM;
+			}
+		}
+	}
+	v = sl_kvtab_put((*ref)->m, sl_hash_bytes(mkey, mklen), mkey, mklen, 0, &created);
+	if (!v) {
+		map_drop_if_empty(ks, d, *ref);
+		return -ENOMEM;
+	}
+	if (created)
+		ks->entries++;
+	memcpy(v, val, vlen);
+	return 0;
+}
+
+/* Reads the record at `a` (checked before) and starts fetching its slot in d's table: the
+ * insert PF_AHEAD records later then finds it in cache instead of stalling on it. */
+#define PF_AHEAD 16
+
+static void prefetch_rec(const struct sdesc *d, struct sl_snap_reader *a, uint32_t lo,
+			 uint32_t hi)
+{
+	uint32_t vlen = d->off + d->value_size, cnt, mklen;
+	const uint8_t *p = take(a, sizeof(struct rec_hdr));
+	struct rec_hdr h;
+
+	if (!p)
+		return;
+	memcpy(&h, p, sizeof(h));
+	if (h.kg >= lo && h.kg < hi)
+		sl_kvtab_prefetch(d->tab, h.hash);
+	take(a, h.klen);
+	if (d->kind == SL_STATE_VALUE) {
+		take(a, vlen);
+		return;
+	}
+	if (sl_snap_get_u32(a, &cnt))
+		return;
+	for (uint32_t j = 0; j < cnt && !sl_snap_get_u32(a, &mklen); j++)
+		take(a, (size_t)mklen + vlen);
+}
+
+/* One descriptor's records: checks them all and counts those of key groups [lo, hi) into
+ * *mine, or (apply) inserts those, *mine of them, sizing the table for them first. Returns 0,
+ * -EINVAL (corrupt) or -ENOMEM. */
+static int restore_desc(struct sl_kstate *ks, struct sdesc *d, struct sl_snap_reader *b,
+			uint32_t lo, uint32_t hi, bool apply, uint64_t *mine_n)
+{
+	uint32_t vlen = d->off + d->value_size;
+	struct sl_snap_reader ahead;
+	uint64_t n, ai = 0;
+	int rc;
+
+	if (sl_snap_get_u64(b, &n))
+		return -EINVAL;
+	ahead = *b;
+	if (apply && sl_kvtab_reserve(d->tab, (size_t)*mine_n))
+		return -ENOMEM;
+	for (; apply && ai < n && ai < PF_AHEAD; ai++)
+		prefetch_rec(d, &ahead, lo, hi);
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *p = take(b, sizeof(struct rec_hdr)), *key, *val;
+		struct mapref *ref = NULL;
+		struct rec_hdr h;
+		uint32_t cnt;
+		bool mine;
+
+		if (!p)
+			return -EINVAL;
+		if (apply && ai < n) {
+			prefetch_rec(d, &ahead, lo, hi);
+			ai++;
+		}
+		memcpy(&h, p, sizeof(h));
+		if (h.rsv || h.klen > SL_KVTAB_KEY_MAX || h.kg >= ks->max_par ||
+		    h.kg != sl_key_group(h.hash, ks->max_par))
+			return -EINVAL;
+		key = take(b, h.klen);
+		if (!key)
+			return -EINVAL;
+		mine = h.kg >= lo && h.kg < hi;
+		if (!apply) {
+			*mine_n += mine;
+			mine = false;
+		}
+		if (d->kind == SL_STATE_VALUE) {
+			val = take(b, vlen);
+			if (!val)
+				return -EINVAL;
+			if (mine && (rc = put_value(ks, d, &h, key, val)))
+				return rc;
+			continue;
+		}
+		if (sl_snap_get_u32(b, &cnt) || cnt == 0)
+			return -EINVAL;
+		for (uint32_t j = 0; j < cnt; j++) {
+			const uint8_t *mkey;
+			uint32_t mklen;
+
+			if (sl_snap_get_u32(b, &mklen) || mklen > SL_KEY_MAX)
+				return -EINVAL;
+			mkey = take(b, mklen);
+			val = take(b, vlen);
+			if (!mkey || !val)
+				return -EINVAL;
+			if (mine && (rc = put_map(ks, d, &h, key, &ref, mkey, mklen, val, cnt)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+		      uint32_t kg_hi)
+{
+	struct sl_snap_reader b;
+	uint64_t *mine;
+	uint32_t ver;
+	size_t start;
+	int rc, i = 0;
+
+	ks->err[0] = '\0';
+	rc = sl_state_sec_open(r, KS_MAGIC, KS_VERSION, &b, &ver);
+	if (rc == -EPROTO)
+		return refuse(ks, rc, "state snapshot format version %u is newer than this build's %u",
+			      ver, KS_VERSION);
+	if (rc)
+		return refuse(ks, -EINVAL, "state snapshot is corrupt: no keyed state section at "
+					   "byte %zu", r->pos);
+	rc = check_layout(ks, &b);
+	if (rc)
+		goto out_corrupt_or_refused;
+	mine = calloc((size_t)ks->n + 1, sizeof(*mine));
+	if (!mine)
+		return refuse(ks, -ENOMEM, "out of memory restoring state");
+	start = b.pos;
+	for (int pass = 0; pass < 2; pass++) {
+		b.pos = start;
+		for (i = 0; i < ks->n; i++) {
+			rc = restore_desc(ks, &ks->d[i], &b, kg_lo, kg_hi, pass == 1, &mine[i]);
+			if (rc)
+				goto out_fail;
+		}
+		if (b.pos != b.len) {
+			rc = -EINVAL;
+			goto out_fail;
+		}
+	}
+	free(mine);
+	return 0;
+
+out_fail:
+	free(mine);
+	if (rc == -ENOMEM)
+		return refuse(ks, rc, "out of memory restoring state %d '%s'", i, ks->d[i].name);
+	if (i >= ks->n)
+		refuse(ks, rc, "state snapshot is corrupt: %zu bytes after the last state",
+		       b.len - b.pos);
+	else
+		refuse(ks, rc, "state snapshot is corrupt in state %d '%s' (byte %zu of %zu)", i,
+		       ks->d[i].name, b.pos, b.len);
+out_corrupt_or_refused:
+	if (rc == -EINVAL)
+		r->error = -EINVAL;
+	return rc;
+}
+
+void sl_kstate_foreach(const struct sl_kstate *ks,
+		       bool (*fn)(const struct sl_kentry *e, void *arg), void *arg)
+{
+	for (int i = 0; i < ks->n; i++) {
+		const struct sdesc *d = &ks->d[i];
+		struct sl_kvtab_iter it, mit;
+		struct sl_kv kv, mkv;
+
+		sl_kvtab_iter_init(&it);
+		while (sl_kvtab_next(d->tab, &it, &kv)) {
+			struct sl_kentry e = { .id = i, .kind = d->kind, .hash = kv.hash,
+					       .kg = kv.kg, .key = kv.key, .klen = kv.klen };
+
+			if (d->kind == SL_STATE_VALUE) {
+				e.expires = d->ttl ? *expiry(kv.value) : SL_TS_MAX;
+				e.value = (const uint8_t *)kv.value + d->off;
+				if (!fn(&e, arg))
+					return;
+				continue;
+			}
+			sl_kvtab_iter_init(&mit);
+			while (sl_kvtab_next(((const struct mapref *)kv.value)->m, &mit, &mkv)) {
+				e.mkey = mkv.key;
+				e.mklen = mkv.klen;
+				e.expires = d->ttl ? *expiry(mkv.value) : SL_TS_MAX;
+				e.value = (const uint8_t *)mkv.value + d->off;
+				if (!fn(&e, arg))
+					return;
+			}
+		}
+	}
 }
 
 /* ---- operator.h: the current key of ctx ------------------------------------------------- */

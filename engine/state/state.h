@@ -61,4 +61,65 @@ void sl_kstate_map_foreach(struct sl_kstate *ks, int id, const struct sl_kkey *k
 			   void *arg, sl_ts_t now);
 void sl_kstate_map_clear(struct sl_kstate *ks, int id, const struct sl_kkey *k);
 
+/* ---- snapshots (DESIGN §7) -------------------------------------------------------------- */
+
+struct sl_snap_buf;
+struct sl_snap_reader;
+
+/*
+ * A section of a snapshot: [u32 magic][u32 version][u64 body length][body]. Each module's
+ * state is one section, so a reader can check what it is given, refuse a format it does not
+ * know, and never read past the section whatever its body says.
+ * begin appends the header and returns where it starts (pass it to end, which fills in the
+ * length once the body is written). open reads a header: returns 0 and a reader over the
+ * body (r moves past it), -EINVAL for a wrong magic or a length beyond the bytes (corrupt),
+ * or -EPROTO for a version newer than `version`.
+ */
+size_t sl_state_sec_begin(struct sl_snap_buf *out, uint32_t magic, uint32_t version);
+void sl_state_sec_end(struct sl_snap_buf *out, size_t at);
+int sl_state_sec_open(struct sl_snap_reader *r, uint32_t magic, uint32_t version,
+		      struct sl_snap_reader *body, uint32_t *got_version);
+
+/*
+ * Appends every live entry to `out` as one section: the layout (max parallelism, each
+ * descriptor's name, kind, value size and whether it has a TTL), then per descriptor its
+ * entries with key hash, key group, key bytes, expiry (TTL descriptors) and value; map
+ * entries grouped under their key. Entries expired at processing time `now` are left out
+ * (without TTL `now` is not read). Cost: one sequential walk of the tables and a copy of the
+ * bytes; no allocation but the buffer's growth. Returns 0 or -ENOMEM (out->error).
+ */
+int sl_kstate_snapshot(const struct sl_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
+/*
+ * Reads one section written by sl_kstate_snapshot and inserts the entries whose key group is
+ * in [kg_lo, kg_hi) (rescaling: call once per old instance's section), skipping the others.
+ * The section is checked whole before anything is inserted, so an error leaves ks as it was
+ * (but for -ENOMEM midway). Returns 0; -EPROTO when the snapshot does not fit this state: a
+ * different descriptor list (name, kind, value size, TTL on or off), max parallelism or a
+ * newer format version; -EINVAL for corrupt bytes; -ENOMEM. sl_kstate_error() then says why
+ * in one line, naming the descriptor.
+ */
+int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+		      uint32_t kg_hi);
+/* The reason the last failed restore gave, or "" (valid until the next restore). */
+const char *sl_kstate_error(const struct sl_kstate *ks);
+
+/* One entry as sl_kstate_foreach shows it. */
+struct sl_kentry {
+	int id;                 /* descriptor */
+	enum sl_state_kind kind;
+	uint64_t hash;          /* the operator key's hash */
+	uint32_t kg;            /* its key group */
+	const uint8_t *key;
+	uint32_t klen;
+	const uint8_t *mkey;    /* map entries: the map key; NULL for values */
+	uint32_t mklen;
+	sl_ts_t expires;        /* processing time it expires at; SL_TS_MAX without TTL */
+	const void *value;      /* value_size bytes */
+};
+
+/* Visits every entry, expired ones included, descriptor by descriptor; read-only, and the
+ * state must not change during the walk. fn returns false to stop. For tests and tools. */
+void sl_kstate_foreach(const struct sl_kstate *ks,
+		       bool (*fn)(const struct sl_kentry *e, void *arg), void *arg);
+
 #endif

@@ -12,13 +12,18 @@
  * Invariants: the heap and the set hold the same timers; for every heap index i,
  * pos_of(heap[i]) == i; heap[parent(i)] <= heap[i] in (at, hash, key bytes, ns) order, where
  * key bytes compare as memcmp with the shorter prefix first.
+ *
+ * Snapshots write the set (every timer once, with its key group); a restore re-adds them, so
+ * the order they fire in is the same as before (it depends only on the timers).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint/snap.h"
 #include "core/hash.h"
 #include "state/kvtab.h"
+#include "state/state.h"
 #include "timer.h"
 
 struct tval {
@@ -157,6 +162,27 @@ static void heap_remove(struct sl_timers *tm, uint32_t i)
 		sift_down(tm, i);
 }
 
+/* Makes room in the heap for n more timers. */
+static int heap_reserve(struct sl_timers *tm, uint64_t n)
+{
+	uint64_t want = (uint64_t)tm->n + n;
+	uint32_t nc = tm->cap ? tm->cap : 16;
+	struct hent *h;
+
+	if (want <= tm->cap)
+		return 0;
+	if (want > UINT32_MAX / 2)
+		return -ENOMEM;
+	while (nc < want)
+		nc *= 2;
+	h = realloc(tm->heap, (size_t)nc * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	tm->heap = h;
+	tm->cap = nc;
+	return 0;
+}
+
 int sl_timers_add(struct sl_timers *tm, sl_ts_t at, uint64_t hash, const void *key,
 		  uint32_t klen, uint64_t ns)
 {
@@ -166,15 +192,8 @@ int sl_timers_add(struct sl_timers *tm, sl_ts_t at, uint64_t hash, const void *k
 
 	if (!len)
 		return -EINVAL;
-	if (tm->n == tm->cap) {
-		uint32_t nc = tm->cap ? tm->cap * 2 : 16;
-		struct hent *h = realloc(tm->heap, (size_t)nc * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		tm->heap = h;
-		tm->cap = nc;
-	}
+	if (tm->n == tm->cap && heap_reserve(tm, 1))
+		return -ENOMEM;
 	v = sl_kvtab_put(tm->set, set_hash(hash, at), tm->kbuf, len, (uint64_t)at, &created);
 	if (!v)
 		return -ENOMEM;
@@ -229,4 +248,109 @@ sl_ts_t sl_timers_next(const struct sl_timers *tm)
 size_t sl_timers_count(const struct sl_timers *tm)
 {
 	return tm->n;
+}
+
+/* ---- snapshots ----------------------------------------------------------------------------
+ *
+ * A timer section, version 1: u32 max_par, u32 0, u64 count, then count records
+ *   { i64 at, u64 hash, u64 ns, u16 kg, u16 0, u32 klen, key bytes }.
+ * Written in the set's slab order (sequential reads; the heap order is rebuilt on restore,
+ * and firing order depends only on the timers themselves). Restore checks the whole section
+ * first, then adds.
+ */
+#define TM_MAGIC 0x4d544c53u /* "SLTM" */
+#define TM_VERSION 1u
+
+struct trec {
+	sl_ts_t at;
+	uint64_t hash;
+	uint64_t ns;
+	uint16_t kg;
+	uint16_t rsv;
+	uint32_t klen;
+};
+
+_Static_assert(sizeof(struct trec) == 32, "a timer record header has no padding");
+
+int sl_timers_snapshot(const struct sl_timers *tm, uint32_t max_par, struct sl_snap_buf *out)
+{
+	size_t sec = sl_state_sec_begin(out, TM_MAGIC, TM_VERSION);
+	struct sl_kvtab_iter it;
+	struct sl_kv kv;
+
+	sl_snap_put_u32(out, max_par);
+	sl_snap_put_u32(out, 0);
+	sl_snap_put_u64(out, tm->n);
+	sl_kvtab_iter_init(&it);
+	while (sl_kvtab_next(tm->set, &it, &kv)) {
+		/* the set's key is key ++ ns under the hash hash ^ mix(at), see set_key */
+		sl_ts_t at = (sl_ts_t)kv.ns;
+		struct trec t = { .at = at, .hash = kv.hash ^ sl_hash_mix64((uint64_t)at),
+				  .klen = kv.klen - 8 };
+
+		memcpy(&t.ns, kv.key + t.klen, 8);
+		t.kg = (uint16_t)sl_key_group(t.hash, max_par);
+		sl_snap_put(out, &t, sizeof(t));
+		sl_snap_put(out, kv.key, t.klen);
+	}
+	sl_state_sec_end(out, sec);
+	return out->error;
+}
+
+/* Checks the records of a section body and counts those of key groups [lo, hi) into
+ * *mine (apply false), or registers those (apply true). */
+static int restore_pass(struct sl_timers *tm, struct sl_snap_reader *b, uint64_t n,
+			uint32_t max_par, uint32_t lo, uint32_t hi, bool apply, uint64_t *mine)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct trec t;
+		const void *key;
+		int rc;
+
+		if (sl_snap_get(b, &t, sizeof(t)) || t.rsv || t.klen > SL_KVTAB_KEY_MAX - 8 ||
+		    t.kg >= max_par || t.kg != sl_key_group(t.hash, max_par) ||
+		    t.klen > b->len - b->pos)
+			return -EINVAL;
+		key = b->p + b->pos;
+		b->pos += t.klen;
+		if (!apply) {
+			*mine += t.kg >= lo && t.kg < hi;
+		} else if (t.kg >= lo && t.kg < hi) {
+			rc = sl_timers_add(tm, t.at, t.hash, key, t.klen, t.ns);
+			if (rc)
+				return rc;
+		}
+	}
+	return b->pos == b->len ? 0 : -EINVAL;
+}
+
+int sl_timers_restore(struct sl_timers *tm, struct sl_snap_reader *r, uint32_t max_par,
+		      uint32_t kg_lo, uint32_t kg_hi)
+{
+	struct sl_snap_reader b;
+	uint32_t ver, mp, rsv;
+	uint64_t n, mine = 0;
+	size_t start;
+	int rc;
+
+	rc = sl_state_sec_open(r, TM_MAGIC, TM_VERSION, &b, &ver);
+	if (rc)
+		return rc;
+	if (sl_snap_get_u32(&b, &mp) || sl_snap_get_u32(&b, &rsv) || sl_snap_get_u64(&b, &n) ||
+	    rsv || n > (b.len - b.pos) / sizeof(struct trec))
+		return r->error = -EINVAL;
+	if (mp != max_par)
+		return -EPROTO;
+	start = b.pos;
+	rc = restore_pass(tm, &b, n, max_par, kg_lo, kg_hi, false, &mine);
+	if (rc)
+		return r->error = rc;
+	/* room for all of them at once: no heap or set regrowth while adding */
+	rc = heap_reserve(tm, mine);
+	if (!rc)
+		rc = sl_kvtab_reserve(tm->set, (size_t)mine);
+	if (rc)
+		return rc;
+	b.pos = start;
+	return restore_pass(tm, &b, n, max_par, kg_lo, kg_hi, true, &mine);
 }

@@ -43,4 +43,24 @@ bool sl_timers_pop(struct sl_timers *tm, sl_ts_t until, struct sl_timer *out);
 sl_ts_t sl_timers_next(const struct sl_timers *tm);
 size_t sl_timers_count(const struct sl_timers *tm);
 
+struct sl_snap_buf;
+struct sl_snap_reader;
+
+/*
+ * Appends every timer to `out` as one snapshot section (state/state.h's framing): time,
+ * key hash, namespace, key group (sl_key_group(hash, max_par)) and key bytes. Cost: one walk
+ * of the timers in memory order and a copy. Returns 0 or -ENOMEM (out->error).
+ */
+int sl_timers_snapshot(const struct sl_timers *tm, uint32_t max_par, struct sl_snap_buf *out);
+/*
+ * Reads one section written by sl_timers_snapshot and registers the timers whose key group
+ * is in [kg_lo, kg_hi) (rescaling: once per old instance), skipping the others; they then
+ * fire exactly as they would have in the old instance, in the same order. The section is
+ * checked whole first, so an error leaves tm as it was (but for -ENOMEM midway). Returns 0,
+ * -EINVAL (corrupt; r->error set), -EPROTO (a newer format version or another max_par), or
+ * -ENOMEM.
+ */
+int sl_timers_restore(struct sl_timers *tm, struct sl_snap_reader *r, uint32_t max_par,
+		      uint32_t kg_lo, uint32_t kg_hi);
+
 #endif
