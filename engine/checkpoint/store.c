@@ -1,0 +1,669 @@
+/*
+ * store.c - the checkpoint directory: begin, commit (the atomic rename that completes a
+ * checkpoint), recovery's choice of checkpoint, retention, and reading state back.
+ *
+ * Invariants:
+ * - chk-<n>/MANIFEST exists only if every state file it names was fsynced and its directory
+ *   entry made durable before it (commit fsyncs chk-<n> first), and the manifest itself was
+ *   fsynced under a temp name before the rename; the rename is followed by an fsync of
+ *   chk-<n>, so a complete checkpoint survives a power cut.
+ * - Retention never removes one of the newest `keep` checkpoints that have a MANIFEST, nor a
+ *   checkpoint newer than all complete ones (it may be in progress).
+ * - Recovery trusts nothing it has not checked: the manifest's own CRC32C, that it names the
+ *   checkpoint of its directory, and every state file's size and CRC32C.
+ * These calls block on the disk: the coordinator and recovery call them, never a shard loop.
+ */
+#include "checkpoint/store.h"
+
+#include "checkpoint/crc32c.h"
+#include "checkpoint/manifest.h"
+#include "checkpoint/snap.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MANIFEST "MANIFEST"
+#define MANIFEST_TMP "MANIFEST.tmp"
+#define CORRUPT_PREFIX "corrupt-"
+
+struct sl_ckpt_store {
+	char *dir;
+	unsigned keep;
+	sl_ckpt_report_fn report;
+	void *report_arg;
+};
+
+/* One checkpoint directory found in DIR. */
+struct entry {
+	uint64_t id;
+	bool corrupt;           /* corrupt-chk-<id> */
+	bool complete;          /* has MANIFEST (not verified) */
+};
+
+static void report_stderr(void *arg, const char *line)
+{
+	fprintf(stderr, "sluice: %s\n", line);
+}
+
+static void say(struct sl_ckpt_store *st, const char *fmt, ...)
+{
+	char line[PATH_MAX + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	st->report(st->report_arg, line);
+}
+
+static int fsync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+struct sl_ckpt_store *sl_ckpt_store_open(const char *dir, int *err)
+{
+	struct sl_ckpt_store *st;
+	struct stat sb;
+
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		*err = -errno;
+		return NULL;
+	}
+	if (stat(dir, &sb)) {
+		*err = -errno;
+		return NULL;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		*err = -ENOTDIR;
+		return NULL;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st || !(st->dir = strdup(dir))) {
+		free(st);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	st->keep = 2;
+	st->report = report_stderr;
+	*err = 0;
+	return st;
+}
+
+void sl_ckpt_store_close(struct sl_ckpt_store *st)
+{
+	if (!st)
+		return;
+	free(st->dir);
+	free(st);
+}
+
+void sl_ckpt_store_set_report(struct sl_ckpt_store *st, sl_ckpt_report_fn fn, void *arg)
+{
+	st->report = fn ? fn : report_stderr;
+	st->report_arg = arg;
+}
+
+void sl_ckpt_store_set_keep(struct sl_ckpt_store *st, unsigned keep)
+{
+	st->keep = keep ? keep : 1;
+}
+
+int sl_ckpt_store_path(const struct sl_ckpt_store *st, uint64_t n, const char *rel, char *buf,
+		       size_t cap)
+{
+	int len = rel ? snprintf(buf, cap, "%s/chk-%" PRIu64 "/%s", st->dir, n, rel)
+		      : snprintf(buf, cap, "%s/chk-%" PRIu64, st->dir, n);
+
+	return len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
+}
+
+int sl_ckpt_state_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap)
+{
+	int len = snprintf(buf, cap, "op%u-s%u.state", op_id, shard);
+
+	return len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* "chk-<digits>" exactly, the id fitting in 64 bits. */
+static bool parse_id(const char *name, const char *prefix, uint64_t *id)
+{
+	size_t pl = strlen(prefix);
+	char *end;
+
+	if (strncmp(name, prefix, pl) || name[pl] < '0' || name[pl] > '9')
+		return false;
+	errno = 0;
+	*id = strtoull(name + pl, &end, 10);
+	return !*end && !errno;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (int)x->corrupt - (int)y->corrupt;
+}
+
+/* Lists DIR's checkpoint directories, oldest first. Caller frees *out. */
+static int scan(struct sl_ckpt_store *st, struct entry **out, size_t *count)
+{
+	struct entry *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir(st->dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		struct entry e = { 0 };
+		char path[PATH_MAX];
+		struct stat sb;
+
+		if (parse_id(de->d_name, "chk-", &e.id))
+			e.corrupt = false;
+		else if (parse_id(de->d_name, CORRUPT_PREFIX "chk-", &e.id))
+			e.corrupt = true;
+		else
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s/" MANIFEST, st->dir, de->d_name) >=
+		    (int)sizeof(path))
+			continue;
+		e.complete = stat(path, &sb) == 0;
+		if (n == cap) {
+			struct entry *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = e;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), cmp_entry);
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+static int entry_path(const struct sl_ckpt_store *st, const struct entry *e, char *buf,
+		      size_t cap)
+{
+	int len = snprintf(buf, cap, "%s/%schk-%" PRIu64, st->dir, e->corrupt ? CORRUPT_PREFIX : "",
+			   e->id);
+
+	return len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path) ? -1 : 0;
+}
+
+/* rm -rf path (no symlinks followed). 0 or -errno. */
+static int rm_tree(const char *path)
+{
+	if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS))
+		return errno == ENOENT ? 0 : -errno;
+	return 0;
+}
+
+uint64_t sl_ckpt_store_next_id(struct sl_ckpt_store *st)
+{
+	struct entry *v;
+	size_t n;
+	uint64_t next = 1;
+
+	if (scan(st, &v, &n))
+		return next;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].id >= next)
+			next = v[i].id + 1;
+	free(v);
+	return next;
+}
+
+int sl_ckpt_store_begin(struct sl_ckpt_store *st, uint64_t n)
+{
+	char path[PATH_MAX];
+	int rc = sl_ckpt_store_path(st, n, NULL, path, sizeof(path));
+
+	if (rc)
+		return rc;
+	if (mkdir(path, 0755))
+		return -errno;
+	/* The new directory's entry in DIR must be durable before MANIFEST can make it count. */
+	return fsync_path(st->dir);
+}
+
+int sl_ckpt_store_abort(struct sl_ckpt_store *st, uint64_t n)
+{
+	char path[PATH_MAX];
+	int rc = sl_ckpt_store_path(st, n, NULL, path, sizeof(path));
+
+	return rc ? rc : rm_tree(path);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX], fin[PATH_MAX];
+	struct sl_snap_buf buf;
+	const char *stage = "encode";
+	int fd = -1, rc;
+
+	if (sl_ckpt_store_path(st, m->ckpt_id, NULL, dir, sizeof(dir)) ||
+	    sl_ckpt_store_path(st, m->ckpt_id, MANIFEST_TMP, tmp, sizeof(tmp)) ||
+	    sl_ckpt_store_path(st, m->ckpt_id, MANIFEST, fin, sizeof(fin)))
+		return -ENAMETOOLONG;
+	sl_snap_init(&buf);
+	rc = sl_ckpt_manifest_encode(m, &buf);
+	if (rc)
+		goto out_free;
+	/* The state files' directory entries first: a MANIFEST must never outlive its files. */
+	stage = "fsync of the checkpoint directory";
+	rc = fsync_path(dir);
+	if (rc)
+		goto out_free;
+	stage = "create";
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		goto out_free;
+	}
+	stage = "write";
+	rc = write_all(fd, buf.data, buf.len);
+	if (rc)
+		goto out_unlink;
+	stage = "fsync";
+	if (fsync(fd)) {
+		rc = -errno;
+		goto out_unlink;
+	}
+	stage = "close";
+	rc = close(fd) ? -errno : 0;
+	fd = -1;
+	if (rc)
+		goto out_unlink;
+	stage = "rename";
+	if (rename(tmp, fin)) {
+		rc = -errno;
+		goto out_unlink;
+	}
+	/* Durable rename: from here on checkpoint n is complete. */
+	rc = fsync_path(dir);
+	if (rc) {
+		/* The rename may or may not survive a crash: take n back rather than guess. */
+		stage = "fsync after rename";
+		unlink(fin);
+		goto out_free;
+	}
+	sl_snap_free(&buf);
+	rc = sl_ckpt_store_retain(st);
+	if (rc < 0)
+		say(st, "%s: retention after checkpoint %" PRIu64 " failed: %s", st->dir,
+		    m->ckpt_id, strerror(-rc));
+	return 0;
+
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out_free:
+	sl_snap_free(&buf);
+	say(st, "%s: checkpoint %" PRIu64 " not completed: manifest %s failed: %s", tmp,
+	    m->ckpt_id, stage, strerror(-rc));
+	return rc;
+}
+
+int sl_ckpt_store_retain(struct sl_ckpt_store *st)
+{
+	struct entry *v;
+	size_t n, ncomplete = 0;
+	uint64_t oldest_kept = 0, newest_complete = 0;
+	int rc, removed = 0, first_err = 0;
+	char path[PATH_MAX];
+
+	rc = scan(st, &v, &n);
+	if (rc)
+		return rc;
+	/* Walk newest first to find the window of kept complete checkpoints. */
+	for (size_t i = n; i-- > 0;) {
+		if (v[i].corrupt || !v[i].complete)
+			continue;
+		if (!ncomplete)
+			newest_complete = v[i].id;
+		if (++ncomplete <= st->keep)
+			oldest_kept = v[i].id;
+	}
+	for (size_t i = 0; i < n && ncomplete; i++) {
+		const struct entry *e = &v[i];
+		bool drop;
+
+		if (e->corrupt)
+			drop = e->id < oldest_kept;
+		else if (e->complete)
+			drop = e->id < oldest_kept;
+		else
+			drop = e->id < newest_complete;
+		if (entry_path(st, e, path, sizeof(path)))
+			continue;
+		if (drop) {
+			rc = rm_tree(path);
+			if (rc && !first_err)
+				first_err = rc;
+			removed += !rc;
+		} else if (!e->corrupt && e->complete) {
+			/* A kept, complete checkpoint never needs a temp manifest. */
+			strncat(path, "/" MANIFEST_TMP, sizeof(path) - strlen(path) - 1);
+			unlink(path);
+		}
+	}
+	free(v);
+	return first_err ? first_err : removed;
+}
+
+/* Reads and CRCs a file in 1 MiB pieces. 0, or -errno from open/read. */
+static int crc_file(const char *path, uint64_t *size, uint32_t *crc)
+{
+	uint8_t *buf = malloc(1 << 20);
+	int fd, rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	*size = 0;
+	*crc = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf, 1 << 20);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		*crc = sl_crc32c(*crc, buf, (size_t)r);
+		*size += (uint64_t)r;
+	}
+	close(fd);
+	free(buf);
+	return rc;
+}
+
+/* Makes room for `more` bytes after out->len without doubling (files can be gigabytes). */
+static int reserve(struct sl_snap_buf *out, size_t more)
+{
+	uint8_t *nd;
+
+	if (out->error)
+		return out->error;
+	if (out->cap - out->len >= more)
+		return 0;
+	nd = realloc(out->data, out->len + more);
+	if (!nd)
+		return out->error = -ENOMEM;
+	out->data = nd;
+	out->cap = out->len + more;
+	return 0;
+}
+
+/* Appends a whole file to `out`, read straight into the buffer. 0 or -errno. */
+static int slurp(const char *path, struct sl_snap_buf *out)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb)) {
+		rc = -errno;
+		goto out_close;
+	}
+	rc = reserve(out, (size_t)sb.st_size + 1);      /* +1: room to see EOF */
+	while (!rc) {
+		ssize_t r = read(fd, out->data + out->len, out->cap - out->len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		out->len += (size_t)r;
+		if (out->len == out->cap)
+			rc = reserve(out, out->cap);    /* the file grew meanwhile */
+	}
+out_close:
+	close(fd);
+	return rc;
+}
+
+/*
+ * Verifies checkpoint dir `e` completely. 0 with *m filled, or a reason reported and
+ * -EINVAL (broken: try an older one), -ENOENT (incomplete), -ESTALE (another job's).
+ */
+static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *job_id,
+		  struct sl_ckpt_manifest *m)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], why[256];
+	struct sl_snap_buf buf;
+	struct stat sb;
+	int rc;
+
+	if (entry_path(st, e, dir, sizeof(dir)))
+		return -EINVAL;
+	if (!e->complete) {
+		snprintf(path, sizeof(path), "%s/" MANIFEST_TMP, dir);
+		if (stat(path, &sb) == 0)
+			say(st, "%s: checkpoint %" PRIu64 " incomplete: only a temp manifest, "
+				"never renamed; using an older checkpoint", path, e->id);
+		else
+			say(st, "%s/" MANIFEST ": checkpoint %" PRIu64 " incomplete: no manifest; "
+				"using an older checkpoint", dir, e->id);
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/" MANIFEST, dir);
+	sl_snap_init(&buf);
+	rc = slurp(path, &buf);
+	if (rc) {
+		say(st, "%s: unreadable: %s; using an older checkpoint", path, strerror(-rc));
+		sl_snap_free(&buf);
+		return -EINVAL;
+	}
+	rc = sl_ckpt_manifest_decode(m, buf.data, buf.len, why, sizeof(why));
+	sl_snap_free(&buf);
+	if (rc) {
+		say(st, "%s: %s; using an older checkpoint", path,
+		    rc == -EINVAL ? why : strerror(-rc));
+		return -EINVAL;
+	}
+	if (m->ckpt_id != e->id) {
+		say(st, "%s: names checkpoint %" PRIu64 ", not %" PRIu64 "; using an older "
+			"checkpoint", path, m->ckpt_id, e->id);
+		goto out_bad;
+	}
+	if (job_id && strcmp(job_id, m->job_id)) {
+		say(st, "%s: checkpoint of job \"%s\", not of this job \"%s\": refusing to restore "
+			"it (state layout differs)", path, m->job_id, job_id);
+		sl_ckpt_manifest_fini(m);
+		return -ESTALE;
+	}
+	for (uint32_t i = 0; i < m->nfiles; i++) {
+		const struct sl_ckpt_state_file *f = &m->files[i];
+		uint64_t size = 0;
+		uint32_t crc = 0;
+
+		if (snprintf(path, sizeof(path), "%s/%s", dir, f->path) >= (int)sizeof(path)) {
+			say(st, "%s/%s: path too long", dir, f->path);
+			goto out_bad;
+		}
+		rc = crc_file(path, &size, &crc);
+		if (rc) {
+			say(st, "%s: %s (checkpoint %" PRIu64 ", operator %u shard %u); using an "
+				"older checkpoint", path,
+			    rc == -ENOENT ? "missing" : strerror(-rc), e->id, f->op_id, f->shard);
+			goto out_bad;
+		}
+		if (size != f->size) {
+			say(st, "%s: %" PRIu64 " bytes, the manifest says %" PRIu64 " (truncated or "
+				"partial); using an older checkpoint", path, size, f->size);
+			goto out_bad;
+		}
+		if (crc != f->crc32c) {
+			say(st, "%s: CRC32C %08x, the manifest says %08x (corrupt); using an older "
+				"checkpoint", path, crc, f->crc32c);
+			goto out_bad;
+		}
+	}
+	return 0;
+
+out_bad:
+	sl_ckpt_manifest_fini(m);
+	return -EINVAL;
+}
+
+int sl_ckpt_store_find_latest(struct sl_ckpt_store *st, const char *job_id,
+			      struct sl_ckpt_manifest *out)
+{
+	struct entry *v;
+	size_t n;
+	int rc;
+
+	rc = scan(st, &v, &n);
+	if (rc)
+		return rc;
+	rc = -ENOENT;
+	for (size_t i = n; i-- > 0;) {
+		if (v[i].corrupt)
+			continue;
+		rc = verify(st, &v[i], job_id, out);
+		if (rc == 0 || rc == -ESTALE)
+			break;
+		rc = -ENOENT;
+	}
+	free(v);
+	if (rc == -ESTALE)
+		return -EINVAL;
+	if (rc == -ENOENT)
+		say(st, "%s: no complete checkpoint", st->dir);
+	return rc;
+}
+
+int sl_ckpt_store_discard_after(struct sl_ckpt_store *st, uint64_t n)
+{
+	struct entry *v;
+	size_t cnt;
+	int rc, done = 0, first_err = 0;
+
+	rc = scan(st, &v, &cnt);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < cnt; i++) {
+		char from[PATH_MAX], to[PATH_MAX];
+		struct entry bad = v[i];
+
+		if (v[i].corrupt || v[i].id <= n || entry_path(st, &v[i], from, sizeof(from)))
+			continue;
+		if (!v[i].complete) {
+			rc = rm_tree(from);
+		} else {
+			bad.corrupt = true;
+			rc = entry_path(st, &bad, to, sizeof(to));
+			if (!rc) {
+				rm_tree(to);    /* an older quarantine of the same id */
+				rc = rename(from, to) ? -errno : 0;
+			}
+		}
+		if (rc && !first_err)
+			first_err = rc;
+		done += !rc;
+	}
+	free(v);
+	if (!first_err && done)
+		first_err = fsync_path(st->dir);
+	return first_err ? first_err : done;
+}
+
+int sl_ckpt_store_load(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m, uint32_t i,
+		       struct sl_snap_buf *out)
+{
+	const struct sl_ckpt_state_file *f;
+	char dir[PATH_MAX], path[PATH_MAX];
+	size_t start = out->len;
+	uint32_t crc;
+	int rc;
+
+	if (i >= m->nfiles)
+		return -EINVAL;
+	f = &m->files[i];
+	if (sl_ckpt_store_path(st, m->ckpt_id, NULL, dir, sizeof(dir)) ||
+	    snprintf(path, sizeof(path), "%s/%s", dir, f->path) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	rc = slurp(path, out);
+	if (rc) {
+		say(st, "%s: %s", path, strerror(-rc));
+		out->len = start;
+		return rc;
+	}
+	if (out->len - start != f->size) {
+		say(st, "%s: %zu bytes, the manifest says %" PRIu64, path, out->len - start,
+		    f->size);
+		out->len = start;
+		return -EINVAL;
+	}
+	crc = sl_crc32c(0, out->data + start, f->size);
+	if (crc != f->crc32c) {
+		say(st, "%s: CRC32C %08x, the manifest says %08x (corrupt)", path, crc, f->crc32c);
+		out->len = start;
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,106 @@
+/*
+ * store.h - a checkpoint directory: where checkpoint n's files go, how n becomes complete,
+ * which complete checkpoint recovery uses, and which ones are kept.
+ *
+ * Layout:
+ *
+ *   DIR/chk-<n>/<state files>       written by the shards' sl_ckw writers (names: any path
+ *                                    relative to chk-<n>; sl_ckpt_state_name gives the usual one)
+ *   DIR/chk-<n>/MANIFEST.tmp         the manifest being written
+ *   DIR/chk-<n>/MANIFEST             present <=> checkpoint n is complete
+ *   DIR/corrupt-chk-<n>/             a checkpoint recovery found broken, kept for inspection
+ *
+ * Lifecycle of checkpoint n (coordinator thread; these calls block on the disk):
+ *
+ *   sl_ckpt_store_begin(n)           mkdir chk-<n>, fsync DIR
+ *   ... shards write their state files asynchronously ...
+ *   sl_ckpt_store_commit(manifest)   fsync chk-<n> (the files' entries), write MANIFEST.tmp,
+ *                                    fsync it, rename to MANIFEST, fsync chk-<n>: complete;
+ *                                    then retention
+ *   or sl_ckpt_store_abort(n)        the checkpoint failed: remove chk-<n>
+ *
+ * Recovery: sl_ckpt_store_find_latest verifies the newest checkpoint (manifest checksum, every
+ * state file's size and CRC32C) and falls back to older ones, reporting each one it passes
+ * over in one line naming the file and the cause; sl_ckpt_store_discard_after then clears what
+ * is newer than the one restored; sl_ckpt_store_load reads a state file back.
+ *
+ * Threads: one store per process, used by one thread at a time.
+ */
+#ifndef SL_CHECKPOINT_STORE_H
+#define SL_CHECKPOINT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sl_ckpt_manifest;
+struct sl_snap_buf;
+struct sl_ckpt_store;
+
+/* Receives one line (no newline) per problem found; default: stderr, "sluice: " first. */
+typedef void (*sl_ckpt_report_fn)(void *arg, const char *line);
+
+/* Opens DIR, creating it (not its parents) if missing. NULL and -errno in *err on failure. */
+struct sl_ckpt_store *sl_ckpt_store_open(const char *dir, int *err);
+/* Accepts NULL. */
+void sl_ckpt_store_close(struct sl_ckpt_store *st);
+
+void sl_ckpt_store_set_report(struct sl_ckpt_store *st, sl_ckpt_report_fn fn, void *arg);
+/* How many complete checkpoints retention keeps (default 2, at least 1). */
+void sl_ckpt_store_set_keep(struct sl_ckpt_store *st, unsigned keep);
+
+/* Writes "DIR/chk-<n>/<rel>" (rel may be NULL: the directory) into buf. 0 or -ENAMETOOLONG. */
+int sl_ckpt_store_path(const struct sl_ckpt_store *st, uint64_t n, const char *rel, char *buf,
+		       size_t cap);
+/* The usual state file name of (operator, shard): "op<op>-s<shard>.state". */
+int sl_ckpt_state_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap);
+
+/* One more than the highest checkpoint id in DIR, whatever its state (ids are never reused). */
+uint64_t sl_ckpt_store_next_id(struct sl_ckpt_store *st);
+
+/* Creates chk-<n>. 0, -EEXIST (n was used before: take sl_ckpt_store_next_id), or -errno. */
+int sl_ckpt_store_begin(struct sl_ckpt_store *st, uint64_t n);
+
+/*
+ * Makes checkpoint m->ckpt_id complete (see the lifecycle above), then applies retention.
+ * Returns 0 once MANIFEST is durable; -errno (e.g. -ENOSPC) otherwise, with the temp file
+ * removed, a line reported, and the checkpoint not complete. Retention problems are reported
+ * but do not fail the commit.
+ */
+int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m);
+
+/* Removes chk-<n> of a failed checkpoint. 0 or -errno. */
+int sl_ckpt_store_abort(struct sl_ckpt_store *st, uint64_t n);
+
+/*
+ * Keeps the newest `keep` complete checkpoints and removes: older checkpoints (complete or
+ * not), incomplete ones older than the newest complete one (abandoned), temp manifests, and
+ * corrupt-chk-<n> older than the oldest kept. Incomplete checkpoints newer than the newest
+ * complete one are left alone: they may be in progress. Returns how many were removed or
+ * -errno.
+ */
+int sl_ckpt_store_retain(struct sl_ckpt_store *st);
+
+/*
+ * Finds the newest checkpoint that verifies and decodes its manifest into *out (caller
+ * finis it). `job_id` (NULL: any) must match the manifest's: a checkpoint of another job
+ * is refused, not skipped. Returns 0, -ENOENT if no checkpoint verifies, -EINVAL on a job
+ * mismatch, or -errno (DIR unreadable).
+ */
+int sl_ckpt_store_find_latest(struct sl_ckpt_store *st, const char *job_id,
+			      struct sl_ckpt_manifest *out);
+
+/*
+ * After restoring checkpoint n: removes incomplete checkpoints newer than n (a crash cut
+ * them short) and renames complete-but-broken ones to corrupt-chk-<id>, so retention never
+ * counts them as good. Returns how many were moved or removed, or -errno.
+ */
+int sl_ckpt_store_discard_after(struct sl_ckpt_store *st, uint64_t n);
+
+/*
+ * Reads state file m->files[i] of checkpoint m->ckpt_id into `out` (appended) and checks its
+ * size and CRC32C again. 0, -EINVAL (corrupt: reported), or -errno.
+ */
+int sl_ckpt_store_load(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m, uint32_t i,
+		       struct sl_snap_buf *out);
+
+#endif
