@@ -19,9 +19,11 @@
  * Hot path: process() adds nothing to the user's work but a counter store.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint/snap.h"
 #include "process.h"
 #include "state/kvtab.h"
 #include "state/state.h"
@@ -29,6 +31,8 @@
 
 struct proc {
 	const struct sl_process_fn *fn;
+	uint32_t max_par;              /* key groups of state and timers */
+	uint32_t restored;             /* snapshots restored into this instance */
 	bool own_out;                  /* ctx->out_buf was allocated here */
 	uint8_t key[SL_KVTAB_KEY_MAX]; /* the firing timer's key */
 };
@@ -82,6 +86,7 @@ static int process_open(struct sl_ctx *ctx)
 	if (!p)
 		goto out_fail;
 	p->fn = fn;
+	p->max_par = max_par;
 	if (!ctx->out_buf) {
 		/* the operator's own output scratch for sl_ctx_out(), as every operator's */
 		ctx->out_buf = aligned_alloc(8, SL_ROW_SCRATCH);
@@ -163,6 +168,86 @@ static void process_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
 	fire(ctx, ctx->proc_timers, now, SL_TIME_PROC);
 }
 
+/* ---- checkpoints -------------------------------------------------------------------------
+ *
+ * A snapshot is four sections (state/state.h framing): "SLPR" {i64 watermark}, the keyed
+ * state, the event timers, the processing timers. The timers are the whole of the pending
+ * work: a restored instance fires exactly the timers the old one had, in the same order.
+ * The user's process function keeps everything else it needs in state (dedup, temporal join
+ * and GROUP BY do); its `arg` is plan-time configuration, not snapshotted.
+ */
+#define PR_MAGIC 0x52504c53u /* "SLPR" */
+#define PR_VERSION 1u
+
+static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
+{
+	struct proc *p = ctx->self;
+	sl_ts_t now = sl_kstate_has_ttl(ctx->kstate) ? sl_ctx_proctime(ctx) : 0;
+	size_t sec = sl_state_sec_begin(out, PR_MAGIC, PR_VERSION);
+	int rc;
+
+	sl_snap_put_u64(out, (uint64_t)ctx->watermark);
+	sl_state_sec_end(out, sec);
+	sl_kstate_snapshot(ctx->kstate, now, out);
+	sl_timers_snapshot(ctx->event_timers, p->max_par, out);
+	sl_timers_snapshot(ctx->proc_timers, p->max_par, out);
+	rc = out->error;
+	if (rc)
+		fail(ctx, rc, "out of memory writing a snapshot");
+	return rc;
+}
+
+/* One old instance's snapshot. With rescaling the new instance takes the smallest of the
+ * old instances' watermarks: each of them had seen at least that much of its input. */
+static int process_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
+			   uint32_t kg_hi)
+{
+	struct proc *p = ctx->self;
+	struct sl_snap_reader b;
+	char msg[320], why[96];
+	const char *what;
+	uint32_t ver;
+	uint64_t wm;
+	int rc;
+
+	rc = sl_state_sec_open(r, PR_MAGIC, PR_VERSION, &b, &ver);
+	if (!rc && (sl_snap_get_u64(&b, &wm) || b.pos != b.len))
+		rc = r->error = -EINVAL;
+	if (rc) {
+		what = rc == -EPROTO ? "snapshot format version is newer than this build's"
+				     : "snapshot is corrupt (no process header)";
+		goto out_fail;
+	}
+	rc = sl_kstate_restore(ctx->kstate, r, kg_lo, kg_hi);
+	if (rc) {
+		what = sl_kstate_error(ctx->kstate);
+		goto out_fail;
+	}
+	what = "event timers";
+	rc = sl_timers_restore(ctx->event_timers, r, p->max_par, kg_lo, kg_hi);
+	if (!rc) {
+		what = "processing timers";
+		rc = sl_timers_restore(ctx->proc_timers, r, p->max_par, kg_lo, kg_hi);
+	}
+	if (rc) {
+		snprintf(why, sizeof(why), "%s: %s", what,
+			 rc == -EPROTO  ? "snapshot has another max parallelism or a newer format"
+			 : rc == -ENOMEM ? "out of memory"
+					 : "snapshot is corrupt");
+		what = why;
+		goto out_fail;
+	}
+	if (!p->restored++ || (sl_ts_t)wm < ctx->watermark)
+		ctx->watermark = (sl_ts_t)wm;
+	ctx->m.state_entries = sl_kstate_entries(ctx->kstate);
+	return 0;
+
+out_fail:
+	snprintf(msg, sizeof(msg), "restore: %s", what);
+	fail(ctx, rc, msg);
+	return rc;
+}
+
 const struct sl_op_ops sl_process_ops = {
 	.name = "process",
 	.open = process_open,
@@ -170,4 +255,6 @@ const struct sl_op_ops sl_process_ops = {
 	.on_watermark = process_on_watermark,
 	.on_proctime = process_on_proctime,
 	.close = process_close,
+	.snapshot = process_snapshot,
+	.restore = process_restore,
 };
