@@ -241,7 +241,8 @@ void sl_source_stage_tick(struct sl_stage_inst *si)
  * Checkpoint n starts at this source instance, between two polls: each split records its
  * position (the greatest event time so far, then the connector's position bytes), and the
  * barrier enters the chain behind every record emitted so far. An instance that has ended
- * sent its end-of-input already: downstream counts its channels as aligned.
+ * sent its end-of-input already, so it only records its splits' final positions (a restore
+ * must not read them again): downstream counts its channels as aligned.
  */
 #define POS_MAX 4096
 
@@ -249,8 +250,6 @@ void sl_source_stage_barrier(struct sl_stage_inst *si, uint64_t ckpt)
 {
 	const struct sl_stream *src = si->st->input;
 
-	if (si->ended)
-		return;
 	for (int i = 0; i < si->nsplits; i++) {
 		struct sl_split_inst *sp = &si->splits[i];
 		size_t len = 0;
@@ -268,6 +267,8 @@ void sl_source_stage_barrier(struct sl_stage_inst *si, uint64_t ckpt)
 		}
 		sp->pos_ckpt = ckpt;
 	}
+	if (si->ended)
+		return;
 	si->ckpt_done = ckpt;
 	sl_op_barrier(si->root, ckpt);
 }
