@@ -268,11 +268,28 @@ struct sl_blackhole_sink_cfg {
  * `<path>/part-<k>.jsonl` (`.csv`); otherwise a single-shard sink writes `path` itself. Files
  * are truncated at open, written in large chunks, and flush() writes out everything buffered
  * (visible, not fsynced). Rows are written whatever their kind: feed it an append stream.
+ * This at-least-once mode rewrites its part files when the job restarts.
+ *
+ * With `exactly_once`, `path` is always a directory (made if missing; a regular file is
+ * refused) and rows go to hidden in-progress files `.part-<k>-<run>-<n>.inprogress` (<run>
+ * random per instance, so no name is reused), which readers (the file source, Flink) skip.
+ * precommit() at checkpoint c fsyncs and closes them and names their final files
+ * `part-<k>-<c>-<i>.jsonl` in the meta; commit() renames them (never over an existing file),
+ * so a row is visible only once a checkpoint covering it is complete.
+ * abort_pending() deletes the in-progress files of shard k (shard 0 also those of shards
+ * >= nshards, left by a run with more shards). Metas name files relative to `path`: restore
+ * a job with the same path. End of input without a final checkpoint: flush() precommits and
+ * commits everything itself (Flink's end of a bounded input), visible at once but not
+ * covered by any checkpoint; a runtime taking a final checkpoint calls flush() after that
+ * checkpoint's commit, when flush() finds nothing left to do.
  */
 struct sl_jsonl_sink_cfg {
 	const char *path;
 	enum sl_format format;  /* SL_FORMAT_JSON (0) or SL_FORMAT_CSV */
 	struct sl_csv_opts csv; /* SL_FORMAT_CSV: delimiter, null literal (header ignored) */
+	bool exactly_once;      /* two-phase commit over checkpoints (above); false: as before */
+	uint64_t roll_bytes;    /* exactly-once: a part file ends past this size (and at each
+				 * checkpoint); 0: only at checkpoints */
 };
 
 extern const struct sl_sink_ops sl_print_sink_ops;
