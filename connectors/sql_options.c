@@ -327,16 +327,26 @@ static int fs_source(struct optctx *c, const struct sl_schema *schema,
 static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
 {
 	struct sl_conn_opt *path = opt_take(c, "path");
+	struct sl_conn_opt *dg = opt_take(c, "sink.delivery-guarantee");
+	bool oom = false, eos = false;
 	struct fs_fmt fmt;
 	struct fs_sink *f;
-	bool oom = false;
+	char known[256];
 	int rc;
 
 	if (!path)
 		return fail_at(c, c->at, "connector 'filesystem' needs option 'path'");
+	/* exactly-once commits part files at checkpoints; at-least-once (the default) keeps
+	 * the plain part files visible at once */
+	if (dg && !strcmp(dg->value, "exactly-once"))
+		eos = true;
+	else if (dg && strcmp(dg->value, "at-least-once"))
+		return fail_at(c, dg, "option 'sink.delivery-guarantee': '%s' is not "
+			       "'exactly-once' or 'at-least-once'", dg->value);
 	if ((rc = fs_format(c, &fmt, true)) < 0)
 		return rc;
-	if ((rc = check_unused(c, fmt.known)) < 0)
+	snprintf(known, sizeof known, "%s, sink.delivery-guarantee", fmt.known);
+	if ((rc = check_unused(c, known)) < 0)
 		return rc;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -351,6 +361,7 @@ static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
 	f->cfg.format = fmt.format;
 	f->cfg.csv.delimiter = fmt.delim;
 	f->cfg.csv.null_literal = f->null_lit;
+	f->cfg.exactly_once = eos;
 	out->sink_ops = &sl_jsonl_sink_ops;
 	out->cfg = f;
 	out->cfg_free = fs_sink_free;
