@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "agg.h"
+#include "checkpoint/snap.h"
 #include "core/hash.h"
 #include "sql/decimal.h"
 
@@ -630,7 +631,7 @@ static bool dset_add(struct dset *d, const void *x, uint32_t len, uint64_t hash)
 		for (j = (uint32_t)hash & d->mask; d->slot[j].len1; j = (j + 1) & d->mask)
 			;
 	}
-	if (d->used + len > d->cap) {
+	if (d->used + len > d->cap || !d->arena) { /* an empty first value still gets one */
 		uint32_t cap = d->cap ? d->cap : 64;
 		uint8_t *na;
 
@@ -751,34 +752,229 @@ static void user_result(const struct sl_agg_bound *a, const void *acc, struct sl
 	a->user.result(acc, b, field, a->user.arg);
 }
 
+/* ---- snapshots: serialize / deserialize -------------------------------------------------
+ * Plain accumulators are their bytes. Deserializing checks what later arithmetic relies on
+ * (input counts are never negative: AVG divides by them), so corrupt bytes cannot trap. */
+
+static int plain_serialize(const struct sl_agg_bound *a, const void *acc, struct sl_snap_buf *out)
+{
+	return sl_snap_put(out, acc, sl_agg_acc_size(a));
+}
+
+/* Input counts of a real accumulator stay far below this; larger ones are corrupt, and would
+ * overflow (undefined for signed integers) a few inputs later. */
+#define COUNT_MAX ((int64_t)1 << 62)
+
+static int count_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
+{
+	int64_t *n = acc;
+
+	if (sl_snap_get(r, n, sizeof(*n)))
+		return r->error;
+	if (*n < -COUNT_MAX || *n > COUNT_MAX) {
+		*n = 0;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* acc_i64 and acc_f64: a value and the count of non-NULL inputs. */
+static int vn_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
+{
+	struct acc_i64 *s = acc;
+
+	if (sl_snap_get(r, s, sizeof(*s)))
+		return r->error;
+	if (s->n < 0 || s->n > COUNT_MAX) {
+		memset(s, 0, sizeof(*s));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int dec_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
+{
+	struct acc_dec *s = acc;
+	sl_dec_t v, bound;
+
+	if (sl_snap_get(r, s, sizeof(*s)))
+		return r->error;
+	v = dec_load(s);
+	/* n inputs of fewer than 19 digits sum to less than n * 10^18: a larger sum is corrupt
+	 * (and further adds could overflow 128 bits) */
+	bound = (sl_dec_t)s->n * DEC18_LIMIT;
+	if (s->n < 0 || s->n > COUNT_MAX || v > bound || v < -bound) {
+		memset(s, 0, sizeof(*s));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Arrival numbers grow by one per input on a thread: one past 2^62 is corrupt, and
+ * refusing it keeps the counter far from wrapping to 0 (which means "no value"). */
+#define ARRIVAL_MAX (1ull << 62)
+
+/* Later inputs on this thread must order after every restored one (see agg.h). */
+static void arrival_past(uint64_t seq)
+{
+	if (seq > arrival)
+		arrival = seq;
+}
+
+static int seq_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
+{
+	struct acc_seq *s = acc;
+
+	if (sl_snap_get(r, s, sizeof(*s)))
+		return r->error;
+	if (s->seq > ARRIVAL_MAX) {
+		memset(s, 0, sizeof(*s));
+		return -EINVAL;
+	}
+	arrival_past(s->seq);
+	return 0;
+}
+
+/* The arrival number (0: no value), then the string when there is one. */
+static int str_serialize(const struct sl_agg_bound *a, const void *acc, struct sl_snap_buf *out)
+{
+	const struct acc_str *s = acc;
+	int rc = sl_snap_put_u64(out, s->seq);
+
+	if (rc || !s->seq)
+		return rc;
+	return sl_snap_put_bytes(out, s->p, s->len);
+}
+
+static int str_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
+{
+	struct acc_str *s = acc;
+	const void *p;
+	uint64_t seq;
+	uint32_t len;
+
+	if (sl_snap_get_u64(r, &seq))
+		return r->error;
+	if (!seq)
+		return 0;
+	if (seq > ARRIVAL_MAX)
+		return -EINVAL;
+	if (sl_snap_get_bytes(r, &p, &len))
+		return r->error;
+	if (!str_set(s, p, len, seq)) {
+		sl_agg_nomem = false; /* reported by the return code */
+		return -ENOMEM;
+	}
+	arrival_past(seq);
+	return 0;
+}
+
+/* The number of values, then each value's bytes (length-prefixed), in slot order. */
+static int distinct_serialize(const struct sl_agg_bound *a, const void *acc,
+			      struct sl_snap_buf *out)
+{
+	const struct dset *d = *(struct dset *const *)acc;
+	int rc = sl_snap_put_u32(out, d ? d->n : 0);
+
+	for (uint32_t i = 0; !rc && d && d->n && i <= d->mask; i++) {
+		const struct dslot *s = &d->slot[i];
+
+		if (s->len1)
+			rc = sl_snap_put_bytes(out, d->arena + s->off, s->len1 - 1);
+	}
+	return rc;
+}
+
+/* O(n): the set is sized for n values up front, each value re-hashed and inserted. */
+static int distinct_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
+{
+	struct dset *d;
+	uint32_t n;
+
+	if (sl_snap_get_u32(r, &n))
+		return r->error;
+	if (!n)
+		return 0;
+	/* every value takes at least its 4-byte length: bounds n before allocating for it */
+	if (n > (r->len - r->pos) / 4)
+		return r->error = -EINVAL;
+	if (!(d = dset_get(acc)))
+		goto out_nomem;
+	while (2 * (uint64_t)n > (uint64_t)d->mask + 1)
+		if (!dset_grow(d))
+			goto out_nomem;
+	for (uint32_t i = 0; i < n; i++) {
+		const void *p;
+		uint32_t len;
+
+		if (sl_snap_get_bytes(r, &p, &len))
+			return r->error;
+		if (a->in_type != SL_TYPE_STRING && len != 8)
+			return -EINVAL;
+		if (!dset_add(d, p, len, sl_hash_bytes(p, len)))
+			goto out_nomem;
+	}
+	return 0;
+
+out_nomem:
+	sl_agg_nomem = false; /* reported by the return code */
+	return -ENOMEM;
+}
+
+/* User accumulators are fixed-size plain bytes (sl_agg_fn): copied as they are. */
+static int user_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
+{
+	return sl_snap_get(r, acc, sl_agg_acc_size(a));
+}
+
 /* ---- the table -------------------------------------------------------------------------- */
 
-#define KERNEL(size, out, add, retract, merge, result, destroy) \
-	{ size, out, NULL, add, retract, merge, result, destroy }
+#define KERNEL(size, out, add, retract, merge, result, destroy, ser, deser) \
+	{ size, out, NULL, add, retract, merge, result, destroy, ser, deser }
 
-#define K_COUNT KERNEL(8, SL_TYPE_BIGINT, count_add, count_retract, count_merge, count_result, NULL)
+#define K_COUNT KERNEL(8, SL_TYPE_BIGINT, count_add, count_retract, count_merge, count_result, \
+		       NULL, plain_serialize, count_deserialize)
 #define K_SUM_I KERNEL(16, SL_TYPE_BIGINT, sum_i64_add, sum_i64_retract, sum_i64_merge, \
-		       opt_i64_result, NULL)
-#define K_SUM_L KERNEL(16, 0, sum_i64_add, sum_i64_retract, sum_i64_merge, opt_i64_result, NULL)
-#define K_SUM_D KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, opt_f64_result, NULL)
-#define K_SUM_F KERNEL(16, 0, sum_f32_add, sum_f32_retract, sum_f32_merge, opt_f64_result, NULL)
-#define K_SUM_DEC KERNEL(24, 0, sum_dec_add, sum_dec_retract, sum_dec_merge, sum_dec_result, NULL)
-#define K_AVG_I KERNEL(16, 0, sum_i64_add, sum_i64_retract, sum_i64_merge, avg_i64_result, NULL)
-#define K_AVG_D KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, avg_f64_result, NULL)
-#define K_AVG_F KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, avg_f32_result, NULL)
-#define K_AVG_DEC KERNEL(24, 0, sum_dec_add, sum_dec_retract, sum_dec_merge, avg_dec_result, NULL)
-#define K_MIN_I KERNEL(16, 0, min_i64_add, NULL, min_i64_merge, opt_i64_result, NULL)
-#define K_MAX_I KERNEL(16, 0, max_i64_add, NULL, max_i64_merge, opt_i64_result, NULL)
-#define K_MIN_F KERNEL(16, 0, min_f64_add, NULL, min_f64_merge, opt_f64_result, NULL)
-#define K_MAX_F KERNEL(16, 0, max_f64_add, NULL, max_f64_merge, opt_f64_result, NULL)
-#define K_MIN_S KERNEL(24, 0, min_str_add, NULL, min_str_merge, str_result, str_destroy)
-#define K_MAX_S KERNEL(24, 0, max_str_add, NULL, max_str_merge, str_result, str_destroy)
-#define K_FIRST KERNEL(16, 0, first_add, NULL, first_merge, seq_result, NULL)
-#define K_LAST KERNEL(16, 0, last_add, NULL, last_merge, seq_result, NULL)
-#define K_FIRST_S KERNEL(24, 0, first_str_add, NULL, first_str_merge, str_result, str_destroy)
-#define K_LAST_S KERNEL(24, 0, last_str_add, NULL, last_str_merge, str_result, str_destroy)
+		       opt_i64_result, NULL, plain_serialize, vn_deserialize)
+#define K_SUM_L KERNEL(16, 0, sum_i64_add, sum_i64_retract, sum_i64_merge, opt_i64_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_SUM_D KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, opt_f64_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_SUM_F KERNEL(16, 0, sum_f32_add, sum_f32_retract, sum_f32_merge, opt_f64_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_SUM_DEC KERNEL(24, 0, sum_dec_add, sum_dec_retract, sum_dec_merge, sum_dec_result, \
+			 NULL, plain_serialize, dec_deserialize)
+#define K_AVG_I KERNEL(16, 0, sum_i64_add, sum_i64_retract, sum_i64_merge, avg_i64_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_AVG_D KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, avg_f64_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_AVG_F KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, avg_f32_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_AVG_DEC KERNEL(24, 0, sum_dec_add, sum_dec_retract, sum_dec_merge, avg_dec_result, \
+			 NULL, plain_serialize, dec_deserialize)
+#define K_MIN_I KERNEL(16, 0, min_i64_add, NULL, min_i64_merge, opt_i64_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_MAX_I KERNEL(16, 0, max_i64_add, NULL, max_i64_merge, opt_i64_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_MIN_F KERNEL(16, 0, min_f64_add, NULL, min_f64_merge, opt_f64_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_MAX_F KERNEL(16, 0, max_f64_add, NULL, max_f64_merge, opt_f64_result, NULL, \
+		       plain_serialize, vn_deserialize)
+#define K_MIN_S KERNEL(24, 0, min_str_add, NULL, min_str_merge, str_result, str_destroy, \
+		       str_serialize, str_deserialize)
+#define K_MAX_S KERNEL(24, 0, max_str_add, NULL, max_str_merge, str_result, str_destroy, \
+		       str_serialize, str_deserialize)
+#define K_FIRST KERNEL(16, 0, first_add, NULL, first_merge, seq_result, NULL, plain_serialize, \
+		       seq_deserialize)
+#define K_LAST KERNEL(16, 0, last_add, NULL, last_merge, seq_result, NULL, plain_serialize, \
+		      seq_deserialize)
+#define K_FIRST_S KERNEL(24, 0, first_str_add, NULL, first_str_merge, str_result, str_destroy, \
+			 str_serialize, str_deserialize)
+#define K_LAST_S KERNEL(24, 0, last_str_add, NULL, last_str_merge, str_result, str_destroy, \
+			str_serialize, str_deserialize)
 #define K_DISTINCT KERNEL(8, SL_TYPE_BIGINT, distinct_add, NULL, distinct_merge, \
-			  distinct_result, distinct_destroy)
+			  distinct_result, distinct_destroy, distinct_serialize, \
+			  distinct_deserialize)
 
 _Static_assert(sizeof(struct acc_str) == 24, "K_*_S acc_size");
 _Static_assert(sizeof(struct acc_dec) == 24, "K_*_DEC acc_size");
@@ -804,7 +1000,7 @@ _Static_assert(sizeof(struct acc_seq) == 16, "K_FIRST acc_size");
 static const struct sl_agg_kernel kernels[NKINDS][NTYPES] = {
 	[SL_AGG_COUNT_STAR] = {
 		[0] = KERNEL(8, SL_TYPE_BIGINT, count_star_add, count_star_retract, count_merge,
-			     count_result, NULL),
+			     count_result, NULL, plain_serialize, count_deserialize),
 	},
 	[SL_AGG_COUNT] = EVERY(K_COUNT, K_COUNT),
 	[SL_AGG_SUM] = {
@@ -818,7 +1014,8 @@ static const struct sl_agg_kernel kernels[NKINDS][NTYPES] = {
 	[SL_AGG_MIN] = ORDERED(K_MIN_I, K_MIN_F, K_MIN_S),
 	[SL_AGG_MAX] = ORDERED(K_MAX_I, K_MAX_F, K_MAX_S),
 	[SL_AGG_USER] = {
-		[0] = { 0, 0, user_init, user_add, NULL, user_merge, user_result, NULL },
+		[0] = { 0, 0, user_init, user_add, NULL, user_merge, user_result, NULL,
+			plain_serialize, user_deserialize },
 	},
 	[SL_AGG_COUNT_DISTINCT] = EVERY(K_DISTINCT, K_DISTINCT),
 	[SL_AGG_FIRST_VALUE] = EVERY(K_FIRST, K_FIRST_S),
@@ -828,7 +1025,7 @@ static const struct sl_agg_kernel kernels[NKINDS][NTYPES] = {
 /* SQL SUM(INT) is INT (Flink's IntSumAggFunction), the C API's is BIGINT. */
 static const struct sl_agg_kernel sum_int_sql =
 	KERNEL(16, SL_TYPE_INT, sum_i64_add, sum_i64_retract, sum_i64_merge, sum_i32_result,
-	       NULL);
+	       NULL, plain_serialize, vn_deserialize);
 
 const struct sl_agg_kernel *sl_agg_kernel_find(enum sl_agg_kind kind, enum sl_type in,
 					       bool sql_types)
@@ -897,9 +1094,14 @@ int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *a, const struc
 	return 0;
 }
 
+uint32_t sl_agg_acc_size(const struct sl_agg_bound *a)
+{
+	return a->k->acc_size ? a->k->acc_size : (uint32_t)a->user.acc_size;
+}
+
 void sl_agg_copy(const struct sl_agg_bound *a, void *dst, const void *src)
 {
-	uint32_t size = a->k->acc_size ? a->k->acc_size : (uint32_t)a->user.acc_size;
+	uint32_t size = sl_agg_acc_size(a);
 
 	if (!a->k->destroy) {
 		memcpy(dst, src, size);

@@ -16,6 +16,11 @@
  * must be made with init + merge (sl_agg_copy), never memcpy. Such accumulators live only in
  * memory of the shard that created them; updating GROUP BY keeps its variable-size data in
  * keyed map state instead (group_agg.c).
+ *
+ * Checkpoints: every kernel has serialize / deserialize (snapshot bytes, checkpoint/snap.h).
+ * A deserialized accumulator owns fresh memory; FIRST/LAST_VALUE move the calling thread's
+ * arrival counter past every restored arrival number, so values added after a restore (in a
+ * new process, on another shard) still order after the restored ones.
  */
 #ifndef SL_OPS_WINDOW_AGG_H
 #define SL_OPS_WINDOW_AGG_H
@@ -27,6 +32,8 @@
 #include <sluice/job.h>
 
 struct sl_agg_bound;
+struct sl_snap_buf;
+struct sl_snap_reader;
 
 struct sl_agg_kernel {
 	uint32_t acc_size;  /* bytes of accumulator, 0: the user's acc_size */
@@ -47,6 +54,14 @@ struct sl_agg_kernel {
 	/* Frees the accumulator's out-of-line memory and leaves it empty (all zero). NULL: the
 	 * accumulator is plain bytes. */
 	void (*destroy)(const struct sl_agg_bound *a, void *acc);
+	/* Appends the accumulator to a checkpoint snapshot in a form that owns no pointer:
+	 * plain accumulators as their bytes, COUNT(DISTINCT) as its values, strings as their
+	 * bytes. Returns 0 or -ENOMEM. Shard thread, at a barrier. */
+	int (*serialize)(const struct sl_agg_bound *a, const void *acc, struct sl_snap_buf *out);
+	/* Reads one accumulator written by serialize into acc, which holds the empty state
+	 * (all zero). Returns 0, -EINVAL (corrupt bytes: r->error set, or values no accumulator
+	 * can hold) or -ENOMEM; on failure acc is still a valid accumulator for destroy. */
+	int (*deserialize)(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r);
 };
 
 /* One aggregate of an operator, bound to its input field and accumulator offset. */
@@ -80,6 +95,9 @@ int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *spec,
 /* Copies accumulator src into dst (dst holds no live accumulator): memcpy for plain kernels,
  * init + merge for out-of-line ones, so the two never share memory. */
 void sl_agg_copy(const struct sl_agg_bound *a, void *dst, const void *src);
+
+/* The bound aggregate's accumulator size (the kernel's, or the user's acc_size). */
+uint32_t sl_agg_acc_size(const struct sl_agg_bound *a);
 
 /*
  * Set by an out-of-line kernel on the calling thread when an allocation failed and the
