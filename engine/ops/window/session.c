@@ -20,11 +20,16 @@
  * Changelog for fired sessions: a record inside a fired session without moving its bounds
  * re-fires it as -U/+U; a merge that changes the bounds of fired sessions retracts each of
  * them with -D and emits the merged session with +I when it is already due.
+ *
+ * Checkpoints (snapshot.c has the header): the body is the keys of `dir`, each with its
+ * session list (bounds, id, fired flag, accumulator block). Timers are not written: restore
+ * arms one per session at its due time, which is where the lazy timers above fire it too.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint/snap.h"
 #include "state/kvtab.h"
 #include "time/timer.h"
 #include "window_int.h"
@@ -267,4 +272,137 @@ void session_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 		ctx->hash = t.hash;
 		on_timer(w, ctx, t.at);
 	}
+}
+
+struct snap_walk {
+	struct win *w;
+	struct sl_snap_buf *out;
+	uint64_t nkeys;
+};
+
+static bool snap_key(const struct sl_kv *kv, void *arg)
+{
+	struct snap_walk *sw = arg;
+	const struct sdir *d = kv->value;
+	uint32_t n = 0;
+
+	for (const struct sess *s = d->head; s; s = s->next)
+		n++;
+	snap_put_key(sw->out, kv->kg, kv->key, kv->klen);
+	sl_snap_put_u32(sw->out, n);
+	for (const struct sess *s = d->head; s; s = s->next) {
+		uint64_t h[4] = { (uint64_t)s->start, (uint64_t)s->end, s->seq, s->fired };
+
+		sl_snap_put(sw->out, h, sizeof h);
+		win_acc_serialize(sw->w, accs_of(sw->w, (void *)s), sw->out);
+	}
+	sw->nkeys++;
+	return !sw->out->error;
+}
+
+/* O(keys + sessions): the key count, then each key's sessions in list order. */
+int session_snapshot(struct win *w, struct sl_snap_buf *out)
+{
+	struct snap_walk sw = { .w = w, .out = out };
+	size_t at = out->len;
+
+	sl_snap_put_u64(out, 0);
+	sl_kvtab_foreach(w->dir, snap_key, &sw);
+	if (!out->error)
+		memcpy(out->data + at, &sw.nkeys, sizeof sw.nkeys);
+	return out->error;
+}
+
+/* Reads the sessions of one key; keeps them (with a timer each) when `keep`. */
+static int restore_key(struct win *w, struct sl_snap_reader *r, bool keep, uint64_t hash,
+		       const uint8_t *key, uint32_t klen)
+{
+	struct sdir *d = NULL;
+	struct sess **link, *s;
+	sl_ts_t prev_end = 0;
+	bool created;
+	uint32_t n;
+	int rc = 0;
+
+	if (sl_snap_get_u32(r, &n))
+		return r->error;
+	if (!n)
+		return -EINVAL; /* a key without sessions has no directory entry */
+	if (keep) {
+		d = sl_kvtab_put(w->dir, hash, key, klen, 0, &created);
+		if (!d)
+			return -ENOMEM;
+		if (!created)
+			return -EINVAL; /* the same key twice */
+	}
+	link = d ? &d->head : NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t h[4];
+		sl_ts_t start, end;
+
+		if (sl_snap_get(r, h, sizeof h)) {
+			rc = r->error;
+			break;
+		}
+		start = (sl_ts_t)h[0];
+		end = (sl_ts_t)h[1];
+		/* sorted, non-touching sessions of sane bounds and a usable id */
+		if (!snap_ts_ok(start) || !snap_ts_ok(end) || start >= end ||
+		    (i && start <= prev_end) || h[2] >= (1ull << 62) || h[3] > 1) {
+			rc = -EINVAL;
+			break;
+		}
+		prev_end = end;
+		if ((rc = win_acc_deserialize(w, w->tmp, r)))
+			break;
+		if (!keep) {
+			win_acc_destroy(w, w->tmp);
+			continue;
+		}
+		s = sl_kvtab_put(w->tab, hash, key, klen, h[2], &created);
+		if (!s || !created) {
+			win_acc_destroy(w, w->tmp);
+			rc = s ? -EINVAL : -ENOMEM;
+			break;
+		}
+		s->start = start;
+		s->end = end;
+		s->seq = h[2];
+		s->fired = h[3];
+		s->next = NULL;
+		/* a move of the block (see slice.c's restore_entry) */
+		memcpy(accs_of(w, s), w->tmp, w->cfg->acc_size);
+		*link = s;
+		link = &s->next;
+		if (h[2] >= w->seq)
+			w->seq = h[2] + 1;
+		if (sl_timers_add(w->timers, s->fired ? cleanup_at(w, s) : s->end - 1, hash, key,
+				  klen, 0) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	if (d && !d->head)
+		sl_kvtab_remove_value(w->dir, d);
+	return rc;
+}
+
+int session_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi)
+{
+	uint64_t nkeys;
+
+	if (sl_snap_get_u64(r, &nkeys))
+		return r->error;
+	/* every key takes at least 8 bytes: a corrupt count fails at the first short read */
+	for (uint64_t i = 0; i < nkeys; i++) {
+		const uint8_t *key;
+		uint32_t kg, klen;
+		uint64_t hash;
+		int rc;
+
+		rc = snap_get_key(w, r, &kg, &key, &klen, &hash);
+		if (rc || (rc = restore_key(w, r, kg >= kg_lo && kg < kg_hi, hash, key, klen)))
+			return rc;
+	}
+	return 0;
 }

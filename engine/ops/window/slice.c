@@ -31,6 +31,11 @@
  * A slice is dropped with its bucket once the last window containing it is past
  * end - 1 + lateness.
  *
+ * Checkpoints (snapshot.c has the header): the body is the buckets in slice-end order, each
+ * its slice end, entry count and entries (key group, key, accumulator block). Restoring
+ * appends each kept entry to its bucket unsorted; the first firing sorts it, so the output
+ * order ((hash, key) within a window) is the uninterrupted run's.
+ *
  * Invariants: every window ending at or before fired_upto has fired, and fired_upto is the
  * last window end <= watermark + 1, so "window e fired" is exactly e - 1 <= watermark; a
  * live slice has at least one window with e - 1 + lateness > watermark.
@@ -39,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint/snap.h"
 #include "state/kvtab.h"
 #include "window_int.h"
 
@@ -641,4 +647,89 @@ void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 			w->fired_upto = last;
 	}
 	cleanup(w, ctx, wm);
+}
+
+/* One pass over the fire lists: O(entries), a random read of each entry (prefetched ahead as
+ * cleanup does) and a copy of its key and block. */
+int slice_snapshot(struct win *w, struct sl_snap_buf *out)
+{
+	sl_snap_put_u32(out, w->nbkt);
+	for (uint32_t i = 0; i < w->nbkt; i++) {
+		const struct bucket *b = &w->bkt[i];
+
+		sl_snap_put_u64(out, (uint64_t)b->s_end);
+		sl_snap_put_u32(out, b->nrun);
+		for (uint32_t j = 0; j < b->nrun; j++) {
+			struct sl_kv kv;
+
+			if (j + PREFETCH < b->nrun)
+				__builtin_prefetch(b->run[j + PREFETCH].v);
+			sl_kvtab_entry(w->tab, b->run[j].v, &kv);
+			snap_put_key(out, kv.kg, kv.key, kv.klen);
+			if (win_acc_serialize(w, accs_of(w, b->run[j].v), out))
+				return out->error;
+		}
+	}
+	return out->error;
+}
+
+/* Inserts one restored (key, slice) block, moving what acc owns into the table. */
+static int restore_entry(struct win *w, uint64_t hash, const uint8_t *key, uint32_t klen,
+			 sl_ts_t s, void *acc)
+{
+	bool created;
+	void *v = sl_kvtab_put(w->tab, hash, key, klen, (uint64_t)s, &created);
+
+	if (!v)
+		return -ENOMEM;
+	if (!created)
+		return -EINVAL; /* the same (key, slice) twice */
+	if (entry_link(w, v, hash, s)) {
+		sl_kvtab_remove_value(w->tab, v);
+		return -ENOMEM;
+	}
+	/* a move, not a copy: acc is forgotten by the caller, so nothing is shared */
+	memcpy(accs_of(w, v), acc, w->cfg->acc_size);
+	return 0;
+}
+
+int slice_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi)
+{
+	const struct sl_window_cfg *c = w->cfg;
+	uint32_t nbkt;
+
+	if (sl_snap_get_u32(r, &nbkt))
+		return r->error;
+	for (uint32_t i = 0; i < nbkt; i++) {
+		uint64_t s_end;
+		uint32_t n;
+
+		sl_snap_get_u64(r, &s_end);
+		if (sl_snap_get_u32(r, &n))
+			return r->error;
+		if (!snap_ts_ok((sl_ts_t)s_end) ||
+		    floor_mod((sl_ts_t)s_end - c->spec.offset_ms, c->slice))
+			return -EINVAL; /* not a slice end of this window */
+		for (uint32_t j = 0; j < n; j++) {
+			const uint8_t *key;
+			uint32_t kg, klen;
+			uint64_t hash;
+			int rc;
+
+			rc = snap_get_key(w, r, &kg, &key, &klen, &hash);
+			if (rc || (rc = win_acc_deserialize(w, w->tmp, r)))
+				return rc;
+			if (kg < kg_lo || kg >= kg_hi) {
+				win_acc_destroy(w, w->tmp); /* another instance's key group */
+				continue;
+			}
+			rc = restore_entry(w, hash, key, klen, (sl_ts_t)s_end, w->tmp);
+			if (rc) {
+				win_acc_destroy(w, w->tmp);
+				return rc;
+			}
+		}
+	}
+	w->c_lo = w->c_hi = 0; /* the slice cache is recomputed on the next record */
+	return 0;
 }

@@ -179,6 +179,8 @@ static int window_open(struct sl_ctx *ctx)
 	if (!w)
 		return -ENOMEM;
 	w->cfg = c;
+	w->def = ctx->def;
+	w->max_par = max_par;
 	w->tmp = malloc(c->acc_size ? c->acc_size : 8);
 	w->tmp2 = malloc(c->acc_size ? c->acc_size : 8);
 	w->save = malloc(c->acc_size ? c->acc_size : 8);
@@ -264,4 +266,6 @@ const struct sl_op_ops sl_window_ops = {
 	.prefetch = window_prefetch,
 	.on_watermark = window_on_watermark,
 	.close = window_close,
+	.snapshot = window_snapshot,
+	.restore = window_restore,
 };

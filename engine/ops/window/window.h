@@ -33,4 +33,8 @@ struct sl_window_cfg *sl_window_cfg_create(const struct sl_window_spec *spec,
 					   struct sl_error *err);
 void sl_window_cfg_destroy(struct sl_window_cfg *cfg);
 
+/* Why the last restore of this instance (ctx of an open window operator) failed: a one-line
+ * message naming the window and the cause, "" when none did. Shard thread. */
+const char *sl_window_restore_error(const struct sl_ctx *ctx);
+
 #endif

@@ -6,6 +6,7 @@
  *   window.c       the operator hooks, output rows, late records
  *   slice.c        tumbling, hopping and cumulating windows over slices
  *   session.c      merging session windows
+ *   snapshot.c     checkpoints: the versioned, checksummed snapshot of an instance
  */
 #ifndef SL_OPS_WINDOW_INT_H
 #define SL_OPS_WINDOW_INT_H
@@ -18,6 +19,8 @@
 
 struct sl_kvtab;
 struct sl_timers;
+struct sl_snap_buf;
+struct sl_snap_reader;
 
 struct sl_window_cfg {
 	struct sl_window_spec spec;
@@ -62,6 +65,10 @@ struct fcur {
 /* The per-shard instance (ctx->self). */
 struct win {
 	const struct sl_window_cfg *cfg;
+	const struct sl_op_def *def;
+	uint32_t max_par;         /* key groups of the job: [0, max_par) */
+	uint32_t nrestored;       /* snapshots restored (rescaling: several) */
+	char err[320];            /* why the last restore failed, for the job's error */
 	struct sl_kvtab *tab;     /* slices (tumble/hop) or sessions; value = header + accs */
 	uint32_t hdr;             /* header bytes before the accumulators */
 	void *tmp;                /* scratch accumulator blocks for merging: old result, */
@@ -143,10 +150,32 @@ void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
 void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage);
 void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm);
 
+int slice_snapshot(struct win *w, struct sl_snap_buf *out);
+int slice_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi);
+
 /* session.c */
 int session_open(struct win *w, uint32_t max_par);
 void session_close(struct win *w);
 void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
 void session_on_watermark(struct sl_ctx *ctx, sl_ts_t wm);
+int session_snapshot(struct win *w, struct sl_snap_buf *out);
+int session_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi);
+
+/* snapshot.c: the pieces slice.c and session.c write their entries with */
+int window_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out);
+int window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi);
+/* Appends a key: key group (u16), length (u16), bytes. */
+int snap_put_key(struct sl_snap_buf *out, uint32_t kg, const uint8_t *key, uint32_t klen);
+/* Reads a key written by snap_put_key, borrowing its bytes from r, and its hash; checks
+ * that the key group is the one the key hashes to. Returns 0 or -EINVAL. */
+int snap_get_key(const struct win *w, struct sl_snap_reader *r, uint32_t *kg,
+		 const uint8_t **key, uint32_t *klen, uint64_t *hash);
+/* A timestamp a snapshot may hold: far enough from the ends of time that window arithmetic
+ * (start + size, end - 1 + lateness) cannot overflow. */
+bool snap_ts_ok(sl_ts_t t);
+/* Appends / reads one accumulator block (its aggregates one after another). Reading: acc
+ * is overwritten with the block; on failure it is empty (nothing to free). */
+int win_acc_serialize(const struct win *w, const void *acc, struct sl_snap_buf *out);
+int win_acc_deserialize(const struct win *w, void *acc, struct sl_snap_reader *r);
 
 #endif
