@@ -473,12 +473,19 @@ static inline uint32_t kind_code(enum sl_state_kind k)
 	return k == SL_STATE_MAP ? KIND_MAP : KIND_VALUE;
 }
 
-static void put_rec(struct sl_snap_buf *out, const struct sl_kv *kv)
+/* Appends a record header, the key and `vlen` bytes of val with one bounds check. */
+static void put_rec(struct sl_snap_buf *out, const struct sl_kv *kv, const void *val,
+		    uint32_t vlen)
 {
 	struct rec_hdr h = { kv->hash, kv->kg, 0, kv->klen };
+	uint8_t *p = sl_snap_reserve(out, sizeof(h) + kv->klen + vlen);
 
-	sl_snap_put(out, &h, sizeof(h));
-	sl_snap_put(out, kv->key, kv->klen);
+	if (!p)
+		return;
+	memcpy(p, &h, sizeof(h));
+	memcpy(p + sizeof(h), kv->key, kv->klen);
+	memcpy(p + sizeof(h) + kv->klen, val, vlen);
+	out->len += sizeof(h) + kv->klen + vlen;
 }
 
 static uint64_t snap_values(const struct sdesc *d, sl_ts_t now, struct sl_snap_buf *out)
@@ -492,8 +499,7 @@ static uint64_t snap_values(const struct sdesc *d, sl_ts_t now, struct sl_snap_b
 	while (sl_kvtab_next(d->tab, &it, &kv)) {
 		if (expired(d, kv.value, now))
 			continue;
-		put_rec(out, &kv);
-		sl_snap_put(out, kv.value, vlen);
+		put_rec(out, &kv, kv.value, vlen);
 		n++;
 	}
 	return n;
@@ -513,16 +519,21 @@ static uint64_t snap_maps(const struct sdesc *d, sl_ts_t now, struct sl_snap_buf
 		size_t at = out->len, cnt_at;
 		uint32_t cnt = 0;
 
-		put_rec(out, &kv);
-		cnt_at = out->len;
-		sl_snap_put_u32(out, 0);
+		put_rec(out, &kv, &cnt, 4); /* the count, patched below */
+		cnt_at = out->len - 4;
 		sl_kvtab_iter_init(&mit);
 		while (sl_kvtab_next(m, &mit, &mkv)) {
+			uint8_t *p;
+
 			if (expired(d, mkv.value, now))
 				continue;
-			sl_snap_put_u32(out, mkv.klen);
-			sl_snap_put(out, mkv.key, mkv.klen);
-			sl_snap_put(out, mkv.value, vlen);
+			p = sl_snap_reserve(out, 4 + mkv.klen + vlen);
+			if (!p)
+				break;
+			memcpy(p, &mkv.klen, 4);
+			memcpy(p + 4, mkv.key, mkv.klen);
+			memcpy(p + 4 + mkv.klen, mkv.value, vlen);
+			out->len += 4 + mkv.klen + vlen;
 			cnt++;
 		}
 		if (out->error)

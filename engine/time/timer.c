@@ -287,11 +287,15 @@ int sl_timers_snapshot(const struct sl_timers *tm, uint32_t max_par, struct sl_s
 		sl_ts_t at = (sl_ts_t)kv.ns;
 		struct trec t = { .at = at, .hash = kv.hash ^ sl_hash_mix64((uint64_t)at),
 				  .klen = kv.klen - 8 };
+		uint8_t *p = sl_snap_reserve(out, sizeof(t) + t.klen);
 
+		if (!p)
+			break;
 		memcpy(&t.ns, kv.key + t.klen, 8);
 		t.kg = (uint16_t)sl_key_group(t.hash, max_par);
-		sl_snap_put(out, &t, sizeof(t));
-		sl_snap_put(out, kv.key, t.klen);
+		memcpy(p, &t, sizeof(t));
+		memcpy(p + sizeof(t), kv.key, t.klen);
+		out->len += sizeof(t) + t.klen;
 	}
 	sl_state_sec_end(out, sec);
 	return out->error;
