@@ -197,7 +197,8 @@ static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_bu
 	return rc;
 }
 
-/* One old instance's snapshot. With rescaling the new instance takes the smallest of the
+/* One old instance's snapshot, into an opened instance that has seen no record yet (the
+ * state and timers must be the ones open made). With rescaling the new instance takes the smallest of the
  * old instances' watermarks: each of them had seen at least that much of its input. */
 static int process_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
 			   uint32_t kg_hi)
@@ -210,6 +211,10 @@ static int process_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_
 	uint64_t wm;
 	int rc;
 
+	if (!p) {
+		fail(ctx, -EINVAL, "restore before open");
+		return -EINVAL;
+	}
 	rc = sl_state_sec_open(r, PR_MAGIC, PR_VERSION, &b, &ver);
 	if (!rc && (sl_snap_get_u64(&b, &wm) || b.pos != b.len))
 		rc = r->error = -EINVAL;
