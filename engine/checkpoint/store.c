@@ -204,7 +204,8 @@ static int scan(struct sl_ckpt_store *st, struct entry **out, size_t *count)
 		v[n++] = e;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), cmp_entry);
+	if (n) /* qsort of an empty (NULL) array is undefined */
+		qsort(v, n, sizeof(*v), cmp_entry);
 	*out = v;
 	*count = n;
 	return 0;

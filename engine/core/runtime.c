@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpointing.h"
 #include "runtime.h"
 
 #define DEFAULT_RING_BYTES (1u << 20)
@@ -115,7 +116,7 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 {
 	struct sl_job *job = rt->job;
 	sl_ts_t next = wall_now_ms() + o->checkpoint_interval_ms;
-	uint64_t n = 0;
+	uint64_t n = rt->ckpt_base;
 	bool inflight = false;
 
 	for (;;) {
@@ -131,11 +132,21 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 				acked = false;
 		}
 		if (inflight && acked) {
-			int rc = o->on_checkpoint ? o->on_checkpoint(job, n, o->checkpoint_arg) : 0;
+			int rc = 0;
 
-			if (rc)
+			/* a shard that finished before acknowledging took its state with it */
+			for (int i = 0; i < rt->nshards; i++)
+				if (atomic_load(&rt->shards[i].ckpt_acked) < n)
+					rc = -ECANCELED;
+			if (rt->ckpt_ctl)
+				rc = rc ? (sl_ckpt_ctl_abort(rt, n), rc) : sl_ckpt_ctl_complete(rt, n);
+			if (!rc && o->on_checkpoint)
+				rc = o->on_checkpoint(job, n, o->checkpoint_arg);
+
+			/* -ECANCELED: the end of input overtook it, nothing went wrong */
+			if (rc && rc != -ECANCELED)
 				rt->ckpt_failed++;
-			else
+			else if (!rc)
 				rt->ckpt_completed++;
 			atomic_store_explicit(&rt->ckpt_consumed, n, memory_order_release);
 			inflight = false;
@@ -145,8 +156,14 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 			break;
 		if (!inflight && !all_finished && !atomic_load(&rt->abort) &&
 		    !atomic_load(&job->stop) && wall_now_ms() >= next) {
+			n++;
+			if (rt->ckpt_ctl && sl_ckpt_ctl_begin(rt, n)) {
+				rt->ckpt_failed++;
+				next = wall_now_ms() + o->checkpoint_interval_ms;
+				continue;
+			}
 			inflight = true;
-			atomic_store_explicit(&rt->ckpt_req, ++n, memory_order_release);
+			atomic_store_explicit(&rt->ckpt_req, n, memory_order_release);
 		}
 		nanosleep(&ts, NULL);
 	}
@@ -209,6 +226,11 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 	}
 	atomic_store(&job->stop, false);
 	rt->checkpointing = opts->checkpoint_interval_ms > 0;
+	if (rt->checkpointing && opts->checkpoint_dir) {
+		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir);
+		if (rc)
+			return rc;
+	}
 	for (int i = 0; i < rt->nshards; i++) {
 		struct sl_shard *sh = &rt->shards[i];
 
@@ -237,6 +259,7 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		coordinate(rt, opts);
 	for (int i = 0; i < rt->nshards; i++)
 		pthread_join(rt->shards[i].thread, NULL);
+	sl_ckpt_ctl_close(rt);
 	return job->err.code;
 }
 

@@ -107,6 +107,8 @@ struct sl_runtime {
 	_Atomic uint64_t ckpt_consumed;  /* newest checkpoint the coordinator is done reading */
 	bool checkpointing;
 	uint64_t ckpt_completed, ckpt_failed;
+	uint64_t ckpt_base;              /* checkpoint ids continue after this one */
+	struct sl_ckpt_ctl *ckpt_ctl;    /* the checkpoint directory, when there is one */
 	pthread_mutex_t err_lock;        /* first error wins (error path only) */
 };
 

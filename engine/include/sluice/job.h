@@ -266,6 +266,9 @@ struct sl_run_opts {
 	 * then runs on the coordinator (the thread in sl_job_run) while the shards go on; a
 	 * non-zero return counts the checkpoint as failed. */
 	sl_ts_t checkpoint_interval_ms;
+	/* Where completed checkpoints are written (state files, manifest; DESIGN §7), and
+	 * sinks commit after each; NULL: checkpoints are only taken (tests, on_checkpoint). */
+	const char *checkpoint_dir;
 	int (*on_checkpoint)(struct sl_job *job, uint64_t ckpt, void *arg);
 	void *checkpoint_arg;
 };
