@@ -438,7 +438,10 @@ static int jsonl_precommit(void *state, uint64_t ckpt, void *meta, size_t cap, s
 		/* at-least-once: rows durable at the barrier, nothing to commit */
 		if ((rc = drain(j)) < 0)
 			return rc;
-		return fdatasync(j->fd) < 0 ? (j->err = -errno) : 0;
+		/* EINVAL: a pipe or terminal (path /dev/stdout) has nothing to sync */
+		if (fdatasync(j->fd) < 0 && errno != EINVAL)
+			return j->err = -errno;
+		return 0;
 	}
 	if ((rc = seal_all(j, ckpt)) < 0)
 		return rc;
