@@ -516,6 +516,13 @@ enum phase { P_START, P_WRITE, P_PRECOMMIT, P_MANIFEST, P_COMMIT, P_FLUSH, P_NPH
 static const char *const phase_name[] = { "start",    "write",	"precommit",
 					  "manifest", "commit", "flush" };
 
+/* ph[0]: the child's phase now; ph[1 + p]: how often it entered phase p. */
+static void enter(_Atomic int *ph, int p)
+{
+	atomic_store_explicit(&ph[0], p, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ph[1 + p], 1, memory_order_relaxed);
+}
+
 #define KILL_ROWS 1500000
 #define KILLS	  24
 
@@ -561,13 +568,13 @@ static void child_checkpoint(const char *dir, const struct sl_jsonl_sink_cfg *cf
 
 	mf.ckpt = ckpt;
 	mf.rows = rows;
-	atomic_store_explicit(phase, P_PRECOMMIT, memory_order_relaxed);
+	enter(phase, P_PRECOMMIT);
 	for (int s = 0; s < 2; s++)
 		if (K->precommit(k[s], ckpt, mf.m[s].b, sizeof mf.m[s].b, &mf.m[s].len) < 0)
 			_exit(4);
-	atomic_store_explicit(phase, P_MANIFEST, memory_order_relaxed);
+	enter(phase, P_MANIFEST);
 	write_manifest(dir, &mf);
-	atomic_store_explicit(phase, P_COMMIT, memory_order_relaxed);
+	enter(phase, P_COMMIT);
 	for (int s = 0; s < 2; s++)
 		if (K->commit(cfg, ckpt, mf.m[s].b, mf.m[s].len) < 0)
 			_exit(5);
@@ -582,19 +589,19 @@ static void child(const char *dir, const struct sl_jsonl_sink_cfg *cfg, int64_t 
 	void *k[2];
 	int64_t next;
 
-	atomic_store_explicit(phase, P_START, memory_order_relaxed);
+	enter(phase, P_START);
 	k[0] = sink_open(cfg, 0, 2);
 	k[1] = sink_open(cfg, 1, 2);
 	while (from < KILL_ROWS) {
 		next = from + 2000 + rand_r(&seed) % 30000;
 		if (next > KILL_ROWS)
 			next = KILL_ROWS;
-		atomic_store_explicit(phase, P_WRITE, memory_order_relaxed);
+		enter(phase, P_WRITE);
 		put(k, 2, from, next);
 		from = next;
 		child_checkpoint(dir, cfg, k, ckpt++, from, phase);
 	}
-	atomic_store_explicit(phase, P_FLUSH, memory_order_relaxed);
+	enter(phase, P_FLUSH);
 	for (int s = 0; s < 2; s++)
 		if (K->flush(k[s]) < 0)
 			_exit(6);
@@ -620,14 +627,17 @@ static void recover(const char *dir, const struct sl_jsonl_sink_cfg *cfg, struct
 	T_ASSERT(expect_rows(cfg->path, mf->rows, false) == 0);
 }
 
-/* Waits for the child to enter `target` (-1: any), up to 2 s, then a random while more:
- * up to 40 ms for a kill anywhere, up to 0.4 ms for one inside that phase. */
-static void wait_for(_Atomic int *phase, int target, unsigned *seed)
+/* Waits for the child to be in `target` (-1: any) for the 1st to 4th time, up to a few
+ * seconds, then a random while more: up to 40 ms for a kill anywhere, up to 0.4 ms for one
+ * inside that phase. */
+static void wait_for(_Atomic int *ph, int target, unsigned *seed)
 {
 	struct timespec tick = { 0, 20000 }, d = { 0, 0 };
+	int nth = 1 + (int)(rand_r(seed) % 4);
 
 	for (int i = 0; target >= 0 && i < 100000; i++) {
-		if (atomic_load_explicit(phase, memory_order_relaxed) == target)
+		if (atomic_load_explicit(&ph[0], memory_order_relaxed) == target &&
+		    atomic_load_explicit(&ph[1 + target], memory_order_relaxed) >= nth)
 			break;
 		nanosleep(&tick, NULL);
 	}
@@ -656,7 +666,7 @@ static void test_kill9(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(mf, 0, sizeof(*mf));
 	for (;;) {
-		atomic_store_explicit(phase, P_START, memory_order_relaxed);
+		memset(phase, 0, 4096);
 		pid = fork();
 		T_ASSERT(pid >= 0);
 		if (pid == 0)
@@ -668,7 +678,7 @@ static void test_kill9(void)
 		T_ASSERT(waitpid(pid, &status, 0) == pid);
 		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
 			kills++;
-			at[atomic_load_explicit(phase, memory_order_relaxed)]++;
+			at[atomic_load_explicit(&phase[0], memory_order_relaxed)]++;
 			recover(dir, &cfg, mf);
 			last_kill_rows = mf->rows;
 			continue;
