@@ -23,6 +23,7 @@
 #include "checkpoint/store.h"
 #include "checkpoint/uring_writer.h"
 #include "checkpointing.h"
+#include "hash.h"
 #include "runtime.h"
 
 struct sl_ckpt_ctl {
@@ -31,7 +32,143 @@ struct sl_ckpt_ctl {
 	char job_id[512];
 	int files_failed;            /* state files of the checkpoint being completed */
 	struct sl_ckpt_manifest *m;
+	/* the checkpoint this run restores (restored.ckpt_id 0: a fresh start), with every
+	 * state file loaded; read-only while the shards wire themselves */
+	struct sl_ckpt_manifest restored;
+	struct sl_snap_buf *state;   /* [restored.nfiles] */
 };
+
+/*
+ * Restores the newest complete checkpoint of this job, if any (DESIGN §7): pending sink
+ * commits finish first, then whatever sinks wrote after it is discarded, newer broken
+ * checkpoints are cleared away, and the state files are loaded for the shards.
+ */
+static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
+{
+	struct sl_job *job = rt->job;
+	struct sl_ckpt_manifest *m = &c->restored;
+	int rc = sl_ckpt_store_find_latest(c->store, c->job_id, m);
+
+	if (rc == -ENOENT) {
+		memset(m, 0, sizeof(*m));
+		return 0;
+	}
+	if (rc) {
+		sl_job_set_error(job, rc, "cannot restore: %s", rc == -EINVAL
+				 ? "the checkpoint directory holds another job's checkpoints"
+				 : strerror(-rc));
+		return rc;
+	}
+	if (m->max_parallelism != rt->max_par) {
+		sl_job_set_error(job, -EINVAL, "cannot restore checkpoint %" PRIu64 ": it has %u "
+				 "key groups, this run %u", m->ckpt_id, m->max_parallelism,
+				 rt->max_par);
+		return -EINVAL;
+	}
+	for (uint32_t k = 0; k < m->nsinks; k++) {
+		const struct sl_stream *s = m->sinks[k].op_id < (uint32_t)job->nnodes
+						    ? job->node[m->sinks[k].op_id] : NULL;
+
+		if (!s || s->kind != SL_NODE_SINK) {
+			sl_job_set_error(job, -EINVAL, "checkpoint %" PRIu64 " does not match the "
+					 "job: operator %u is not a sink", m->ckpt_id,
+					 m->sinks[k].op_id);
+			return -EINVAL;
+		}
+		if (s->sink_ops->commit &&
+		    (rc = s->sink_ops->commit(s->cfg, m->ckpt_id, m->sinks[k].bytes,
+					      m->sinks[k].len)) < 0) {
+			sl_job_set_error(job, rc, "sink '%s': finishing the commit of checkpoint "
+					 "%" PRIu64 ": %s", s->name, m->ckpt_id, strerror(-rc));
+			return rc;
+		}
+	}
+	for (int i = 0; i < job->nnodes; i++) {
+		const struct sl_stream *s = job->node[i];
+
+		if (s->kind != SL_NODE_SINK || !s->sink_ops->abort_pending)
+			continue;
+		for (int k = 0; k < rt->nshards; k++)
+			if ((rc = s->sink_ops->abort_pending(s->cfg, k, rt->nshards,
+							     m->ckpt_id)) < 0) {
+				sl_job_set_error(job, rc, "sink '%s': discarding uncommitted output: "
+						 "%s", s->name, strerror(-rc));
+				return rc;
+			}
+	}
+	sl_ckpt_store_discard_after(c->store, m->ckpt_id);
+	c->state = calloc((size_t)m->nfiles + 1, sizeof(*c->state));
+	if (!c->state)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < m->nfiles; i++) {
+		rc = sl_ckpt_store_load(c->store, m, i, &c->state[i]);
+		if (rc) {
+			sl_job_set_error(job, rc, "checkpoint %" PRIu64 ": state file %s: %s",
+					 m->ckpt_id, m->files[i].path, strerror(-rc));
+			return rc;
+		}
+	}
+	fprintf(stderr, "sluice: restoring checkpoint %" PRIu64 " (%u state files, %u shards "
+			"then, %d now)\n", m->ckpt_id, m->nfiles, m->nshards, rt->nshards);
+	return 0;
+}
+
+int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id)
+{
+	struct sl_runtime *rt = sh->rt;
+	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
+	uint32_t lo = UINT32_MAX, hi = 0;
+
+	if (!c || !c->restored.ckpt_id || !ctx->def->ops->restore)
+		return 0;
+	/* this shard's key groups: a contiguous range (hash.h) */
+	for (uint32_t kg = 0; kg < rt->max_par; kg++) {
+		if (sl_key_group_shard(kg, rt->max_par, (uint32_t)rt->nshards) != (uint32_t)sh->index)
+			continue;
+		if (kg < lo)
+			lo = kg;
+		hi = kg + 1;
+	}
+	for (uint32_t i = 0; i < c->restored.nfiles; i++) {
+		struct sl_snap_reader r;
+		int rc;
+
+		if (c->restored.files[i].op_id != (uint32_t)op_id)
+			continue;
+		sl_snap_reader_init(&r, c->state[i].data, c->state[i].len);
+		rc = ctx->def->ops->restore(ctx, &r, lo, hi);
+		if (rc < 0) {
+			sl_shard_fail(sh, rc, "restoring operator '%s' from %s: %s",
+				      ctx->def->name, c->restored.files[i].path,
+				      rc == -EINVAL ? "the snapshot is corrupt or of another "
+						      "layout" : strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int sl_ckpt_restore_split(struct sl_runtime *rt, int op_id, int split, sl_ts_t *max_ts,
+			  const void **pos, size_t *len)
+{
+	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
+
+	if (!c || !c->restored.ckpt_id)
+		return 0;
+	for (uint32_t i = 0; i < c->restored.nsources; i++) {
+		const struct sl_ckpt_source_pos *p = &c->restored.sources[i];
+
+		if (p->op_id != (uint32_t)op_id || p->split != (uint32_t)split)
+			continue;
+		if (p->len < 8)
+			return -EINVAL;
+		memcpy(max_ts, p->bytes, 8);
+		*pos = p->bytes + 8;
+		*len = p->len - 8;
+		return 1;
+	}
+	return 0;
+}
 
 /* A job's identity for its checkpoints: its name and the kind and name of every operator,
  * so a checkpoint of a different job graph is refused instead of restored. */
@@ -70,6 +207,11 @@ int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir)
 	}
 	job_identity(rt->job, c->job_id, sizeof c->job_id);
 	rt->ckpt_ctl = c;
+	err = restore_prepare(rt, c);
+	if (err) {
+		sl_ckpt_ctl_close(rt);
+		return err;
+	}
 	/* barrier ids are store ids: continue after the newest checkpoint in the directory */
 	rt->ckpt_base = sl_ckpt_store_next_id(c->store) - 1;
 	return 0;
@@ -83,6 +225,10 @@ void sl_ckpt_ctl_close(struct sl_runtime *rt)
 		return;
 	sl_ckw_destroy(c->writer);
 	sl_ckpt_store_close(c->store);
+	for (uint32_t i = 0; c->state && i < c->restored.nfiles; i++)
+		sl_snap_free(&c->state[i]);
+	free(c->state);
+	sl_ckpt_manifest_fini(&c->restored);
 	free(c);
 	rt->ckpt_ctl = NULL;
 }

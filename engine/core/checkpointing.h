@@ -20,4 +20,16 @@ int sl_ckpt_ctl_begin(struct sl_runtime *rt, uint64_t n);
 int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n);
 void sl_ckpt_ctl_abort(struct sl_runtime *rt, uint64_t n);
 
+struct sl_shard;
+struct sl_ctx;
+
+/* On a shard while it wires itself: restores operator instance ctx (node op_id) from every
+ * snapshot of that operator in the restored checkpoint, keeping this shard's key groups.
+ * 0 (also when there is nothing to restore) or -errno with the shard failed. */
+int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id);
+/* The restored position of split `split` of source node op_id: returns 1 with its event
+ * time so far and the connector's bytes, 0 when there is none, -EINVAL if malformed. */
+int sl_ckpt_restore_split(struct sl_runtime *rt, int op_id, int split, int64_t *max_ts,
+			  const void **pos, size_t *len);
+
 #endif

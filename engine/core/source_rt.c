@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpointing.h"
 #include "runtime.h"
 
 #define SRC_POLL_BATCH 64
@@ -155,6 +156,24 @@ int sl_source_stage_open(struct sl_stage_inst *si)
 			sl_shard_fail(sh, err.code ? err.code : -EIO, "source '%s': %s", src->name,
 				      err.msg[0] ? err.msg : "cannot open split");
 			return err.code ? err.code : -EIO;
+		}
+		{
+			/* restarting from a checkpoint: continue where the split was */
+			const void *pos;
+			size_t len;
+			int64_t max_ts;
+			int rc = sl_ckpt_restore_split(sh->rt, src->id, k, &max_ts, &pos, &len);
+
+			if (rc > 0) {
+				sp->max_ts = max_ts;
+				rc = src->src_ops->seek ? src->src_ops->seek(sp->state, pos, len)
+							: -ENOTSUP;
+			}
+			if (rc < 0) {
+				sl_shard_fail(sh, rc, "source '%s' split %d: cannot resume from the "
+					      "checkpoint: %s", src->name, k, strerror(-rc));
+				return rc;
+			}
 		}
 	}
 	si->next_wm_at = sh->now + si->wm->interval_ms;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpointing.h"
 #include "runtime.h"
 
 static int port_for_tag(struct sl_ctx *from, int tag)
@@ -140,6 +141,10 @@ int sl_shard_wire(struct sl_shard *sh)
 			c->next_in_shard = sh->proctime_list;
 			sh->proctime_list = c;
 		}
+		/* restarting from a checkpoint: state before the first record */
+		rc = sl_ckpt_restore_op(sh, c, i);
+		if (rc < 0)
+			return rc;
 		if (node->kind == SL_NODE_KEYBY) {
 			rc = sl_exchange_open(&sh->xctx[i], &sh->si[node->in->stage], node->stage,
 					      node->lane);
