@@ -36,11 +36,10 @@ static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n)
 		uint64_t w;
 
 		memcpy(&w, p, 8);
-		w ^= crc;       /* little-endian: the low 4 bytes take the running crc */
-		crc = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^
-		      table[5][(w >> 16) & 0xff] ^ table[4][(w >> 24) & 0xff] ^
-		      table[3][(w >> 32) & 0xff] ^ table[2][(w >> 40) & 0xff] ^
-		      table[1][(w >> 48) & 0xff] ^ table[0][w >> 56];
+		w ^= crc; /* little-endian: the low 4 bytes take the running crc */
+		crc = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^ table[5][(w >> 16) & 0xff] ^
+		      table[4][(w >> 24) & 0xff] ^ table[3][(w >> 32) & 0xff] ^
+		      table[2][(w >> 40) & 0xff] ^ table[1][(w >> 48) & 0xff] ^ table[0][w >> 56];
 		p += 8;
 		n -= 8;
 	}
@@ -71,8 +70,8 @@ static uint32_t multmodp(uint32_t a, uint32_t b)
 	return p;
 }
 
-#define BLK 8192u                       /* bytes per stream per block */
-static uint32_t shift1, shift2;         /* x^(8 BLK), x^(16 BLK) mod P */
+#define BLK 8192u		/* bytes per stream per block */
+static uint32_t shift1, shift2; /* x^(8 BLK), x^(16 BLK) mod P */
 
 /*
  * crc32q has a latency of 3 cycles but a throughput of one a cycle, so three independent
@@ -80,8 +79,7 @@ static uint32_t shift1, shift2;         /* x^(8 BLK), x^(16 BLK) mod P */
  * combined by shifting the earlier ones over the bytes that follow them (linear algebra over
  * GF(2): reg(A|B) = reg(A) * x^(8|B|) + reg_from_zero(B)).
  */
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p,
-							  size_t n)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n)
 {
 	uint64_t c = crc;
 
@@ -122,7 +120,7 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uin
 /* x^(8 n) mod P by repeated squaring. */
 static uint32_t x8nmodp(size_t n)
 {
-	uint32_t p = 1u << 31, sq = 1u << 23;   /* x^0; x^8 */
+	uint32_t p = 1u << 31, sq = 1u << 23; /* x^0; x^8 */
 
 	while (n) {
 		if (n & 1)

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char magic[8] = "SLCKMAN";         /* with its NUL: 8 bytes */
-#define HEADER_LEN 24u                          /* magic, version, reserved, body length */
+static const char magic[8] = "SLCKMAN"; /* with its NUL: 8 bytes */
+#define HEADER_LEN 24u			/* magic, version, reserved, body length */
 
 int sl_ckpt_manifest_init(struct sl_ckpt_manifest *m, const char *job_id, uint64_t ckpt_id,
 			  uint32_t nshards, uint32_t max_parallelism)
@@ -86,7 +86,7 @@ bool sl_ckpt_path_ok(const char *path)
 		size_t n = strcspn(s, "/");
 
 		if (n == 0 || (n == 2 && s[0] == '.' && s[1] == '.'))
-			return false;   /* "a//b" or a ".." component */
+			return false; /* "a//b" or a ".." component */
 		s += n;
 		if (*s == '/')
 			s++;
@@ -159,7 +159,7 @@ int sl_ckpt_manifest_encode(const struct sl_ckpt_manifest *m, struct sl_snap_buf
 	sl_snap_put(out, magic, sizeof(magic));
 	sl_snap_put_u32(out, SL_CKPT_FORMAT_VERSION);
 	sl_snap_put_u32(out, 0);
-	sl_snap_put_u64(out, 0);        /* body length, patched below */
+	sl_snap_put_u64(out, 0); /* body length, patched below */
 	body = out->len;
 	sl_snap_put_u64(out, m->ckpt_id);
 	sl_snap_put_u32(out, m->nshards);
@@ -211,8 +211,8 @@ static int bad(char *why, size_t cap, const char *fmt, ...)
 /* A byte string of the reader as a fresh NUL-terminated copy. */
 static char *get_str(struct sl_snap_reader *r)
 {
-	const void *p;
-	uint32_t n;
+	const void *p = NULL;
+	uint32_t n = 0;
 	char *s;
 
 	if (sl_snap_get_bytes(r, &p, &n))
@@ -225,10 +225,9 @@ static char *get_str(struct sl_snap_reader *r)
 	return s;
 }
 
-static int decode_body(struct sl_ckpt_manifest *m, struct sl_snap_reader *r, char *why,
-		       size_t cap)
+static int decode_body(struct sl_ckpt_manifest *m, struct sl_snap_reader *r, char *why, size_t cap)
 {
-	uint32_t n;
+	uint32_t n = 0;
 	const void *p;
 	char *s;
 	int rc;

@@ -28,10 +28,10 @@ struct sl_snap_buf;
 #define SL_CKPT_FORMAT_VERSION 1u
 
 struct sl_ckpt_source_pos {
-	uint32_t op_id;         /* the source operator */
-	uint32_t split;         /* split index within it (partition, file, generator stream) */
+	uint32_t op_id; /* the source operator */
+	uint32_t split; /* split index within it (partition, file, generator stream) */
 	uint32_t len;
-	uint8_t *bytes;         /* the position, as the source encoded it */
+	uint8_t *bytes; /* the position, as the source encoded it */
 };
 
 struct sl_ckpt_state_file {
@@ -39,21 +39,21 @@ struct sl_ckpt_state_file {
 	uint32_t shard;
 	uint64_t size;
 	uint32_t crc32c;
-	char *path;             /* relative to the checkpoint's directory; no "..", no leading / */
+	char *path; /* relative to the checkpoint's directory; no "..", no leading / */
 };
 
 struct sl_ckpt_sink_meta {
-	uint32_t op_id;         /* the sink operator */
-	uint32_t instance;      /* its instance (shard) */
+	uint32_t op_id;	   /* the sink operator */
+	uint32_t instance; /* its instance (shard) */
 	uint32_t len;
-	uint8_t *bytes;         /* what commit must do, from the sink's precommit */
+	uint8_t *bytes; /* what commit must do, from the sink's precommit */
 };
 
 struct sl_ckpt_manifest {
-	uint32_t version;       /* SL_CKPT_FORMAT_VERSION when written */
+	uint32_t version; /* SL_CKPT_FORMAT_VERSION when written */
 	uint64_t ckpt_id;
 	uint32_t nshards;
-	uint32_t max_parallelism;       /* key groups */
+	uint32_t max_parallelism; /* key groups */
 	char *job_id;
 	uint32_t nsources, cap_sources;
 	struct sl_ckpt_source_pos *sources;

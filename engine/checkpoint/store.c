@@ -33,8 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MANIFEST "MANIFEST"
-#define MANIFEST_TMP "MANIFEST.tmp"
+#define MANIFEST       "MANIFEST"
+#define MANIFEST_TMP   "MANIFEST.tmp"
 #define CORRUPT_PREFIX "corrupt-"
 
 struct sl_ckpt_store {
@@ -47,8 +47,8 @@ struct sl_ckpt_store {
 /* One checkpoint directory found in DIR. */
 struct entry {
 	uint64_t id;
-	bool corrupt;           /* corrupt-chk-<id> */
-	bool complete;          /* has MANIFEST (not verified) */
+	bool corrupt;  /* corrupt-chk-<id> */
+	bool complete; /* has MANIFEST (not verified) */
 };
 
 static void report_stderr(void *arg, const char *line)
@@ -211,8 +211,7 @@ static int scan(struct sl_ckpt_store *st, struct entry **out, size_t *count)
 	return 0;
 }
 
-static int entry_path(const struct sl_ckpt_store *st, const struct entry *e, char *buf,
-		      size_t cap)
+static int entry_path(const struct sl_ckpt_store *st, const struct entry *e, char *buf, size_t cap)
 {
 	int len = snprintf(buf, cap, "%s/%schk-%" PRIu64, st->dir, e->corrupt ? CORRUPT_PREFIX : "",
 			   e->id);
@@ -351,8 +350,8 @@ out_unlink:
 	unlink(tmp);
 out_free:
 	sl_snap_free(&buf);
-	say(st, "%s: checkpoint %" PRIu64 " not completed: manifest %s failed: %s", tmp,
-	    m->ckpt_id, stage, strerror(-rc));
+	say(st, "%s: checkpoint %" PRIu64 " not completed: manifest %s failed: %s", tmp, m->ckpt_id,
+	    stage, strerror(-rc));
 	return rc;
 }
 
@@ -466,7 +465,7 @@ static int slurp(const char *path, struct sl_snap_buf *out)
 		rc = -errno;
 		goto out_close;
 	}
-	rc = reserve(out, (size_t)sb.st_size + 1);      /* +1: room to see EOF */
+	rc = reserve(out, (size_t)sb.st_size + 1); /* +1: room to see EOF */
 	while (!rc) {
 		ssize_t r = read(fd, out->data + out->len, out->cap - out->len);
 
@@ -480,7 +479,7 @@ static int slurp(const char *path, struct sl_snap_buf *out)
 			break;
 		out->len += (size_t)r;
 		if (out->len == out->cap)
-			rc = reserve(out, out->cap);    /* the file grew meanwhile */
+			rc = reserve(out, out->cap); /* the file grew meanwhile */
 	}
 out_close:
 	close(fd);
@@ -504,11 +503,15 @@ static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *j
 	if (!e->complete) {
 		snprintf(path, sizeof(path), "%s/" MANIFEST_TMP, dir);
 		if (stat(path, &sb) == 0)
-			say(st, "%s: checkpoint %" PRIu64 " incomplete: only a temp manifest, "
-				"never renamed; using an older checkpoint", path, e->id);
+			say(st,
+			    "%s: checkpoint %" PRIu64 " incomplete: only a temp manifest, "
+			    "never renamed; using an older checkpoint",
+			    path, e->id);
 		else
-			say(st, "%s/" MANIFEST ": checkpoint %" PRIu64 " incomplete: no manifest; "
-				"using an older checkpoint", dir, e->id);
+			say(st,
+			    "%s/" MANIFEST ": checkpoint %" PRIu64 " incomplete: no manifest; "
+			    "using an older checkpoint",
+			    dir, e->id);
 		return -ENOENT;
 	}
 	snprintf(path, sizeof(path), "%s/" MANIFEST, dir);
@@ -527,13 +530,17 @@ static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *j
 		return -EINVAL;
 	}
 	if (m->ckpt_id != e->id) {
-		say(st, "%s: names checkpoint %" PRIu64 ", not %" PRIu64 "; using an older "
-			"checkpoint", path, m->ckpt_id, e->id);
+		say(st,
+		    "%s: names checkpoint %" PRIu64 ", not %" PRIu64 "; using an older "
+		    "checkpoint",
+		    path, m->ckpt_id, e->id);
 		goto out_bad;
 	}
 	if (job_id && strcmp(job_id, m->job_id)) {
-		say(st, "%s: checkpoint of job \"%s\", not of this job \"%s\": refusing to restore "
-			"it (state layout differs)", path, m->job_id, job_id);
+		say(st,
+		    "%s: checkpoint of job \"%s\", not of this job \"%s\": refusing to restore "
+		    "it (state layout differs)",
+		    path, m->job_id, job_id);
 		sl_ckpt_manifest_fini(m);
 		return -ESTALE;
 	}
@@ -548,19 +555,25 @@ static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *j
 		}
 		rc = crc_file(path, &size, &crc);
 		if (rc) {
-			say(st, "%s: %s (checkpoint %" PRIu64 ", operator %u shard %u); using an "
-				"older checkpoint", path,
-			    rc == -ENOENT ? "missing" : strerror(-rc), e->id, f->op_id, f->shard);
+			say(st,
+			    "%s: %s (checkpoint %" PRIu64 ", operator %u shard %u); using an "
+			    "older checkpoint",
+			    path, rc == -ENOENT ? "missing" : strerror(-rc), e->id, f->op_id,
+			    f->shard);
 			goto out_bad;
 		}
 		if (size != f->size) {
-			say(st, "%s: %" PRIu64 " bytes, the manifest says %" PRIu64 " (truncated or "
-				"partial); using an older checkpoint", path, size, f->size);
+			say(st,
+			    "%s: %" PRIu64 " bytes, the manifest says %" PRIu64 " (truncated or "
+			    "partial); using an older checkpoint",
+			    path, size, f->size);
 			goto out_bad;
 		}
 		if (crc != f->crc32c) {
-			say(st, "%s: CRC32C %08x, the manifest says %08x (corrupt); using an older "
-				"checkpoint", path, crc, f->crc32c);
+			say(st,
+			    "%s: CRC32C %08x, the manifest says %08x (corrupt); using an older "
+			    "checkpoint",
+			    path, crc, f->crc32c);
 			goto out_bad;
 		}
 	}
@@ -619,7 +632,7 @@ int sl_ckpt_store_discard_after(struct sl_ckpt_store *st, uint64_t n)
 			bad.corrupt = true;
 			rc = entry_path(st, &bad, to, sizeof(to));
 			if (!rc) {
-				rm_tree(to);    /* an older quarantine of the same id */
+				rm_tree(to); /* an older quarantine of the same id */
 				rc = rename(from, to) ? -errno : 0;
 			}
 		}

@@ -45,21 +45,20 @@
 enum req_kind { K_WRITE = 0, K_FSYNC = 1, K_CLOSE = 2 };
 
 struct op {
-	struct op *next;        /* wait queue link */
-	struct op *crc_next;    /* link in the queue of files whose checksum is not done */
-	size_t crc_off;         /* bytes checksummed so far */
+	struct op *next;     /* wait queue link */
+	struct op *crc_next; /* link in the queue of files whose checksum is not done */
+	size_t crc_off;	     /* bytes checksummed so far */
 	char *path;
-	const uint8_t *data;    /* borrowed until the callback */
+	const uint8_t *data; /* borrowed until the callback */
 	size_t len;
-	size_t off;             /* bytes written so far */
-	int fd;                 /* -1 once closed */
+	size_t off; /* bytes written so far */
+	int fd;	    /* -1 once closed */
 	uint32_t crc;
-	int error;              /* first failure, -errno */
+	int error; /* first failure, -errno */
 	const char *stage;
-	int inject;             /* armed fault for the next write request */
-	int inject_now;         /* the fault the in-flight NOP stands for */
-	unsigned pending;       /* requests of the current step not yet completed */
-	size_t want;            /* bytes the in-flight write asked for */
+	int inject;	  /* armed fault for the next write request */
+	int inject_now;	  /* the fault the in-flight NOP stands for */
+	unsigned pending; /* requests of the current step not yet completed */
 	sl_ckw_done_fn done;
 	void *arg;
 } __attribute__((aligned(8)));
@@ -67,16 +66,16 @@ struct op {
 struct sl_ckw {
 	struct io_uring ring;
 	unsigned depth;
-	unsigned sqes_inflight;         /* requests submitted, completion not yet reaped */
-	unsigned files;                 /* submitted, callback not yet run */
-	struct op *wait_head;           /* files whose next step is not yet in the ring */
+	unsigned sqes_inflight; /* requests submitted, completion not yet reaped */
+	unsigned files;		/* submitted, callback not yet run */
+	struct op *wait_head;	/* files whose next step is not yet in the ring */
 	struct op *wait_tail;
-	struct op *crc_head;            /* files still being checksummed, oldest first */
+	struct op *crc_head; /* files still being checksummed, oldest first */
 	struct op *crc_tail;
 	int sticky;
 	int inject_err;
 	unsigned inject_nth;
-	int finished;                   /* callbacks run in the current poll */
+	int finished; /* callbacks run in the current poll */
 };
 
 static inline uint64_t tag(struct op *op, enum req_kind k)
@@ -231,7 +230,6 @@ static bool prep_step(struct sl_ckw *w, struct op *op)
 		io_uring_sqe_set_data64(sqe, tag(op, K_WRITE));
 		op->inject_now = op->inject;
 		op->inject = 0;
-		op->want = n;
 		return true;
 	}
 	if (n) {
@@ -241,7 +239,6 @@ static bool prep_step(struct sl_ckw *w, struct op *op)
 		io_uring_prep_write(sqe, op->fd, op->data + op->off, (unsigned)n, op->off);
 		io_uring_sqe_set_data64(sqe, tag(op, K_WRITE));
 		io_uring_sqe_set_flags(sqe, IOSQE_ASYNC | (last ? IOSQE_IO_LINK : 0));
-		op->want = n;
 	}
 	if (last) {
 		sqe = io_uring_get_sqe(&w->ring);
@@ -260,15 +257,13 @@ static bool prep_step(struct sl_ckw *w, struct op *op)
 /* Moves waiting files into the ring as far as it has room and submits them. */
 static void kick(struct sl_ckw *w)
 {
-	bool any = false;
-
 	while (w->wait_head && prep_step(w, w->wait_head)) {
 		w->wait_head = w->wait_head->next;
 		if (!w->wait_head)
 			w->wait_tail = NULL;
-		any = true;
 	}
-	if (any)
+	/* Also retries requests an earlier submit left in the ring (EAGAIN, EBUSY). */
+	if (io_uring_sq_ready(&w->ring))
 		io_uring_submit(&w->ring);
 }
 
@@ -302,7 +297,7 @@ static void complete(struct sl_ckw *w, uint64_t data, int res)
 		if (res > 0)
 			op->off += (size_t)res;
 		else if (res == 0)
-			fail(op, -EIO, "write");        /* no progress: never spin on it */
+			fail(op, -EIO, "write"); /* no progress: never spin on it */
 		else if (res != -EAGAIN && res != -EINTR)
 			fail(op, res, "write");
 		break;
@@ -313,7 +308,7 @@ static void complete(struct sl_ckw *w, uint64_t data, int res)
 	case K_CLOSE:
 		if (res == -ECANCELED)
 			break;
-		op->fd = -1;    /* Linux releases the descriptor even when close fails */
+		op->fd = -1; /* Linux releases the descriptor even when close fails */
 		if (res < 0)
 			fail(op, res, "close");
 		break;
@@ -366,7 +361,7 @@ int sl_ckw_drain(struct sl_ckw *w)
 		if (!w->files)
 			break;
 		if (w->sqes_inflight && io_uring_wait_cqe(&w->ring, &cqe) < 0)
-			continue;       /* EINTR: poll again */
+			continue; /* EINTR: poll again */
 	}
 	return total;
 }

@@ -26,11 +26,11 @@ struct sl_ckw;
 
 /* What became of one submitted file. Valid only during the callback. */
 struct sl_ckw_result {
-	const char *path;       /* as given to sl_ckw_submit */
-	uint64_t bytes;         /* written and fsynced (== submitted length on success) */
-	uint32_t crc32c;        /* of the whole content, as the manifest records it */
-	int error;              /* 0, or -errno of the first failure (write, fsync or close) */
-	const char *stage;      /* on error: "open", "write", "fsync" or "close" */
+	const char *path;  /* as given to sl_ckw_submit */
+	uint64_t bytes;	   /* written and fsynced (== submitted length on success) */
+	uint32_t crc32c;   /* of the whole content, as the manifest records it */
+	int error;	   /* 0, or -errno of the first failure (write, fsync or close) */
+	const char *stage; /* on error: "open", "write", "fsync" or "close" */
 };
 
 /* Called from sl_ckw_poll (or sl_ckw_drain) on the shard thread, once per submitted file. */

@@ -17,14 +17,14 @@ int main(void)
 	T_ASSERT_EQ_I64(sl_crc32c_sw(0, "123456789", 9), 0xE3069283u);
 	T_ASSERT_EQ_I64(sl_crc32c(0, "", 0), 0);
 
-	memset(buf, 0, 32);     /* RFC 3720 B.4: 32 bytes of zeros */
+	memset(buf, 0, 32); /* RFC 3720 B.4: 32 bytes of zeros */
 	T_ASSERT_EQ_I64(sl_crc32c(0, buf, 32), 0x8A9136AAu);
-	memset(buf, 0xff, 32);  /* 32 bytes of ones */
+	memset(buf, 0xff, 32); /* 32 bytes of ones */
 	T_ASSERT_EQ_I64(sl_crc32c(0, buf, 32), 0x62A8AB43u);
-	for (int i = 0; i < 32; i++)    /* incrementing */
+	for (int i = 0; i < 32; i++) /* incrementing */
 		buf[i] = (uint8_t)i;
 	T_ASSERT_EQ_I64(sl_crc32c(0, buf, 32), 0x46DD794Eu);
-	for (int i = 0; i < 32; i++)    /* decrementing */
+	for (int i = 0; i < 32; i++) /* decrementing */
 		buf[i] = (uint8_t)(31 - i);
 	T_ASSERT_EQ_I64(sl_crc32c(0, buf, 32), 0x113FDB5Cu);
 
@@ -42,7 +42,8 @@ int main(void)
 		util_fill(b, big + 8, 11);
 		for (size_t n = 24575; n < big; n += 24571)
 			for (size_t off = 0; off < 8; off += 3)
-				T_ASSERT_EQ_I64(sl_crc32c(0, b + off, n), sl_crc32c_sw(0, b + off, n));
+				T_ASSERT_EQ_I64(sl_crc32c(0, b + off, n),
+						sl_crc32c_sw(0, b + off, n));
 		T_ASSERT_EQ_I64(sl_crc32c(0x1234, b, big), sl_crc32c_sw(0x1234, b, big));
 		free(b);
 	}

@@ -70,7 +70,7 @@ static int checkpoint(struct sl_ckpt_store *st, struct sl_ckw *w, uint64_t n, in
 		T_ASSERT(sl_ckpt_store_path(st, n, s[i].name, path, sizeof(path)) == 0);
 		rc = sl_ckw_submit(w, path, data, size, on_written, &s[i]);
 		if (rc)
-			break;  /* sticky: an earlier file of this checkpoint failed */
+			break; /* sticky: an earlier file of this checkpoint failed */
 	}
 	sl_ckw_drain(w);
 	for (int i = 0; i < nfiles && !rc; i++)
@@ -113,7 +113,7 @@ static void test_injected(struct sl_ckw *w)
 	sl_ckw_inject(w, -ENOSPC, 2);
 	T_ASSERT_EQ_I64(checkpoint(st, w, 2, 4, 5000), -ENOSPC);
 	expect_latest(st, 1);
-	T_ASSERT_EQ_I64(checkpoint(st, w, 3, 4, 5000), 0);     /* and the job goes on */
+	T_ASSERT_EQ_I64(checkpoint(st, w, 3, 4, 5000), 0); /* and the job goes on */
 	expect_latest(st, 3);
 	sl_ckpt_store_close(st);
 	util_rm_rf(dir);

@@ -22,15 +22,14 @@ static void build(struct sl_ckpt_manifest *m)
 
 		T_ASSERT(sl_ckpt_manifest_add_source(m, 1, s, &off, sizeof(off)) == 0);
 	}
-	T_ASSERT(sl_ckpt_manifest_add_source(m, 9, 0, "", 0) == 0);    /* empty position */
+	T_ASSERT(sl_ckpt_manifest_add_source(m, 9, 0, "", 0) == 0); /* empty position */
 	for (uint32_t op = 2; op < 5; op++)
 		for (uint32_t sh = 0; sh < 4; sh++) {
 			snprintf(name, sizeof(name), "op%u-s%u.state", op, sh);
 			T_ASSERT(sl_ckpt_manifest_add_file(m, op, sh, name, op * 1000003ull + sh,
 							   0xC0FFEE00u + op * 16 + sh) == 0);
 		}
-	T_ASSERT(sl_ckpt_manifest_add_file(m, 7, 1, "op7-s1.rocks/000012.sst", 1ull << 33,
-					   1) == 0);
+	T_ASSERT(sl_ckpt_manifest_add_file(m, 7, 1, "op7-s1.rocks/000012.sst", 1ull << 33, 1) == 0);
 	for (uint32_t i = 0; i < 4; i++) {
 		char meta[80];
 		int n = snprintf(meta, sizeof(meta), ".part-%u-42.inprogress -> part-%u-42", i, i);

@@ -23,9 +23,9 @@
 #include <errno.h>
 #include <unistd.h>
 
-#define NOPS 3
+#define NOPS	3
 #define NSHARDS 2
-#define JOB "job:plan-7e1"
+#define JOB	"job:plan-7e1"
 
 static char reports[16384];
 
@@ -159,7 +159,7 @@ static struct sl_ckpt_store *fresh(char *dir, size_t cap, const char *tag)
 	int err;
 
 	util_tmpdir(dir, cap, tag);
-	snprintf(sub, sizeof(sub), "%s/ckpts", dir);    /* open creates it */
+	snprintf(sub, sizeof(sub), "%s/ckpts", dir); /* open creates it */
 	st = sl_ckpt_store_open(sub, &err);
 	T_ASSERT(st);
 	sl_ckpt_store_set_report(st, capture, NULL);
@@ -191,7 +191,7 @@ static void test_round_trip_and_retention(struct sl_ckw *w)
 	make_ckpt(st, w, 6, false);
 	T_ASSERT_EQ_I64(sl_ckpt_store_retain(st), 0);
 	T_ASSERT(exists(st, 4, NULL) && exists(st, 5, NULL) && exists(st, 6, "op1-s0.state"));
-	expect_latest(st, 5);   /* and says chk-6 has no manifest */
+	expect_latest(st, 5); /* and says chk-6 has no manifest */
 	T_ASSERT(strstr(reports, "chk-6/MANIFEST: checkpoint 6 incomplete: no manifest"));
 	T_ASSERT_EQ_I64(sl_ckpt_store_next_id(st), 7);
 

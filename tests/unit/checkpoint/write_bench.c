@@ -138,8 +138,8 @@ int main(int argc, char **argv)
 	qsort(sub, ROUNDS, sizeof(double), cmp_d);
 	qsort(poll, ROUNDS, sizeof(double), cmp_d);
 	qsort(pollc, ROUNDS, sizeof(double), cmp_d);
-	printf("state file %zu MB on %s, %d rounds (MB/s best / median), poll loop %s\n", mb,
-	       base, ROUNDS, nap_us ? "napping between polls" : "spinning");
+	printf("state file %zu MB on %s, %d rounds (MB/s best / median), poll loop %s\n", mb, base,
+	       ROUNDS, nap_us ? "napping between polls" : "spinning");
 	printf("  io_uring writer (write+fsync linked, CRC32C): %7.0f / %7.0f\n", mb / tr[0],
 	       mb / tr[ROUNDS / 2]);
 	printf("  plain write()+fsync() loop:                   %7.0f / %7.0f\n", mb / tp[0],
@@ -149,8 +149,9 @@ int main(int argc, char **argv)
 	printf("  ratio writer / plain (median):                %7.2f\n",
 	       tp[ROUNDS / 2] / tr[ROUNDS / 2]);
 	printf("  shard thread: submit (open+queue) median %.2f ms; longest poll median %.3f ms "
-	       "wall, %.3f ms on-CPU (worst round %.3f ms on-CPU)\n", sub[ROUNDS / 2] * 1e3,
-	       poll[ROUNDS / 2] * 1e3, pollc[ROUNDS / 2] * 1e3, pollc[ROUNDS - 1] * 1e3);
+	       "wall, %.3f ms on-CPU (worst round %.3f ms on-CPU)\n",
+	       sub[ROUNDS / 2] * 1e3, poll[ROUNDS / 2] * 1e3, pollc[ROUNDS / 2] * 1e3,
+	       pollc[ROUNDS - 1] * 1e3);
 	sl_ckw_destroy(w);
 	util_rm_rf(dir);
 	free(data);

@@ -54,7 +54,7 @@ static void on_done(void *arg, const struct sl_ckw_result *res)
 static size_t size_of(int i)
 {
 	if (i == 0)
-		return 6 << 20;                 /* a big one first: the rest can overtake it */
+		return 6 << 20; /* a big one first: the rest can overtake it */
 	if (i % 50 == 1)
 		return 0;
 	return (size_t)((i * 7919) % 200000) + 1;
@@ -104,8 +104,7 @@ static void test_load(const char *dir)
 		if (i && f[i].order < f[i - 1].order)
 			overtakes++;
 	}
-	printf("load: %d files, %d completed before an earlier submitted one\n", NFILES,
-	       overtakes);
+	printf("load: %d files, %d completed before an earlier submitted one\n", NFILES, overtakes);
 	for (int i = 0; i < NFILES; i++)
 		free(f[i].data);
 	free(f);
@@ -140,7 +139,7 @@ static void test_inject(const char *dir, int fault, const char *env)
 		if (i == 2) {
 			T_ASSERT_EQ_I64(f[i].error, fault);
 			T_ASSERT(!strcmp(f[i].stage, "write"));
-			T_ASSERT(stat(f[i].path, &sb) != 0);    /* removed */
+			T_ASSERT(stat(f[i].path, &sb) != 0); /* removed */
 			printf("injected: %s: %s failed: %s\n", f[i].path, f[i].stage,
 			       strerror(-f[i].error));
 		} else {
@@ -193,7 +192,7 @@ static void test_short_write(const char *dir)
 	       (unsigned long long)f.bytes, len, strerror(-f.error), f.stage);
 	T_ASSERT_EQ_I64(f.error, -EFBIG);
 	T_ASSERT(!strcmp(f.stage, "write"));
-	T_ASSERT_EQ_I64(f.bytes, 1 << 20);      /* the short write was taken and continued */
+	T_ASSERT_EQ_I64(f.bytes, 1 << 20); /* the short write was taken and continued */
 	T_ASSERT(access(f.path, F_OK) != 0);
 	sl_ckw_destroy(w);
 	free(data);
@@ -215,7 +214,7 @@ static void test_open_error(const char *dir)
 	T_ASSERT_EQ_I64(sl_ckw_submit(w, p, "y", 1, on_done, &f), -ENOENT);
 	T_ASSERT_EQ_I64(sl_ckw_poll(w), 0);
 	T_ASSERT_EQ_I64(f.calls, 0);
-	T_ASSERT_EQ_I64(sl_ckw_error(w), 0);   /* refused at submit: nothing to undo */
+	T_ASSERT_EQ_I64(sl_ckw_error(w), 0); /* refused at submit: nothing to undo */
 	sl_ckw_destroy(w);
 	sl_ckw_destroy(NULL);
 }
