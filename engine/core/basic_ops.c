@@ -105,6 +105,7 @@ const struct sl_op_ops sl_flat_map_ops = {
 struct sink_inst {
 	void *state;
 	bool dirty;
+	bool ended;     /* end of input reached */
 };
 
 static int sink_open(struct sl_ctx *ctx)
@@ -146,6 +147,10 @@ void sl_sink_flush(struct sl_ctx *ctx)
 
 	if (!si || !si->state || !si->dirty || !n->sink_ops->flush)
 		return;
+	/* an exactly-once sink publishes only through checkpoint commits: flushing it when the
+	 * shard runs idle would make rows visible that a restore would write again */
+	if (n->sink_ops->precommit && !si->ended)
+		return;
 	si->dirty = false;
 	rc = n->sink_ops->flush(si->state);
 	if (rc < 0)
@@ -157,8 +162,10 @@ static void sink_end(struct sl_ctx *ctx)
 {
 	struct sink_inst *si = ctx->self;
 
-	if (si)
+	if (si) {
 		si->dirty = true; /* a final flush even if nothing was written */
+		si->ended = true;
+	}
 	sl_sink_flush(ctx);
 }
 

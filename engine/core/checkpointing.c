@@ -50,7 +50,20 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 	int rc = sl_ckpt_store_find_latest(c->store, c->job_id, m);
 
 	if (rc == -ENOENT) {
+		/* a fresh start: what an earlier run's sinks left uncommitted is discarded */
 		memset(m, 0, sizeof(*m));
+		for (int i = 0; i < job->nnodes; i++) {
+			const struct sl_stream *s = job->node[i];
+
+			if (s->kind != SL_NODE_SINK || !s->sink_ops->abort_pending)
+				continue;
+			for (int k = 0; k < rt->nshards; k++)
+				if ((rc = s->sink_ops->abort_pending(s->cfg, k, rt->nshards, 0)) < 0) {
+					sl_job_set_error(job, rc, "sink '%s': discarding uncommitted "
+							 "output: %s", s->name, strerror(-rc));
+					return rc;
+				}
+		}
 		return 0;
 	}
 	if (rc) {

@@ -96,6 +96,7 @@ struct pl_ctx {
 	sl_ts_t idle_timeout;                  /* table.exec.source.idle-timeout */
 	sl_ts_t state_ttl;                     /* table.exec.state.ttl */
 	sl_ts_t allow_lateness;                /* table.exec.emit.allow-lateness */
+	sl_ts_t ckpt_interval;                 /* execution.checkpointing.interval */
 	char *pipeline_name;
 	char *late_table;                      /* sluice.late-data.table */
 

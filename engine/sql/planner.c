@@ -177,6 +177,7 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 		{ "table.exec.source.idle-timeout", offsetof(struct pl_ctx, idle_timeout) },
 		{ "table.exec.state.ttl", offsetof(struct pl_ctx, state_ttl) },
 		{ "table.exec.emit.allow-lateness", offsetof(struct pl_ctx, allow_lateness) },
+		{ "execution.checkpointing.interval", offsetof(struct pl_ctx, ckpt_interval) },
 	};
 	for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
 		if (strcmp(k, durations[i].key))
@@ -810,4 +811,6 @@ void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out)
 	memset(out, 0, sizeof(*out));
 	out->nshards = s->c.nshards;
 	out->dead_letter_path = s->c.opts.dead_letter_path;
+	out->checkpoint_interval_ms = s->c.ckpt_interval;
+	out->checkpoint_dir = s->c.opts.checkpoint_dir;
 }

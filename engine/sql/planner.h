@@ -25,6 +25,8 @@ struct sl_sql_opts {
 	const char *dead_letter_path;
 	FILE *notices;            /* one-line notices (view watermark extension); NULL: stderr */
 	int out_fd;               /* fd bare SELECTs print their changelog to; 0: stdout */
+	const char *checkpoint_dir; /* --checkpoint-dir: checkpoints go there, and a run
+				     * restores the newest one it finds */
 };
 
 /* Plans the job file `path` (read from disk) or, when src is not NULL, src[0..len) named
