@@ -24,9 +24,13 @@
  * the minimum is the safe side for sessions, which remember per session that they fired.
  *
  * Cost: the snapshot is one pass over the live entries on the shard thread, a copy of each
- * key and accumulator block into the buffer plus a checksum pass (see the report in
- * tests/unit/ops/window_snapshot_test.c for ns per entry); restore is one hash and one table
- * insert per entry.
+ * key and accumulator block into the buffer, then a checksum pass; nothing else stalls the
+ * record path. Measured with 1M live keys (window_snapshot_test bench, release build, CPU
+ * time, busy 2-core machine): plain accumulators (COUNT, SUM, AVG(DECIMAL)) 69 bytes and
+ * 24-33 ns an entry, 2.8-3.2 GB/s, tumble and session alike; accumulators owning memory
+ * (a STRING MAX and a COUNT(DISTINCT)) about 220 ns, the dependent cache misses of their
+ * out-of-line values. Restore is one hash and one table insert per entry: about what the
+ * records that created the entries cost.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -366,14 +370,11 @@ int window_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
 	return sl_snap_put_u64(out, checksum(out->data + start, out->len - start));
 }
 
-static int refuse(struct sl_ctx *ctx, struct win *w, int code, const char *fmt, const char *a,
-		  const char *b)
+/* Records why a restore failed (one line, naming the window) and fails the job with it. */
+static int refuse(struct sl_ctx *ctx, struct win *w, int code, const char *why)
 {
-	int n = snprintf(w->err, sizeof w->err, "window '%s': ", ctx->def->name);
-
-	if (n >= 0 && (size_t)n < sizeof w->err)
-		snprintf(w->err + n, sizeof w->err - (size_t)n, fmt, a, b);
-	win_fail(ctx, code, w->err + n);
+	snprintf(w->err, sizeof w->err, "window '%s': %s", ctx->def->name, why);
+	win_fail(ctx, code, why);
 	return code;
 }
 
@@ -381,7 +382,7 @@ int window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
 {
 	struct win *w = ctx->self;
 	const struct sl_window_cfg *c = w->cfg;
-	char have[160], want[160], why[400];
+	char have[160], want[160], why[400], msg[480];
 	size_t start = r->pos, hlen = 0, wlen = 0;
 	uint64_t ckpt, wm, fired, len, sum;
 	struct agg_shape diff_have, diff_want;
@@ -397,13 +398,11 @@ int window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
 	sl_snap_get_u32(r, &magic);
 	sl_snap_get_u32(r, &version);
 	if (r->error || magic != SNAP_MAGIC)
-		return refuse(ctx, w, -EINVAL, "%s%s", "not a window snapshot (corrupt state)", "");
+		return refuse(ctx, w, -EINVAL, "not a window snapshot (corrupt state)");
 	if (version != SNAP_VERSION) {
-		snprintf(have, sizeof have, "%u", version);
-		snprintf(want, sizeof want, "%u", SNAP_VERSION);
-		return refuse(ctx, w, -EPROTO,
-			      "snapshot format version %s, this build reads version %s", have,
-			      want);
+		snprintf(why, sizeof why, "snapshot format version %u, this build reads version %u",
+			 version, SNAP_VERSION);
+		return refuse(ctx, w, -EPROTO, why);
 	}
 	shape_of(ctx, w, &mine);
 	if (get_shape(r, &s))
@@ -450,14 +449,16 @@ int window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
 	}
 	if (!shape_eq(&s, &mine))
 		snprintf(why, sizeof why, "the snapshot holds %s, this job has %s", have, want);
-	if (!shape_eq(&s, &mine) || diff >= 0 || s.naggs != mine.naggs)
-		return refuse(ctx, w, -EPROTO,
-			      "state layout does not match: %s%s; refusing to restore", why, "");
+	if (!shape_eq(&s, &mine) || diff >= 0 || s.naggs != mine.naggs) {
+		snprintf(msg, sizeof msg, "state layout does not match: %s; refusing to restore",
+			 why);
+		return refuse(ctx, w, -EPROTO, msg);
+	}
 	sl_snap_reader_init(&body, r->p + r->pos, len);
 	rc = c->spec.kind == SL_WIN_SESSION ? session_restore(w, &body, kg_lo, kg_hi)
 					    : slice_restore(w, &body, kg_lo, kg_hi);
 	if (rc == -ENOMEM)
-		return refuse(ctx, w, -ENOMEM, "%s%s", "out of memory restoring window state", "");
+		return refuse(ctx, w, -ENOMEM, "out of memory restoring window state");
 	if (rc || body.pos != body.len)
 		goto out_corrupt;
 	r->pos += len + 8;
@@ -475,8 +476,7 @@ int window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
 
 out_corrupt:
 	r->error = -EINVAL;
-	return refuse(ctx, w, -EINVAL, "%s%s", "corrupt snapshot (bad length, checksum or entry)",
-		      "");
+	return refuse(ctx, w, -EINVAL, "corrupt snapshot (bad length, checksum or entry)");
 }
 
 const char *sl_window_restore_error(const struct sl_ctx *ctx)

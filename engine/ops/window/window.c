@@ -3,7 +3,7 @@
  *
  * Tumbling, hopping and cumulating windows live in slice.c (state per (key, slice), fire lists
  * per slice end), session windows in session.c (a per-key list of sessions and one timer per
- * session).
+ * session), checkpoints (the snapshot and restore hooks) in snapshot.c.
  * Both share the lifecycle of a window's state for one key:
  *
  *              process: first record            on_watermark: wm >= end - 1

@@ -68,7 +68,7 @@ struct win {
 	const struct sl_op_def *def;
 	uint32_t max_par;         /* key groups of the job: [0, max_par) */
 	uint32_t nrestored;       /* snapshots restored (rescaling: several) */
-	char err[320];            /* why the last restore failed, for the job's error */
+	char err[560];            /* why the last restore failed, for the job's error */
 	struct sl_kvtab *tab;     /* slices (tumble/hop) or sessions; value = header + accs */
 	uint32_t hdr;             /* header bytes before the accumulators */
 	void *tmp;                /* scratch accumulator blocks for merging: old result, */
