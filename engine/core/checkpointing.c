@@ -153,8 +153,10 @@ int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id)
 		if (rc < 0) {
 			sl_shard_fail(sh, rc, "restoring operator '%s' from %s: %s",
 				      ctx->def->name, c->restored.files[i].path,
-				      rc == -EINVAL ? "the snapshot is corrupt or of another "
-						      "layout" : strerror(-rc));
+				      rc == -EINVAL ? "the snapshot is corrupt"
+				      : rc == -EPROTO ? "the job's state layout changed since the "
+							"checkpoint"
+						      : strerror(-rc));
 			return rc;
 		}
 	}

@@ -59,7 +59,9 @@ struct sl_op_ops {
 	 * restore: before any record, rebuild from a snapshot's bytes. With rescaling the
 	 * reader holds the snapshots of several old instances one after another (restore is
 	 * called once per old instance); keep only key groups in [kg_lo, kg_hi), the ones this
-	 * instance owns now. Returns 0, or -EINVAL for corrupt bytes (r->error says so).
+	 * instance owns now. Returns 0, -EINVAL for corrupt bytes (r->error says so), or
+	 * -EPROTO when the snapshot is intact but of another state layout (another window,
+	 * other aggregates or state descriptors): then the job must stop, not fall back.
 	 */
 	int (*snapshot)(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out);
 	int (*restore)(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
