@@ -53,7 +53,7 @@ bool sl_cc_fail(struct cc *c, const struct sl_expr *e, const char *fmt, ...)
 	return false;
 }
 
-static bool nomem(struct cc *c)
+bool sl_cc_nomem(struct cc *c)
 {
 	if (!c->failed) {
 		c->failed = true;
@@ -145,14 +145,14 @@ bool sl_cc_own(struct cc *c, void *ptr)
 	struct sl_prog *p = c->p;
 
 	if (!ptr)
-		return nomem(c);
+		return sl_cc_nomem(c);
 	if (p->nowned == p->capowned) {
 		int cap = p->capowned ? p->capowned * 2 : 8;
 		void **a = realloc(p->owned, (size_t)cap * sizeof(*a));
 
 		if (!a) {
 			free(ptr);
-			return nomem(c);
+			return sl_cc_nomem(c);
 		}
 		p->owned = a;
 		p->capowned = cap;
@@ -171,7 +171,7 @@ static struct insn *emit(struct cc *c, enum op op, int32_t dst, int32_t a, int32
 		struct insn *n = realloc(p->code, (size_t)cap * sizeof(*n));
 
 		if (!n) {
-			nomem(c);
+			sl_cc_nomem(c);
 			return NULL;
 		}
 		p->code = n;
@@ -208,7 +208,7 @@ static int32_t newconst(struct cc *c, const struct reg *v, bool is_string)
 		struct reg *a = realloc(c->cv, (size_t)cap * sizeof(*a));
 
 		if (!a) {
-			nomem(c);
+			sl_cc_nomem(c);
 			return -1;
 		}
 		c->cv = a;
@@ -253,7 +253,7 @@ static void fold(struct cc *c, int start, int t0, int nc0, struct opnd *o)
 		return;
 	file = calloc((size_t)n + 1, sizeof(*file));
 	if (!file) {
-		nomem(c);
+		sl_cc_nomem(c);
 		return;
 	}
 	for (int k = 0; k < c->ncv; k++)
@@ -325,232 +325,14 @@ bool sl_cc_conv_t(struct cc *c, const struct sl_expr *e, struct opnd *o, enum sl
 	return sl_cc_conv(c, e, o, &to);
 }
 
-/* ---- column resolution ---------------------------------------------------------------- */
-
-static bool expr_equal(const struct sl_expr *a, const struct sl_expr *b);
-
-static bool str_eq(const char *a, const char *b, bool nocase)
+struct insn *sl_cc_emit(struct cc *c, enum op op, int32_t dst, int32_t a, int32_t b)
 {
-	if (!a || !b)
-		return a == b;
-	return nocase ? !strcasecmp(a, b) : !strcmp(a, b);
+	return emit(c, op, dst, a, b);
 }
 
-static bool list_equal(struct sl_expr *const *a, struct sl_expr *const *b, uint32_t n)
+int32_t sl_cc_newtemp(struct cc *c, const struct sl_expr *e)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (!expr_equal(a[i], b[i]))
-			return false;
-	return true;
-}
-
-/* Structural equality: what "same sl_expr_print() output, function names without case"
- * means, without printing every subtree. */
-static bool expr_equal(const struct sl_expr *a, const struct sl_expr *b)
-{
-	if (!a || !b)
-		return a == b;
-	if (a->kind != b->kind || a->op != b->op || a->unit != b->unit ||
-	    a->is_what != b->is_what || a->negated != b->negated || a->distinct != b->distinct ||
-	    a->nargs != b->nargs || a->npath != b->npath || a->over != b->over ||
-	    a->npartition != b->npartition || a->norder != b->norder)
-		return false;
-	if (!str_eq(a->text, b->text, a->kind == SL_EXPR_CALL || a->kind == SL_EXPR_ROUND_TO))
-		return false;
-	if ((a->kind == SL_EXPR_BOOL || a->kind == SL_EXPR_INTERVAL) && a->ival != b->ival)
-		return false;
-	for (uint32_t i = 0; i < a->npath; i++)
-		if (strcmp(a->path[i], b->path[i]))
-			return false;
-	if (a->kind == SL_EXPR_CAST &&
-	    (a->type.kind != b->type.kind || a->type.precision != b->type.precision ||
-	     a->type.scale != b->type.scale))
-		return false;
-	if (!list_equal(a->args, b->args, a->nargs) ||
-	    !expr_equal(a->case_operand, b->case_operand) ||
-	    !expr_equal(a->case_else, b->case_else) || !expr_equal(a->filter, b->filter) ||
-	    !list_equal(a->partition, b->partition, a->npartition))
-		return false;
-	for (uint32_t i = 0; i < a->norder; i++)
-		if (a->order[i].desc != b->order[i].desc ||
-		    !expr_equal(a->order[i].expr, b->order[i].expr))
-			return false;
-	return true;
-}
-
-static bool load_col(struct cc *c, const struct sl_expr *e, const struct sl_sql_col *col,
-		     struct opnd *o)
-{
-	enum op op;
-	int32_t d;
-
-	switch (col->type.type) {
-	case SL_TYPE_FLOAT:
-	case SL_TYPE_DOUBLE:
-		op = OP_LOAD_F;
-		break;
-	case SL_TYPE_STRING:
-		op = OP_LOAD_S;
-		break;
-	case SL_TYPE_DECIMAL:
-		op = OP_LOAD_D;
-		break;
-	default:
-		op = OP_LOAD_I;
-		break;
-	}
-	if (col->field < 0 || col->field >= SL_SCHEMA_MAX_FIELDS)
-		return sl_cc_fail(c, e, "column has no input field (%d)", col->field);
-	if (col->type.type == SL_TYPE_DECIMAL &&
-	    (col->type.prec < 1 || col->type.prec > SL_DECIMAL_MAX_PREC || col->type.scale < 0 ||
-	     col->type.scale > col->type.prec))
-		return sl_cc_fail(c, e, "column of type %s cannot be read from a row",
-				  sl_cc_tname(&col->type, 0));
-	d = newtemp(c, e);
-	if (!emit(c, op, d, col->field, NOREG))
-		return false;
-	c->nonconst++;
-	o->r = d;
-	o->t = col->type;
-	o->t.null_type = false;
-	o->cst = false;
-	return !c->failed;
-}
-
-/* Levenshtein distance, capped for long names (plan time only). */
-int sl_cc_edit_distance(const char *a, const char *b)
-{
-	int la = (int)strlen(a), lb = (int)strlen(b);
-	int row[65];
-
-	if (la > 64 || lb > 64)
-		return 1000;
-	for (int j = 0; j <= lb; j++)
-		row[j] = j;
-	for (int i = 1; i <= la; i++) {
-		int prev = row[0];
-
-		row[0] = i;
-		for (int j = 1; j <= lb; j++) {
-			int cur = row[j];
-			int ca = a[i - 1] | 0x20, cb = b[j - 1] | 0x20; /* case counts less */
-			int sub = prev + (a[i - 1] == b[j - 1] ? 0 : ca == cb ? 0 : 1);
-			int best = sub;
-
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
-static void join_path(const struct sl_expr *e, uint32_t from, char *buf, size_t cap)
-{
-	size_t n = 0;
-
-	buf[0] = 0;
-	for (uint32_t i = from; i < e->npath && n < cap; i++)
-		n += (size_t)snprintf(buf + n, cap - n, "%s%s", i > from ? "." : "", e->path[i]);
-}
-
-static bool resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
-{
-	char full[512], rest[512], cand[512];
-	const struct sl_sql_col *hit = NULL, *near = NULL;
-	int nhit = 0, best = 1 << 30;
-
-	join_path(e, 0, full, sizeof full);
-	join_path(e, 1, rest, sizeof rest);
-	for (int i = 0; i < c->sc->ncols; i++) {
-		const struct sl_sql_col *col = &c->sc->cols[i];
-
-		if (!col->name)
-			continue;
-		if (!strcmp(col->name, full) ||
-		    (e->npath > 1 && col->qual && !strcmp(col->qual, e->path[0]) &&
-		     !strcmp(col->name, rest))) {
-			if (!hit || hit->field != col->field)
-				nhit++;
-			if (!hit)
-				hit = col;
-		}
-	}
-	if (nhit > 1) {
-		const struct sl_sql_col *other = NULL;
-
-		for (int i = 0; i < c->sc->ncols && !other; i++) {
-			const struct sl_sql_col *col = &c->sc->cols[i];
-
-			if (col->name && col != hit && col->field != hit->field &&
-			    (!strcmp(col->name, full) ||
-			     (e->npath > 1 && col->qual && !strcmp(col->qual, e->path[0]) &&
-			      !strcmp(col->name, rest))))
-				other = col;
-		}
-		return sl_cc_fail(c, e,
-				  "column '%s' is ambiguous: it could be %s%s%s or %s%s%s; "
-				  "qualify it",
-				  full, hit->qual ? hit->qual : "", hit->qual ? "." : "", hit->name,
-				  other && other->qual ? other->qual : "",
-				  other && other->qual ? "." : "", other ? other->name : "?");
-	}
-	if (hit)
-		return load_col(c, e, hit, o);
-	/* Niladic functions Flink writes without parentheses. */
-	if (e->npath == 1) {
-		if (!strcasecmp(full, "CURRENT_TIMESTAMP") ||
-		    !strcasecmp(full, "CURRENT_ROW_TIMESTAMP"))
-			return sl_cc_now(c, e, SL_TYPE_TIMESTAMP_LTZ, o);
-		if (!strcasecmp(full, "LOCALTIMESTAMP"))
-			return sl_cc_now(c, e, SL_TYPE_TIMESTAMP, o);
-		if (!strcasecmp(full, "CURRENT_DATE"))
-			return sl_cc_now(c, e, SL_TYPE_DATE, o);
-	}
-	for (int i = 0; i < c->sc->ncols; i++) {
-		const struct sl_sql_col *col = &c->sc->cols[i];
-		size_t n = strlen(full);
-
-		if (!col->name)
-			continue;
-		if (!strncmp(col->name, full, n) && col->name[n] == '.')
-			return sl_cc_fail(c, e,
-					  "column '%s' is a ROW: name one of its fields, such as "
-					  "'%s'",
-					  full, col->name);
-		if (e->npath > 1 && col->qual && !strcmp(col->qual, e->path[0]) &&
-		    !strncmp(col->name, rest, strlen(rest)) && col->name[strlen(rest)] == '.')
-			return sl_cc_fail(c, e,
-					  "column '%s' is a ROW: name one of its fields, such as "
-					  "'%s.%s'",
-					  full, col->qual, col->name);
-	}
-	for (int i = 0; i < c->sc->ncols; i++) {
-		const struct sl_sql_col *col = &c->sc->cols[i];
-		int dd;
-
-		if (!col->name)
-			continue;
-		dd = sl_cc_edit_distance(full, col->name);
-		if (col->qual) {
-			snprintf(cand, sizeof cand, "%s.%s", col->qual, col->name);
-			int dq = sl_cc_edit_distance(full, cand);
-
-			if (dq < dd)
-				dd = dq;
-		}
-		if (dd < best) {
-			best = dd;
-			near = col;
-		}
-	}
-	if (near && best <= 1 + (int)strlen(full) / 4)
-		return sl_cc_fail(c, e, "unknown column '%s' (did you mean '%s'?)", full,
-				  near->name);
-	return sl_cc_fail(c, e, "unknown column '%s'", full);
+	return newtemp(c, e);
 }
 
 /* ---- the compiler --------------------------------------------------------------------- */
@@ -984,7 +766,7 @@ bool sl_cc_case(struct cc *c, const struct sl_expr *e, const struct sl_expr *ope
 	int nbr = 0;
 
 	if (!br || !jmps) {
-		nomem(c);
+		sl_cc_nomem(c);
 		goto out_free;
 	}
 	d = newtemp(c, e);
@@ -1049,7 +831,7 @@ bool sl_cc_coalesce(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	int32_t d;
 
 	if (!br || !jmps) {
-		nomem(c);
+		sl_cc_nomem(c);
 		goto out_free;
 	}
 	d = newtemp(c, e);
@@ -1150,7 +932,7 @@ bool sl_cc_concat(struct cc *c, const struct sl_expr *e, struct opnd *sep, struc
 		int32_t *a = realloc(p->lists, (size_t)cap * sizeof(*a));
 
 		if (!a)
-			return nomem(c);
+			return sl_cc_nomem(c);
 		p->lists = a;
 		p->caplists = cap;
 	}
@@ -1289,7 +1071,7 @@ static bool compile_in(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	enum op op;
 
 	if (!items)
-		return nomem(c);
+		return sl_cc_nomem(c);
 	if (!sl_cc_arg(c, e, 0, &x))
 		goto out_free;
 	t = x.t;
@@ -1645,7 +1427,7 @@ static bool compile_inner(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	case SL_EXPR_DATE:
 		return compile_literal(c, e, o);
 	case SL_EXPR_COLUMN:
-		return resolve(c, e, o);
+		return sl_cc_resolve(c, e, o);
 	case SL_EXPR_STAR:
 		return sl_cc_fail(c, e, "* is only allowed in COUNT(*)");
 	case SL_EXPR_UNARY:
@@ -1687,8 +1469,8 @@ static bool compile(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	for (int i = 0; i < c->sc->ncols; i++) {
 		const struct sl_sql_col *col = &c->sc->cols[i];
 
-		if (col->match && expr_equal(col->match, e))
-			return load_col(c, e, col, o);
+		if (col->match && sl_cc_expr_equal(col->match, e))
+			return sl_cc_load_col(c, e, col, o);
 	}
 	if (!compile_inner(c, e, o))
 		return false;
@@ -1696,230 +1478,7 @@ static bool compile(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	return !c->failed;
 }
 
-/* ---- finishing ------------------------------------------------------------------------ */
-
-/* Keeps only the constants the final code reads, in one block (see eval_int.h). */
-static bool pack_consts(struct cc *c)
+bool sl_cc_compile(struct cc *c, const struct sl_expr *e, struct opnd *o)
 {
-	struct sl_prog *p = c->p;
-	int32_t *map = malloc(((size_t)c->ncv + 1) * sizeof(*map));
-	int n = 0;
-
-#define REMAP(x)                                                                                   \
-	do {                                                                                       \
-		if ((x) < 0 && (x) != NOREG) {                                                     \
-			if (map[-1 - (x)] < 0)                                                     \
-				map[-1 - (x)] = n++;                                               \
-			(x) = -1 - map[-1 - (x)];                                                  \
-		}                                                                                  \
-	} while (0)
-
-	if (!map)
-		return nomem(c);
-	for (int k = 0; k < c->ncv; k++)
-		map[k] = -1;
-	for (int i = 0; i < p->ncode; i++) {
-		struct insn *in = &p->code[i];
-		bool ops = in->op != OP_LOAD_I && in->op != OP_LOAD_F && in->op != OP_LOAD_D &&
-			   in->op != OP_LOAD_S && in->op != OP_NOW && in->op != OP_JMP;
-
-		if (ops) {
-			REMAP(in->a);
-			REMAP(in->b);
-			REMAP(in->c);
-		}
-		if (in->op == OP_CONCAT || in->op == OP_CONCAT_WS)
-			for (int k = 0; k < in->x.list.n; k++)
-				REMAP(p->lists[in->x.list.off + k]);
-	}
-	REMAP(p->result);
-#undef REMAP
-	p->consts = calloc((size_t)n + 1, sizeof(*p->consts));
-	if (!p->consts) {
-		free(map);
-		return nomem(c);
-	}
-	for (int k = 0; k < c->ncv; k++)
-		if (map[k] >= 0)
-			p->consts[n - 1 - map[k]] = c->cv[k];
-	p->nconst = n;
-	free(map);
-	return true;
-}
-
-struct sl_prog *sl_prog_compile(const struct sl_expr *e, const struct sl_scope *sc,
-				const struct sl_sql_env *env, struct sl_sql_type *type, char *err,
-				size_t errcap)
-{
-	static const struct sl_scope empty;
-	struct cc c = { .sc = sc ? sc : &empty, .env = env, .err = err, .errcap = errcap };
-	struct opnd o;
-
-	if (errcap)
-		err[0] = 0;
-	c.p = calloc(1, sizeof(*c.p));
-	c.scratch = malloc(SL_EVAL_SCRATCH);
-	if (!c.p || !c.scratch) {
-		nomem(&c);
-		goto out_fail;
-	}
-	c.p->tz = env ? env->local_tz_offset_ms : 0;
-	if (!e) {
-		nomem(&c);
-		goto out_fail;
-	}
-	if (!compile(&c, e, &o))
-		goto out_fail;
-	/*
-	 * DECIMAL results wider than a row slot become DECIMAL(18, s) with Flink's scale, so
-	 * they print as Flink prints them, NULL (counted) when a value does not fit. A scale
-	 * above 18 (SUM(x) / COUNT(*) is DECIMAL(38, 22)) shrinks as Flink's own precision
-	 * adjustment would at 18 digits: keep the integer digits, but never below scale 6.
-	 */
-	if (o.t.type == SL_TYPE_DECIMAL && o.t.prec > SL_DECIMAL_MAX_PREC) {
-		int s = o.t.scale;
-
-		if (s > SL_DECIMAL_MAX_PREC) {
-			int keep = SL_DECIMAL_MAX_PREC - (o.t.prec - o.t.scale);
-
-			s = keep > SL_DEC_MIN_ADJUSTED_SCALE ? keep : SL_DEC_MIN_ADJUSTED_SCALE;
-		}
-		struct sl_sql_type t =
-			mk_dec((struct sl_dec_type){ SL_DECIMAL_MAX_PREC, (uint8_t)s }, true);
-
-		if (!sl_cc_conv(&c, e, &o, &t))
-			goto out_fail;
-		if (!o.cst)
-			o.t.nullable = true;
-	}
-	c.p->result = o.r;
-	c.p->type = o.t;
-	c.p->rty = vty_of(&o.t);
-	c.p->ntemps = c.maxtemps;
-	c.p->is_const = c.nonconst == 0;
-	if (!pack_consts(&c))
-		goto out_fail;
-	if (type)
-		*type = o.t;
-	free(c.cv);
-	free(c.scratch);
-	return c.p;
-out_fail:
-	if (!c.failed)
-		nomem(&c);
-	free(c.cv);
-	free(c.scratch);
-	sl_prog_destroy(c.p);
-	return NULL;
-}
-
-void sl_prog_destroy(struct sl_prog *p)
-{
-	if (!p)
-		return;
-	for (int i = 0; i < p->nowned; i++)
-		free(p->owned[i]);
-	free(p->owned);
-	free(p->code);
-	free(p->lists);
-	free(p->consts);
-	free(p);
-}
-
-bool sl_prog_is_const(const struct sl_prog *p)
-{
-	return p->is_const;
-}
-
-/* ---- evaluation (hot path) ------------------------------------------------------------ */
-
-static inline void run(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
-		       struct reg *file)
-{
-	/* a handful of constants: a loop beats a libc call here */
-	for (int k = 0; k < p->nconst; k++)
-		file[k] = p->consts[k];
-	ec->scratch_used = 0;
-	sl_eval_run_(p->code, 0, p->ncode, p->lists, file + p->nconst, in, ec);
-}
-
-void sl_prog_eval(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
-		  struct sl_val *out)
-{
-	struct reg file[p->nconst + p->ntemps + 1];
-	const struct reg *r;
-
-	run(p, in, ec, file);
-	r = &file[p->nconst + p->result];
-	out->null = r->null;
-	switch (p->rty.t) {
-	case SL_TYPE_FLOAT:
-	case SL_TYPE_DOUBLE:
-		out->f = r->f;
-		break;
-	case SL_TYPE_STRING:
-		out->s.p = r->s.p;
-		out->s.len = r->s.len;
-		break;
-	case SL_TYPE_DECIMAL:
-		out->i = (int64_t)r->d;
-		break;
-	default:
-		out->i = r->i;
-		break;
-	}
-	if (r->null)
-		memset(&out->s, 0, sizeof(out->s));
-}
-
-bool sl_prog_eval_pred(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec)
-{
-	struct reg file[p->nconst + p->ntemps + 1];
-	const struct reg *r;
-
-	run(p, in, ec, file);
-	r = &file[p->nconst + p->result];
-	return !r->null && r->i;
-}
-
-void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
-		       const struct sl_sql_type *to, struct sl_row_builder *out, int field)
-{
-	struct reg file[p->nconst + p->ntemps + 1];
-	struct reg r;
-	struct vty tv = vty_of(to);
-
-	run(p, in, ec, file);
-	r = file[p->nconst + p->result];
-	if (r.null || p->type.null_type) {
-		sl_rowb_set_null(out, field);
-		return;
-	}
-	if (tv.t != p->rty.t || tv.prec != p->rty.prec || tv.scale != p->rty.scale) {
-		if (!sl_eval_cvt_(&r, &p->rty, &tv, p->tz, ec)) {
-			ec->errors++;
-			sl_rowb_set_null(out, field);
-			return;
-		}
-	}
-	switch (tv.t) {
-	case SL_TYPE_FLOAT:
-	case SL_TYPE_DOUBLE:
-		sl_rowb_set_f64(out, field, r.f);
-		break;
-	case SL_TYPE_STRING:
-		sl_rowb_set_str(out, field, r.s.p, r.s.len);
-		break;
-	case SL_TYPE_DECIMAL:
-		if (r.d > INT64_MAX || r.d < INT64_MIN) {
-			ec->errors++;
-			sl_rowb_set_null(out, field);
-			return;
-		}
-		sl_rowb_set_i64(out, field, (int64_t)r.d);
-		break;
-	default:
-		sl_rowb_set_i64(out, field, r.i);
-		break;
-	}
+	return compile(c, e, o);
 }

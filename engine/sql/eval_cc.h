@@ -113,6 +113,19 @@ bool sl_cc_fail(struct cc *c, const struct sl_expr *e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Takes ownership of ptr (freed with the program); false (and ptr freed) on ENOMEM/NULL. */
 bool sl_cc_own(struct cc *c, void *ptr);
+/* Records "out of memory" (first error wins); returns false. */
+bool sl_cc_nomem(struct cc *c);
+/* Instruction and temporary allocation (eval.c) for the other compiler files. */
+struct insn *sl_cc_emit(struct cc *c, enum op op, int32_t dst, int32_t a, int32_t b);
+int32_t sl_cc_newtemp(struct cc *c, const struct sl_expr *e);
+/* Column resolution (eval_cols.c): structural equality of trees (match columns), loading
+ * a column into *o, and resolving a COLUMN node by name. */
+bool sl_cc_expr_equal(const struct sl_expr *a, const struct sl_expr *b);
+bool sl_cc_load_col(struct cc *c, const struct sl_expr *e, const struct sl_sql_col *col,
+		    struct opnd *o);
+bool sl_cc_resolve(struct cc *c, const struct sl_expr *e, struct opnd *o);
+/* Compiles one subtree into *o (match columns first, then folding); eval.c. */
+bool sl_cc_compile(struct cc *c, const struct sl_expr *e, struct opnd *o);
 /* A type's SQL name for messages; `which` (0/1) picks one of two per-thread buffers. */
 const char *sl_cc_tname(const struct sl_sql_type *t, int which);
 int sl_cc_edit_distance(const char *a, const char *b);

@@ -250,4 +250,68 @@ bool sl_eval_cvt_(struct reg *r, const struct vty *from, const struct vty *to, i
 bool sl_eval_like_(const struct like_pat *lp, const char *s, uint32_t n);
 void sl_eval_like_compile_(struct like_pat *lp, const char *pat, uint32_t len, char esc);
 
+/* ---- helpers shared by the interpreter (eval_vm.c) and the conversions (eval_cvt.c) ---- */
+
+extern const int64_t sl_eval_pow10_i64_[19];
+extern const sl_dec_t sl_eval_pow10_dec_[39]; /* 10^0 .. 10^38 */
+
+static inline sl_dec_t pow10_dec(unsigned n)
+{
+	return sl_eval_pow10_dec_[n > 38 ? 38 : n];
+}
+
+static inline int64_t f64_to_i64(double f)
+{
+	if (f != f)
+		return 0;
+	if (f >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (f <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)f;
+}
+
+static inline char *salloc(struct sl_eval_ctx *ec, uint32_t n)
+{
+	char *p;
+
+	if (n > ec->scratch_cap - ec->scratch_used)
+		return NULL;
+	p = ec->scratch + ec->scratch_used;
+	ec->scratch_used += n;
+	return p;
+}
+
+/* Gives back the unused tail of the last salloc (exact sizes are known only after). */
+static inline void sshrink(struct sl_eval_ctx *ec, uint32_t unused)
+{
+	ec->scratch_used -= unused;
+}
+
+static inline uint32_t cp_len(unsigned char b)
+{
+	return b < 0xc0 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
+}
+
+/* Byte offset of the code point `n` (0-based) in s, or len when s is shorter. */
+static inline uint32_t cp_offset(const char *s, uint32_t len, int64_t n)
+{
+	uint32_t i = 0;
+
+	while (n > 0 && i < len) {
+		i += cp_len((unsigned char)s[i]);
+		n--;
+	}
+	return i < len ? i : len;
+}
+
+static inline uint32_t cp_count(const char *s, uint32_t len)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return n;
+}
+
 #endif

@@ -122,6 +122,10 @@ struct sl_expr *sl_expr_parse(struct sl_lexer *lx, struct sl_tok *cur, char *err
 /* Parses src[0..len) as exactly one expression (anything after it is an error). */
 struct sl_expr *sl_expr_parse_str(const char *src, size_t len, char *err, size_t errcap);
 
+/* True for a keyword that cannot stand as a bare identifier (the printer backquotes names
+ * spelled like one). */
+bool sl_expr_is_reserved(const struct sl_tok *t);
+
 /* Frees a tree; accepts NULL. */
 void sl_expr_destroy(struct sl_expr *e);
 
