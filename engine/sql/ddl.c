@@ -86,23 +86,12 @@ static int nomem(struct parser *p)
 static int expected(struct parser *p, const char *what)
 {
 	const struct sl_tok *t = &p->cur;
-	int n = t->len > 40 ? 40 : (int)t->len;
-	const char *nl = t->text ? memchr(t->text, '\n', (size_t)n) : NULL;
-
-	/* one-line messages: a string token spanning lines is quoted up to its first break */
-	if (nl)
-		n = (int)(nl - t->text);
+	char found[96];
 
 	if (t->kind == SL_TOK_ERROR)
 		return fail_at(p, t->line, t->col, "%s", t->msg);
-	if (t->kind == SL_TOK_EOF)
-		return fail_at(p, t->line, t->col, "expected %s, found end of input", what);
-	if (t->kind == SL_TOK_STRING)
-		return fail_at(p, t->line, t->col, "expected %s, found string '%.*s'", what, n,
-			       t->text);
-	if (t->kind == SL_TOK_IDENT && t->quoted)
-		return fail_at(p, t->line, t->col, "expected %s, found `%.*s`", what, n, t->text);
-	return fail_at(p, t->line, t->col, "expected %s, found '%.*s'", what, n, t->text);
+	sl_tok_describe(t, found, sizeof found);
+	return fail_at(p, t->line, t->col, "expected %s, found %s", what, found);
 }
 
 static bool is_kw(const struct parser *p, const char *kw)

@@ -74,23 +74,14 @@ static void nomem(struct parser *p)
 static void expected(struct parser *p, const char *what)
 {
 	const struct sl_tok *t = &p->cur;
-	int n = t->len > 40 ? 40 : (int)t->len;
-	const char *nl = t->text ? memchr(t->text, '\n', (size_t)n) : NULL;
+	char found[96];
 
-	/* one-line messages: a string token spanning lines is quoted up to its first break */
-	if (nl)
-		n = (int)(nl - t->text);
-
-	if (t->kind == SL_TOK_ERROR)
+	if (t->kind == SL_TOK_ERROR) {
 		fail_at(p, t->line, t->col, "%s", t->msg);
-	else if (t->kind == SL_TOK_EOF)
-		fail_at(p, t->line, t->col, "expected %s, found end of input", what);
-	else if (t->kind == SL_TOK_STRING)
-		fail_at(p, t->line, t->col, "expected %s, found string '%.*s'", what, n, t->text);
-	else if (t->kind == SL_TOK_IDENT && t->quoted)
-		fail_at(p, t->line, t->col, "expected %s, found `%.*s`", what, n, t->text);
-	else
-		fail_at(p, t->line, t->col, "expected %s, found '%.*s'", what, n, t->text);
+		return;
+	}
+	sl_tok_describe(t, found, sizeof found);
+	fail_at(p, t->line, t->col, "expected %s, found %s", what, found);
 }
 
 static bool is_kw(const struct parser *p, const char *kw)

@@ -6,6 +6,7 @@
  * stable for UTF-8 text inside strings (columns after a multi-byte character are byte
  * columns; the messages say so by naming line and column only).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,4 +263,23 @@ char *sl_tok_ident_dup(const struct sl_tok *tok)
 	}
 	s[n] = 0;
 	return s;
+}
+
+int sl_tok_describe(const struct sl_tok *t, char *buf, size_t cap)
+{
+	int n = 0;
+
+	while (n < 40 && (uint32_t)n < t->len && t->text[n] != '\n' && t->text[n] != '\r')
+		n++;
+	switch (t->kind) {
+	case SL_TOK_EOF:
+		return snprintf(buf, cap, "end of input");
+	case SL_TOK_ERROR:
+		return snprintf(buf, cap, "%s", t->msg);
+	case SL_TOK_STRING:
+		return snprintf(buf, cap, "string '%.*s'", n, t->text);
+	default:
+		return snprintf(buf, cap, t->kind == SL_TOK_IDENT && t->quoted ? "`%.*s`" : "'%.*s'",
+				n, t->text);
+	}
 }

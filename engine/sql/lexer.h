@@ -55,6 +55,11 @@ bool sl_tok_is_op(const struct sl_tok *tok, const char *op);
  * value's length, or the length needed if it exceeds cap (like snprintf). */
 size_t sl_tok_unquote(const struct sl_tok *tok, char *buf, size_t cap);
 
+/* Writes how an error message names the token found: "end of input", "string 'abc'",
+ * "`name`" or "'tok'" (at most 40 bytes of it, and only its first line, so messages stay one
+ * line). SL_TOK_ERROR tokens are described by their msg instead. Returns the length. */
+int sl_tok_describe(const struct sl_tok *tok, char *buf, size_t cap);
+
 /* Returns a NUL-terminated copy of an IDENT token's name with `` inside backquoted names
  * undone, or NULL on ENOMEM. Caller frees. */
 char *sl_tok_ident_dup(const struct sl_tok *tok);

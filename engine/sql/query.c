@@ -87,22 +87,12 @@ static int nomem(struct parser *p)
 static int expected(struct parser *p, const char *what)
 {
 	const struct sl_tok *t = &p->cur;
-	int n = 0;
-
-	/* at most 40 bytes of the token, and only its first line: the message is one line */
-	while (n < 40 && (uint32_t)n < t->len && t->text[n] != '\n' && t->text[n] != '\r')
-		n++;
+	char found[96];
 
 	if (t->kind == SL_TOK_ERROR)
 		return fail_at(p, t->line, t->col, "%s", t->msg);
-	if (t->kind == SL_TOK_EOF)
-		return fail_at(p, t->line, t->col, "expected %s, found end of input", what);
-	if (t->kind == SL_TOK_STRING)
-		return fail_at(p, t->line, t->col, "expected %s, found string '%.*s'", what, n,
-			       t->text);
-	if (t->kind == SL_TOK_IDENT && t->quoted)
-		return fail_at(p, t->line, t->col, "expected %s, found `%.*s`", what, n, t->text);
-	return fail_at(p, t->line, t->col, "expected %s, found '%.*s'", what, n, t->text);
+	sl_tok_describe(t, found, sizeof found);
+	return fail_at(p, t->line, t->col, "expected %s, found %s", what, found);
 }
 
 /* The error at a token that continues nothing: what the last clause allows, or `end`. */
