@@ -118,7 +118,11 @@ struct sl_sink_ops {
 	 * commit: checkpoint `ckpt` is complete (its manifest, holding every instance's meta,
 	 * is durable): make that data visible. Also called during recovery, from any thread
 	 * and with no instance open, for the metas of the checkpoint being restored, so it
-	 * must be idempotent and need only cfg and meta.
+	 * must be idempotent and need only cfg and meta. A sink that cannot finish a
+	 * pre-committed epoch after a crash (a Kafka transaction dies with its producer)
+	 * returns -ESTALE from that recovery-time commit when checkpoint `ckpt`'s output was
+	 * not committed before the crash: recovery then restores the checkpoint before it
+	 * (whose output was committed) and runs its commits instead.
 	 * abort_pending: during recovery, before any instance opens: discard whatever
 	 * instance `shard` of `nshards` wrote but did not get into a completed checkpoint
 	 * (the commits of `ckpt`, 0 for none, have already run).
