@@ -1,0 +1,1062 @@
+/*
+ * ckpt_bench.c - the checkpoint figures of the state issue (issue 4), heap backend: what a
+ * checkpoint of 100 MiB and 1 GiB of keyed state costs, what checkpointing every 10 s and
+ * every 1 s costs a keyed job's throughput, and how long restoring 1 GiB of state takes, each
+ * against a reference measured in the same run on the same filesystem.
+ *
+ *   size      a custom source (2 splits) emits each key of [0, N) once -> key_by -> a process
+ *             function that puts a 128-byte value per key (N = state bytes / 128), checkpointed
+ *             every second into a checkpoint directory. The first checkpoint whose barrier
+ *             left every split after its last key holds the whole state: its duration is from
+ *             the first split's barrier (sl_source_ops.position runs there) to on_checkpoint
+ *             (the manifest is durable), its "stall" the longest a shard spent from that
+ *             barrier to its sink's precommit (alignment + the process function's snapshot:
+ *             the time the shard does not process records), its bytes the sizes of the files
+ *             in chk-<n>. Reference: one file of the same bytes written sequentially (1 MiB
+ *             write()s) and fsynced, directory fsynced: the ceiling of that disk.
+ *   cost      datagen (user_id uniform in [0, 1M), amount) -> key_by user_id -> a process
+ *             function updating a 64-byte value per record (count, sum, min, max, last) ->
+ *             a sink that receives nothing (the state is the work). Records/s over a window
+ *             after a warm-up, counted by the process function; run without checkpoints,
+ *             with one every 10 s and every 1 s into a real checkpoint directory. Reference:
+ *             the run without checkpoints.
+ *   recovery  the size job again over the directory holding the 1 GiB checkpoint: the
+ *             source only emits 1000 verification keys per split, whose restored values the
+ *             process function checks. Recovery time is from sl_job_run to the first record
+ *             processed (files loaded, manifest and checksums verified, state rebuilt, job
+ *             wired). Reference: reading the same state files with a 1 MiB read() loop. Both
+ *             cold (the files' pages dropped from the page cache with POSIX_FADV_DONTNEED:
+ *             a restart after a reboot; the hypervisor may still cache them) and warm.
+ *
+ * Heap snapshots are always full: every checkpoint writes all of the state. Incremental
+ * checkpoints are the RocksDB backend's (shared SST files); it is not on main yet, so it is
+ * not measured here.
+ *
+ * Options: --quick (CI: 100 MiB only, recovery of 100 MiB, cost windows of 12 s after 2 s of
+ * warm-up, one round: one checkpoint at 10 s; figures say so), --secs S (cost window,
+ * default 40), --rounds R (cost rounds, default 2: each runs the three jobs in turn),
+ * --only size|cost|recovery, --shards N (2), --dir D (parent of the temporary checkpoint
+ * directories; default /var/tmp), --keep (leave them). Output: the FIGURE protocol of
+ * bench/README.md, then a summary table (markdown) for the closing note.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sluice/connectors.h>
+
+#define MIB		 (1024.0 * 1024.0)
+#define VAL_WORDS	 16 /* the size job's value: 128 bytes */
+#define VAL_SIZE	 (VAL_WORDS * 8)
+#define VERIFY_PER_SPLIT 1000
+#define MAX_SPLITS	 64
+#define MAX_CKPTS	 1024
+#define COST_KEYS	 1000000
+#define IO_CHUNK	 (1 << 20)
+
+static int nshards = 2;
+static char cores[32] = "0-1";
+static char parent[512] = "/var/tmp";
+static bool keep;
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "ckpt_bench: %s: %s\n", what, why);
+	exit(1);
+}
+
+/* ---- timing of each checkpoint, written on the shards, read in on_checkpoint ----
+ * The coordinator reads these after it saw every shard acknowledge the checkpoint (an
+ * acquire that pairs with the shard's release of ckpt_acked, runtime.c), and the shards
+ * wrote them before acknowledging; relaxed atomics keep the accesses race-free. */
+
+static _Atomic int64_t pos_ns[MAX_SPLITS];	 /* the split's last barrier */
+static _Atomic bool pos_filled[MAX_SPLITS];	 /* size job: the split had emitted every key */
+static _Atomic int64_t precommit_ns[MAX_SPLITS]; /* the shard's last snapshot done (by shard) */
+static int nsplits_seen;
+
+struct ckpt_rec {
+	uint64_t id;
+	double dur_s;	/* first barrier -> manifest durable */
+	double stall_s; /* longest barrier -> snapshot done on a shard */
+	uint64_t bytes; /* files in chk-<id> */
+	bool full;	/* size job: every key was in it */
+	int64_t done_ns;
+};
+
+struct ckpt_log {
+	const char *dir;   /* the checkpoint directory */
+	bool stop_on_full; /* size job: stop once a full checkpoint completed */
+	int n;
+	struct ckpt_rec r[MAX_CKPTS];
+};
+
+/* Bytes of the regular files under path (one level: chk-<n> holds files only). */
+static uint64_t dir_bytes(const char *path)
+{
+	DIR *d = opendir(path);
+	uint64_t sum = 0;
+	struct dirent *e;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		if (fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
+static int on_ckpt(struct sl_job *job, uint64_t id, void *arg)
+{
+	struct ckpt_log *l = arg;
+	int64_t done = now_ns(), first = INT64_MAX, stall = 0;
+	struct ckpt_rec *r;
+	char path[1024];
+	bool full = true;
+
+	for (int i = 0; i < nsplits_seen; i++) {
+		int64_t p = atomic_load_explicit(&pos_ns[i], memory_order_relaxed);
+
+		if (p < first)
+			first = p;
+		full &= atomic_load_explicit(&pos_filled[i], memory_order_relaxed);
+	}
+	for (int i = 0; i < nshards; i++) {
+		int64_t s = atomic_load_explicit(&precommit_ns[i], memory_order_relaxed);
+
+		if (s - first > stall)
+			stall = s - first;
+	}
+	if (l->n == MAX_CKPTS)
+		return 0;
+	r = &l->r[l->n++];
+	r->id = id;
+	r->dur_s = (double)(done - first) * 1e-9;
+	r->stall_s = (double)stall * 1e-9;
+	r->full = full;
+	r->done_ns = done;
+	snprintf(path, sizeof path, "%s/chk-%llu", l->dir, (unsigned long long)id);
+	r->bytes = dir_bytes(path);
+	fprintf(stderr, "  checkpoint %llu: %.3f s (shard stall %.3f s), %.1f MiB%s\n",
+		(unsigned long long)id, r->dur_s, r->stall_s, (double)r->bytes / MIB,
+		full ? ", full state" : "");
+	if (full && l->stop_on_full)
+		sl_job_stop(job);
+	return 0;
+}
+
+/* ---- a sink that receives nothing but records when its shard's snapshot is done ---- */
+
+static void *nul_open(const void *cfg, const struct sl_schema *s, int shard, int n,
+		      struct sl_error *err)
+{
+	return &precommit_ns[shard];
+}
+
+static int nul_write(void *state, sl_ts_t ts, const struct sl_row *row)
+{
+	return 0;
+}
+
+static int nul_flush(void *state)
+{
+	return 0;
+}
+
+static void nul_close(void *state)
+{
+}
+
+/* Runs right after the process function's snapshot on the same shard (chain order). */
+static int nul_precommit(void *state, uint64_t ckpt, void *meta, size_t cap, size_t *len)
+{
+	atomic_store_explicit((_Atomic int64_t *)state, now_ns(), memory_order_relaxed);
+	*len = 0;
+	return 0;
+}
+
+static const struct sl_sink_ops nul_ops = {
+	.name = "nul",
+	.open = nul_open,
+	.write = nul_write,
+	.flush = nul_flush,
+	.close = nul_close,
+	.precommit = nul_precommit,
+};
+
+/* ---- the size job: every key once, then idle until stopped ---- */
+
+struct fill_cfg {
+	int64_t nkeys;
+	bool verify; /* recovery run: emit verification keys, then end */
+};
+
+struct fill_split {
+	const struct fill_cfg *cfg;
+	int split;
+	int64_t next; /* fill: the next key index of this split; verify: records emitted */
+};
+
+static _Atomic int64_t first_rec_ns; /* recovery: first verification record processed */
+static _Atomic int64_t last_rec_ns;  /* recovery: latest verification record processed */
+static _Atomic int64_t op_open_ns;   /* recovery: first process instance opened */
+static _Atomic int64_t src_open_ns;  /* recovery: last split opened (after the restore) */
+static _Atomic uint64_t verified, mismatched;
+
+static int fill_nsplits(const void *cfg)
+{
+	return nshards;
+}
+
+static void *fill_open(const void *cfg, int split, struct sl_error *err)
+{
+	struct fill_split *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		err->code = -ENOMEM;
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return NULL;
+	}
+	s->cfg = cfg;
+	s->split = split;
+	if (split >= nsplits_seen)
+		nsplits_seen = split + 1;
+	atomic_store(&src_open_ns, now_ns());
+	return s;
+}
+
+static int fill_poll(void *state, struct sl_src_ctx *c, int max)
+{
+	struct fill_split *s = state;
+	int64_t mine = (s->cfg->nkeys - s->split + nshards - 1) / nshards;
+	int n = 0;
+
+	if (s->cfg->verify) {
+		int64_t stride = mine / VERIFY_PER_SPLIT > 0 ? mine / VERIFY_PER_SPLIT : 1;
+
+		if (s->next >= VERIFY_PER_SPLIT || s->next * stride >= mine)
+			return SL_SRC_EOF;
+		for (; n < max && s->next < VERIFY_PER_SPLIT && s->next * stride < mine; n++) {
+			struct sl_row_builder b;
+
+			sl_rowb_init(&b, sl_src_scratch(c), SL_ROW_SCRATCH, 2);
+			sl_rowb_set_i64(&b, 0, s->split + nshards * (s->next * stride));
+			sl_rowb_set_i64(&b, 1, 1);
+			if (sl_src_emit(c, sl_rowb_finish(&b)))
+				return -EIO;
+			s->next++;
+		}
+		return n;
+	}
+	for (; n < max && s->next < mine; n++) {
+		struct sl_row_builder b;
+
+		sl_rowb_init(&b, sl_src_scratch(c), SL_ROW_SCRATCH, 2);
+		sl_rowb_set_i64(&b, 0, s->split + nshards * s->next);
+		sl_rowb_set_i64(&b, 1, 0);
+		if (sl_src_emit(c, sl_rowb_finish(&b)))
+			return -EIO;
+		s->next++;
+	}
+	return n; /* 0 once filled: the job idles until on_ckpt stops it */
+}
+
+static int fill_position(void *state, void *buf, size_t cap, size_t *len)
+{
+	struct fill_split *s = state;
+	int64_t mine = (s->cfg->nkeys - s->split + nshards - 1) / nshards;
+
+	atomic_store_explicit(&pos_ns[s->split], now_ns(), memory_order_relaxed);
+	atomic_store_explicit(&pos_filled[s->split], s->next >= mine, memory_order_relaxed);
+	memcpy(buf, &s->next, 8);
+	*len = 8;
+	return 0;
+}
+
+static int fill_seek(void *state, const void *pos, size_t len)
+{
+	struct fill_split *s = state;
+
+	if (len != 8)
+		return -EINVAL;
+	if (!s->cfg->verify)
+		memcpy(&s->next, pos, 8);
+	return 0;
+}
+
+static void fill_close(void *state)
+{
+	free(state);
+}
+
+static const struct sl_source_ops fill_ops = {
+	.name = "fill",
+	.nsplits = fill_nsplits,
+	.open = fill_open,
+	.poll = fill_poll,
+	.close = fill_close,
+	.position = fill_position,
+	.seek = fill_seek,
+};
+
+static const struct sl_state_desc fill_state[] = {
+	{ .name = "v", .kind = SL_STATE_VALUE, .value_size = VAL_SIZE },
+};
+
+static inline uint64_t pattern(int64_t key, int i)
+{
+	return (uint64_t)key * 0x9e3779b97f4a7c15ull + (uint64_t)i;
+}
+
+static int fill_fn_open(struct sl_ctx *ctx, void *arg)
+{
+	int64_t zero = 0;
+
+	atomic_compare_exchange_strong(&op_open_ns, &zero, now_ns());
+	return 0;
+}
+
+/* Fill: writes the key's 128-byte pattern. Verify: checks it. Hot path. */
+static void fill_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
+{
+	int64_t key = sl_row_i64(row, 0);
+	uint64_t *v;
+
+	if (sl_row_i64(row, 1) == 0) {
+		v = sl_value_put(ctx, 0);
+		if (v)
+			for (int i = 0; i < VAL_WORDS; i++)
+				v[i] = pattern(key, i);
+		return;
+	}
+	if (!atomic_load_explicit(&first_rec_ns, memory_order_relaxed)) {
+		int64_t zero = 0;
+
+		atomic_compare_exchange_strong(&first_rec_ns, &zero, now_ns());
+	}
+	atomic_store_explicit(&last_rec_ns, now_ns(), memory_order_relaxed);
+	v = sl_value_get(ctx, 0);
+	for (int i = 0; v && i < VAL_WORDS; i++)
+		if (v[i] != pattern(key, i))
+			v = NULL;
+	atomic_fetch_add_explicit(v ? &verified : &mismatched, 1, memory_order_relaxed);
+}
+
+/* Builds the size job ("ckpt_state": the same name and operators in the fill and the
+ * recovery run, so the recovery run's identity matches the checkpoint's). */
+static struct sl_job *size_job(const struct fill_cfg *cfg, struct sl_schema *sch)
+{
+	struct sl_wm_strategy wm = { .kind = SL_WM_NONE, .ts_field = -1 };
+	struct sl_process_fn fn = {
+		.states = fill_state, .nstates = 1, .open = fill_fn_open, .process = fill_process
+	};
+	struct sl_job *job = sl_job_create("ckpt_state");
+	struct sl_stream *s;
+	int key = 0;
+
+	if (!job)
+		die("size job", "out of memory");
+	s = sl_job_source(job, "fill", &fill_ops, cfg, sch, &wm);
+	s = sl_stream_process(sl_stream_key_by(s, &key, 1), "put", &fn, sch);
+	if (sl_stream_sink(s, "nul", &nul_ops, NULL))
+		die("size job", sl_job_error(job)->msg);
+	return job;
+}
+
+/* ---- references: sequential write + fsync, sequential read ---- */
+
+static double raw_write(const char *dir, uint64_t bytes)
+{
+	char path[1024];
+	char *buf = malloc(IO_CHUNK);
+	int64_t t0, t1;
+	int fd, dfd;
+
+	if (!buf)
+		die("raw write", "out of memory");
+	for (size_t i = 0; i < IO_CHUNK; i++)
+		buf[i] = (char)(i * 131 + 7);
+	snprintf(path, sizeof path, "%s/raw.bin", dir);
+	t0 = now_ns();
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die(path, strerror(errno));
+	for (uint64_t done = 0; done < bytes;) {
+		size_t n = bytes - done < IO_CHUNK ? (size_t)(bytes - done) : IO_CHUNK;
+		ssize_t w = write(fd, buf, n);
+
+		if (w <= 0)
+			die(path, strerror(errno));
+		done += (uint64_t)w;
+	}
+	if (fsync(fd) || close(fd))
+		die(path, strerror(errno));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd))
+		die(dir, strerror(errno));
+	close(dfd);
+	t1 = now_ns();
+	unlink(path);
+	free(buf);
+	return (double)(t1 - t0) * 1e-9;
+}
+
+/* Reads every file of chk_dir (cold: their cached pages dropped first). Returns seconds. */
+static double raw_read(const char *chk_dir, bool cold, uint64_t *bytes)
+{
+	char *buf = malloc(IO_CHUNK), path[1024];
+	DIR *d = opendir(chk_dir);
+	struct dirent *e;
+	int64_t t0;
+
+	if (!buf || !d)
+		die(chk_dir, buf ? strerror(errno) : "out of memory");
+	if (cold) {
+		while ((e = readdir(d))) {
+			int fd;
+
+			snprintf(path, sizeof path, "%s/%s", chk_dir, e->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+				close(fd);
+			}
+		}
+		rewinddir(d);
+	}
+	*bytes = 0;
+	t0 = now_ns();
+	while ((e = readdir(d))) {
+		ssize_t r;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s", chk_dir, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		while ((r = read(fd, buf, IO_CHUNK)) > 0)
+			*bytes += (uint64_t)r;
+		close(fd);
+	}
+	closedir(d);
+	free(buf);
+	return (double)(now_ns() - t0) * 1e-9;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void rm_tree(const char *path)
+{
+	if (!keep)
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void make_dir(char *out, size_t cap, const char *what)
+{
+	snprintf(out, cap, "%s/ckpt_bench-%s-XXXXXX", parent, what);
+	if (!mkdtemp(out))
+		die(out, strerror(errno));
+}
+
+/* ---- part 1: checkpoint of a given state size ---- */
+
+struct size_result {
+	uint64_t state_bytes;
+	int64_t nkeys;
+	struct ckpt_rec full;
+	double raw_s;
+	char dir[600];	   /* the checkpoint directory, kept for the recovery part */
+	char chk_dir[700]; /* its full checkpoint */
+};
+
+static void run_size(uint64_t state_bytes, struct size_result *res)
+{
+	struct sl_schema *sch = sl_schema_create();
+	struct fill_cfg cfg = { .nkeys = (int64_t)(state_bytes / VAL_SIZE) };
+	static struct ckpt_log log;
+	struct sl_run_opts opts = { .nshards = nshards,
+				    .cores = cores,
+				    .checkpoint_interval_ms = 1000,
+				    .on_checkpoint = on_ckpt,
+				    .checkpoint_arg = &log };
+	struct sl_job_stats st;
+	struct sl_job *job;
+	int64_t t0;
+
+	memset(res, 0, sizeof(*res));
+	res->state_bytes = state_bytes;
+	res->nkeys = cfg.nkeys;
+	make_dir(res->dir, sizeof res->dir, "size");
+	memset(&log, 0, sizeof log);
+	log.dir = res->dir;
+	log.stop_on_full = true;
+	opts.checkpoint_dir = res->dir;
+	sl_schema_add(sch, "k", SL_TYPE_BIGINT);
+	sl_schema_add(sch, "mode", SL_TYPE_BIGINT);
+	job = size_job(&cfg, sch);
+	fprintf(stderr,
+		"size: %.0f MiB of state = %lld keys x %d-byte values, %d shards, "
+		"checkpoint every 1 s into %s\n",
+		(double)state_bytes / MIB, (long long)cfg.nkeys, VAL_SIZE, nshards, res->dir);
+	t0 = now_ns();
+	if (sl_job_run(job, &opts))
+		die("size job", sl_job_error(job)->msg);
+	sl_job_stats(job, &st);
+	if (st.records_in != (uint64_t)cfg.nkeys)
+		die("size job", "not every key was emitted before the stop");
+	for (int i = 0; i < log.n; i++)
+		if (log.r[i].full) {
+			res->full = log.r[i];
+			break;
+		}
+	if (!res->full.id)
+		die("size job", "no checkpoint held the whole state");
+	fprintf(stderr, "size: run %.1f s, %llu checkpoints (%llu failed)\n",
+		(double)(now_ns() - t0) * 1e-9, (unsigned long long)st.checkpoints,
+		(unsigned long long)st.checkpoints_failed);
+	snprintf(res->chk_dir, sizeof res->chk_dir, "%s/chk-%llu", res->dir,
+		 (unsigned long long)res->full.id);
+	sl_job_destroy(job);
+	sl_schema_destroy(sch);
+	res->raw_s = raw_write(res->dir, res->full.bytes);
+	fprintf(stderr,
+		"size: raw write + fsync of %.1f MiB: %.3f s (%.0f MiB/s); checkpoint "
+		"%.3f s (%.0f MiB/s)\n",
+		(double)res->full.bytes / MIB, res->raw_s,
+		(double)res->full.bytes / MIB / res->raw_s, res->full.dur_s,
+		(double)res->full.bytes / MIB / res->full.dur_s);
+}
+
+/* ---- part 3: recovery from a size run's checkpoint ---- */
+
+struct rec_result {
+	double all_s;			   /* to the last verification record: every shard
+					    * restored and processing */
+	double first_s, load_s, restore_s; /* to the first record; to the first operator open
+					    * (files loaded and verified); to the last source
+					    * open (the last shard's state rebuilt) */
+	double read_s;
+	uint64_t read_bytes;
+};
+
+static void run_recovery(const struct size_result *sz, bool cold, struct rec_result *res)
+{
+	struct sl_schema *sch = sl_schema_create();
+	struct fill_cfg cfg = { .nkeys = sz->nkeys, .verify = true };
+	/* checkpointing on (that is what restores) but never due during the short run */
+	struct sl_run_opts opts = { .nshards = nshards,
+				    .cores = cores,
+				    .checkpoint_interval_ms = 3600 * 1000,
+				    .checkpoint_dir = sz->dir };
+	struct sl_job_stats st;
+	struct sl_job *job;
+	uint64_t want;
+	int64_t t0;
+
+	res->read_s = raw_read(sz->chk_dir, cold, &res->read_bytes);
+	sl_schema_add(sch, "k", SL_TYPE_BIGINT);
+	sl_schema_add(sch, "mode", SL_TYPE_BIGINT);
+	job = size_job(&cfg, sch);
+	atomic_store(&first_rec_ns, 0);
+	atomic_store(&last_rec_ns, 0);
+	atomic_store(&op_open_ns, 0);
+	atomic_store(&verified, 0);
+	atomic_store(&mismatched, 0);
+	if (cold) {
+		/* the reference read brought the pages back in: drop them again */
+		DIR *d = opendir(sz->chk_dir);
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			char path[1024];
+			int fd;
+
+			snprintf(path, sizeof path, "%s/%s", sz->chk_dir, e->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+				close(fd);
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+	t0 = now_ns();
+	if (sl_job_run(job, &opts))
+		die("recovery job", sl_job_error(job)->msg);
+	sl_job_stats(job, &st);
+	want = st.records_in;
+	if (!want || atomic_load(&verified) != want || atomic_load(&mismatched)) {
+		fprintf(stderr,
+			"ckpt_bench: recovery: %llu of %llu keys restored with their "
+			"values, %llu wrong or missing\n",
+			(unsigned long long)atomic_load(&verified), (unsigned long long)want,
+			(unsigned long long)atomic_load(&mismatched));
+		exit(1);
+	}
+	res->all_s = (double)(atomic_load(&last_rec_ns) - t0) * 1e-9;
+	res->first_s = (double)(atomic_load(&first_rec_ns) - t0) * 1e-9;
+	res->load_s = (double)(atomic_load(&op_open_ns) - t0) * 1e-9;
+	res->restore_s = (double)(atomic_load(&src_open_ns) - t0) * 1e-9;
+	fprintf(stderr,
+		"recovery (%s): every shard processing %.3f s after start (files loaded "
+		"%.3f s, state rebuilt %.3f s, first record %.3f s), %llu keys verified; "
+		"reading the %.1f MiB of state files: %.3f s\n",
+		cold ? "cold" : "warm", res->all_s, res->load_s, res->restore_s, res->first_s,
+		(unsigned long long)want, (double)res->read_bytes / MIB, res->read_s);
+	sl_job_destroy(job);
+	sl_schema_destroy(sch);
+}
+
+/* ---- part 2: throughput cost of checkpointing ---- */
+
+struct cost_val {
+	int64_t count, sum, min, max, last;
+	int64_t pad[3]; /* 64 bytes */
+};
+
+static const struct sl_state_desc cost_state[] = {
+	{ .name = "agg", .kind = SL_STATE_VALUE, .value_size = sizeof(struct cost_val) },
+};
+
+/* Records processed, one counter per shard on its own line (written by that shard only). */
+static struct {
+	_Atomic uint64_t n;
+	char pad[56];
+} processed[MAX_SPLITS];
+
+/* One record: update the key's aggregate. Hot path. */
+static void cost_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
+{
+	struct cost_val *v = sl_value_put(ctx, 0);
+	int64_t a = sl_row_i64(row, 1);
+	_Atomic uint64_t *n = &processed[sl_ctx_shard(ctx)].n;
+
+	if (v) {
+		if (!v->count++ || a < v->min)
+			v->min = a;
+		if (a > v->max)
+			v->max = a;
+		v->sum += a;
+		v->last = a;
+	}
+	atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* datagen with its barrier timed: the same splits, positions and seeks. */
+struct timed_split {
+	void *inner;
+	int split;
+};
+
+static void *timed_open(const void *cfg, int split, struct sl_error *err)
+{
+	struct timed_split *t = calloc(1, sizeof(*t));
+
+	if (!t || !(t->inner = sl_datagen_source_ops.open(cfg, split, err))) {
+		free(t);
+		return NULL;
+	}
+	t->split = split;
+	if (split >= nsplits_seen)
+		nsplits_seen = split + 1;
+	return t;
+}
+
+static int timed_poll(void *state, struct sl_src_ctx *c, int max)
+{
+	return sl_datagen_source_ops.poll(((struct timed_split *)state)->inner, c, max);
+}
+
+static void timed_close(void *state)
+{
+	struct timed_split *t = state;
+
+	sl_datagen_source_ops.close(t->inner);
+	free(t);
+}
+
+static int timed_position(void *state, void *buf, size_t cap, size_t *len)
+{
+	struct timed_split *t = state;
+
+	atomic_store_explicit(&pos_ns[t->split], now_ns(), memory_order_relaxed);
+	return sl_datagen_source_ops.position(t->inner, buf, cap, len);
+}
+
+static int timed_seek(void *state, const void *pos, size_t len)
+{
+	return sl_datagen_source_ops.seek(((struct timed_split *)state)->inner, pos, len);
+}
+
+static int timed_nsplits(const void *cfg)
+{
+	return sl_datagen_source_ops.nsplits(cfg);
+}
+
+static const struct sl_source_ops timed_ops = {
+	.name = "datagen",
+	.nsplits = timed_nsplits,
+	.open = timed_open,
+	.poll = timed_poll,
+	.close = timed_close,
+	.position = timed_position,
+	.seek = timed_seek,
+};
+
+struct cost_result {
+	double rate;  /* records/s over the window */
+	double ratio; /* to the run without checkpoints of the same round */
+	int ckpts;    /* completed inside the window */
+	double dur_mean_s, dur_max_s, stall_mean_s, stall_max_s;
+	double mib_mean; /* bytes per checkpoint */
+};
+
+struct window {
+	struct sl_job *job;
+	double warm_s, secs;
+	int64_t t_lo, t_hi;
+	uint64_t n_lo, n_hi;
+};
+
+static uint64_t processed_sum(void)
+{
+	uint64_t s = 0;
+
+	for (int i = 0; i < nshards; i++)
+		s += atomic_load_explicit(&processed[i].n, memory_order_relaxed);
+	return s;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec t = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+}
+
+/* Timer thread: counts processed records over [warm, warm + secs), then stops the job. */
+static void *window_main(void *arg)
+{
+	struct window *w = arg;
+
+	sleep_s(w->warm_s);
+	w->n_lo = processed_sum();
+	w->t_lo = now_ns();
+	sleep_s(w->secs);
+	w->n_hi = processed_sum();
+	w->t_hi = now_ns();
+	sl_job_stop(w->job);
+	return NULL;
+}
+
+static void run_cost(sl_ts_t interval_ms, double warm_s, double secs, struct cost_result *res)
+{
+	struct sl_schema *sch = sl_schema_create();
+	struct sl_datagen_field fields[2] = {
+		{ .kind = SL_GEN_RANDOM, .min = 0, .max = COST_KEYS - 1 },
+		{ .kind = SL_GEN_RANDOM, .min = 0, .max = 1000 },
+	};
+	struct sl_datagen_cfg gen = {
+		.schema = sch, .fields = fields, .nsplits = nshards, .seed = 7
+	};
+	struct sl_wm_strategy wm = { .kind = SL_WM_NONE, .ts_field = -1 };
+	struct sl_process_fn fn = { .states = cost_state, .nstates = 1, .process = cost_process };
+	static struct ckpt_log log;
+	struct sl_run_opts opts = { .nshards = nshards,
+				    .cores = cores,
+				    .checkpoint_interval_ms = interval_ms,
+				    .on_checkpoint = on_ckpt,
+				    .checkpoint_arg = &log };
+	struct window w = { .warm_s = warm_s, .secs = secs };
+	char dir[600] = "";
+	struct sl_job *job = sl_job_create("ckpt_cost");
+	struct sl_stream *s;
+	pthread_t timer;
+	int key = 0, k = 0;
+
+	memset(res, 0, sizeof(*res));
+	memset(&log, 0, sizeof log);
+	for (int i = 0; i < MAX_SPLITS; i++)
+		atomic_store(&processed[i].n, 0);
+	if (interval_ms) {
+		make_dir(dir, sizeof dir, "cost");
+		opts.checkpoint_dir = dir;
+		log.dir = dir;
+	}
+	sl_schema_add(sch, "user_id", SL_TYPE_BIGINT);
+	sl_schema_add(sch, "amount", SL_TYPE_BIGINT);
+	s = sl_job_source(job, "datagen", &timed_ops, &gen, sch, &wm);
+	s = sl_stream_process(sl_stream_key_by(s, &key, 1), "agg", &fn, sch);
+	if (sl_stream_sink(s, "nul", &nul_ops, NULL))
+		die("cost job", sl_job_error(job)->msg);
+	fprintf(stderr,
+		"cost: checkpoint %s, %d shards, %d keys x %zu-byte values, %.0f s "
+		"warm-up + %.0f s window\n",
+		interval_ms ? (interval_ms == 1000 ? "every 1 s" : "every 10 s") : "never", nshards,
+		COST_KEYS, sizeof(struct cost_val), warm_s, secs);
+	w.job = job;
+	if (pthread_create(&timer, NULL, window_main, &w))
+		die("cost", "cannot start the timer thread");
+	if (sl_job_run(job, &opts))
+		die("cost job", sl_job_error(job)->msg);
+	pthread_join(timer, NULL);
+	res->rate = (double)(w.n_hi - w.n_lo) / ((double)(w.t_hi - w.t_lo) * 1e-9);
+	for (int i = 0; i < log.n; i++) {
+		const struct ckpt_rec *r = &log.r[i];
+
+		if (r->done_ns < w.t_lo || r->done_ns > w.t_hi)
+			continue;
+		k++;
+		res->dur_mean_s += r->dur_s;
+		res->stall_mean_s += r->stall_s;
+		res->mib_mean += (double)r->bytes / MIB;
+		if (r->dur_s > res->dur_max_s)
+			res->dur_max_s = r->dur_s;
+		if (r->stall_s > res->stall_max_s)
+			res->stall_max_s = r->stall_s;
+	}
+	res->ckpts = k;
+	if (k) {
+		res->dur_mean_s /= k;
+		res->stall_mean_s /= k;
+		res->mib_mean /= k;
+	}
+	fprintf(stderr,
+		"cost: %.2fM records/s, %d checkpoints in the window (mean %.3f s, max "
+		"%.3f s, shard stall mean %.3f s max %.3f s, %.1f MiB each)\n",
+		res->rate / 1e6, k, res->dur_mean_s, res->dur_max_s, res->stall_mean_s,
+		res->stall_max_s, res->mib_mean);
+	sl_job_destroy(job);
+	sl_schema_destroy(sch);
+	if (dir[0])
+		rm_tree(dir);
+}
+
+/* Adds one round's result to the mean over `rounds` rounds (checkpoint figures weighted by
+ * their count). */
+static void cost_add(struct cost_result *sum, const struct cost_result *r, int rounds)
+{
+	int k = sum->ckpts + r->ckpts;
+
+	sum->rate += r->rate / rounds;
+	sum->ratio += r->ratio / rounds;
+	if (k) {
+		sum->dur_mean_s = (sum->dur_mean_s * sum->ckpts + r->dur_mean_s * r->ckpts) / k;
+		sum->stall_mean_s =
+			(sum->stall_mean_s * sum->ckpts + r->stall_mean_s * r->ckpts) / k;
+		sum->mib_mean = (sum->mib_mean * sum->ckpts + r->mib_mean * r->ckpts) / k;
+	}
+	sum->ckpts = k;
+	if (r->dur_max_s > sum->dur_max_s)
+		sum->dur_max_s = r->dur_max_s;
+	if (r->stall_max_s > sum->stall_max_s)
+		sum->stall_max_s = r->stall_max_s;
+}
+
+/* ---- main ---- */
+
+static const char *label(uint64_t bytes)
+{
+	return bytes >= (1ull << 30) ? "1gb" : "100mb";
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: ckpt_bench [--quick] [--secs S] [--only size|cost|recovery] "
+			"[--rounds R] [--shards N] [--dir PARENT] [--keep]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	bool quick = false;
+	const char *only = NULL;
+	double secs = 40, warm = 5;
+	uint64_t sizes[2] = { 100ull << 20, 1ull << 30 };
+	int nsizes = 2, rounds = 2;
+	static struct size_result sz[2];
+	struct rec_result cold = { 0 }, warm_r = { 0 };
+	struct cost_result none = { 0 }, c10 = { 0 }, c1 = { 0 };
+	bool do_size, do_cost, do_rec;
+	const char *L;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick")) {
+			quick = true;
+		} else if (!strcmp(argv[i], "--keep")) {
+			keep = true;
+		} else if (i + 1 >= argc) {
+			usage();
+		} else if (!strcmp(argv[i], "--rounds")) {
+			rounds = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--secs")) {
+			secs = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--only")) {
+			only = argv[++i];
+		} else if (!strcmp(argv[i], "--shards")) {
+			nshards = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--dir")) {
+			snprintf(parent, sizeof parent, "%s", argv[++i]);
+		} else {
+			usage();
+		}
+	}
+	if (nshards < 1 || nshards > MAX_SPLITS || secs < 1 || rounds < 1)
+		usage();
+	snprintf(cores, sizeof cores, nshards == 1 ? "0" : "0-%d", nshards - 1);
+	if (quick) {
+		nsizes = 1;
+		secs = 12;
+		warm = 2;
+		rounds = 1;
+	}
+	do_size = !only || !strcmp(only, "size");
+	do_cost = !only || !strcmp(only, "cost");
+	do_rec = !only || !strcmp(only, "recovery");
+	if (!do_size && !do_cost && !do_rec)
+		usage();
+	if (quick)
+		fprintf(stderr,
+			"ckpt_bench: --quick: 100 MiB of state only, recovery of 100 MiB, "
+			"cost windows of %.0f s (one checkpoint at 10 s): not the figures "
+			"of record\n",
+			secs);
+
+	/* the size runs; the largest one's checkpoint is the recovery's */
+	for (int i = do_size ? 0 : nsizes - 1; (do_size || do_rec) && i < nsizes; i++)
+		run_size(sizes[i], &sz[i]);
+	L = label(sizes[nsizes - 1]);
+	if (do_rec) {
+		run_recovery(&sz[nsizes - 1], true, &cold);
+		run_recovery(&sz[nsizes - 1], false, &warm_r);
+	}
+	for (int i = 0; i < nsizes; i++)
+		if (sz[i].dir[0])
+			rm_tree(sz[i].dir);
+	/* rounds interleave the three runs, so a busy minute on this shared machine hits each
+	 * round's runs alike; ratios are per round, then averaged */
+	for (int r = 0; do_cost && r < rounds; r++) {
+		struct cost_result a, b, c;
+
+		run_cost(0, warm, secs, &a);
+		run_cost(10000, warm, secs, &b);
+		run_cost(1000, warm, secs, &c);
+		b.ratio = b.rate / a.rate;
+		c.ratio = c.rate / a.rate;
+		fprintf(stderr, "cost round %d: %.3f at 10 s, %.3f at 1 s\n", r + 1, b.ratio,
+			c.ratio);
+		cost_add(&none, &a, rounds);
+		cost_add(&c10, &b, rounds);
+		cost_add(&c1, &c, rounds);
+	}
+
+	for (int i = 0; do_size && i < nsizes; i++) {
+		const struct size_result *r = &sz[i];
+		const char *l = label(r->state_bytes);
+
+		printf("FIGURE ckpt/heap_%s_s %.3f s %.3f ckpt/raw_write_%s_s\n", l, r->full.dur_s,
+		       r->full.dur_s / r->raw_s, l);
+		printf("FIGURE ckpt/heap_%s_bytes %llu B %.4f ckpt/state_%s_bytes\n", l,
+		       (unsigned long long)r->full.bytes,
+		       (double)r->full.bytes / (double)r->state_bytes, l);
+		printf("FIGURE ckpt/heap_%s_stall_s %.3f s %.3f ckpt/heap_%s_s\n", l,
+		       r->full.stall_s, r->full.stall_s / r->full.dur_s, l);
+		printf("FIGURE ckpt/raw_write_%s_s %.3f s - -\n", l, r->raw_s);
+		printf("FIGURE ckpt/state_%s_bytes %llu B - -\n", l,
+		       (unsigned long long)r->state_bytes);
+	}
+	if (do_cost) {
+		const char *q = quick ? "_quick" : "";
+
+		printf("FIGURE ckpt/throughput_none%s %.0f records/s - -\n", q, none.rate);
+		printf("FIGURE ckpt/throughput_10s%s %.0f records/s %.4f ckpt/throughput_none%s\n",
+		       q, c10.rate, c10.ratio, q);
+		printf("FIGURE ckpt/throughput_1s%s %.0f records/s %.4f ckpt/throughput_none%s\n",
+		       q, c1.rate, c1.ratio, q);
+	}
+	if (do_rec) {
+		printf("FIGURE ckpt/recovery_%s_s %.3f s %.3f ckpt/raw_read_%s_s\n", L, cold.all_s,
+		       cold.all_s / cold.read_s, L);
+		printf("FIGURE ckpt/recovery_%s_warm_s %.3f s %.3f ckpt/raw_read_%s_warm_s\n", L,
+		       warm_r.all_s, warm_r.all_s / warm_r.read_s, L);
+		printf("FIGURE ckpt/raw_read_%s_s %.3f s - -\n", L, cold.read_s);
+		printf("FIGURE ckpt/raw_read_%s_warm_s %.3f s - -\n", L, warm_r.read_s);
+	}
+
+	/* the table for the closing note */
+	printf("\n| figure | value | reference (same run) | ratio | target | met? |\n");
+	printf("|---|---|---|---|---|---|\n");
+	for (int i = 0; do_size && i < nsizes; i++) {
+		const struct size_result *r = &sz[i];
+		const char *l = label(r->state_bytes);
+
+		printf("| heap checkpoint, %s state (%lld keys x %d B), full | %.2f s, %.0f MiB "
+		       "on disk (%.2fx state), shard stall %.2f s | raw write+fsync %.2f s "
+		       "(%.0f MiB/s) | %.2fx | - | - |\n",
+		       l, (long long)r->nkeys, VAL_SIZE, r->full.dur_s, (double)r->full.bytes / MIB,
+		       (double)r->full.bytes / (double)r->state_bytes, r->full.stall_s, r->raw_s,
+		       (double)r->full.bytes / MIB / r->raw_s, r->full.dur_s / r->raw_s);
+	}
+	if (do_size)
+		printf("| incremental checkpoint | not measured: heap snapshots are always full; "
+		       "incremental is the RocksDB backend's, not on main | - | - | - | - |\n");
+	if (do_cost) {
+		printf("| throughput, no checkpoints%s | %.2fM records/s | - | - | - | - |\n",
+		       quick ? " (quick)" : "", none.rate / 1e6);
+		printf("| throughput, checkpoint every 10 s%s | %.2fM records/s, %d ckpts of %.0f "
+		       "MiB"
+		       ", %.2f s each | no checkpoints | %.3f (cost %.1f%%) | cost <= 5%% | %s |\n",
+		       quick ? " (quick)" : "", c10.rate / 1e6, c10.ckpts, c10.mib_mean,
+		       c10.dur_mean_s, c10.ratio, 100 * (1 - c10.ratio),
+		       c10.ratio >= 0.95 ? "yes" : "**no**");
+		printf("| throughput, checkpoint every 1 s%s | %.2fM records/s, %d ckpts of %.0f "
+		       "MiB"
+		       ", %.2f s each | no checkpoints | %.3f (cost %.1f%%) | cost <= 15%% | %s "
+		       "|\n",
+		       quick ? " (quick)" : "", c1.rate / 1e6, c1.ckpts, c1.mib_mean, c1.dur_mean_s,
+		       c1.ratio, 100 * (1 - c1.ratio), c1.ratio >= 0.85 ? "yes" : "**no**");
+	}
+	if (do_rec) {
+		printf("| recovery, %s state, cold cache | %.2f s until every shard processes "
+		       "(files loaded %.2f s, state rebuilt %.2f s) | read of the files %.2f s | "
+		       "%.1fx | <= 5 s | %s |\n",
+		       L, cold.all_s, cold.load_s, cold.restore_s, cold.read_s,
+		       cold.all_s / cold.read_s, cold.all_s <= 5 ? "yes" : "**no**");
+		printf("| recovery, %s state, warm cache | %.2f s until every shard processes "
+		       "(files loaded %.2f s, state rebuilt %.2f s) | read of the files %.2f s | "
+		       "%.1fx | <= 5 s | %s |\n",
+		       L, warm_r.all_s, warm_r.load_s, warm_r.restore_s, warm_r.read_s,
+		       warm_r.all_s / warm_r.read_s, warm_r.all_s <= 5 ? "yes" : "**no**");
+	}
+	return 0;
+}
