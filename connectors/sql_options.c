@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "connectors/formats/format.h"
+#include "connectors/kafka_source.h"
 #include "connectors/sql_options.h"
 
 /* The options of one table being configured, and where to report. */
@@ -727,6 +728,9 @@ int sl_sql_source_from_options(const struct sl_schema *schema, struct sl_conn_op
 		return finish(fs_source(&c, schema, out), out);
 	if (!strcmp(c.conn, "datagen"))
 		return finish(datagen_source(&c, schema, out), out);
+	if (!strcmp(c.conn, "kafka"))
+		return finish(sl_sql_kafka_source(schema, opts, nopts, file, c.at, out, err,
+						  errcap), out);
 	if (!strcmp(c.conn, "print") || !strcmp(c.conn, "blackhole"))
 		return fail_at(&c, c.at, "connector '%s' is a sink: it cannot be read from",
 			       c.conn);

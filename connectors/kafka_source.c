@@ -1,0 +1,899 @@
+/*
+ * kafka_source.c - the Kafka source (kafka_source.h): split k is partition k of the topic,
+ * consumed on its shard by its own librdkafka consumer with a manual assignment of that one
+ * partition, so no shared consumer and no group rebalance sits on the hot path.
+ *
+ * Split life:
+ *
+ *   open() ----> [not started] --start()--> [reading] --next >= end--> [ended: SL_SRC_EOF]
+ *                     |   ^                     |
+ *                seek(off): next = off          +-- poll(): take <= max fetched messages
+ *
+ * start() (first poll or position) resolves the startup mode to a concrete offset (asking
+ * the cluster: watermarks, committed offset, offsets for a time) and the bound to an end
+ * offset, then assigns the partition at that offset. A restore calls seek() right after
+ * open and skips the startup mode. Because the offset is always a number once started, a
+ * checkpoint taken before the first record still resumes exactly there.
+ *
+ * Invariant: `next` is the offset after the last message taken (emitted, dead-lettered or
+ * skipped), which is the split's position; messages librdkafka fetched ahead and we did not
+ * take stay in its queue, and a restore re-reads them.
+ *
+ * Memory: librdkafka prefetches into a per-partition queue bounded by
+ * queued.max.messages.kbytes (4 MiB here unless set), so a shard that stops polling (its
+ * rings are full) stops fetching instead of buffering without bound. Per record: the
+ * decoder (which copies the payload into its padded buffer) and, when key or metadata
+ * fields are present, one assembly pass into the output row; no allocation of ours.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/kafka_props.h"
+#include "connectors/kafka_source.h"
+#include "core/source.h"
+#include "formats/format.h"
+
+#define MAX_BATCH 256
+#define DEFAULT_TIMEOUT_MS 10000
+#define DL_RAW_MAX 4096
+
+/* Where field i of the output row comes from. */
+enum { FROM_VALUE = 0, FROM_KEY, FROM_META };
+
+struct src_field {
+	uint8_t from;
+	uint8_t meta;    /* enum sl_kafka_meta when FROM_META */
+	int16_t idx;     /* field of the value or key sub-row */
+	enum sl_type type;
+};
+
+/* A decoder for one side (value or key) of a message. */
+struct side {
+	enum sl_kafka_format fmt;
+	struct sl_schema *schema; /* the fields this side decodes (owned) */
+	struct sl_json_dec *json;
+	struct sl_csv_dec *csv;
+	void *buf;                /* SL_ROW_SCRATCH bytes for its sub-row when assembling */
+};
+
+struct kafka_split {
+	const struct sl_kafka_source_cfg *cfg;
+	int32_t partition;
+	rd_kafka_t *rk;
+	rd_kafka_queue_t *q;      /* the consumer queue (main queue forwarded into it) */
+	bool started, ended;
+	int64_t next;             /* offset after the last message taken */
+	int64_t end;              /* first offset not to read; INT64_MAX: unbounded */
+	int timeout_ms;
+
+	bool direct;              /* output row == value row: decode straight into scratch */
+	int nfields;
+	struct src_field f[SL_SCHEMA_MAX_FIELDS];
+	struct side val, key;
+	uint64_t skipped;
+	rd_kafka_message_t *batch[MAX_BATCH];
+};
+
+/* ---- configuration ------------------------------------------------------------------- */
+
+static void set_err(struct sl_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(struct sl_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+}
+
+static bool has_prop(const struct sl_kafka_source_cfg *cfg, const char *name)
+{
+	size_t plen = strlen(SL_KAFKA_PROPS_PREFIX);
+
+	for (int i = 0; i < cfg->nprops; i++) {
+		const char *k = cfg->prop_keys[i];
+
+		if (!strncmp(k, SL_KAFKA_PROPS_PREFIX, plen))
+			k += plen;
+		if (!strcmp(k, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The consumer configuration: our defaults, then the user's properties, then what the
+ * source relies on (no auto commit: positions live in checkpoints; partition EOF events:
+ * bounded splits end on them). Returns the conf or NULL with err set.
+ */
+static rd_kafka_conf_t *make_conf(const struct sl_kafka_source_cfg *cfg, struct sl_error *err)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	char why[384], group[320];
+	int rc = 0;
+
+	if (!conf) {
+		set_err(err, -ENOMEM, "kafka source: out of memory");
+		return NULL;
+	}
+	snprintf(group, sizeof group, "sluice-%s", cfg->topic);
+	rc = sl_kafka_props_set(conf, "queued.max.messages.kbytes", "4096", why, sizeof why);
+	if (!rc)
+		rc = sl_kafka_props_set(conf, "queued.min.messages", "10000", why, sizeof why);
+	if (!rc && !has_prop(cfg, "group.id"))
+		rc = sl_kafka_props_set(conf, "group.id", group, why, sizeof why);
+	if (!rc)
+		rc = sl_kafka_props_apply(conf, cfg->prop_keys, cfg->prop_vals, cfg->nprops, why,
+					  sizeof why);
+	if (!rc)
+		rc = sl_kafka_props_set(conf, "enable.auto.commit", "false", why, sizeof why);
+	if (!rc)
+		rc = sl_kafka_props_set(conf, "enable.auto.offset.store", "false", why, sizeof why);
+	if (!rc)
+		rc = sl_kafka_props_set(conf, "enable.partition.eof", "true", why, sizeof why);
+	if (rc) {
+		set_err(err, rc, "kafka source '%s': %s", cfg->topic, why);
+		rd_kafka_conf_destroy(conf);
+		return NULL;
+	}
+	return conf;
+}
+
+static rd_kafka_t *make_consumer(const struct sl_kafka_source_cfg *cfg, struct sl_error *err)
+{
+	rd_kafka_conf_t *conf = make_conf(cfg, err);
+	char why[512];
+	rd_kafka_t *rk;
+
+	if (!conf)
+		return NULL;
+	rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
+	if (!rk) {
+		set_err(err, -EINVAL, "kafka source '%s': %s", cfg->topic, why);
+		rd_kafka_conf_destroy(conf);
+	}
+	return rk;
+}
+
+static bool key_field(const struct sl_kafka_source_cfg *cfg, int i, int *idx)
+{
+	for (int k = 0; k < cfg->nkey_fields; k++)
+		if (cfg->key_fields[k] == i) {
+			*idx = k;
+			return true;
+		}
+	return false;
+}
+
+static int meta_of(const struct sl_kafka_source_cfg *cfg, int i)
+{
+	for (int m = 0; m < cfg->nmeta; m++)
+		if (cfg->meta[m].field == i)
+			return m;
+	return -1;
+}
+
+static bool meta_type_ok(enum sl_kafka_meta key, enum sl_type t)
+{
+	switch (key) {
+	case SL_KAFKA_META_TIMESTAMP:
+		return t == SL_TYPE_TIMESTAMP_LTZ || t == SL_TYPE_TIMESTAMP || t == SL_TYPE_BIGINT;
+	case SL_KAFKA_META_PARTITION:
+		return t == SL_TYPE_INT || t == SL_TYPE_BIGINT;
+	case SL_KAFKA_META_OFFSET:
+		return t == SL_TYPE_BIGINT;
+	case SL_KAFKA_META_TOPIC:
+	case SL_KAFKA_META_TIMESTAMP_TYPE:
+		return t == SL_TYPE_STRING;
+	}
+	return false;
+}
+
+/* Checks formats, key and metadata fields against the schema. 0 or -EINVAL with err. */
+static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err)
+{
+	const struct sl_schema *s = cfg->schema;
+	int nf, nval = 0, nkey = 0;
+
+	if (!cfg->topic || !*cfg->topic || !s) {
+		set_err(err, -EINVAL, "kafka source: %s", !s ? "no schema" : "no topic");
+		return -EINVAL;
+	}
+	nf = sl_schema_nfields(s);
+	for (int m = 0; m < cfg->nmeta; m++) {
+		int i = cfg->meta[m].field;
+
+		if (i < 0 || i >= nf || meta_of(cfg, i) != m) {
+			set_err(err, -EINVAL, "kafka source '%s': metadata column %d is not a "
+				"distinct field of the schema", cfg->topic, i);
+			return -EINVAL;
+		}
+		if (!meta_type_ok(cfg->meta[m].key, sl_schema_type(s, i))) {
+			set_err(err, -EINVAL, "kafka source '%s': metadata column '%s' cannot be "
+				"%s", cfg->topic, sl_schema_name(s, i),
+				sl_type_name(sl_schema_type(s, i)));
+			return -EINVAL;
+		}
+	}
+	for (int k = 0; k < cfg->nkey_fields; k++) {
+		int i = cfg->key_fields[k], idx;
+
+		if (i < 0 || i >= nf || meta_of(cfg, i) >= 0 || !key_field(cfg, i, &idx) ||
+		    idx != k) {
+			set_err(err, -EINVAL, "kafka source '%s': key field %d is not a distinct "
+				"physical field of the schema", cfg->topic, i);
+			return -EINVAL;
+		}
+	}
+	if (cfg->nkey_fields && cfg->key_format == SL_KAFKA_FMT_NONE) {
+		set_err(err, -EINVAL, "kafka source '%s': key fields need a key format",
+			cfg->topic);
+		return -EINVAL;
+	}
+	if (cfg->key_format == SL_KAFKA_FMT_DEBEZIUM_JSON) {
+		set_err(err, -EINVAL, "kafka source '%s': debezium-json is a value format",
+			cfg->topic);
+		return -EINVAL;
+	}
+	for (int i = 0; i < nf; i++) {
+		int idx;
+
+		if (meta_of(cfg, i) >= 0)
+			continue;
+		if (key_field(cfg, i, &idx)) {
+			nkey++;
+			if (cfg->value_except_key)
+				continue;
+		}
+		nval++;
+		if (cfg->value_format == SL_KAFKA_FMT_RAW && sl_schema_type(s, i) != SL_TYPE_STRING) {
+			set_err(err, -EINVAL, "kafka source '%s': format 'raw' reads one STRING "
+				"column, '%s' is %s", cfg->topic, sl_schema_name(s, i),
+				sl_type_name(sl_schema_type(s, i)));
+			return -EINVAL;
+		}
+	}
+	if ((cfg->value_format == SL_KAFKA_FMT_RAW && nval != 1) ||
+	    (cfg->key_format == SL_KAFKA_FMT_RAW && nkey != 1)) {
+		set_err(err, -EINVAL, "kafka source '%s': format 'raw' reads exactly one column "
+			"(the %s has %d)", cfg->topic, nval != 1 ? "value" : "key",
+			nval != 1 ? nval : nkey);
+		return -EINVAL;
+	}
+	if (cfg->value_format == SL_KAFKA_FMT_NONE) {
+		set_err(err, -EINVAL, "kafka source '%s': no value format", cfg->topic);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *err)
+{
+	int timeout = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
+	char why[256];
+	rd_kafka_t *rk;
+	int n;
+
+	if (check_cfg(cfg, err) < 0)
+		return err->code;
+	if (!has_prop(cfg, "bootstrap.servers")) {
+		set_err(err, -EINVAL, "kafka source '%s': needs bootstrap.servers", cfg->topic);
+		return -EINVAL;
+	}
+	rk = make_consumer(cfg, err);
+	if (!rk)
+		return err->code;
+	n = sl_kafka_partition_count(rk, cfg->topic, timeout, why, sizeof why);
+	rd_kafka_destroy(rk);
+	if (n < 0) {
+		set_err(err, n, "kafka source: %s", why);
+		return n;
+	}
+	cfg->npartitions = n;
+	return 0;
+}
+
+/* ---- opening a split ----------------------------------------------------------------- */
+
+static int nsplits(const void *cfg)
+{
+	return ((const struct sl_kafka_source_cfg *)cfg)->npartitions;
+}
+
+static void side_fini(struct side *sd)
+{
+	sl_json_dec_destroy(sd->json);
+	sl_csv_dec_destroy(sd->csv);
+	sl_schema_destroy(sd->schema);
+	free(sd->buf);
+}
+
+static void kafka_close(void *state)
+{
+	struct kafka_split *k = state;
+
+	if (!k)
+		return;
+	if (k->skipped) {
+		if (k->cfg->skipped)
+			atomic_fetch_add_explicit((_Atomic uint64_t *)k->cfg->skipped, k->skipped,
+						  memory_order_relaxed);
+		fprintf(stderr, "sluice: kafka %s/%d: skipped %llu undecodable record%s "
+			"(ignore-parse-errors)\n", k->cfg->topic, k->partition,
+			(unsigned long long)k->skipped, k->skipped == 1 ? "" : "s");
+	}
+	if (k->q)
+		rd_kafka_queue_destroy(k->q);
+	/* no group membership to leave (manual assignment): skip the consumer close */
+	if (k->rk)
+		rd_kafka_destroy_flags(k->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+	side_fini(&k->val);
+	side_fini(&k->key);
+	free(k);
+}
+
+static int add_field(struct sl_schema *sub, const struct sl_schema *s, int i)
+{
+	if (sl_schema_type(s, i) == SL_TYPE_DECIMAL)
+		return sl_schema_add_decimal(sub, sl_schema_name(s, i), sl_schema_precision(s, i),
+					     sl_schema_scale(s, i));
+	return sl_schema_add(sub, sl_schema_name(s, i), sl_schema_type(s, i));
+}
+
+/* Creates the decoder of one side over its sub-schema. 0 or -errno with err. */
+static int side_init(struct side *sd, enum sl_kafka_format fmt,
+		     const struct sl_kafka_source_cfg *cfg, bool need_buf, struct sl_error *err)
+{
+	int jerr = -ENOMEM;
+	unsigned flags = cfg->json_fail_on_missing ? SL_JSON_FAIL_ON_MISSING : 0;
+
+	sd->fmt = fmt;
+	if (need_buf && !(sd->buf = aligned_alloc(8, SL_ROW_SCRATCH)))
+		goto nomem;
+	switch (fmt) {
+	case SL_KAFKA_FMT_JSON:
+	case SL_KAFKA_FMT_DEBEZIUM_JSON:
+		if (fmt == SL_KAFKA_FMT_DEBEZIUM_JSON)
+			flags |= SL_JSON_DEBEZIUM;
+		sd->json = sl_json_dec_create_ex(sd->schema, flags, &jerr);
+		if (!sd->json && jerr == -EINVAL) {
+			set_err(err, -EINVAL, "kafka source '%s': field names do not form a tree "
+				"of JSON objects", cfg->topic);
+			return -EINVAL;
+		}
+		if (!sd->json)
+			goto nomem;
+		break;
+	case SL_KAFKA_FMT_CSV:
+		sd->csv = sl_csv_dec_create(sd->schema, &cfg->csv);
+		if (!sd->csv)
+			goto nomem;
+		break;
+	default:
+		break;
+	}
+	return 0;
+nomem:
+	set_err(err, -ENOMEM, "kafka source '%s': out of memory", cfg->topic);
+	return -ENOMEM;
+}
+
+/* Maps every output field to the value, the key or the message, and builds the decoders. */
+static int plan_fields(struct kafka_split *k, struct sl_error *err)
+{
+	const struct sl_kafka_source_cfg *cfg = k->cfg;
+	const struct sl_schema *s = cfg->schema;
+	int rc, nval = 0, m, idx;
+
+	k->nfields = sl_schema_nfields(s);
+	k->val.schema = sl_schema_create();
+	k->key.schema = sl_schema_create();
+	if (!k->val.schema || !k->key.schema)
+		goto nomem;
+	for (int i = 0; i < cfg->nkey_fields; i++)
+		if (add_field(k->key.schema, s, cfg->key_fields[i]) < 0)
+			goto nomem;
+	for (int i = 0; i < k->nfields; i++) {
+		struct src_field *f = &k->f[i];
+
+		f->type = sl_schema_type(s, i);
+		if ((m = meta_of(cfg, i)) >= 0) {
+			f->from = FROM_META;
+			f->meta = (uint8_t)cfg->meta[m].key;
+		} else if (key_field(cfg, i, &idx) && cfg->value_except_key) {
+			f->from = FROM_KEY;
+			f->idx = (int16_t)idx;
+		} else {
+			f->from = FROM_VALUE;
+			f->idx = (int16_t)nval++;
+			if (add_field(k->val.schema, s, i) < 0)
+				goto nomem;
+		}
+	}
+	k->direct = nval == k->nfields;
+	rc = side_init(&k->val, cfg->value_format, cfg, !k->direct, err);
+	if (!rc && cfg->value_except_key && cfg->nkey_fields)
+		rc = side_init(&k->key, cfg->key_format, cfg, true, err);
+	return rc;
+nomem:
+	set_err(err, -ENOMEM, "kafka source '%s': out of memory", cfg->topic);
+	return -ENOMEM;
+}
+
+static void *kafka_open(const void *cfgp, int split, struct sl_error *err)
+{
+	const struct sl_kafka_source_cfg *cfg = cfgp;
+	struct kafka_split *k;
+	rd_kafka_resp_err_t e;
+
+	if (check_cfg(cfg, err) < 0)
+		return NULL;
+	if (split < 0 || split >= cfg->npartitions) {
+		set_err(err, -EINVAL, "kafka source '%s': no partition %d (%d at plan time%s)",
+			cfg->topic, split, cfg->npartitions,
+			cfg->npartitions ? "" : ": call sl_kafka_source_prepare()");
+		return NULL;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		set_err(err, -ENOMEM, "kafka source '%s': out of memory", cfg->topic);
+		return NULL;
+	}
+	k->cfg = cfg;
+	k->partition = split;
+	k->next = -1;
+	k->end = INT64_MAX;
+	k->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
+	if (plan_fields(k, err) < 0)
+		goto out_close;
+	k->rk = make_consumer(cfg, err);
+	if (!k->rk)
+		goto out_close;
+	/* errors and callbacks arrive on the queue we poll, not on one nobody serves */
+	e = rd_kafka_poll_set_consumer(k->rk);
+	k->q = e ? NULL : rd_kafka_queue_get_consumer(k->rk);
+	if (!k->q) {
+		set_err(err, -EIO, "kafka source '%s': no consumer queue: %s", cfg->topic,
+			rd_kafka_err2str(e));
+		goto out_close;
+	}
+	return k;
+out_close:
+	kafka_close(k);
+	return NULL;
+}
+
+/* ---- start: resolving offsets, assigning ------------------------------------------- */
+
+static int64_t specific(const struct sl_kafka_offset *v, int n, int32_t part)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i].partition == part)
+			return v[i].offset;
+	return -1;
+}
+
+/* The first offset whose timestamp is >= ts, or -1 when there is none. */
+static int offset_for_time(struct kafka_split *k, int64_t ts, int64_t *out)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_resp_err_t e;
+
+	if (!l)
+		return -ENOMEM;
+	rd_kafka_topic_partition_list_add(l, k->cfg->topic, k->partition)->offset = ts;
+	e = rd_kafka_offsets_for_times(k->rk, l, k->timeout_ms);
+	if (!e)
+		e = l->elems[0].err;
+	*out = l->elems[0].offset;
+	rd_kafka_topic_partition_list_destroy(l);
+	if (e) {
+		fprintf(stderr, "sluice: kafka %s/%d: offsets for time %lld: %s\n", k->cfg->topic,
+			k->partition, (long long)ts, rd_kafka_err2str(e));
+		return sl_kafka_errno(e);
+	}
+	return 0;
+}
+
+/* The group's committed offset, or where auto.offset.reset says without one. */
+static int group_offset(struct kafka_split *k, int64_t lo, int64_t hi, int64_t *out)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_resp_err_t e;
+	char reset[32] = "latest";
+	size_t sz = sizeof reset;
+
+	if (!l)
+		return -ENOMEM;
+	rd_kafka_topic_partition_list_add(l, k->cfg->topic, k->partition);
+	e = rd_kafka_committed(k->rk, l, k->timeout_ms);
+	if (!e)
+		e = l->elems[0].err;
+	*out = l->elems[0].offset;
+	rd_kafka_topic_partition_list_destroy(l);
+	if (e) {
+		fprintf(stderr, "sluice: kafka %s/%d: committed offset: %s\n", k->cfg->topic,
+			k->partition, rd_kafka_err2str(e));
+		return sl_kafka_errno(e);
+	}
+	if (*out >= 0)
+		return 0;
+	rd_kafka_conf_get(rd_kafka_conf(k->rk), "auto.offset.reset", reset, &sz);
+	if (!strcmp(reset, "smallest") || !strcmp(reset, "earliest") ||
+	    !strcmp(reset, "beginning")) {
+		*out = lo;
+	} else if (!strcmp(reset, "error")) {
+		fprintf(stderr, "sluice: kafka %s/%d: no committed offset for the group and "
+			"auto.offset.reset is 'error'\n", k->cfg->topic, k->partition);
+		return -ENOENT;
+	} else {
+		*out = hi;
+	}
+	return 0;
+}
+
+/*
+ * Resolves where the split starts (unless seek() set it) and ends, and assigns the
+ * partition. Open-time work on the shard: it waits for the cluster (up to timeout_ms per
+ * query), once per split.
+ */
+static int start(struct kafka_split *k)
+{
+	const struct sl_kafka_source_cfg *cfg = k->cfg;
+	rd_kafka_topic_partition_list_t *l;
+	rd_kafka_resp_err_t e;
+	int64_t lo, hi, off = -1;
+	int rc = 0;
+
+	e = rd_kafka_query_watermark_offsets(k->rk, cfg->topic, k->partition, &lo, &hi,
+					     k->timeout_ms);
+	if (e) {
+		fprintf(stderr, "sluice: kafka %s/%d: watermark offsets: %s\n", cfg->topic,
+			k->partition, rd_kafka_err2str(e));
+		return sl_kafka_errno(e);
+	}
+	if (k->next < 0) {
+		switch (cfg->startup) {
+		case SL_KAFKA_START_EARLIEST:
+			off = lo;
+			break;
+		case SL_KAFKA_START_LATEST:
+			off = hi;
+			break;
+		case SL_KAFKA_START_TIMESTAMP:
+			rc = offset_for_time(k, cfg->startup_ts_ms, &off);
+			if (!rc && off < 0)
+				off = hi;
+			break;
+		case SL_KAFKA_START_SPECIFIC:
+			off = specific(cfg->specific, cfg->nspecific, k->partition);
+			if (off < 0)
+				rc = group_offset(k, lo, hi, &off);
+			break;
+		case SL_KAFKA_START_GROUP_OFFSETS:
+			rc = group_offset(k, lo, hi, &off);
+			break;
+		}
+		if (rc)
+			return rc;
+		k->next = off;
+	}
+	switch (cfg->bounded) {
+	case SL_KAFKA_UNBOUNDED:
+		break;
+	case SL_KAFKA_BOUND_LATEST:
+		k->end = hi;
+		break;
+	case SL_KAFKA_BOUND_TIMESTAMP:
+		rc = offset_for_time(k, cfg->bounded_ts_ms, &off);
+		if (rc)
+			return rc;
+		k->end = off < 0 ? hi : off;
+		break;
+	case SL_KAFKA_BOUND_SPECIFIC:
+		off = specific(cfg->bounded_specific, cfg->nbounded_specific, k->partition);
+		k->end = off < 0 ? hi : off;
+		break;
+	}
+	k->started = true;
+	if (k->next >= k->end) {
+		k->ended = true;
+		return 0;
+	}
+	l = rd_kafka_topic_partition_list_new(1);
+	if (!l)
+		return -ENOMEM;
+	rd_kafka_topic_partition_list_add(l, cfg->topic, k->partition)->offset = k->next;
+	e = rd_kafka_assign(k->rk, l);
+	rd_kafka_topic_partition_list_destroy(l);
+	if (e) {
+		fprintf(stderr, "sluice: kafka %s/%d: assign: %s\n", cfg->topic, k->partition,
+			rd_kafka_err2str(e));
+		return sl_kafka_errno(e);
+	}
+	return 0;
+}
+
+/* ---- polling --------------------------------------------------------------------------- */
+
+static void dead_letter(struct kafka_split *k, struct sl_src_ctx *c, int64_t off,
+			const char *why, const void *raw, size_t len)
+{
+	char where[400];
+
+	if (k->cfg->ignore_parse_errors) {
+		k->skipped++;
+		return;
+	}
+	snprintf(where, sizeof where, "%s/%d/%lld", k->cfg->topic, k->partition, (long long)off);
+	sl_src_dead_letter(c, where, why, raw, len < DL_RAW_MAX ? len : DL_RAW_MAX);
+}
+
+/*
+ * Decodes one side's bytes into 0..2 rows (rows[]). A NULL payload (a tombstone) gives no row,
+ * except with raw, where it is a NULL field. Returns the count or -EINVAL with why. Hot path.
+ */
+static int decode(struct side *sd, const char *p, size_t len, void *buf,
+		  const struct sl_row *rows[2], char *why)
+{
+	struct sl_row_builder b;
+
+	switch (sd->fmt) {
+	case SL_KAFKA_FMT_DEBEZIUM_JSON:
+		if (!p)
+			return 0;
+		return sl_dbz_dec_rows_copy(sd->json, p, len, buf, SL_ROW_SCRATCH, rows, why);
+	case SL_KAFKA_FMT_JSON:
+		if (!p)
+			return 0;
+		rows[0] = sl_json_dec_row_copy(sd->json, p, len, buf, SL_ROW_SCRATCH, why);
+		return rows[0] ? 1 : -EINVAL;
+	case SL_KAFKA_FMT_CSV:
+		if (!p)
+			return 0;
+		if (len && p[len - 1] == '\n')
+			len--;
+		if (len && p[len - 1] == '\r')
+			len--;
+		rows[0] = sl_csv_dec_row(sd->csv, p, len, buf, SL_ROW_SCRATCH, why);
+		return rows[0] ? 1 : -EINVAL;
+	case SL_KAFKA_FMT_RAW:
+		sl_rowb_init(&b, buf, SL_ROW_SCRATCH, 1);
+		if (p)
+			sl_rowb_set_str(&b, 0, p, (uint32_t)len);
+		rows[0] = sl_rowb_finish(&b);
+		if (!rows[0])
+			sl_fmt_why(why, "raw value of %zu bytes does not fit a row", len);
+		return rows[0] ? 1 : -EINVAL;
+	case SL_KAFKA_FMT_NONE:
+		break;
+	}
+	rows[0] = NULL;
+	return 1;
+}
+
+static const char *ts_type_name(rd_kafka_timestamp_type_t t)
+{
+	return t == RD_KAFKA_TIMESTAMP_CREATE_TIME	   ? "CreateTime"
+	       : t == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? "LogAppendTime"
+							 : "NoTimestampType";
+}
+
+/* Builds the output row from a value row, a key row (either may be NULL) and the message.
+ * Hot path: field copies only. */
+static const struct sl_row *assemble(struct kafka_split *k, struct sl_src_ctx *c,
+				     const struct sl_row *v, const struct sl_row *key,
+				     const rd_kafka_message_t *m)
+{
+	struct sl_row_builder b;
+	rd_kafka_timestamp_type_t tt;
+	int64_t ts;
+	const char *s;
+
+	sl_rowb_init(&b, sl_src_scratch(c), SL_ROW_SCRATCH, k->nfields);
+	for (int i = 0; i < k->nfields; i++) {
+		const struct src_field *f = &k->f[i];
+
+		switch (f->from) {
+		case FROM_VALUE:
+			if (v)
+				sl_rowb_copy_field(&b, i, v, f->idx, f->type);
+			break;
+		case FROM_KEY:
+			if (key)
+				sl_rowb_copy_field(&b, i, key, f->idx, f->type);
+			break;
+		case FROM_META:
+			switch (f->meta) {
+			case SL_KAFKA_META_TIMESTAMP:
+				ts = rd_kafka_message_timestamp(m, &tt);
+				if (tt != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE)
+					sl_rowb_set_i64(&b, i, ts);
+				break;
+			case SL_KAFKA_META_PARTITION:
+				sl_rowb_set_i64(&b, i, m->partition);
+				break;
+			case SL_KAFKA_META_OFFSET:
+				sl_rowb_set_i64(&b, i, m->offset);
+				break;
+			case SL_KAFKA_META_TOPIC:
+				s = k->cfg->topic;
+				sl_rowb_set_str(&b, i, s, (uint32_t)strlen(s));
+				break;
+			case SL_KAFKA_META_TIMESTAMP_TYPE:
+				rd_kafka_message_timestamp(m, &tt);
+				s = ts_type_name(tt);
+				sl_rowb_set_str(&b, i, s, (uint32_t)strlen(s));
+				break;
+			}
+			break;
+		}
+	}
+	if (v)
+		sl_rowb_set_kind(&b, (enum sl_row_kind)v->kind);
+	return sl_rowb_finish(&b);
+}
+
+/* Decodes and emits one message. Returns 0, or -errno from emit. Hot path. */
+static int take(struct kafka_split *k, struct sl_src_ctx *c, const rd_kafka_message_t *m)
+{
+	const struct sl_row *rows[2], *keys[2] = { NULL, NULL }, *row;
+	char why[SL_FMT_WHY_MAX];
+	int n, rc;
+
+	if (k->key.fmt != SL_KAFKA_FMT_NONE) {
+		/* no key: its fields are NULL (raw: the one field is) */
+		if ((m->key || k->key.fmt == SL_KAFKA_FMT_RAW) &&
+		    decode(&k->key, m->key, m->key_len, k->key.buf, keys, why) < 0) {
+			dead_letter(k, c, m->offset, why, m->key, m->key_len);
+			return 0;
+		}
+	}
+	if (sl_schema_nfields(k->val.schema) == 0) {
+		if (!m->payload && k->val.fmt != SL_KAFKA_FMT_RAW)
+			return 0;
+		rows[0] = NULL;
+		n = 1;
+	} else {
+		n = decode(&k->val, m->payload, m->len, k->direct ? sl_src_scratch(c) : k->val.buf,
+			   rows, why);
+	}
+	if (n < 0) {
+		dead_letter(k, c, m->offset, why, m->payload, m->len);
+		return 0;
+	}
+	for (int r = 0; r < n; r++) {
+		row = k->direct ? rows[r] : assemble(k, c, rows[r], keys[0], m);
+		if (!row) {
+			dead_letter(k, c, m->offset, "row larger than the row buffer", m->payload,
+				    m->len);
+			return 0;
+		}
+		rc = sl_src_emit(c, row);
+		if (rc == -ENOSPC) {
+			dead_letter(k, c, m->offset, "row larger than a ring frame", m->payload,
+				    m->len);
+			return 0;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int kafka_poll(void *state, struct sl_src_ctx *c, int max)
+{
+	struct kafka_split *k = state;
+	ssize_t n;
+	int taken = 0, rc = 0;
+	char fatal[256];
+
+	if (!k->started && (rc = start(k)) < 0)
+		return rc;
+	if (k->ended)
+		return SL_SRC_EOF;
+	if (max > MAX_BATCH)
+		max = MAX_BATCH;
+	/* timeout 0: take what librdkafka has fetched, never wait on the shard */
+	n = rd_kafka_consume_batch_queue(k->q, 0, k->batch, (size_t)max);
+	if (n < 0)
+		return sl_kafka_errno(rd_kafka_last_error());
+	for (ssize_t i = 0; i < n; i++) {
+		rd_kafka_message_t *m = k->batch[i];
+
+		if (rc < 0 || k->ended) {
+			/* past an error or the end: dropped here, re-read after a restore */
+		} else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+			if (m->offset >= k->end)
+				k->ended = true;
+		} else if (m->err) {
+			/* transient (a broker down, a leader moving): librdkafka retries itself
+			 * and logs the cause; only a fatal error stops the split */
+			if (rd_kafka_fatal_error(k->rk, fatal, sizeof fatal)) {
+				fprintf(stderr, "sluice: kafka %s/%d: %s\n", k->cfg->topic,
+					k->partition, fatal);
+				rc = -EIO;
+			}
+		} else if (m->offset >= k->end) {
+			k->ended = true; /* produced after the bound was fixed */
+		} else if (m->partition == k->partition && m->offset >= k->next) {
+			rc = take(k, c, m);
+			if (rc == 0) {
+				k->next = m->offset + 1;
+				taken++;
+				if (k->next >= k->end)
+					k->ended = true;
+			}
+		}
+		rd_kafka_message_destroy(m);
+	}
+	if (rc < 0)
+		return rc;
+	if (k->ended && !taken)
+		return SL_SRC_EOF;
+	return taken;
+}
+
+/* ---- checkpoints ------------------------------------------------------------------------ */
+
+/* Commits `off` to the group for monitoring (lag dashboards); the checkpoint holds the
+ * position that counts, so a failed commit only shows in librdkafka's log. */
+static void commit_async(struct kafka_split *k, int64_t off)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+
+	if (!l)
+		return;
+	rd_kafka_topic_partition_list_add(l, k->cfg->topic, k->partition)->offset = off;
+	rd_kafka_commit(k->rk, l, 1);
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
+static int kafka_position(void *state, void *buf, size_t cap, size_t *len)
+{
+	struct kafka_split *k = state;
+	int64_t off;
+	int rc;
+
+	if (!k->started && (rc = start(k)) < 0)
+		return rc;
+	off = k->next;
+	if (cap < sizeof off)
+		return -ENOSPC;
+	memcpy(buf, &off, sizeof off);
+	*len = sizeof off;
+	if (k->cfg->commit_offsets && !k->ended)
+		commit_async(k, off);
+	return 0;
+}
+
+static int kafka_seek(void *state, const void *pos, size_t len)
+{
+	struct kafka_split *k = state;
+	int64_t off;
+
+	if (len != sizeof off || k->started)
+		return -EINVAL;
+	memcpy(&off, pos, sizeof off);
+	if (off < 0)
+		return -EINVAL;
+	k->next = off;
+	return 0;
+}
+
+const struct sl_source_ops sl_kafka_source_ops = {
+	.name = "kafka",
+	.nsplits = nsplits,
+	.open = kafka_open,
+	.poll = kafka_poll,
+	.close = kafka_close,
+	.position = kafka_position,
+	.seek = kafka_seek,
+};

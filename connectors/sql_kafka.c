@@ -1,0 +1,536 @@
+/*
+ * sql_kafka.c - WITH options of a `'connector' = 'kafka'` table read as a source, mapped to
+ * a struct sl_kafka_source_cfg (Flink's Kafka SQL connector options):
+ *
+ *   topic                           one topic (required; a list or topic-pattern: error)
+ *   properties.bootstrap.servers    required
+ *   properties.group.id             start from / commit offsets for monitoring (default
+ *                                   group id: sluice-<topic>, never committed to)
+ *   properties.*                    passed to librdkafka as they are
+ *   scan.startup.mode               group-offsets (default, as Flink) | earliest-offset |
+ *                                   latest-offset | timestamp | specific-offsets
+ *   scan.startup.timestamp-millis   with timestamp
+ *   scan.startup.specific-offsets   'partition:0,offset:42;partition:1,offset:300'
+ *   scan.bounded.mode               unbounded (default) | latest-offset | timestamp |
+ *                                   specific-offsets: the split ends there (bounded job)
+ *   scan.bounded.timestamp-millis, scan.bounded.specific-offsets
+ *   format | value.format           json | csv | debezium-json | raw
+ *   key.format                      json | csv | raw, with
+ *   key.fields                      'a;b': columns read from the key (with
+ *   value.fields-include            ALL (default: the value's win) | EXCEPT_KEY)
+ *   json.ignore-parse-errors, json.fail-on-missing-field, debezium-json.schema-include,
+ *   debezium-json.ignore-parse-errors, csv.field-delimiter, csv.null-literal,
+ *   csv.ignore-parse-errors         as for the filesystem connector (also with a
+ *                                   "value." prefix)
+ *   sluice.metadata.<column>        timestamp | partition | offset | topic | timestamp-type:
+ *                                   the column is filled from the message, as Flink's
+ *                                   `col TYPE METADATA FROM 'timestamp'` (the planner maps
+ *                                   METADATA columns to this option)
+ *
+ * The topic's partition count is fetched here, at plan time (sl_kafka_source_prepare()):
+ * the broker must be reachable when the job is planned.
+ *
+ * Errors are one line "FILE:LINE:COL: ..." naming the option, as in sql_options.c; the
+ * option helpers are repeated here in small because sql_options.c keeps its own static.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "connectors/formats/format.h"
+#include "connectors/kafka_props.h"
+#include "connectors/kafka_source.h"
+#include "connectors/sql_options.h"
+
+#define KNOWN "topic, properties.bootstrap.servers, properties.group.id, properties.*, " \
+	      "scan.startup.mode, scan.startup.timestamp-millis, " \
+	      "scan.startup.specific-offsets, scan.bounded.mode, " \
+	      "scan.bounded.timestamp-millis, scan.bounded.specific-offsets, format, " \
+	      "value.format, key.format, key.fields, value.fields-include, json.*, " \
+	      "debezium-json.*, csv.*, sluice.metadata.<column>"
+
+#define MAX_OFFSETS 4096
+
+struct kctx {
+	struct sl_conn_opt *opts;
+	int n;
+	const char *file;
+	const struct sl_conn_opt *at;
+	char *err;
+	size_t errcap;
+};
+
+/* The cfg and everything it points to, freed as one (cfg first: the pointer handed out). */
+struct kafka_own {
+	struct sl_kafka_source_cfg cfg;
+	char *topic;
+	char **keys, **vals;
+	int nprops;
+	int key_fields[SL_SCHEMA_MAX_FIELDS];
+	struct sl_kafka_offset *specific, *bounded;
+	char *null_lit;
+	uint64_t skipped;
+};
+
+static int fail(struct kctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct kctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!o)
+		o = c->at;
+	n = snprintf(c->err, c->errcap, "%s:%u:%u: ", c->file ? c->file : "<sql>",
+		     o ? o->line : 1, o ? o->col : 1);
+	if (n < 0 || (size_t)n >= c->errcap)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errcap - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static struct sl_conn_opt *take(struct kctx *c, const char *key)
+{
+	for (int i = 0; i < c->n; i++)
+		if (!c->opts[i].used && !strcmp(c->opts[i].key, key)) {
+			c->opts[i].used = true;
+			return &c->opts[i];
+		}
+	return NULL;
+}
+
+/* "json.x" or "value.json.x" */
+static struct sl_conn_opt *take_fmt(struct kctx *c, const char *key)
+{
+	char vk[128];
+	struct sl_conn_opt *o = take(c, key);
+
+	snprintf(vk, sizeof vk, "value.%s", key);
+	return o ? o : take(c, vk);
+}
+
+static int take_bool(struct kctx *c, const char *key, bool *out)
+{
+	struct sl_conn_opt *o = take_fmt(c, key);
+
+	if (!o)
+		return 0;
+	if (!strcasecmp(o->value, "true"))
+		*out = true;
+	else if (!strcasecmp(o->value, "false"))
+		*out = false;
+	else
+		return fail(c, o, "option '%s': '%s' is not a boolean (true or false)", o->key,
+			    o->value);
+	return 0;
+}
+
+static int take_i64(struct kctx *c, const char *key, int64_t *out, bool *given)
+{
+	struct sl_conn_opt *o = take(c, key);
+
+	if (given)
+		*given = o != NULL;
+	if (o && sl_fmt_parse_i64(o->value, strlen(o->value), 0, INT64_MAX, out) < 0)
+		return fail(c, o, "option '%s': '%s' is not a non-negative integer", o->key,
+			    o->value);
+	return 0;
+}
+
+static void own_free(void *p)
+{
+	struct kafka_own *k = p;
+
+	if (!k)
+		return;
+	for (int i = 0; i < k->nprops; i++) {
+		free(k->keys[i]);
+		free(k->vals[i]);
+	}
+	free(k->keys);
+	free(k->vals);
+	free(k->topic);
+	free(k->specific);
+	free(k->bounded);
+	free(k->null_lit);
+	free(k);
+}
+
+static int parse_format(struct kctx *c, const struct sl_conn_opt *o, bool key,
+			enum sl_kafka_format *out)
+{
+	static const struct {
+		const char *name;
+		enum sl_kafka_format fmt;
+	} fmts[] = {
+		{ "json", SL_KAFKA_FMT_JSON },
+		{ "csv", SL_KAFKA_FMT_CSV },
+		{ "debezium-json", SL_KAFKA_FMT_DEBEZIUM_JSON },
+		{ "raw", SL_KAFKA_FMT_RAW },
+	};
+
+	for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
+		if (!strcmp(o->value, fmts[i].name)) {
+			if (key && fmts[i].fmt == SL_KAFKA_FMT_DEBEZIUM_JSON)
+				break;
+			*out = fmts[i].fmt;
+			return 0;
+		}
+	return fail(c, o, "option '%s': unknown format '%s' (known: json, csv, %sraw)", o->key,
+		    o->value, key ? "" : "debezium-json, ");
+}
+
+/* 'partition:0,offset:42;partition:1,offset:300' */
+static int parse_offsets(struct kctx *c, const struct sl_conn_opt *o,
+			 struct sl_kafka_offset **out, int *nout)
+{
+	const char *p = o->value;
+	struct sl_kafka_offset *v = calloc(MAX_OFFSETS, sizeof(*v));
+	int n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	while (*p) {
+		long long part, off;
+		int used = 0;
+
+		if (n == MAX_OFFSETS ||
+		    sscanf(p, " partition : %lld , offset : %lld %n", &part, &off, &used) != 2 ||
+		    !used || part < 0 || part > INT32_MAX || off < 0) {
+			free(v);
+			return fail(c, o, "option '%s': '%s' is not "
+				    "'partition:P,offset:O[;partition:P,offset:O]...'", o->key,
+				    o->value);
+		}
+		v[n].partition = (int32_t)part;
+		v[n++].offset = off;
+		p += used;
+		if (*p == ';')
+			p++;
+		else if (*p) {
+			free(v);
+			return fail(c, o, "option '%s': expected ';' after entry %d in '%s'",
+				    o->key, n, o->value);
+		}
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+static int parse_mode(struct kctx *c, struct kafka_own *k)
+{
+	struct sl_conn_opt *sm = take(c, "scan.startup.mode"), *bm = take(c, "scan.bounded.mode");
+	struct sl_conn_opt *so = take(c, "scan.startup.specific-offsets");
+	struct sl_conn_opt *bo = take(c, "scan.bounded.specific-offsets");
+	bool sts = false, bts = false;
+	int rc;
+
+	if ((rc = take_i64(c, "scan.startup.timestamp-millis", &k->cfg.startup_ts_ms, &sts)) ||
+	    (rc = take_i64(c, "scan.bounded.timestamp-millis", &k->cfg.bounded_ts_ms, &bts)))
+		return rc;
+	if (sm) {
+		const char *v = sm->value;
+
+		if (!strcmp(v, "earliest-offset"))
+			k->cfg.startup = SL_KAFKA_START_EARLIEST;
+		else if (!strcmp(v, "latest-offset"))
+			k->cfg.startup = SL_KAFKA_START_LATEST;
+		else if (!strcmp(v, "group-offsets"))
+			k->cfg.startup = SL_KAFKA_START_GROUP_OFFSETS;
+		else if (!strcmp(v, "timestamp"))
+			k->cfg.startup = SL_KAFKA_START_TIMESTAMP;
+		else if (!strcmp(v, "specific-offsets"))
+			k->cfg.startup = SL_KAFKA_START_SPECIFIC;
+		else
+			return fail(c, sm, "option 'scan.startup.mode': unknown mode '%s' (known: "
+				    "earliest-offset, latest-offset, group-offsets, timestamp, "
+				    "specific-offsets)", v);
+	}
+	if (k->cfg.startup == SL_KAFKA_START_TIMESTAMP && !sts)
+		return fail(c, sm, "scan.startup.mode 'timestamp' needs "
+			    "'scan.startup.timestamp-millis'");
+	if (k->cfg.startup == SL_KAFKA_START_SPECIFIC) {
+		if (!so)
+			return fail(c, sm, "scan.startup.mode 'specific-offsets' needs "
+				    "'scan.startup.specific-offsets'");
+		if ((rc = parse_offsets(c, so, &k->specific, &k->cfg.nspecific)))
+			return rc;
+		k->cfg.specific = k->specific;
+	}
+	if (bm) {
+		const char *v = bm->value;
+
+		if (!strcmp(v, "unbounded"))
+			k->cfg.bounded = SL_KAFKA_UNBOUNDED;
+		else if (!strcmp(v, "latest-offset"))
+			k->cfg.bounded = SL_KAFKA_BOUND_LATEST;
+		else if (!strcmp(v, "timestamp"))
+			k->cfg.bounded = SL_KAFKA_BOUND_TIMESTAMP;
+		else if (!strcmp(v, "specific-offsets"))
+			k->cfg.bounded = SL_KAFKA_BOUND_SPECIFIC;
+		else
+			return fail(c, bm, "option 'scan.bounded.mode': unknown mode '%s' (known: "
+				    "unbounded, latest-offset, timestamp, specific-offsets)", v);
+	}
+	if (k->cfg.bounded == SL_KAFKA_BOUND_TIMESTAMP && !bts)
+		return fail(c, bm, "scan.bounded.mode 'timestamp' needs "
+			    "'scan.bounded.timestamp-millis'");
+	if (k->cfg.bounded == SL_KAFKA_BOUND_SPECIFIC) {
+		if (!bo)
+			return fail(c, bm, "scan.bounded.mode 'specific-offsets' needs "
+				    "'scan.bounded.specific-offsets'");
+		if ((rc = parse_offsets(c, bo, &k->bounded, &k->cfg.nbounded_specific)))
+			return rc;
+		k->cfg.bounded_specific = k->bounded;
+	}
+	return 0;
+}
+
+static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct kafka_own *k)
+{
+	struct sl_conn_opt *f = take(c, "format"), *vf = take(c, "value.format");
+	struct sl_conn_opt *kf = take(c, "key.format"), *kfl = take(c, "key.fields");
+	struct sl_conn_opt *inc = take(c, "value.fields-include"), *o;
+	bool include, dbz_ignore = false, csv_ignore = false;
+	int rc;
+
+	if (f && vf)
+		return fail(c, vf, "options 'format' and 'value.format' both given: use one");
+	if (!f && !vf)
+		return fail(c, NULL, "connector 'kafka' needs option 'format' or 'value.format' "
+			    "(json, csv, debezium-json or raw)");
+	if ((rc = parse_format(c, f ? f : vf, false, &k->cfg.value_format)))
+		return rc;
+	if (kf && (rc = parse_format(c, kf, true, &k->cfg.key_format)))
+		return rc;
+	if (kfl && !kf)
+		return fail(c, kfl, "option 'key.fields' needs 'key.format'");
+	if (kf && !kfl)
+		return fail(c, kf, "option 'key.format' needs 'key.fields'");
+	if (inc) {
+		if (!strcasecmp(inc->value, "EXCEPT_KEY"))
+			k->cfg.value_except_key = true;
+		else if (strcasecmp(inc->value, "ALL"))
+			return fail(c, inc, "option 'value.fields-include': '%s' is not ALL or "
+				    "EXCEPT_KEY", inc->value);
+	}
+	if (kfl) {
+		const char *p = kfl->value;
+
+		while (*p) {
+			const char *e = strchr(p, ';');
+			size_t len = e ? (size_t)(e - p) : strlen(p);
+			char name[256];
+			int i;
+
+			snprintf(name, sizeof name, "%.*s", (int)len, p);
+			i = sl_schema_find(schema, name);
+			if (i < 0)
+				return fail(c, kfl, "option 'key.fields': the table has no column "
+					    "'%s'", name);
+			k->key_fields[k->cfg.nkey_fields++] = i;
+			p += len + (e != NULL);
+		}
+		k->cfg.key_fields = k->key_fields;
+	}
+	/* format options: the filesystem connector's, for whichever format is used */
+	if ((rc = take_bool(c, "json.ignore-parse-errors", &k->cfg.ignore_parse_errors)) ||
+	    (rc = take_bool(c, "json.fail-on-missing-field", &k->cfg.json_fail_on_missing)) ||
+	    (rc = take_bool(c, "debezium-json.schema-include", &include)) ||
+	    (rc = take_bool(c, "debezium-json.ignore-parse-errors", &dbz_ignore)) ||
+	    (rc = take_bool(c, "csv.ignore-parse-errors", &csv_ignore)))
+		return rc;
+	k->cfg.ignore_parse_errors |= dbz_ignore | csv_ignore;
+	if (k->cfg.ignore_parse_errors && k->cfg.json_fail_on_missing)
+		return fail(c, NULL, "json.fail-on-missing-field and json.ignore-parse-errors "
+			    "cannot both be true");
+	k->cfg.csv.delimiter = ',';
+	if ((o = take_fmt(c, "csv.field-delimiter"))) {
+		if (!strcmp(o->value, "\\t"))
+			k->cfg.csv.delimiter = '\t';
+		else if (strlen(o->value) == 1 && o->value[0] != '"' && o->value[0] != '\n')
+			k->cfg.csv.delimiter = o->value[0];
+		else
+			return fail(c, o, "option '%s': '%s' is not a single character", o->key,
+				    o->value);
+	}
+	if ((o = take_fmt(c, "csv.null-literal"))) {
+		k->null_lit = strdup(o->value);
+		if (!k->null_lit)
+			return -ENOMEM;
+		k->cfg.csv.null_literal = k->null_lit;
+	}
+	return 0;
+}
+
+static int parse_metadata(struct kctx *c, const struct sl_schema *schema, struct kafka_own *k)
+{
+	static const struct {
+		const char *name;
+		enum sl_kafka_meta key;
+	} keys[] = {
+		{ "timestamp", SL_KAFKA_META_TIMESTAMP },
+		{ "partition", SL_KAFKA_META_PARTITION },
+		{ "offset", SL_KAFKA_META_OFFSET },
+		{ "topic", SL_KAFKA_META_TOPIC },
+		{ "timestamp-type", SL_KAFKA_META_TIMESTAMP_TYPE },
+	};
+	const size_t plen = strlen("sluice.metadata.");
+
+	for (int j = 0; j < c->n; j++) {
+		struct sl_conn_opt *o = &c->opts[j];
+		size_t i;
+		int f;
+
+		if (o->used || strncmp(o->key, "sluice.metadata.", plen))
+			continue;
+		o->used = true;
+		f = sl_schema_find(schema, o->key + plen);
+		if (f < 0)
+			return fail(c, o, "option '%s': the table has no column '%s'", o->key,
+				    o->key + plen);
+		for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+			if (!strcmp(o->value, keys[i].name))
+				break;
+		if (i == sizeof keys / sizeof keys[0])
+			return fail(c, o, "option '%s': unknown metadata key '%s' (known: "
+				    "timestamp, partition, offset, topic, timestamp-type)", o->key,
+				    o->value);
+		if (k->cfg.nmeta == SL_KAFKA_MAX_META)
+			return fail(c, o, "at most %d metadata columns", SL_KAFKA_MAX_META);
+		k->cfg.meta[k->cfg.nmeta].field = f;
+		k->cfg.meta[k->cfg.nmeta++].key = keys[i].key;
+	}
+	return 0;
+}
+
+/* Copies every properties.* option (prefix kept: the props helper strips it). */
+static int take_props(struct kctx *c, struct kafka_own *k, bool *has_group)
+{
+	const size_t plen = strlen(SL_KAFKA_PROPS_PREFIX);
+	int n = 0;
+
+	for (int j = 0; j < c->n; j++)
+		n += !c->opts[j].used && !strncmp(c->opts[j].key, SL_KAFKA_PROPS_PREFIX, plen);
+	k->keys = calloc((size_t)n + 1, sizeof(char *));
+	k->vals = calloc((size_t)n + 1, sizeof(char *));
+	if (!k->keys || !k->vals)
+		return -ENOMEM;
+	for (int j = 0; j < c->n; j++) {
+		struct sl_conn_opt *o = &c->opts[j];
+
+		if (o->used || strncmp(o->key, SL_KAFKA_PROPS_PREFIX, plen))
+			continue;
+		o->used = true;
+		if (!strcmp(o->key + plen, "group.id"))
+			*has_group = true;
+		k->keys[k->nprops] = strdup(o->key);
+		k->vals[k->nprops] = strdup(o->value);
+		if (!k->keys[k->nprops] || !k->vals[k->nprops++])
+			return -ENOMEM;
+	}
+	k->cfg.prop_keys = (const char *const *)k->keys;
+	k->cfg.prop_vals = (const char *const *)k->vals;
+	k->cfg.nprops = k->nprops;
+	return 0;
+}
+
+/* Checks every property with librdkafka now, so a typo fails at plan time with its place. */
+static int check_props(struct kctx *c)
+{
+	const size_t plen = strlen(SL_KAFKA_PROPS_PREFIX);
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	char why[384];
+	int rc = 0;
+
+	if (!conf)
+		return -ENOMEM;
+	for (int j = 0; j < c->n && !rc; j++) {
+		struct sl_conn_opt *o = &c->opts[j];
+
+		if (o->used || strncmp(o->key, SL_KAFKA_PROPS_PREFIX, plen))
+			continue;
+		if (sl_kafka_props_set(conf, o->key, o->value, why, sizeof why))
+			rc = fail(c, o, "option '%s': %s", o->key, why);
+	}
+	rd_kafka_conf_destroy(conf);
+	return rc;
+}
+
+static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_own *k)
+{
+	struct sl_conn_opt *topic = take(c, "topic"), *o;
+	struct sl_error e = { 0 };
+	bool has_group = false;
+	int rc;
+
+	if ((o = take(c, "topic-pattern")))
+		return fail(c, o, "option 'topic-pattern' is not supported yet: name one topic");
+	if ((o = take(c, "scan.topic-partition-discovery.interval")))
+		return fail(c, o, "option '%s' is not supported: the partitions are the "
+			    "source's splits, counted when the job is planned", o->key);
+	if (!topic)
+		return fail(c, NULL, "connector 'kafka' needs option 'topic'");
+	if (strchr(topic->value, ';') || !*topic->value)
+		return fail(c, topic, "option 'topic': '%s': name exactly one topic (lists are "
+			    "not supported yet)", topic->value);
+	k->topic = strdup(topic->value);
+	if (!k->topic)
+		return -ENOMEM;
+	k->cfg.topic = k->topic;
+	if ((rc = parse_mode(c, k)) || (rc = parse_formats(c, schema, k)) ||
+	    (rc = parse_metadata(c, schema, k)))
+		return rc;
+	for (int j = 0; j < c->n; j++)
+		if (!c->opts[j].used && !strcmp(c->opts[j].key, "properties.bootstrap.servers"))
+			goto have_servers;
+	return fail(c, NULL, "connector 'kafka' needs option 'properties.bootstrap.servers'");
+have_servers:
+	if ((rc = check_props(c)) || (rc = take_props(c, k, &has_group)))
+		return rc;
+	for (int j = 0; j < c->n; j++)
+		if (!c->opts[j].used)
+			return fail(c, &c->opts[j], "unknown option '%s' for connector 'kafka' "
+				    "(known: %s)", c->opts[j].key, KNOWN);
+	k->cfg.schema = schema;
+	k->cfg.skipped = &k->skipped;
+	k->cfg.commit_offsets = has_group;
+	if (sl_kafka_source_prepare(&k->cfg, &e) < 0) {
+		rc = fail(c, NULL, "%s", e.msg);
+		return e.code == -ENOMEM ? -ENOMEM : rc;
+	}
+	return 0;
+}
+
+int sl_sql_kafka_source(const struct sl_schema *schema, struct sl_conn_opt *opts, int nopts,
+			const char *file, const struct sl_conn_opt *at,
+			struct sl_sql_connector *out, char *err, size_t errcap)
+{
+	struct kctx c = { opts, nopts, file, at, err, errcap };
+	struct kafka_own *k = calloc(1, sizeof(*k));
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!k)
+		return fail(&c, NULL, "out of memory configuring connector 'kafka'"), -ENOMEM;
+	rc = build(&c, schema, k);
+	if (rc == -ENOMEM && !err[0])
+		fail(&c, NULL, "out of memory configuring connector 'kafka'");
+	if (rc < 0) {
+		own_free(k);
+		return rc;
+	}
+	out->src_ops = &sl_kafka_source_ops;
+	out->cfg = k;
+	out->cfg_free = own_free;
+	out->changelog = k->cfg.value_format == SL_KAFKA_FMT_DEBEZIUM_JSON;
+	out->skipped = &k->skipped;
+	return 0;
+}
