@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""Kafka source end to end, against the development broker (127.0.0.1 only).
+
+Starts sluice-kafka-broker, checks that kcat can produce to and consume from it, produces
+the seeds' order events (Debezium JSON lines: those of the shared acceptance case
+seed_tumble_5min_per_customer when the checkout has ../shared, else generated ones of the
+same shape) with kcat, and runs `sluice run` on SQL jobs reading the topic with
+'scan.bounded.mode' = 'latest-offset' into a filesystem sink:
+
+  1. the seed's 5-minute tumbling window per customer over a 1-partition topic (one split,
+     so the watermark sees the events in file order): the rows must equal those of the same
+     job reading the events from a file, and, with the shared case, its expected.json
+     (Flink's output);
+  2. a passthrough over a 3-partition topic keyed by order id on 2 shards, with the
+     partition and offset as metadata columns: every event arrives exactly once, and its
+     (partition, offset) pairs are exactly the topic's;
+  3. malformed messages mixed in: they go to the dead-letter file as topic/partition/offset
+     and the job finishes with the good rows.
+
+Usage: e2e_source.py SLUICE BROKER [CASE_DIR]   (exit 77 when kcat is missing)
+"""
+import collections
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT = 120
+
+
+def start_broker(broker, topics):
+    args = [broker, "--brokers", "2"]
+    for t in topics:
+        args += ["--topic", t]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    addr = p.stdout.readline().strip()
+    if not addr or not all(a.startswith("127.0.0.1:") for a in addr.split(",")):
+        p.kill()
+        raise SystemExit("FAIL: the broker printed %r, not a 127.0.0.1 bootstrap list" % addr)
+    return p, addr
+
+
+def kcat_produce(addr, topic, lines, partition=None, keyed=False):
+    args = ["kcat", "-P", "-b", addr, "-t", topic, "-X", "log_level=3"]
+    if partition is not None:
+        args += ["-p", str(partition)]
+    if keyed:
+        args += ["-K", "\t"]
+    subprocess.run(args, input="".join(l + "\n" for l in lines), text=True, check=True,
+                   timeout=TIMEOUT)
+
+
+def kcat_count(addr, topic):
+    out = subprocess.run(["kcat", "-C", "-b", addr, "-t", topic, "-e", "-q", "-X",
+                          "log_level=3", "-f", "%p %o\n"], capture_output=True, text=True,
+                         check=True, timeout=TIMEOUT).stdout
+    return [tuple(map(int, l.split())) for l in out.splitlines()]
+
+
+def run_job(sluice, work, name, sql, extra=()):
+    job = os.path.join(work, name + ".sql")
+    with open(job, "w") as f:
+        f.write(sql)
+    p = subprocess.run([sluice, "run", job, "--shards", "2"] + list(extra),
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode != 0:
+        raise SystemExit("FAIL: job %s exited %d: %s" % (name, p.returncode, p.stderr[-600:]))
+    return p
+
+
+def read_rows(path):
+    rows = []
+    files = [path] if os.path.isfile(path) else [
+        os.path.join(path, f) for f in sorted(os.listdir(path)) if not f.startswith((".", "_"))]
+    for fn in files:
+        with open(fn) as f:
+            rows += [json.loads(l) for l in f if l.strip()]
+    return rows
+
+
+def norm_ts(v):
+    v = str(v).replace("T", " ").rstrip("Z")
+    if "." in v:
+        v = v.rstrip("0").rstrip(".")
+    if len(v) == 16:
+        v += ":00"
+    return v
+
+
+SOURCE_COLS = """  payload ROW<
+    after ROW<id INT, customer_id INT, total DECIMAL(10,2), status STRING,
+              created_at TIMESTAMP(3)>,
+    op STRING,
+    ts_ms BIGINT
+  >"""
+
+TUMBLE = """SET 'table.local-time-zone' = 'UTC';
+CREATE TABLE orders_cdc (
+%(cols)s,
+  event_time AS TO_TIMESTAMP_LTZ(payload.ts_ms, 3),
+  WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND
+) WITH (
+  %(source)s,
+  'format' = 'json',
+  'scan.watermark.emit.strategy' = 'on-event'
+);
+CREATE TABLE out_t (window_start TIMESTAMP(3), window_end TIMESTAMP(3), customer_id INT,
+  order_count BIGINT, total_revenue DECIMAL(18,2))
+  WITH ('connector' = 'filesystem', 'path' = '%(out)s', 'format' = 'json');
+CREATE VIEW orders_current AS
+SELECT payload.after.id AS id, payload.after.customer_id AS customer_id,
+       payload.after.total AS total, event_time
+FROM orders_cdc WHERE payload.op IN ('c', 'u', 'r');
+INSERT INTO out_t
+SELECT TUMBLE_START(event_time, INTERVAL '5' MINUTES), TUMBLE_END(event_time, INTERVAL '5' MINUTES),
+       customer_id, COUNT(*), SUM(total)
+FROM orders_current
+GROUP BY TUMBLE(event_time, INTERVAL '5' MINUTES), customer_id;
+"""
+
+PASS = """CREATE TABLE orders_cdc (
+%(cols)s,
+  part INT,
+  off BIGINT
+) WITH (
+  'connector' = 'kafka',
+  'topic' = '%(topic)s',
+  'properties.bootstrap.servers' = '%(addr)s',
+  'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json',
+  'sluice.metadata.part' = 'partition',
+  'sluice.metadata.off' = 'offset'
+);
+CREATE TABLE out_t (id INT, op STRING, ts_ms BIGINT, part INT, off BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '%(out)s', 'format' = 'json');
+INSERT INTO out_t SELECT payload.after.id, payload.op, payload.ts_ms, part, off FROM orders_cdc;
+"""
+
+
+KAFKA_SRC = """'connector' = 'kafka',
+  'topic' = 'orders1',
+  'properties.bootstrap.servers' = '%s',
+  'properties.group.id' = 'e2e-tumble',
+  'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset'"""
+
+
+def tumble_rows(path):
+    return collections.Counter(
+        (norm_ts(r["window_start"]), norm_ts(r["window_end"]), r["customer_id"],
+         r["order_count"], "%.2f" % r["total_revenue"]) for r in read_rows(path))
+
+
+def differ(what, got, want):
+    print("FAIL: %s: %d rows, expected %d; missing %s; extra %s" % (
+        what, sum(got.values()), sum(want.values()), list((want - got).items())[:3],
+        list((got - want).items())[:3]))
+    return False
+
+
+def check_tumble(sluice, addr, work, events, case_dir):
+    out, fout = os.path.join(work, "tumble_out"), os.path.join(work, "tumble_file_out")
+    src = os.path.join(work, "events.jsonl")
+    with open(src, "w") as f:
+        f.write("".join(e + "\n" for e in events))
+    kcat_produce(addr, "orders1", events, partition=0)
+    run_job(sluice, work, "tumble", TUMBLE % {"cols": SOURCE_COLS, "out": out,
+                                              "source": KAFKA_SRC % addr})
+    run_job(sluice, work, "tumble_file", TUMBLE % {
+        "cols": SOURCE_COLS, "out": fout,
+        "source": "'connector' = 'filesystem', 'path' = '%s'" % src})
+    got, from_file = tumble_rows(out), tumble_rows(fout)
+    if got != from_file:
+        return differ("tumble over Kafka vs over a file", got, from_file)
+    if not sum(got.values()):
+        print("FAIL: tumble: no windows fired")
+        return False
+    if case_dir:
+        with open(os.path.join(case_dir, "expected.json")) as f:
+            want = collections.Counter(
+                (norm_ts(r[0]), norm_ts(r[1]), r[2], r[3], r[4])
+                for r in json.load(f)["rows"])
+        if got != want:
+            return differ("tumble over Kafka vs Flink's expected rows", got, want)
+    print("ok: tumble 5 min per customer over Kafka: %d rows, equal to the file source's%s" % (
+        sum(got.values()), " and to Flink's" if case_dir else ""))
+    return True
+
+
+def gen_events(n=600, seed=5):
+    """Debezium order events of the seed's shape: ts_ms rising with some disorder."""
+    rnd = random.Random(seed)
+    out, live, ts = [], {}, 1706781600000
+    for i in range(n):
+        ts += rnd.randint(0, 4000)
+        t = ts - rnd.randint(0, 3000)
+        if live and rnd.random() < 0.3:
+            oid = rnd.choice(sorted(live))
+            before = live[oid]
+            after = None if rnd.random() < 0.2 else dict(before, status="paid")
+            op = "d" if after is None else "u"
+        else:
+            oid, before, op = 1000 + i, None, "c"
+            after = {"id": oid, "customer_id": rnd.randint(1, 20),
+                     "total": round(rnd.uniform(5, 500), 2), "status": "pending",
+                     "created_at": "2024-02-01 10:00:00.000"}
+        if after is None:
+            live.pop(oid)
+        else:
+            live[oid] = after
+        out.append(json.dumps({"schema": {"type": "struct"}, "payload": {
+            "before": before, "after": after, "op": op, "ts_ms": t}}))
+    return out
+
+
+def check_passthrough(sluice, addr, work, events):
+    out = os.path.join(work, "pass_out")
+    keyed = []
+    for e in events:
+        p = json.loads(e)["payload"]
+        key = (p["after"] or p["before"])["id"]
+        keyed.append("%d\t%s" % (key, e))
+    kcat_produce(addr, "orders3", keyed, keyed=True)
+    topic = sorted(kcat_count(addr, "orders3"))
+    if len(topic) != len(events) or len({p for p, _ in topic}) != 3:
+        print("FAIL: kcat consumed %d messages over partitions %s, produced %d" % (
+            len(topic), sorted({p for p, _ in topic}), len(events)))
+        return False
+    run_job(sluice, work, "pass", PASS % {"cols": SOURCE_COLS, "addr": addr, "out": out,
+                                          "topic": "orders3"})
+    rows = read_rows(out)
+    got = sorted((r["part"], r["off"]) for r in rows)
+    if got != topic:
+        print("FAIL: passthrough read %d (partition, offset) pairs, the topic has %d; "
+              "first difference near %s" % (len(got), len(topic),
+                                             next((a for a, b in zip(got, topic) if a != b),
+                                                  None)))
+        return False
+    want = collections.Counter((json.loads(e)["payload"]["ts_ms"], json.loads(e)["payload"]["op"])
+                               for e in events)
+    if collections.Counter((r["ts_ms"], r["op"]) for r in rows) != want:
+        print("FAIL: passthrough rows differ from the events produced")
+        return False
+    print("ok: passthrough over 3 partitions on 2 shards: %d events, each once" % len(rows))
+    return True
+
+
+def check_dead_letters(sluice, addr, work, events):
+    out = os.path.join(work, "dl_out")
+    dl = os.path.join(work, "dead.jsonl")
+    lines = events[:10] + ["{not json", "[1, 2"] + events[10:20]
+    kcat_produce(addr, "bad", lines, partition=0)
+    run_job(sluice, work, "dl", PASS % {"cols": SOURCE_COLS, "addr": addr, "out": out,
+                                        "topic": "bad"}, ["--dead-letter", dl])
+    rows = read_rows(out)
+    with open(dl) as f:
+        places = sorted(json.loads(l)["where"] for l in f if l.strip())
+    if len(rows) != 20 or places != ["bad/0/10", "bad/0/11"]:
+        print("FAIL: dead letters: %d rows (want 20), dead letters at %s" % (len(rows), places))
+        return False
+    print("ok: 2 malformed messages dead-lettered as bad/0/10 and bad/0/11, 20 rows read")
+    return True
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        print(__doc__)
+        return 2
+    sluice, broker = (os.path.abspath(a) for a in sys.argv[1:3])
+    case_dir = sys.argv[3] if len(sys.argv) == 4 else None
+    if not shutil.which("kcat"):
+        print("SKIP: kcat is not installed")
+        return 77
+    if case_dir and os.path.isfile(os.path.join(case_dir, "orders_cdc.jsonl")):
+        with open(os.path.join(case_dir, "orders_cdc.jsonl")) as f:
+            events = [l.rstrip("\n") for l in f if l.strip()]
+    else:
+        case_dir = None
+        events = gen_events()
+    work = tempfile.mkdtemp(prefix="sluice-kafka-e2e-")
+    proc, addr = start_broker(broker, ["probe:1", "orders1:1", "orders3:3", "bad:1"])
+    try:
+        kcat_produce(addr, "probe", ["hello"], partition=0)
+        if kcat_count(addr, "probe") != [(0, 0)]:
+            print("FAIL: kcat could not produce to and consume from the broker")
+            return 1
+        print("ok: kcat produces to and consumes from the broker at %s" % addr)
+        ok = check_tumble(sluice, addr, work, events, case_dir)
+        ok = check_passthrough(sluice, addr, work, events) and ok
+        ok = check_dead_letters(sluice, addr, work, events) and ok
+        return 0 if ok else 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
