@@ -15,6 +15,7 @@
  *   SEALED --[precommit(c): fdatasync, dir fsync, name `part-<k>-<c>-<i>.<ext>`]--> PENDING
  *   PENDING --[commit(meta), any thread; or recovery's commit]--> VISIBLE (renamed)
  *   OPEN, SEALED, PENDING --[crash; recovery's abort_pending]--> deleted
+ *   VISIBLE under a checkpoint newer than the one restored --[abort_pending]--> deleted
  *
  * Invariants: an in-progress name is never reused, not even by the next run (<run> is 64
  * random bits drawn at open): recovery replays old metas, and a replayed rename must find
@@ -26,6 +27,11 @@
  * whose commit a crash pre-empts, hands its files on to the next complete checkpoint, so no
  * row waits for a commit that never comes. Commits are idempotent (sl_sink_publish), so
  * recovery replays the newest complete checkpoint's metas and then aborts what is left.
+ * A final name carries the checkpoint whose precommit gave it, and the rows in it were all
+ * written after the barrier of every older checkpoint; so when recovery restores checkpoint
+ * c, a visible file named under c' > c holds rows the sources are about to replay (c' was
+ * committed, then found corrupt, or its manifest lost), and abort_pending deletes it, or
+ * falling back to an older checkpoint would duplicate that output.
  *
  * Rows are encoded into a per-instance buffer and written in large chunks (when full, at
  * precommit and at flush), so a row costs its encoding only; in-progress files are created
@@ -483,11 +489,27 @@ static int inprogress_shard(const char *name)
 	return (int)s;
 }
 
+/* Parses a final name "part-<shard>-<ckpt>-<i>.<ext>"; returns the shard (and *ckpt) or -1. */
+static int final_shard(const char *name, uint64_t *ckpt)
+{
+	char *end;
+	long s;
+
+	if (!final_name(name, strlen(name)))
+		return -1;
+	s = strtol(name + 5, &end, 10);
+	if (*end != '-' || s < 0 || s > 1 << 20)
+		return -1;
+	*ckpt = strtoull(end + 1, &end, 10);
+	return *end == '-' ? (int)s : -1;
+}
+
 static int jsonl_abort_pending(const void *cfgp, int shard, int nshards, uint64_t ckpt)
 {
 	const struct sl_jsonl_sink_cfg *cfg = cfgp;
 	struct dirent *de;
 	bool removed = false;
+	uint64_t named;
 	int dirfd, s, rc = 0;
 	DIR *d;
 
@@ -502,6 +524,10 @@ static int jsonl_abort_pending(const void *cfgp, int shard, int nshards, uint64_
 	}
 	while ((de = readdir(d))) {
 		s = inprogress_shard(de->d_name);
+		/* published under a checkpoint after the restored one: replayed, so taken back
+		 * (a fresh start, ckpt 0, leaves earlier runs' output alone) */
+		if (s < 0 && ckpt && (s = final_shard(de->d_name, &named)) >= 0 && named <= ckpt)
+			s = -1;
 		if (s < 0 || (s != shard && !(shard == 0 && s >= nshards)))
 			continue;
 		if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT) {
