@@ -109,6 +109,11 @@ struct sl_ckpt_store *sl_ckpt_store_open(const char *dir, int *err)
 	return st;
 }
 
+const char *sl_ckpt_store_dir(const struct sl_ckpt_store *st)
+{
+	return st->dir;
+}
+
 void sl_ckpt_store_close(struct sl_ckpt_store *st)
 {
 	if (!st)
@@ -587,6 +592,12 @@ out_bad:
 int sl_ckpt_store_find_latest(struct sl_ckpt_store *st, const char *job_id,
 			      struct sl_ckpt_manifest *out)
 {
+	return sl_ckpt_store_find_below(st, job_id, UINT64_MAX, out);
+}
+
+int sl_ckpt_store_find_below(struct sl_ckpt_store *st, const char *job_id, uint64_t below,
+			     struct sl_ckpt_manifest *out)
+{
 	struct entry *v;
 	size_t n;
 	int rc;
@@ -596,7 +607,7 @@ int sl_ckpt_store_find_latest(struct sl_ckpt_store *st, const char *job_id,
 		return rc;
 	rc = -ENOENT;
 	for (size_t i = n; i-- > 0;) {
-		if (v[i].corrupt)
+		if (v[i].corrupt || v[i].id >= below)
 			continue;
 		rc = verify(st, &v[i], job_id, out);
 		if (rc == 0 || rc == -ESTALE)

@@ -43,6 +43,8 @@ typedef void (*sl_ckpt_report_fn)(void *arg, const char *line);
 struct sl_ckpt_store *sl_ckpt_store_open(const char *dir, int *err);
 /* Accepts NULL. */
 void sl_ckpt_store_close(struct sl_ckpt_store *st);
+/* The directory it was opened on. */
+const char *sl_ckpt_store_dir(const struct sl_ckpt_store *st);
 
 void sl_ckpt_store_set_report(struct sl_ckpt_store *st, sl_ckpt_report_fn fn, void *arg);
 /* How many complete checkpoints retention keeps (default 2, at least 1). */
@@ -88,6 +90,9 @@ int sl_ckpt_store_retain(struct sl_ckpt_store *st);
  */
 int sl_ckpt_store_find_latest(struct sl_ckpt_store *st, const char *job_id,
 			      struct sl_ckpt_manifest *out);
+/* The same among checkpoints older than `below` (recovery stepping back, see job.h -ESTALE). */
+int sl_ckpt_store_find_below(struct sl_ckpt_store *st, const char *job_id, uint64_t below,
+			     struct sl_ckpt_manifest *out);
 
 /*
  * After restoring checkpoint n: removes incomplete checkpoints newer than n (a crash cut

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "checkpoint/manifest.h"
 #include "checkpoint/store.h"
@@ -27,7 +29,8 @@
 #include "runtime.h"
 
 struct sl_ckpt_ctl {
-	struct sl_ckpt_store *store;
+	struct sl_ckpt_store *store;   /* the checkpoint directory; NULL: none */
+	struct sl_ckpt_store *sp_from; /* the savepoint restored (--from-savepoint); NULL: none */
 	struct sl_ckw *writer;
 	char job_id[512];
 	int files_failed;            /* state files of the checkpoint being completed */
@@ -38,46 +41,69 @@ struct sl_ckpt_ctl {
 	struct sl_snap_buf *state;   /* [restored.nfiles] */
 };
 
-/*
- * Restores the newest complete checkpoint of this job, if any (DESIGN §7): pending sink
- * commits finish first, then whatever sinks wrote after it is discarded, newer broken
- * checkpoints are cleared away, and the state files are loaded for the shards.
- */
-static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
+/* Calls abort_pending of every sink instance: what they wrote after checkpoint `ckpt` (0: a
+ * fresh start) and did not get into a completed checkpoint is discarded. */
+static int abort_sinks(struct sl_runtime *rt, uint64_t ckpt)
 {
 	struct sl_job *job = rt->job;
-	struct sl_ckpt_manifest *m = &c->restored;
-	int rc = sl_ckpt_store_find_latest(c->store, c->job_id, m);
 
-	if (rc == -ENOENT) {
-		/* a fresh start: what an earlier run's sinks left uncommitted is discarded */
-		memset(m, 0, sizeof(*m));
-		for (int i = 0; i < job->nnodes; i++) {
-			const struct sl_stream *s = job->node[i];
+	for (int i = 0; i < job->nnodes; i++) {
+		const struct sl_stream *s = job->node[i];
+		int rc;
 
-			if (s->kind != SL_NODE_SINK || !s->sink_ops->abort_pending)
-				continue;
-			for (int k = 0; k < rt->nshards; k++)
-				if ((rc = s->sink_ops->abort_pending(s->cfg, k, rt->nshards, 0)) < 0) {
-					sl_job_set_error(job, rc, "sink '%s': discarding uncommitted "
-							 "output: %s", s->name, strerror(-rc));
-					return rc;
-				}
+		if (s->kind != SL_NODE_SINK || !s->sink_ops->abort_pending)
+			continue;
+		for (int k = 0; k < rt->nshards; k++)
+			if ((rc = s->sink_ops->abort_pending(s->cfg, k, rt->nshards, ckpt)) < 0) {
+				sl_job_set_error(job, rc, "sink '%s': discarding uncommitted output: "
+						 "%s", s->name, strerror(-rc));
+				return rc;
+			}
+	}
+	return 0;
+}
+
+/*
+ * Runs the sink commits a manifest lists: pass 0 those of sinks whose commit may be lost
+ * (job.h, commit_may_be_lost), pass 1 the others. Returns 0, -ESTALE (pass 0: the epoch's
+ * output never committed), or the first error. `recovering` only changes the messages.
+ */
+static int commit_sinks(struct sl_runtime *rt, const struct sl_ckpt_manifest *m, int pass,
+			bool recovering)
+{
+	struct sl_job *job = rt->job;
+	int first = 0;
+
+	for (uint32_t k = 0; k < m->nsinks; k++) {
+		const struct sl_stream *s = job->node[m->sinks[k].op_id];
+		int rc;
+
+		if (!s->sink_ops->commit || s->sink_ops->commit_may_be_lost != (pass == 0))
+			continue;
+		rc = s->sink_ops->commit(s->cfg, m->ckpt_id, m->sinks[k].bytes, m->sinks[k].len);
+		if (rc == -ESTALE && pass == 0 && recovering)
+			return rc;
+		if (rc < 0 && recovering) {
+			sl_job_set_error(job, rc, "sink '%s': finishing the commit of checkpoint "
+					 "%" PRIu64 ": %s", s->name, m->ckpt_id, strerror(-rc));
+			return rc;
 		}
-		return 0;
+		if (rc < 0) {
+			fprintf(stderr, "sluice: sink '%s' commit of checkpoint %" PRIu64
+					" failed: %s (recovery will retry it)\n",
+				s->name, m->ckpt_id, strerror(-rc));
+			if (!first)
+				first = rc;
+		}
 	}
-	if (rc) {
-		sl_job_set_error(job, rc, "cannot restore: %s", rc == -EINVAL
-				 ? "the checkpoint directory holds another job's checkpoints"
-				 : strerror(-rc));
-		return rc;
-	}
-	if (m->max_parallelism != rt->max_par) {
-		sl_job_set_error(job, -EINVAL, "cannot restore checkpoint %" PRIu64 ": it has %u "
-				 "key groups, this run %u", m->ckpt_id, m->max_parallelism,
-				 rt->max_par);
-		return -EINVAL;
-	}
+	return first;
+}
+
+/* The manifest's sinks must be sink operators of this job. */
+static int check_sinks(struct sl_runtime *rt, const struct sl_ckpt_manifest *m)
+{
+	struct sl_job *job = rt->job;
+
 	for (uint32_t k = 0; k < m->nsinks; k++) {
 		const struct sl_stream *s = m->sinks[k].op_id < (uint32_t)job->nnodes
 						    ? job->node[m->sinks[k].op_id] : NULL;
@@ -88,41 +114,87 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 					 m->sinks[k].op_id);
 			return -EINVAL;
 		}
-		if (s->sink_ops->commit &&
-		    (rc = s->sink_ops->commit(s->cfg, m->ckpt_id, m->sinks[k].bytes,
-					      m->sinks[k].len)) < 0) {
-			sl_job_set_error(job, rc, "sink '%s': finishing the commit of checkpoint "
-					 "%" PRIu64 ": %s", s->name, m->ckpt_id, strerror(-rc));
+	}
+	if (m->max_parallelism != rt->max_par) {
+		sl_job_set_error(job, -EINVAL, "cannot restore checkpoint %" PRIu64 ": it has %u "
+				 "key groups, this run %u", m->ckpt_id, m->max_parallelism,
+				 rt->max_par);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Restores the newest complete checkpoint of this job, if any (DESIGN §7): pending sink
+ * commits finish first, then whatever sinks wrote after it is discarded, newer broken
+ * checkpoints are cleared away, and the state files are loaded for the shards. A sink that
+ * reports the newest checkpoint's output lost (-ESTALE) sends recovery one checkpoint back:
+ * that checkpoint is removed, and the one before it restored and its epoch replayed.
+ */
+static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
+{
+	struct sl_job *job = rt->job;
+	struct sl_ckpt_manifest *m = &c->restored;
+	struct sl_ckpt_store *from = c->sp_from ? c->sp_from : c->store;
+	uint64_t below = UINT64_MAX;
+	int rc;
+
+	for (;;) {
+		rc = from ? sl_ckpt_store_find_below(from, c->job_id, below, m) : -ENOENT;
+		if (rc == -ENOENT && c->sp_from) {
+			sl_job_set_error(job, -ENOENT, "savepoint '%s': %s",
+					 sl_ckpt_store_dir(c->sp_from), below == UINT64_MAX
+					 ? "no complete checkpoint in it"
+					 : "its sinks' output was never committed");
+			return -ENOENT;
+		}
+		if (rc == -ENOENT) {
+			/* a fresh start: what an earlier run's sinks left uncommitted goes */
+			memset(m, 0, sizeof(*m));
+			return abort_sinks(rt, 0);
+		}
+		if (rc) {
+			sl_job_set_error(job, rc, "cannot restore: %s", rc == -EINVAL
+					 ? "the checkpoint directory holds another job's "
+					   "checkpoints"
+					 : strerror(-rc));
 			return rc;
 		}
+		rc = check_sinks(rt, m);
+		if (!rc)
+			rc = commit_sinks(rt, m, 0, true);
+		if (rc != -ESTALE)
+			break;
+		fprintf(stderr, "sluice: checkpoint %" PRIu64 ": a sink's output of it was never "
+				"committed (the transaction died with the process); restoring the "
+				"checkpoint before it\n", m->ckpt_id);
+		below = m->ckpt_id;
+		sl_ckpt_manifest_fini(m);
+		if (!c->sp_from)
+			sl_ckpt_store_abort(c->store, below);
 	}
-	for (int i = 0; i < job->nnodes; i++) {
-		const struct sl_stream *s = job->node[i];
-
-		if (s->kind != SL_NODE_SINK || !s->sink_ops->abort_pending)
-			continue;
-		for (int k = 0; k < rt->nshards; k++)
-			if ((rc = s->sink_ops->abort_pending(s->cfg, k, rt->nshards,
-							     m->ckpt_id)) < 0) {
-				sl_job_set_error(job, rc, "sink '%s': discarding uncommitted output: "
-						 "%s", s->name, strerror(-rc));
-				return rc;
-			}
-	}
-	sl_ckpt_store_discard_after(c->store, m->ckpt_id);
+	if (!rc)
+		rc = commit_sinks(rt, m, 1, true);
+	if (!rc)
+		rc = abort_sinks(rt, m->ckpt_id);
+	if (rc)
+		return rc;
+	if (!c->sp_from)
+		sl_ckpt_store_discard_after(c->store, m->ckpt_id);
 	c->state = calloc((size_t)m->nfiles + 1, sizeof(*c->state));
 	if (!c->state)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < m->nfiles; i++) {
-		rc = sl_ckpt_store_load(c->store, m, i, &c->state[i]);
+		rc = sl_ckpt_store_load(from, m, i, &c->state[i]);
 		if (rc) {
 			sl_job_set_error(job, rc, "checkpoint %" PRIu64 ": state file %s: %s",
 					 m->ckpt_id, m->files[i].path, strerror(-rc));
 			return rc;
 		}
 	}
-	fprintf(stderr, "sluice: restoring checkpoint %" PRIu64 " (%u state files, %u shards "
-			"then, %d now)\n", m->ckpt_id, m->nfiles, m->nshards, rt->nshards);
+	fprintf(stderr, "sluice: restoring %s %" PRIu64 " of %s (%u state files, %u shards "
+			"then, %d now)\n", c->sp_from ? "savepoint" : "checkpoint", m->ckpt_id,
+		sl_ckpt_store_dir(from), m->nfiles, m->nshards, rt->nshards);
 	return 0;
 }
 
@@ -203,32 +275,46 @@ static void job_identity(const struct sl_job *job, char *buf, size_t cap)
 		snprintf(buf + n, cap - n, "#%016" PRIx64, h);
 }
 
-int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir)
+int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint)
 {
 	struct sl_ckpt_ctl *c = calloc(1, sizeof(*c));
+	const char *what = dir;
+	struct stat sb;
 	int err = 0;
 
 	if (!c)
 		return -ENOMEM;
-	c->store = sl_ckpt_store_open(dir, &err);
-	if (c->store)
-		c->writer = sl_ckw_create(0, &err);
-	if (!c->store || !c->writer) {
-		sl_job_set_error(rt->job, err, "checkpoint directory '%s': %s", dir,
-				 strerror(-err));
-		sl_ckpt_store_close(c->store);
-		free(c);
-		return err ? err : -EIO;
+	rt->ckpt_ctl = c;
+	c->writer = sl_ckw_create(0, &err);
+	if (c->writer && dir)
+		c->store = sl_ckpt_store_open(dir, &err);
+	if (!err && savepoint) {
+		what = savepoint;
+		/* a savepoint is read, never created */
+		if (stat(savepoint, &sb))
+			err = -errno;
+		else if (!S_ISDIR(sb.st_mode))
+			err = -ENOTDIR;
+		else
+			c->sp_from = sl_ckpt_store_open(savepoint, &err);
+	}
+	if (err) {
+		sl_job_set_error(rt->job, err, "%s '%s': %s", what == savepoint ? "savepoint"
+				 : "checkpoint directory", what ? what : "", strerror(-err));
+		sl_ckpt_ctl_close(rt);
+		return err;
 	}
 	job_identity(rt->job, c->job_id, sizeof c->job_id);
-	rt->ckpt_ctl = c;
 	err = restore_prepare(rt, c);
 	if (err) {
 		sl_ckpt_ctl_close(rt);
 		return err;
 	}
-	/* barrier ids are store ids: continue after the newest checkpoint in the directory */
-	rt->ckpt_base = sl_ckpt_store_next_id(c->store) - 1;
+	/* barrier ids are store ids: continue after the newest checkpoint in the directory
+	 * and after the restored one, so sinks naming files by checkpoint never reuse one */
+	rt->ckpt_base = c->store ? sl_ckpt_store_next_id(c->store) - 1 : 0;
+	if (c->restored.ckpt_id > rt->ckpt_base)
+		rt->ckpt_base = c->restored.ckpt_id;
 	return 0;
 }
 
@@ -240,6 +326,7 @@ void sl_ckpt_ctl_close(struct sl_runtime *rt)
 		return;
 	sl_ckw_destroy(c->writer);
 	sl_ckpt_store_close(c->store);
+	sl_ckpt_store_close(c->sp_from);
 	for (uint32_t i = 0; c->state && i < c->restored.nfiles; i++)
 		sl_snap_free(&c->state[i]);
 	free(c->state);
@@ -250,7 +337,9 @@ void sl_ckpt_ctl_close(struct sl_runtime *rt)
 
 int sl_ckpt_ctl_begin(struct sl_runtime *rt, uint64_t n)
 {
-	return sl_ckpt_store_begin(rt->ckpt_ctl->store, n);
+	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
+
+	return c->store ? sl_ckpt_store_begin(c->store, n) : 0;
 }
 
 static void file_done(void *arg, const struct sl_ckw_result *res)
@@ -275,19 +364,97 @@ static void file_done(void *arg, const struct sl_ckw_result *res)
 	}
 }
 
+/* One state file of the checkpoint being completed: the bytes stay in the shard's
+ * instance (its snapshot buffer) until the coordinator releases the checkpoint. */
+struct pending_file {
+	const void *data;
+	size_t len;
+	char rel[64];
+};
+
+/* Writes the state files and then the manifest of checkpoint m->ckpt_id into store `st`
+ * (begun already). 0 once the manifest is durable, or -errno with the checkpoint removed. */
+static int write_to(struct sl_ckpt_ctl *c, struct sl_ckpt_store *st,
+		    struct sl_ckpt_manifest *m, const struct pending_file *f, uint32_t nf)
+{
+	char path[4096];
+	int rc = 0;
+
+	c->m = m;
+	c->files_failed = 0;
+	for (uint32_t i = 0; i < nf && !rc; i++) {
+		rc = sl_ckpt_store_path(st, m->ckpt_id, f[i].rel, path, sizeof path);
+		if (!rc)
+			rc = sl_ckw_submit(c->writer, path, f[i].data, f[i].len, file_done, c);
+	}
+	sl_ckw_drain(c->writer);
+	if (!rc && c->files_failed)
+		rc = -EIO;
+	if (!rc)
+		rc = sl_ckpt_store_commit(st, m);
+	if (rc) {
+		fprintf(stderr, "sluice: checkpoint %" PRIu64 " in %s failed: %s\n", m->ckpt_id,
+			sl_ckpt_store_dir(st), strerror(-rc));
+		sl_ckw_clear(c->writer);
+		sl_ckpt_store_abort(st, m->ckpt_id);
+	}
+	return rc;
+}
+
+/* Writes checkpoint m into a new savepoint directory under the requested one; the path or
+ * the failure goes to the request (rt->sp, read by the coordinator). */
+static int write_savepoint(struct sl_runtime *rt, struct sl_ckpt_manifest *m,
+			   const struct pending_file *f, uint32_t nf)
+{
+	struct sl_savepoint_req *sp = &rt->sp;
+	struct sl_ckpt_store *st = NULL;
+	char path[4096];
+	int rc = 0;
+
+	if (mkdir(sp->dir, 0755) && errno != EEXIST)
+		rc = -errno;
+	if (!rc && snprintf(path, sizeof path, "%s/savepoint-%" PRIu64 "-%08x", sp->dir,
+			    m->ckpt_id, (unsigned)(sl_hash_bytes(&m->ckpt_id, 8) ^
+						   (uint64_t)time(NULL))) >= (int)sizeof path)
+		rc = -ENAMETOOLONG;
+	if (!rc && mkdir(path, 0755))
+		rc = -errno;
+	if (!rc)
+		st = sl_ckpt_store_open(path, &rc);
+	if (st) {
+		sl_ckpt_store_set_keep(st, 1);
+		rc = sl_ckpt_store_begin(st, m->ckpt_id);
+		if (!rc)
+			rc = write_to(rt->ckpt_ctl, st, m, f, nf);
+		sl_ckpt_store_close(st);
+	}
+	pthread_mutex_lock(&sp->lock);
+	sp->rc = rc;
+	if (rc)
+		snprintf(sp->err, sizeof sp->err, "writing the savepoint under '%.150s': %s", sp->dir,
+			 strerror(-rc));
+	else
+		snprintf(sp->path, sizeof sp->path, "%s", path);
+	pthread_mutex_unlock(&sp->lock);
+	return rc;
+}
+
 int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 {
 	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
 	struct sl_job *job = rt->job;
+	bool sp_here = rt->sp.active && rt->sp.ckpt == n;
+	struct pending_file *f = NULL;
 	struct sl_ckpt_manifest m;
-	char rel[128], path[4096];
+	uint32_t nf = 0, cap = 0;
 	int rc;
 
+	/* only on_checkpoint looks at a checkpoint that goes nowhere (tests) */
+	if (!c->store && !sp_here)
+		return 0;
 	rc = sl_ckpt_manifest_init(&m, c->job_id, n, (uint32_t)rt->nshards, rt->max_par);
 	if (rc)
 		return rc;
-	c->m = &m;
-	c->files_failed = 0;
 	for (int i = 0; i < rt->nshards && !rc; i++) {
 		const struct sl_shard *sh = &rt->shards[i];
 
@@ -324,45 +491,48 @@ int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 								       (uint32_t)x->snap.len);
 				continue;
 			}
-			sl_ckpt_state_name((uint32_t)node, (uint32_t)i, rel, sizeof rel);
-			rc = sl_ckpt_manifest_add_file(&m, (uint32_t)node, (uint32_t)i, rel,
+			if (nf == cap) {
+				struct pending_file *g = realloc(f, (cap = cap ? 2 * cap : 16) *
+								       sizeof(*f));
+
+				if (!g) {
+					rc = -ENOMEM;
+					break;
+				}
+				f = g;
+			}
+			f[nf].data = x->snap.data;
+			f[nf].len = x->snap.len;
+			sl_ckpt_state_name((uint32_t)node, (uint32_t)i, f[nf].rel, sizeof f[nf].rel);
+			rc = sl_ckpt_manifest_add_file(&m, (uint32_t)node, (uint32_t)i, f[nf].rel,
 						       x->snap.len, 0);
-			if (!rc)
-				rc = sl_ckpt_store_path(c->store, n, rel, path, sizeof path);
-			if (!rc)
-				rc = sl_ckw_submit(c->writer, path, x->snap.data, x->snap.len,
-						   file_done, c);
+			nf++;
 		}
 	}
-	sl_ckw_drain(c->writer);
-	if (!rc && c->files_failed)
-		rc = -EIO;
-	if (!rc)
-		rc = sl_ckpt_store_commit(c->store, &m);
 	if (rc) {
 		fprintf(stderr, "sluice: checkpoint %" PRIu64 " failed: %s\n", n, strerror(-rc));
-		sl_ckw_clear(c->writer);
-		sl_ckpt_store_abort(c->store, n);
-		sl_ckpt_manifest_fini(&m);
-		return rc;
+		if (c->store)
+			sl_ckpt_store_abort(c->store, n);
+	} else if (c->store) {
+		rc = write_to(c, c->store, &m, f, nf);
 	}
-	/* durable: the sinks may now make the checkpoint's data visible */
-	for (uint32_t k = 0; k < m.nsinks; k++) {
-		const struct sl_stream *s = job->node[m.sinks[k].op_id];
-		int crc = s->sink_ops->commit
-				  ? s->sink_ops->commit(s->cfg, n, m.sinks[k].bytes, m.sinks[k].len)
-				  : 0;
-
-		if (crc < 0)
-			fprintf(stderr, "sluice: sink '%s' commit of checkpoint %" PRIu64
-					" failed: %s (recovery will retry it)\n",
-				s->name, n, strerror(-crc));
+	if (!rc && sp_here)
+		write_savepoint(rt, &m, f, nf);
+	/* durable: the sinks may now make the checkpoint's data visible, those whose commit
+	 * can be lost first (job.h) -- unless only a savepoint was to hold it, and failed */
+	if (!rc && (c->store || !rt->sp.rc)) {
+		commit_sinks(rt, &m, 0, false);
+		commit_sinks(rt, &m, 1, false);
 	}
+	free(f);
 	sl_ckpt_manifest_fini(&m);
-	return 0;
+	return rc;
 }
 
 void sl_ckpt_ctl_abort(struct sl_runtime *rt, uint64_t n)
 {
-	sl_ckpt_store_abort(rt->ckpt_ctl->store, n);
+	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
+
+	if (c->store)
+		sl_ckpt_store_abort(c->store, n);
 }

@@ -11,7 +11,7 @@ struct sl_runtime;
 
 /* Opens the checkpoint directory and its writer; sets rt->ckpt_base so checkpoint ids
  * continue after those in the directory. 0 or -errno with the job's error set. */
-int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir);
+int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint);
 void sl_ckpt_ctl_close(struct sl_runtime *rt);
 /* Creates checkpoint n's directory before its barrier starts. 0 or -errno. */
 int sl_ckpt_ctl_begin(struct sl_runtime *rt, uint64_t n);

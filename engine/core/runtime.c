@@ -70,6 +70,8 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 	}
 	free(rt->shards);
 	pthread_mutex_destroy(&rt->err_lock);
+	pthread_mutex_destroy(&rt->sp.lock);
+	pthread_cond_destroy(&rt->sp.done_cond);
 	free(rt);
 }
 
@@ -105,41 +107,81 @@ static sl_ts_t wall_now_ms(void)
 	return (sl_ts_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* Hands a finished savepoint request its result and wakes the thread waiting for it. */
+static void savepoint_done(struct sl_runtime *rt, int rc, const char *why)
+{
+	struct sl_savepoint_req *sp = &rt->sp;
+
+	pthread_mutex_lock(&sp->lock);
+	if (sp->pending || sp->active) {
+		sp->rc = rc;
+		if (rc && why)
+			snprintf(sp->err, sizeof sp->err, "%s", why);
+		sp->pending = sp->active = false;
+		sp->done = true;
+		pthread_cond_broadcast(&sp->done_cond);
+	}
+	pthread_mutex_unlock(&sp->lock);
+}
+
 /*
  * The checkpoint coordinator (DESIGN §7), on the thread that called sl_job_run: every
- * interval it asks for checkpoint n (the shards' source instances inject its barrier), waits
- * until every shard has acknowledged it (or finished), hands it to on_checkpoint, and lets
- * the shards reuse their snapshot buffers. One checkpoint at a time; a shard that has
- * finished counts as having acknowledged (its input ended, its sinks flushed).
+ * interval (and at least min_pause after the last one ended) it asks for checkpoint n (the
+ * shards' source instances inject its barrier), waits until every shard has acknowledged it
+ * (or finished), makes it durable and committed (checkpointing.c), hands it to
+ * on_checkpoint, and lets the shards reuse their snapshot buffers. One checkpoint at a time.
+ *
+ * A checkpoint still unacknowledged after checkpoint_timeout is reported and counted
+ * failed; its barrier still drains before the next one starts (barriers never overtake).
+ * Savepoints are checkpoints taken at once and also written to the savepoint's directory;
+ * stop-with-savepoint stops the sources and lets the final checkpoint be the savepoint.
+ * With a final checkpoint (a checkpoint directory, or a stop-with-savepoint), the shards
+ * wait at the end of their input until one more checkpoint has completed, so that the
+ * last rows of exactly-once sinks are published by a commit a restart can finish.
  */
 static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 {
 	struct sl_job *job = rt->job;
-	sl_ts_t next = wall_now_ms() + o->checkpoint_interval_ms;
+	sl_ts_t interval = o->checkpoint_interval_ms > 0 ? o->checkpoint_interval_ms : 0;
+	sl_ts_t pause = o->checkpoint_min_pause_ms > 0 ? o->checkpoint_min_pause_ms : 0;
+	sl_ts_t timeout = o->checkpoint_timeout_ms > 0 ? o->checkpoint_timeout_ms : 600000;
+	sl_ts_t now = wall_now_ms(), next = interval ? now + interval : SL_TS_MAX, started = 0;
 	uint64_t n = rt->ckpt_base;
-	bool inflight = false;
+	bool inflight = false, final_ok = false, timed_out = false;
+	int final_tries = 0;
 
 	for (;;) {
 		struct timespec ts = { 0, 1000000 };
-		bool all_finished = true, acked = true;
+		bool all_finished = true, all_ended = true, acked = true, want_final;
 
 		for (int i = 0; i < rt->nshards; i++) {
 			const struct sl_shard *sh = &rt->shards[i];
 			bool fin = atomic_load_explicit(&sh->finished, memory_order_acquire);
 
 			all_finished &= fin;
+			all_ended &= fin || atomic_load_explicit(&sh->input_done,
+								 memory_order_acquire);
 			if (!fin && atomic_load_explicit(&sh->ckpt_acked, memory_order_acquire) < n)
 				acked = false;
 		}
+		now = wall_now_ms();
+		if (inflight && !acked && !timed_out && now - started > timeout) {
+			timed_out = true;
+			fprintf(stderr, "sluice: checkpoint %" PRIu64 " timed out after %" PRId64
+					" ms (execution.checkpointing.timeout): discarded\n",
+				n, (int64_t)timeout);
+		}
 		if (inflight && acked) {
+			bool sp_here = rt->sp.active && rt->sp.ckpt == n;
 			int rc = 0;
 
 			/* a shard that finished before acknowledging took its state with it */
 			for (int i = 0; i < rt->nshards; i++)
 				if (atomic_load(&rt->shards[i].ckpt_acked) < n)
 					rc = -ECANCELED;
-			if (rt->ckpt_ctl)
-				rc = rc ? (sl_ckpt_ctl_abort(rt, n), rc) : sl_ckpt_ctl_complete(rt, n);
+			if (timed_out)
+				rc = -ETIMEDOUT;
+			rc = rc ? (sl_ckpt_ctl_abort(rt, n), rc) : sl_ckpt_ctl_complete(rt, n);
 			if (!rc && o->on_checkpoint)
 				rc = o->on_checkpoint(job, n, o->checkpoint_arg);
 
@@ -148,26 +190,123 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 				rt->ckpt_failed++;
 			else if (!rc)
 				rt->ckpt_completed++;
+			if (sp_here)
+				savepoint_done(rt, rc, rc ? strerror(-rc) : NULL);
+			if (all_ended && atomic_load(&rt->final_ckpt)) {
+				if (!rc)
+					final_ok = true;
+				else if (++final_tries >= 3) {
+					sl_job_set_error(job, rc, "the final checkpoint failed %d times "
+							 "(last: %s): what came after checkpoint %" PRIu64
+							 " is not committed; a restart redoes it",
+							 final_tries, strerror(-rc), rt->ckpt_completed
+							 ? n - 1 : 0);
+					final_ok = true;
+				}
+			}
 			atomic_store_explicit(&rt->ckpt_consumed, n, memory_order_release);
-			inflight = false;
-			next = wall_now_ms() + o->checkpoint_interval_ms;
+			if (final_ok)
+				atomic_store(&rt->final_done, true);
+			inflight = timed_out = false;
+			now = wall_now_ms();
+			next = interval ? now + (interval > pause ? interval : pause) : SL_TS_MAX;
+		}
+		if (atomic_load(&rt->abort)) {
+			savepoint_done(rt, -ECANCELED, "the job failed");
+			atomic_store(&rt->final_done, true);
 		}
 		if (all_finished && !inflight)
 			break;
-		if (!inflight && !all_finished && !atomic_load(&rt->abort) &&
-		    !atomic_load(&job->stop) && wall_now_ms() >= next) {
+		if (inflight) {
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		/* a savepoint request: at once, or through the final checkpoint when stopping */
+		pthread_mutex_lock(&rt->sp.lock);
+		if (rt->sp.pending && !rt->sp.active) {
+			if (all_ended && !atomic_load(&rt->final_ckpt)) {
+				pthread_mutex_unlock(&rt->sp.lock);
+				savepoint_done(rt, -ESRCH, "the job has finished");
+				pthread_mutex_lock(&rt->sp.lock);
+			} else {
+				rt->sp.active = true;
+				rt->sp.ckpt = n + 1;
+				if (rt->sp.stop) {
+					atomic_store(&rt->final_ckpt, true);
+					sl_job_stop(job);
+				}
+			}
+		}
+		pthread_mutex_unlock(&rt->sp.lock);
+		want_final = all_ended && atomic_load(&rt->final_ckpt) && !final_ok &&
+			     !atomic_load(&rt->final_done);
+		if (!all_ended && rt->sp.active && rt->sp.stop)
+			want_final = false; /* wait for the sources to stop */
+		else if (!all_ended && rt->sp.active)
+			want_final = true;  /* a savepoint: now */
+		if (!atomic_load(&rt->abort) &&
+		    (want_final ||
+		     (!all_ended && !atomic_load(&job->stop) && now >= next))) {
 			n++;
-			if (rt->ckpt_ctl && sl_ckpt_ctl_begin(rt, n)) {
+			if (rt->sp.active)
+				rt->sp.ckpt = n;
+			if (sl_ckpt_ctl_begin(rt, n)) {
 				rt->ckpt_failed++;
-				next = wall_now_ms() + o->checkpoint_interval_ms;
+				if (rt->sp.active && rt->sp.ckpt == n)
+					savepoint_done(rt, -EIO, "cannot create the checkpoint");
+				if (all_ended && ++final_tries >= 3)
+					atomic_store(&rt->final_done, true);
+				next = now + (interval ? interval : 1000);
+				nanosleep(&ts, NULL);
 				continue;
 			}
 			inflight = true;
+			started = now;
 			atomic_store_explicit(&rt->ckpt_req, n, memory_order_release);
 		}
 		nanosleep(&ts, NULL);
 	}
+	atomic_store(&rt->final_done, true);
+	savepoint_done(rt, -ECANCELED, "the job ended before the savepoint");
 	atomic_store_explicit(&rt->ckpt_consumed, UINT64_MAX, memory_order_release);
+}
+
+int sl_job_savepoint(struct sl_job *job, const char *dir, bool stop, char *path, size_t cap,
+		     char *err, size_t errcap)
+{
+	struct sl_runtime *rt = __atomic_load_n(&job->rt, __ATOMIC_ACQUIRE);
+	struct sl_savepoint_req *sp;
+	int rc;
+
+	if (!rt || !atomic_load(&rt->coordinating)) {
+		snprintf(err, errcap, "the job is not running (or runs without a coordinator)");
+		return -ESRCH;
+	}
+	if (!dir || !*dir || strlen(dir) >= sizeof sp->dir) {
+		snprintf(err, errcap, "no savepoint directory given (state.savepoints.dir)");
+		return -EINVAL;
+	}
+	sp = &rt->sp;
+	pthread_mutex_lock(&sp->lock);
+	if (sp->pending || sp->active) {
+		pthread_mutex_unlock(&sp->lock);
+		snprintf(err, errcap, "another savepoint is in progress");
+		return -EBUSY;
+	}
+	snprintf(sp->dir, sizeof sp->dir, "%s", dir);
+	sp->stop = stop;
+	sp->done = false;
+	sp->rc = 0;
+	sp->err[0] = sp->path[0] = 0;
+	sp->ckpt = 0;
+	sp->pending = true;
+	while (!sp->done)
+		pthread_cond_wait(&sp->done_cond, &sp->lock);
+	rc = sp->rc;
+	snprintf(path, cap, "%s", sp->path);
+	snprintf(err, errcap, "%s", sp->err);
+	pthread_mutex_unlock(&sp->lock);
+	return rc;
 }
 
 int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
@@ -191,10 +330,14 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		}
 	}
 	sl_runtime_destroy(job->rt);
-	job->rt = rt = calloc(1, sizeof(*rt));
+	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
 	pthread_mutex_init(&rt->err_lock, NULL);
+	pthread_mutex_init(&rt->sp.lock, NULL);
+	pthread_cond_init(&rt->sp.done_cond, NULL);
+	/* published whole: sl_job_savepoint may look at it from another thread */
+	__atomic_store_n(&job->rt, rt, __ATOMIC_RELEASE);
 	rt->job = job;
 	rt->nshards = opts->nshards > 0 ? opts->nshards : ncpus > 0 ? ncpus : (int)online;
 	rt->max_par = opts->max_parallelism > 0 ? (uint32_t)opts->max_parallelism
@@ -225,11 +368,13 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		return -ENOMEM;
 	}
 	atomic_store(&job->stop, false);
-	rt->checkpointing = opts->checkpoint_interval_ms > 0;
-	if (rt->checkpointing && opts->checkpoint_dir) {
-		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir);
+	rt->checkpointing = opts->checkpoint_interval_ms > 0 || opts->savepoints ||
+			    opts->from_savepoint;
+	if (rt->checkpointing) {
+		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir, opts->from_savepoint);
 		if (rc)
 			return rc;
+		atomic_store(&rt->final_ckpt, opts->checkpoint_dir != NULL);
 	}
 	for (int i = 0; i < rt->nshards; i++) {
 		struct sl_shard *sh = &rt->shards[i];
@@ -255,8 +400,11 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 			return -rc;
 		}
 	}
-	if (rt->checkpointing)
+	if (rt->checkpointing) {
+		atomic_store(&rt->coordinating, true);
 		coordinate(rt, opts);
+		atomic_store(&rt->coordinating, false);
+	}
 	for (int i = 0; i < rt->nshards; i++)
 		pthread_join(rt->shards[i].thread, NULL);
 	sl_ckpt_ctl_close(rt);

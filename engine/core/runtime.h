@@ -87,7 +87,23 @@ struct sl_shard {
 	 * coordinator; its snapshots are then readable until the next request) */
 	uint64_t ckpt_seen;
 	_Atomic uint64_t ckpt_acked;
+	_Atomic bool input_done;         /* every stage ended: waiting for the final checkpoint */
 	_Atomic bool finished;           /* the shard loop has returned */
+};
+
+/* A savepoint asked for by sl_job_savepoint (another thread), served by the coordinator. */
+struct sl_savepoint_req {
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;
+	bool pending;                    /* posted, not yet taken by the coordinator */
+	bool active;                     /* taken: the next checkpoint goes to `dir` too */
+	bool done;
+	bool stop;                       /* stop the job after it (sources stop first) */
+	uint64_t ckpt;                   /* the checkpoint serving it, 0: not started */
+	int rc;
+	char dir[4096];                  /* target directory (parent of the savepoint) */
+	char path[4096];                 /* the savepoint written */
+	char err[256];
 };
 
 struct sl_runtime {
@@ -105,7 +121,11 @@ struct sl_runtime {
 	_Atomic bool abort;              /* a shard failed: everyone leaves at once */
 	_Atomic uint64_t ckpt_req;       /* newest checkpoint the coordinator asked for */
 	_Atomic uint64_t ckpt_consumed;  /* newest checkpoint the coordinator is done reading */
-	bool checkpointing;
+	bool checkpointing;              /* a coordinator runs (checkpoints or savepoints) */
+	_Atomic bool coordinating;       /* ... and is running now */
+	_Atomic bool final_ckpt;         /* a final checkpoint follows the end of input */
+	_Atomic bool final_done;         /* the coordinator takes no more checkpoints */
+	struct sl_savepoint_req sp;
 	uint64_t ckpt_completed, ckpt_failed;
 	uint64_t ckpt_base;              /* checkpoint ids continue after this one */
 	struct sl_ckpt_ctl *ckpt_ctl;    /* the checkpoint directory, when there is one */

@@ -130,6 +130,10 @@ struct sl_sink_ops {
 	int (*precommit)(void *state, uint64_t ckpt, void *meta, size_t cap, size_t *len);
 	int (*commit)(const void *cfg, uint64_t ckpt, const void *meta, size_t len);
 	int (*abort_pending)(const void *cfg, int shard, int nshards, uint64_t ckpt);
+	/* True for a sink whose recovery-time commit may return -ESTALE: its commits run
+	 * before every other sink's, at run time and in recovery, so a lost epoch is found
+	 * before another sink has made that epoch's output visible. */
+	bool commit_may_be_lost;
 };
 
 /* ---- windows and aggregates (DESIGN §5) --------------------------------------------------- */
@@ -275,7 +279,34 @@ struct sl_run_opts {
 	const char *checkpoint_dir;
 	int (*on_checkpoint)(struct sl_job *job, uint64_t ckpt, void *arg);
 	void *checkpoint_arg;
+	/* A checkpoint not acknowledged by every shard this long after it started is failed
+	 * (0: 10 min, Flink's default); the next starts at least min_pause after one ends. */
+	sl_ts_t checkpoint_timeout_ms;
+	sl_ts_t checkpoint_min_pause_ms;
+	/* Accept sl_job_savepoint requests (a coordinator runs even without an interval). */
+	bool savepoints;
+	/* Restore this savepoint (a directory sl_job_savepoint wrote, or a checkpoint
+	 * directory) instead of the newest checkpoint in checkpoint_dir. */
+	const char *from_savepoint;
+	/* State backend (DESIGN §6): NULL or "heap", or "rocksdb" (one DB per shard under
+	 * state_dir, NULL: a temporary directory) with state_memory bytes for all shards
+	 * (0: 512 MiB): block cache and memtables. */
+	const char *state_backend;
+	size_t state_memory;
+	const char *state_dir;
 };
+
+/*
+ * Takes a savepoint of the running job (DESIGN §7): a checkpoint taken now, written whole
+ * into a new directory under `dir` (created if missing) and kept until the user deletes it;
+ * `sluice run --from-savepoint` restores it, on any shard count. stop: the sources stop
+ * first (no window fires, as Flink's stop without --drain), the savepoint is the job's
+ * final checkpoint, and sl_job_run returns after it. Thread-safe: call it from any thread
+ * while sl_job_run runs with opts.savepoints; blocks until the savepoint is complete.
+ * Returns 0 with its path in path[0..cap), or -errno with the reason in err[0..errcap).
+ */
+int sl_job_savepoint(struct sl_job *job, const char *dir, bool stop, char *path, size_t cap,
+		     char *err, size_t errcap);
 
 /* Plans and runs the job to completion (bounded input) or until sl_job_stop().
  * Returns 0 or -errno with sl_job_error() describing the failure. */
