@@ -39,6 +39,7 @@ struct gen_split {
 	uint64_t k;                 /* records this split has produced */
 	uint64_t total;             /* records this split produces; UINT64_MAX: unbounded */
 	uint64_t t0_ns;             /* first poll, for rate accounting; 0: not started */
+	uint64_t k0;                /* k at that poll: a restored split paces from there */
 	char str[STR_MAX];
 };
 
@@ -384,11 +385,13 @@ static int datagen_poll(void *state, struct sl_src_ctx *c, int max)
 	if (rate > 0) {
 		uint64_t now = now_ns(), due;
 
-		if (!g->t0_ns)
+		if (!g->t0_ns) {
 			g->t0_ns = now - 1; /* never 0 again: 0 means "not started" */
+			g->k0 = g->k;
+		}
 		/* records due since the start at this split's share of the rate; the first
 		 * record is due at once */
-		due = 1 + (uint64_t)((unsigned __int128)(now - g->t0_ns) * (uint64_t)rate /
+		due = g->k0 + 1 + (uint64_t)((unsigned __int128)(now - g->t0_ns) * (uint64_t)rate /
 				     (1000000000ull * g->nsplits));
 		if (due <= g->k)
 			return 0;

@@ -2,7 +2,10 @@
  * main.c - the `sluice` command line.
  *
  *   sluice run JOB.sql [--shards N] [--cores LIST] [--dead-letter FILE] [--metrics]
- *                      [--checkpoint-dir DIR]
+ *                      [--checkpoint-dir DIR] [--from-savepoint DIR] [--control SOCKET]
+ *                      [--state-backend heap|rocksdb] [--state-memory SIZE]
+ *   sluice savepoint PID|SOCKET [DIR]
+ *   sluice stop [--savepoint[=DIR]] PID|SOCKET
  *   sluice explain JOB.sql
  *   sluice demo clicks [--cores LIST] [--shards N] [--rows N] [--rate R] [--dead-letter FILE]
  *
@@ -15,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sluice/job.h>
 
+#include "cli/control.h"
 #include "cli/demos.h"
 #include "sql/planner.h"
 
@@ -44,7 +49,16 @@ static void usage(FILE *f)
 		   "  --metrics           print per-operator counters at the end\n"
 		   "  --checkpoint-dir D  (run) checkpoint into D (every 10 s unless SET\n"
 		   "                      'execution.checkpointing.interval') and, on start, restore\n"
-		   "                      the newest complete checkpoint found there\n");
+		   "                      the newest complete checkpoint found there\n"
+		   "  --from-savepoint D  (run) restore savepoint D (any --shards/--cores)\n"
+		   "  --control SOCKET    (run) control socket (default $SLUICE_RUN_DIR,\n"
+		   "                      $XDG_RUNTIME_DIR or /tmp, /sluice-<pid>.sock)\n"
+		   "  --state-backend B   (run) heap (default) or rocksdb\n"
+		   "  --state-memory SIZE (run) memory for all RocksDB state, e.g. 2g\n"
+		   "       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
+		   "                      (default: its SET 'state.savepoints.dir')\n"
+		   "       sluice stop [--savepoint[=DIR]] PID|SOCKET  stop a running job, with a\n"
+		   "                      savepoint first when asked (restart: --from-savepoint)\n");
 }
 
 static int run_demo(const char *name, int argc, char **argv)
@@ -135,10 +149,16 @@ static int run_sql(bool explain, int argc, char **argv)
 		{ "metrics", no_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "checkpoint-dir", required_argument, NULL, 'k' },
+		{ "from-savepoint", required_argument, NULL, 'f' },
+		{ "control", required_argument, NULL, 'C' },
+		{ "state-backend", required_argument, NULL, 'b' },
+		{ "state-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sl_sql_opts so = { 0 };
+	const char *control = NULL;
+	char ctl_path[4096];
 	struct sl_run_opts opts;
 	struct sl_sql_script *script;
 	const char *cores = NULL;
@@ -154,6 +174,25 @@ static int run_sql(bool explain, int argc, char **argv)
 		case 'm': metrics = true; break;
 		case 'q': quiet = true; break;
 		case 'k': so.checkpoint_dir = optarg; break;
+		case 'f': so.from_savepoint = optarg; break;
+		case 'C': control = optarg; break;
+		case 'b':
+			if (strcmp(optarg, "heap") && strcmp(optarg, "hashmap") &&
+			    strcmp(optarg, "rocksdb")) {
+				fprintf(stderr, "sluice: --state-backend '%s': expected heap or "
+						"rocksdb\n", optarg);
+				return 2;
+			}
+			so.state_backend = strcmp(optarg, "rocksdb") ? "heap" : "rocksdb";
+			break;
+		case 'M':
+			if (sl_sql_parse_memory_size(optarg, &so.state_memory) < 0 ||
+			    !so.state_memory) {
+				fprintf(stderr, "sluice: --state-memory '%s': expected a size such "
+						"as 512m or 2g\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -169,6 +208,9 @@ static int run_sql(bool explain, int argc, char **argv)
 	}
 	sl_sql_run_opts(script, &opts);
 	opts.cores = cores;
+	opts.savepoints = true;
+	if (!control && sl_control_default_path(getpid(), ctl_path, sizeof ctl_path) == 0)
+		control = ctl_path;
 	if (opts.checkpoint_dir && !opts.checkpoint_interval_ms)
 		opts.checkpoint_interval_ms = 10000; /* a directory asks for checkpoints */
 	for (int i = 0; i < sl_sql_njobs(script) && rc == 0; i++) {
@@ -176,10 +218,19 @@ static int run_sql(bool explain, int argc, char **argv)
 			sl_sql_explain_job(script, i, stdout);
 			continue;
 		}
+		struct sl_control *ctl = NULL;
+
 		running_job = sl_sql_job(script, i);
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
+		if (control) {
+			ctl = sl_control_start(control, running_job, sl_sql_savepoint_dir(script),
+					       err, sizeof err);
+			if (!ctl)
+				fprintf(stderr, "sluice: %s (savepoints unavailable)\n", err);
+		}
 		rc = sl_job_run(running_job, &opts);
+		sl_control_stop(ctl);
 		fflush(stdout);
 		if (rc)
 			fprintf(stderr, "sluice: %s\n", sl_job_error(running_job)->msg);
@@ -191,6 +242,54 @@ static int run_sql(bool explain, int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
+/* sluice savepoint PID|SOCKET [DIR] and sluice stop [--savepoint[=DIR]] PID|SOCKET */
+static int control_cmd(bool stop, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "savepoint", optional_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = stop ? "none" : "-";
+	char line[4200], reply[4200];
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (!stop) {
+				usage(stderr);
+				return 2;
+			}
+			dir = optarg ? optarg : "-";
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc || argc - optind > (stop ? 1 : 2)) {
+		fprintf(stderr, "sluice: %s takes a job (its pid or control socket)%s\n",
+			stop ? "stop" : "savepoint", stop ? "" : " and an optional directory");
+		return 2;
+	}
+	if (!stop && argc - optind == 2)
+		dir = argv[optind + 1];
+	if (snprintf(line, sizeof line, "%s %s", stop ? "stop" : "savepoint", dir) >=
+	    (int)sizeof line) {
+		fprintf(stderr, "sluice: directory name too long\n");
+		return 2;
+	}
+	rc = sl_control_request(argv[optind], line, reply, sizeof reply);
+	if (rc) {
+		fprintf(stderr, "sluice: %s\n", reply);
+		return 1;
+	}
+	/* "ok PATH": the savepoint, on stdout for scripts */
+	if (strncmp(reply, "ok stopping", 11))
+		printf("%s\n", reply + 3);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -199,6 +298,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run") || !strcmp(argv[1], "explain"))
 		return run_sql(!strcmp(argv[1], "explain"), argc - 1, argv + 1);
+	if (!strcmp(argv[1], "savepoint") || !strcmp(argv[1], "stop"))
+		return control_cmd(!strcmp(argv[1], "stop"), argc - 1, argv + 1);
 	if (!strcmp(argv[1], "demo") && argc >= 3)
 		return run_demo(argv[2], argc - 2, argv + 2);
 	fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);

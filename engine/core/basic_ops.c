@@ -160,12 +160,18 @@ void sl_sink_flush(struct sl_ctx *ctx)
 
 static void sink_end(struct sl_ctx *ctx)
 {
+	const struct sl_stream *n = ctx->def->cfg;
 	struct sink_inst *si = ctx->self;
 
-	if (si) {
-		si->dirty = true; /* a final flush even if nothing was written */
-		si->ended = true;
-	}
+	if (!si)
+		return;
+	si->dirty = true; /* a final flush even if nothing was written */
+	/* with a final checkpoint to come, an exactly-once sink's last rows wait for its
+	 * commit: publishing them now would leave them visible and unrecorded if the process
+	 * died before that checkpoint, and a restart would write them again */
+	if (n->sink_ops->precommit && sl_shard_final_checkpoint(ctx->shard))
+		return;
+	si->ended = true;
 	sl_sink_flush(ctx);
 }
 

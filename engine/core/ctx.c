@@ -129,15 +129,20 @@ void sl_op_end(struct sl_ctx *ctx)
 			sl_op_end(ctx->port[p].to[i]);
 }
 
+void sl_op_snapshot(struct sl_ctx *ctx, uint64_t ckpt)
+{
+	if (!ctx->def || !ctx->def->ops->snapshot)
+		return;
+	sl_snap_reset(&ctx->snap);
+	ctx->snap_rc = ctx->def->ops->snapshot(ctx, ckpt, &ctx->snap);
+	if (!ctx->snap_rc && ctx->snap.error)
+		ctx->snap_rc = ctx->snap.error;
+	ctx->snap_ckpt = ckpt;
+}
+
 void sl_op_barrier(struct sl_ctx *ctx, uint64_t ckpt)
 {
-	if (ctx->def->ops->snapshot) {
-		sl_snap_reset(&ctx->snap);
-		ctx->snap_rc = ctx->def->ops->snapshot(ctx, ckpt, &ctx->snap);
-		if (!ctx->snap_rc && ctx->snap.error)
-			ctx->snap_rc = ctx->snap.error;
-		ctx->snap_ckpt = ckpt;
-	}
+	sl_op_snapshot(ctx, ckpt);
 	if (ctx->def->ops->forward_barrier) {
 		ctx->def->ops->forward_barrier(ctx, ckpt);
 		return;

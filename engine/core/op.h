@@ -144,6 +144,9 @@ void sl_op_end(struct sl_ctx *ctx);
 /* The barrier of checkpoint `ckpt` reached this instance (aligned over its inputs): runs its
  * snapshot hook into ctx->snap, then forwards the barrier downstream. */
 void sl_op_barrier(struct sl_ctx *ctx, uint64_t ckpt);
+/* Runs only the snapshot hook (if any) of this instance for checkpoint `ckpt`: the final
+ * checkpoint of a shard whose input has ended, where nothing moves any more. */
+void sl_op_snapshot(struct sl_ctx *ctx, uint64_t ckpt);
 
 /* Encodes key fields of `row` into buf (SL_KEY_MAX bytes; strings are cut so the whole key
  * fits, which only merges keys sharing a ~1000-byte prefix). Returns the length. */
@@ -158,6 +161,10 @@ sl_ts_t sl_shard_now(const struct sl_shard *sh);
 int sl_shard_index(const struct sl_shard *sh);
 int sl_shard_count(const struct sl_shard *sh);
 uint32_t sl_shard_max_par(const struct sl_shard *sh);
+/* True when a final checkpoint follows the end of input (a checkpoint directory is set):
+ * an exactly-once sink then publishes its last rows through that checkpoint's commit,
+ * not by flushing at end of input. */
+bool sl_shard_final_checkpoint(const struct sl_shard *sh);
 /* Records a fatal operator error; the job stops with it. */
 void sl_shard_fail(struct sl_shard *sh, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

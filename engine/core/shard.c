@@ -47,6 +47,11 @@ int sl_shard_count(const struct sl_shard *sh)
 	return sh->rt->nshards;
 }
 
+bool sl_shard_final_checkpoint(const struct sl_shard *sh)
+{
+	return sh->rt->final_ckpt;
+}
+
 uint32_t sl_shard_max_par(const struct sl_shard *sh)
 {
 	return sh->rt->max_par;
@@ -412,6 +417,38 @@ static void ckpt_ack(struct sl_shard *sh)
 	atomic_store_explicit(&sh->ckpt_acked, sh->ckpt_seen, memory_order_release);
 }
 
+/*
+ * After the end of input, with a final checkpoint to come (DESIGN §7): serves every
+ * checkpoint the coordinator asks for until it says there will be no more. Nothing moves
+ * here any more (every stage ended, every frame published), so the snapshot hooks run
+ * directly, without barriers: source positions (at their ends), operator state, and the
+ * sinks' pre-commits of their last rows, which the final checkpoint's commit publishes.
+ */
+static void final_checkpoints(struct sl_shard *sh)
+{
+	struct sl_runtime *rt = sh->rt;
+	struct sl_job *job = rt->job;
+
+	atomic_store_explicit(&sh->input_done, true, memory_order_release);
+	while (!atomic_load(&rt->abort) && !atomic_load(&rt->final_done)) {
+		uint64_t req = atomic_load_explicit(&rt->ckpt_req, memory_order_acquire);
+		struct timespec ts = { 0, 200000 };
+
+		if (req > sh->ckpt_seen &&
+		    atomic_load_explicit(&rt->ckpt_consumed, memory_order_acquire) >= sh->ckpt_seen) {
+			sh->ckpt_seen = req;
+			for (int s = 0; s < job->nstages; s++)
+				if (!sh->si[s].chans)
+					sl_source_stage_barrier(&sh->si[s], req);
+			for (int n = 0; n < job->nnodes; n++)
+				sl_op_snapshot(&sh->ctx[n], req);
+			atomic_store_explicit(&sh->ckpt_acked, req, memory_order_release);
+			continue;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
 void *sl_shard_main(void *arg)
 {
 	struct sl_shard *sh = arg;
@@ -486,6 +523,8 @@ void *sl_shard_main(void *arg)
 		}
 	}
 	publish_all(sh);
+	if (rt->checkpointing && atomic_load(&rt->final_ckpt) && !atomic_load(&rt->abort))
+		final_checkpoints(sh);
 	/* the coordinator reads the snapshots of an acknowledged checkpoint from this shard's
 	 * instances: keep them until it is done */
 	while (rt->checkpointing && !atomic_load(&rt->abort) &&

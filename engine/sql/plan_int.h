@@ -97,6 +97,13 @@ struct pl_ctx {
 	sl_ts_t state_ttl;                     /* table.exec.state.ttl */
 	sl_ts_t allow_lateness;                /* table.exec.emit.allow-lateness */
 	sl_ts_t ckpt_interval;                 /* execution.checkpointing.interval */
+	sl_ts_t ckpt_timeout;                  /* execution.checkpointing.timeout */
+	sl_ts_t ckpt_min_pause;                /* execution.checkpointing.min-pause */
+	char *ckpt_dir;                        /* state.checkpoints.dir */
+	char *savepoint_dir;                   /* state.savepoints.dir */
+	char *savepoint_path;                  /* execution.savepoint.path: restore it */
+	char *state_backend;                   /* state.backend.type / state.backend */
+	size_t state_memory;                   /* sluice.state.memory (bytes) */
 	char *pipeline_name;
 	char *late_table;                      /* sluice.late-data.table */
 

@@ -71,6 +71,36 @@ char *pl_strdup(struct pl_ctx *c, const char *s)
 
 /* ---- durations and SET options --------------------------------------------------------- */
 
+int sl_sql_parse_memory_size(const char *s, size_t *bytes)
+{
+	static const struct {
+		const char *unit;
+		unsigned shift;
+	} units[] = {
+		{ "", 0 }, { "b", 0 }, { "bytes", 0 }, { "k", 10 }, { "kb", 10 }, { "kib", 10 },
+		{ "m", 20 }, { "mb", 20 }, { "mib", 20 }, { "g", 30 }, { "gb", 30 }, { "gib", 30 },
+		{ "t", 40 }, { "tb", 40 }, { "tib", 40 },
+	};
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -EINVAL;
+	while (*end == ' ')
+		end++;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcasecmp(end, units[i].unit))
+			continue;
+		if (n > (SIZE_MAX >> units[i].shift))
+			return -ERANGE;
+		*bytes = (size_t)n << units[i].shift;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 /* Flink's duration text: "10 ms", "200ms", "5 s", "1 min", "2 h", "1 d", a bare number is ms. */
 int pl_parse_duration(const char *s, sl_ts_t *ms)
 {
@@ -158,6 +188,46 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 		c->pipeline_name = pl_strdup(c, v);
 		return c->pipeline_name ? 0 : -ENOMEM;
 	}
+	static const struct {
+		const char *key;
+		size_t off;
+	} strings[] = {
+		{ "state.checkpoints.dir", offsetof(struct pl_ctx, ckpt_dir) },
+		{ "execution.checkpointing.dir", offsetof(struct pl_ctx, ckpt_dir) },
+		{ "state.savepoints.dir", offsetof(struct pl_ctx, savepoint_dir) },
+		{ "execution.checkpointing.savepoint-dir", offsetof(struct pl_ctx, savepoint_dir) },
+		{ "execution.savepoint.path", offsetof(struct pl_ctx, savepoint_path) },
+		{ "execution.state-recovery.path", offsetof(struct pl_ctx, savepoint_path) },
+	};
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+		char **dst = (char **)((char *)c + strings[i].off);
+
+		if (strcmp(k, strings[i].key))
+			continue;
+		/* Flink takes URIs; a local path may come as file:///x */
+		if (!strncmp(v, "file://", 7))
+			v += 7;
+		*dst = pl_strdup(c, v);
+		return *dst ? 0 : -ENOMEM;
+	}
+	if (!strcmp(k, "state.backend") || !strcmp(k, "state.backend.type")) {
+		const char *b = !strcasecmp(v, "hashmap") || !strcasecmp(v, "heap") ? "heap"
+				: !strcasecmp(v, "rocksdb") ? "rocksdb" : NULL;
+
+		if (!b)
+			return pl_fail(c, st->span.line, st->span.col,
+				       "%s '%s': expected 'hashmap' (heap) or 'rocksdb'", k, v);
+		c->state_backend = pl_strdup(c, b);
+		return c->state_backend ? 0 : -ENOMEM;
+	}
+	if (!strcmp(k, "sluice.state.memory") ||
+	    !strcmp(k, "state.backend.rocksdb.memory.fixed-per-tm")) {
+		if (sl_sql_parse_memory_size(v, &c->state_memory) < 0)
+			return pl_fail(c, st->span.line, st->span.col,
+				       "%s '%s': expected a memory size such as '512 mb' or '2g'",
+				       k, v);
+		return 0;
+	}
 	if (!strcmp(k, "sluice.late-data.table")) {
 		c->late_table = pl_strdup(c, v);
 		return c->late_table ? 0 : -ENOMEM;
@@ -178,6 +248,8 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 		{ "table.exec.state.ttl", offsetof(struct pl_ctx, state_ttl) },
 		{ "table.exec.emit.allow-lateness", offsetof(struct pl_ctx, allow_lateness) },
 		{ "execution.checkpointing.interval", offsetof(struct pl_ctx, ckpt_interval) },
+		{ "execution.checkpointing.timeout", offsetof(struct pl_ctx, ckpt_timeout) },
+		{ "execution.checkpointing.min-pause", offsetof(struct pl_ctx, ckpt_min_pause) },
 	};
 	for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
 		if (strcmp(k, durations[i].key))
@@ -812,5 +884,18 @@ void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out)
 	out->nshards = s->c.nshards;
 	out->dead_letter_path = s->c.opts.dead_letter_path;
 	out->checkpoint_interval_ms = s->c.ckpt_interval;
-	out->checkpoint_dir = s->c.opts.checkpoint_dir;
+	out->checkpoint_timeout_ms = s->c.ckpt_timeout;
+	out->checkpoint_min_pause_ms = s->c.ckpt_min_pause;
+	/* the command line wins over the file's SET */
+	out->checkpoint_dir = s->c.opts.checkpoint_dir ? s->c.opts.checkpoint_dir : s->c.ckpt_dir;
+	out->from_savepoint = s->c.opts.from_savepoint ? s->c.opts.from_savepoint
+						       : s->c.savepoint_path;
+	out->state_backend = s->c.opts.state_backend ? s->c.opts.state_backend
+						     : s->c.state_backend;
+	out->state_memory = s->c.opts.state_memory ? s->c.opts.state_memory : s->c.state_memory;
+}
+
+const char *sl_sql_savepoint_dir(const struct sl_sql_script *s)
+{
+	return s->c.savepoint_dir;
 }

@@ -27,6 +27,9 @@ struct sl_sql_opts {
 	int out_fd;               /* fd bare SELECTs print their changelog to; 0: stdout */
 	const char *checkpoint_dir; /* --checkpoint-dir: checkpoints go there, and a run
 				     * restores the newest one it finds */
+	const char *from_savepoint; /* --from-savepoint */
+	const char *state_backend;  /* --state-backend heap|rocksdb */
+	size_t state_memory;        /* --state-memory */
 };
 
 /* Plans the job file `path` (read from disk) or, when src is not NULL, src[0..len) named
@@ -43,6 +46,10 @@ bool sl_sql_job_explain_only(const struct sl_sql_script *s, int i);
 /* The run options the file's SET statements and the opts ask for. Run the jobs with exactly
  * this shard count: per-shard operator state (expression scratch) was sized for it. */
 void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out);
+/* Flink's memory size text: "512 mb", "2g", "64kb", a bare number is bytes. 0 or -EINVAL. */
+int sl_sql_parse_memory_size(const char *s, size_t *bytes);
+/* SET 'state.savepoints.dir': where `sluice savepoint` writes when given no directory. */
+const char *sl_sql_savepoint_dir(const struct sl_sql_script *s);
 
 /* Writes EXPLAIN output for every job (stages, exchanges, state per operator, watermark
  * path) to f. */

@@ -4,7 +4,9 @@
 killed with SIGKILL at 20 random moments and restarted each time; it then runs to its end.
 The visible output must hold every generated id exactly once: nothing lost, nothing
 duplicated, whatever the kill interrupted (records, a barrier, a pre-commit, a manifest, a
-commit). Kills stop well before the end of input (the final flush is not a checkpoint yet).
+commit). Then more kills at random moments until a run gets to its end by itself, so the end
+of input, the final checkpoint and its commit are cut too; and one more run after the end
+must add nothing (it restores the final checkpoint, whose sources are at their ends).
 
 Usage: kill_restart.py SLUICE [SEED]
 """
@@ -53,9 +55,26 @@ def main():
             p.send_signal(signal.SIGKILL)
             p.wait()
             kills += 1
+        tail_kills = 0
+        while True:
+            p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            try:
+                p.wait(timeout=rnd.uniform(0.2, 1.5))
+            except subprocess.TimeoutExpired:
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+                tail_kills += 1
+                continue
+            if p.returncode != 0:
+                print("FAIL: a run exited %d (seed %d): %s" % (
+                    p.returncode, seed, p.stderr.read().decode()[-300:]))
+                return 1
+            break
+        kills += tail_kills
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
         if p.returncode != 0:
-            print("FAIL: the last run exited %d: %s" % (p.returncode, p.stderr.decode()[-300:]))
+            print("FAIL: the run after the end exited %d: %s" % (p.returncode,
+                                                                p.stderr.decode()[-300:]))
             return 1
         ids = []
         for name in os.listdir(out):

@@ -1,0 +1,40 @@
+/*
+ * control.h - the control socket of a running `sluice run` (the CLI's side of savepoints).
+ *
+ * The running process listens on a Unix socket, by default RUNDIR/sluice-<pid>.sock with
+ * RUNDIR = $SLUICE_RUN_DIR, else $XDG_RUNTIME_DIR, else /tmp. Other `sluice` processes
+ * send one line and read one line back:
+ *
+ *   savepoint DIR|-     ->  "ok PATH" | "error WHY"      (-: state.savepoints.dir)
+ *   stop DIR|-|none     ->  "ok PATH" | "ok stopping" | "error WHY"
+ *
+ * A savepoint blocks the connection until it is complete (sl_job_savepoint). The socket is
+ * only reachable by the same user (mode 0600) and is removed when the job ends.
+ *
+ * Threads: the server runs one thread of its own; start and stop from the main thread.
+ */
+#ifndef SL_CLI_CONTROL_H
+#define SL_CLI_CONTROL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct sl_job;
+struct sl_control;
+
+/* Writes the default socket path of process `pid` into buf. 0 or -ENAMETOOLONG. */
+int sl_control_default_path(pid_t pid, char *buf, size_t cap);
+
+/* Listens on `path` for commands to `job`; default_dir is used for "savepoint -" (may be
+ * NULL). Returns the server or NULL with the reason in err. */
+struct sl_control *sl_control_start(const char *path, struct sl_job *job,
+				    const char *default_dir, char *err, size_t errcap);
+/* Stops the server and removes the socket; accepts NULL. Call before the job is destroyed. */
+void sl_control_stop(struct sl_control *ctl);
+
+/* Client: sends `line` to `target` (a pid, or a socket path) and reads the reply into
+ * reply[0..cap). Returns 0 (reply "ok ..."), 1 (reply "error ..."), or -errno with the
+ * reason in reply. Waits as long as the savepoint takes. */
+int sl_control_request(const char *target, const char *line, char *reply, size_t cap);
+
+#endif
