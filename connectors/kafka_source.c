@@ -1,7 +1,8 @@
 /*
- * kafka_source.c - the Kafka source (kafka_source.h): split k is partition k of the topic,
- * consumed on its shard by its own librdkafka consumer with a manual assignment of that one
- * partition, so no shared consumer and no group rebalance sits on the hot path.
+ * kafka_source.c - the Kafka source (kafka_source.h): split k is one partition of one of
+ * its topics (topics in name order, then partitions), consumed on its shard by its own
+ * librdkafka consumer with a manual assignment of that one partition, so no shared consumer
+ * and no group rebalance sits on the hot path.
  *
  * Split life:
  *
@@ -26,6 +27,7 @@
  * fields are present, one assembly pass into the output row; no allocation of ours.
  */
 #include <errno.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -62,7 +64,9 @@ struct side {
 
 struct kafka_split {
 	const struct sl_kafka_source_cfg *cfg;
+	const char *topic;        /* cfg->split_refs[split] */
 	int32_t partition;
+	uint32_t topic_hash;      /* names the topic in positions */
 	rd_kafka_t *rk;
 	rd_kafka_queue_t *q;      /* the consumer queue (main queue forwarded into it) */
 	bool started, ended;
@@ -91,6 +95,16 @@ static void set_err(struct sl_error *err, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 	va_end(ap);
+}
+
+/* The source's name in messages: its topic, its first listed topic, or its pattern. */
+static const char *src_name(const struct sl_kafka_source_cfg *cfg)
+{
+	if (cfg->topic)
+		return cfg->topic;
+	if (cfg->ntopics > 0 && cfg->topics && cfg->topics[0])
+		return cfg->topics[0];
+	return cfg->topic_pattern ? cfg->topic_pattern : "?";
 }
 
 static bool has_prop(const struct sl_kafka_source_cfg *cfg, const char *name)
@@ -123,7 +137,7 @@ static rd_kafka_conf_t *make_conf(const struct sl_kafka_source_cfg *cfg, struct 
 		set_err(err, -ENOMEM, "kafka source: out of memory");
 		return NULL;
 	}
-	snprintf(group, sizeof group, "sluice-%s", cfg->topic);
+	snprintf(group, sizeof group, "sluice-%s", src_name(cfg));
 	rc = sl_kafka_props_set(conf, "queued.max.messages.kbytes", "4096", why, sizeof why);
 	if (!rc)
 		rc = sl_kafka_props_set(conf, "queued.min.messages", "10000", why, sizeof why);
@@ -139,7 +153,7 @@ static rd_kafka_conf_t *make_conf(const struct sl_kafka_source_cfg *cfg, struct 
 	if (!rc)
 		rc = sl_kafka_props_set(conf, "enable.partition.eof", "true", why, sizeof why);
 	if (rc) {
-		set_err(err, rc, "kafka source '%s': %s", cfg->topic, why);
+		set_err(err, rc, "kafka source '%s': %s", src_name(cfg), why);
 		rd_kafka_conf_destroy(conf);
 		return NULL;
 	}
@@ -156,10 +170,19 @@ static rd_kafka_t *make_consumer(const struct sl_kafka_source_cfg *cfg, struct s
 		return NULL;
 	rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
 	if (!rk) {
-		set_err(err, -EINVAL, "kafka source '%s': %s", cfg->topic, why);
+		set_err(err, -EINVAL, "kafka source '%s': %s", src_name(cfg), why);
 		rd_kafka_conf_destroy(conf);
 	}
 	return rk;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
 }
 
 static bool key_field(const struct sl_kafka_source_cfg *cfg, int i, int *idx)
@@ -202,8 +225,18 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 	const struct sl_schema *s = cfg->schema;
 	int nf, nval = 0, nkey = 0;
 
-	if (!cfg->topic || !*cfg->topic || !s) {
-		set_err(err, -EINVAL, "kafka source: %s", !s ? "no schema" : "no topic");
+	if (!s || (!!cfg->topic + (cfg->ntopics > 0) + !!cfg->topic_pattern) != 1) {
+		set_err(err, -EINVAL, "kafka source: %s", !s ? "no schema"
+			: "name one topic, a list of topics or a topic pattern");
+		return -EINVAL;
+	}
+	for (int t = 0; t < cfg->ntopics; t++)
+		if (!cfg->topics || !cfg->topics[t] || !*cfg->topics[t]) {
+			set_err(err, -EINVAL, "kafka source: topic %d of the list is empty", t);
+			return -EINVAL;
+		}
+	if ((cfg->topic && !*cfg->topic) || (cfg->topic_pattern && !*cfg->topic_pattern)) {
+		set_err(err, -EINVAL, "kafka source: empty topic name or pattern");
 		return -EINVAL;
 	}
 	nf = sl_schema_nfields(s);
@@ -212,12 +245,12 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 
 		if (i < 0 || i >= nf || meta_of(cfg, i) != m) {
 			set_err(err, -EINVAL, "kafka source '%s': metadata column %d is not a "
-				"distinct field of the schema", cfg->topic, i);
+				"distinct field of the schema", src_name(cfg), i);
 			return -EINVAL;
 		}
 		if (!meta_type_ok(cfg->meta[m].key, sl_schema_type(s, i))) {
 			set_err(err, -EINVAL, "kafka source '%s': metadata column '%s' cannot be "
-				"%s", cfg->topic, sl_schema_name(s, i),
+				"%s", src_name(cfg), sl_schema_name(s, i),
 				sl_type_name(sl_schema_type(s, i)));
 			return -EINVAL;
 		}
@@ -228,18 +261,18 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 		if (i < 0 || i >= nf || meta_of(cfg, i) >= 0 || !key_field(cfg, i, &idx) ||
 		    idx != k) {
 			set_err(err, -EINVAL, "kafka source '%s': key field %d is not a distinct "
-				"physical field of the schema", cfg->topic, i);
+				"physical field of the schema", src_name(cfg), i);
 			return -EINVAL;
 		}
 	}
 	if (cfg->nkey_fields && cfg->key_format == SL_KAFKA_FMT_NONE) {
 		set_err(err, -EINVAL, "kafka source '%s': key fields need a key format",
-			cfg->topic);
+			src_name(cfg));
 		return -EINVAL;
 	}
 	if (cfg->key_format == SL_KAFKA_FMT_DEBEZIUM_JSON) {
 		set_err(err, -EINVAL, "kafka source '%s': debezium-json is a value format",
-			cfg->topic);
+			src_name(cfg));
 		return -EINVAL;
 	}
 	for (int i = 0; i < nf; i++) {
@@ -255,7 +288,7 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 		nval++;
 		if (cfg->value_format == SL_KAFKA_FMT_RAW && sl_schema_type(s, i) != SL_TYPE_STRING) {
 			set_err(err, -EINVAL, "kafka source '%s': format 'raw' reads one STRING "
-				"column, '%s' is %s", cfg->topic, sl_schema_name(s, i),
+				"column, '%s' is %s", src_name(cfg), sl_schema_name(s, i),
 				sl_type_name(sl_schema_type(s, i)));
 			return -EINVAL;
 		}
@@ -263,41 +296,175 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 	if ((cfg->value_format == SL_KAFKA_FMT_RAW && nval != 1) ||
 	    (cfg->key_format == SL_KAFKA_FMT_RAW && nkey != 1)) {
 		set_err(err, -EINVAL, "kafka source '%s': format 'raw' reads exactly one column "
-			"(the %s has %d)", cfg->topic, nval != 1 ? "value" : "key",
+			"(the %s has %d)", src_name(cfg), nval != 1 ? "value" : "key",
 			nval != 1 ? nval : nkey);
 		return -EINVAL;
 	}
 	if (cfg->value_format == SL_KAFKA_FMT_NONE) {
-		set_err(err, -EINVAL, "kafka source '%s': no value format", cfg->topic);
+		set_err(err, -EINVAL, "kafka source '%s': no value format", src_name(cfg));
 		return -EINVAL;
 	}
 	return 0;
 }
 
+void sl_kafka_source_cfg_fini(struct sl_kafka_source_cfg *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->split_refs);
+	free(cfg->topic_names);
+	cfg->split_refs = NULL;
+	cfg->topic_names = NULL;
+	cfg->npartitions = 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The topic names to read, sorted and without duplicates, as malloc'd pointers into the
+ * cfg's strings or the metadata (pattern: copied into *store). Returns the count or -errno.
+ */
+static int topic_names(struct sl_kafka_source_cfg *cfg, rd_kafka_t *rk, int timeout,
+		       const char ***out, char **store, struct sl_error *err)
+{
+	const struct rd_kafka_metadata *md = NULL;
+	const char **v;
+	size_t bytes = 0;
+	int n = 0, m = 0;
+	rd_kafka_resp_err_t e;
+	char pat[1024];
+	regex_t re;
+	char *p;
+
+	if (!cfg->topic_pattern) {
+		n = cfg->topic ? 1 : cfg->ntopics;
+		v = malloc((size_t)n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (int t = 0; t < n; t++)
+			v[t] = cfg->topic ? cfg->topic : cfg->topics[t];
+		goto sort;
+	}
+	/* Java's Pattern.matches(): the whole name */
+	snprintf(pat, sizeof pat, "^(%s)$", cfg->topic_pattern);
+	if (regcomp(&re, pat, REG_EXTENDED | REG_NOSUB)) {
+		set_err(err, -EINVAL, "kafka source: topic pattern '%s' is not a POSIX extended "
+			"regular expression", cfg->topic_pattern);
+		return -EINVAL;
+	}
+	e = rd_kafka_metadata(rk, 1, NULL, &md, timeout);
+	if (e) {
+		regfree(&re);
+		set_err(err, sl_kafka_errno(e), "kafka source: topics for pattern '%s': %s",
+			cfg->topic_pattern, rd_kafka_err2str(e));
+		return err->code;
+	}
+	v = malloc((size_t)(md->topic_cnt ? md->topic_cnt : 1) * sizeof(*v));
+	for (int t = 0; v && t < md->topic_cnt; t++)
+		if (strncmp(md->topics[t].topic, "__", 2) &&
+		    !regexec(&re, md->topics[t].topic, 0, NULL, 0)) {
+			v[n++] = md->topics[t].topic;
+			bytes += strlen(md->topics[t].topic) + 1;
+		}
+	regfree(&re);
+	/* copy the names out of the metadata before it is freed */
+	*store = v ? malloc(bytes ? bytes : 1) : NULL;
+	if (!*store) {
+		free(v);
+		rd_kafka_metadata_destroy(md);
+		return -ENOMEM;
+	}
+	for (int t = 0, off = 0; t < n; t++) {
+		p = *store + off;
+		strcpy(p, v[t]);
+		off += (int)strlen(p) + 1;
+		v[t] = p;
+	}
+	rd_kafka_metadata_destroy(md);
+	if (!n) {
+		free(v);
+		set_err(err, -ENOENT, "kafka source: no topic matches the pattern '%s'",
+			cfg->topic_pattern);
+		return -ENOENT;
+	}
+sort:
+	qsort(v, (size_t)n, sizeof(*v), cmp_str);
+	for (int t = 0; t < n; t++)
+		if (!m || strcmp(v[m - 1], v[t]))
+			v[m++] = v[t];
+	*out = v;
+	return m;
+}
+
 int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *err)
 {
 	int timeout = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
-	char why[256];
+	int nt, *counts = NULL, total = 0, rc = 0, k = 0;
+	const char **names = NULL;
+	char *store = NULL, why[256];
+	size_t bytes = 0, off = 0;
 	rd_kafka_t *rk;
-	int n;
 
+	sl_kafka_source_cfg_fini(cfg);
 	if (check_cfg(cfg, err) < 0)
 		return err->code;
 	if (!has_prop(cfg, "bootstrap.servers")) {
-		set_err(err, -EINVAL, "kafka source '%s': needs bootstrap.servers", cfg->topic);
+		set_err(err, -EINVAL, "kafka source '%s': needs bootstrap.servers", src_name(cfg));
 		return -EINVAL;
 	}
 	rk = make_consumer(cfg, err);
 	if (!rk)
 		return err->code;
-	n = sl_kafka_partition_count(rk, cfg->topic, timeout, why, sizeof why);
-	rd_kafka_destroy(rk);
-	if (n < 0) {
-		set_err(err, n, "kafka source: %s", why);
-		return n;
+	nt = topic_names(cfg, rk, timeout, &names, &store, err);
+	if (nt < 0) {
+		rc = nt;
+		if (rc == -ENOMEM)
+			set_err(err, rc, "kafka source '%s': out of memory", src_name(cfg));
+		goto out;
 	}
-	cfg->npartitions = n;
-	return 0;
+	counts = calloc((size_t)nt, sizeof(*counts));
+	if (!counts)
+		goto nomem;
+	for (int t = 0; t < nt; t++) {
+		counts[t] = sl_kafka_partition_count(rk, names[t], timeout, why, sizeof why);
+		if (counts[t] < 0) {
+			rc = counts[t];
+			set_err(err, rc, "kafka source: %s", why);
+			goto out;
+		}
+		total += counts[t];
+		bytes += strlen(names[t]) + 1;
+	}
+	cfg->split_refs = calloc((size_t)total, sizeof(*cfg->split_refs));
+	cfg->topic_names = malloc(bytes);
+	if (!cfg->split_refs || !cfg->topic_names)
+		goto nomem;
+	for (int t = 0; t < nt; t++) {
+		char *name = cfg->topic_names + off;
+
+		memcpy(name, names[t], strlen(names[t]) + 1);
+		off += strlen(names[t]) + 1;
+		for (int p = 0; p < counts[t]; p++, k++) {
+			cfg->split_refs[k].topic = name;
+			cfg->split_refs[k].partition = p;
+		}
+	}
+	cfg->npartitions = total;
+	goto out;
+nomem:
+	rc = -ENOMEM;
+	set_err(err, rc, "kafka source '%s': out of memory", src_name(cfg));
+out:
+	if (rc)
+		sl_kafka_source_cfg_fini(cfg);
+	free(counts);
+	free(names);
+	free(store);
+	rd_kafka_destroy(rk);
+	return rc;
 }
 
 /* ---- opening a split ----------------------------------------------------------------- */
@@ -326,7 +493,7 @@ static void kafka_close(void *state)
 			atomic_fetch_add_explicit((_Atomic uint64_t *)k->cfg->skipped, k->skipped,
 						  memory_order_relaxed);
 		fprintf(stderr, "sluice: kafka %s/%d: skipped %llu undecodable record%s "
-			"(ignore-parse-errors)\n", k->cfg->topic, k->partition,
+			"(ignore-parse-errors)\n", k->topic, k->partition,
 			(unsigned long long)k->skipped, k->skipped == 1 ? "" : "s");
 	}
 	if (k->q)
@@ -365,7 +532,7 @@ static int side_init(struct side *sd, enum sl_kafka_format fmt,
 		sd->json = sl_json_dec_create_ex(sd->schema, flags, &jerr);
 		if (!sd->json && jerr == -EINVAL) {
 			set_err(err, -EINVAL, "kafka source '%s': field names do not form a tree "
-				"of JSON objects", cfg->topic);
+				"of JSON objects", src_name(cfg));
 			return -EINVAL;
 		}
 		if (!sd->json)
@@ -381,7 +548,7 @@ static int side_init(struct side *sd, enum sl_kafka_format fmt,
 	}
 	return 0;
 nomem:
-	set_err(err, -ENOMEM, "kafka source '%s': out of memory", cfg->topic);
+	set_err(err, -ENOMEM, "kafka source '%s': out of memory", src_name(cfg));
 	return -ENOMEM;
 }
 
@@ -423,7 +590,7 @@ static int plan_fields(struct kafka_split *k, struct sl_error *err)
 		rc = side_init(&k->key, cfg->key_format, cfg, true, err);
 	return rc;
 nomem:
-	set_err(err, -ENOMEM, "kafka source '%s': out of memory", cfg->topic);
+	set_err(err, -ENOMEM, "kafka source '%s': out of memory", src_name(cfg));
 	return -ENOMEM;
 }
 
@@ -435,19 +602,21 @@ static void *kafka_open(const void *cfgp, int split, struct sl_error *err)
 
 	if (check_cfg(cfg, err) < 0)
 		return NULL;
-	if (split < 0 || split >= cfg->npartitions) {
+	if (split < 0 || split >= cfg->npartitions || !cfg->split_refs) {
 		set_err(err, -EINVAL, "kafka source '%s': no partition %d (%d at plan time%s)",
-			cfg->topic, split, cfg->npartitions,
+			src_name(cfg), split, cfg->npartitions,
 			cfg->npartitions ? "" : ": call sl_kafka_source_prepare()");
 		return NULL;
 	}
 	k = calloc(1, sizeof(*k));
 	if (!k) {
-		set_err(err, -ENOMEM, "kafka source '%s': out of memory", cfg->topic);
+		set_err(err, -ENOMEM, "kafka source '%s': out of memory", src_name(cfg));
 		return NULL;
 	}
 	k->cfg = cfg;
-	k->partition = split;
+	k->topic = cfg->split_refs[split].topic;
+	k->partition = cfg->split_refs[split].partition;
+	k->topic_hash = fnv1a(k->topic);
 	k->next = -1;
 	k->end = INT64_MAX;
 	k->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
@@ -460,7 +629,7 @@ static void *kafka_open(const void *cfgp, int split, struct sl_error *err)
 	e = rd_kafka_poll_set_consumer(k->rk);
 	k->q = e ? NULL : rd_kafka_queue_get_consumer(k->rk);
 	if (!k->q) {
-		set_err(err, -EIO, "kafka source '%s': no consumer queue: %s", cfg->topic,
+		set_err(err, -EIO, "kafka source '%s': no consumer queue: %s", src_name(cfg),
 			rd_kafka_err2str(e));
 		goto out_close;
 	}
@@ -488,14 +657,14 @@ static int offset_for_time(struct kafka_split *k, int64_t ts, int64_t *out)
 
 	if (!l)
 		return -ENOMEM;
-	rd_kafka_topic_partition_list_add(l, k->cfg->topic, k->partition)->offset = ts;
+	rd_kafka_topic_partition_list_add(l, k->topic, k->partition)->offset = ts;
 	e = rd_kafka_offsets_for_times(k->rk, l, k->timeout_ms);
 	if (!e)
 		e = l->elems[0].err;
 	*out = l->elems[0].offset;
 	rd_kafka_topic_partition_list_destroy(l);
 	if (e) {
-		fprintf(stderr, "sluice: kafka %s/%d: offsets for time %lld: %s\n", k->cfg->topic,
+		fprintf(stderr, "sluice: kafka %s/%d: offsets for time %lld: %s\n", k->topic,
 			k->partition, (long long)ts, rd_kafka_err2str(e));
 		return sl_kafka_errno(e);
 	}
@@ -512,14 +681,14 @@ static int group_offset(struct kafka_split *k, int64_t lo, int64_t hi, int64_t *
 
 	if (!l)
 		return -ENOMEM;
-	rd_kafka_topic_partition_list_add(l, k->cfg->topic, k->partition);
+	rd_kafka_topic_partition_list_add(l, k->topic, k->partition);
 	e = rd_kafka_committed(k->rk, l, k->timeout_ms);
 	if (!e)
 		e = l->elems[0].err;
 	*out = l->elems[0].offset;
 	rd_kafka_topic_partition_list_destroy(l);
 	if (e) {
-		fprintf(stderr, "sluice: kafka %s/%d: committed offset: %s\n", k->cfg->topic,
+		fprintf(stderr, "sluice: kafka %s/%d: committed offset: %s\n", k->topic,
 			k->partition, rd_kafka_err2str(e));
 		return sl_kafka_errno(e);
 	}
@@ -531,7 +700,7 @@ static int group_offset(struct kafka_split *k, int64_t lo, int64_t hi, int64_t *
 		*out = lo;
 	} else if (!strcmp(reset, "error")) {
 		fprintf(stderr, "sluice: kafka %s/%d: no committed offset for the group and "
-			"auto.offset.reset is 'error'\n", k->cfg->topic, k->partition);
+			"auto.offset.reset is 'error'\n", k->topic, k->partition);
 		return -ENOENT;
 	} else {
 		*out = hi;
@@ -552,10 +721,10 @@ static int start(struct kafka_split *k)
 	int64_t lo, hi, off = -1;
 	int rc = 0;
 
-	e = rd_kafka_query_watermark_offsets(k->rk, cfg->topic, k->partition, &lo, &hi,
+	e = rd_kafka_query_watermark_offsets(k->rk, k->topic, k->partition, &lo, &hi,
 					     k->timeout_ms);
 	if (e) {
-		fprintf(stderr, "sluice: kafka %s/%d: watermark offsets: %s\n", cfg->topic,
+		fprintf(stderr, "sluice: kafka %s/%d: watermark offsets: %s\n", k->topic,
 			k->partition, rd_kafka_err2str(e));
 		return sl_kafka_errno(e);
 	}
@@ -610,11 +779,11 @@ static int start(struct kafka_split *k)
 	l = rd_kafka_topic_partition_list_new(1);
 	if (!l)
 		return -ENOMEM;
-	rd_kafka_topic_partition_list_add(l, cfg->topic, k->partition)->offset = k->next;
+	rd_kafka_topic_partition_list_add(l, k->topic, k->partition)->offset = k->next;
 	e = rd_kafka_assign(k->rk, l);
 	rd_kafka_topic_partition_list_destroy(l);
 	if (e) {
-		fprintf(stderr, "sluice: kafka %s/%d: assign: %s\n", cfg->topic, k->partition,
+		fprintf(stderr, "sluice: kafka %s/%d: assign: %s\n", k->topic, k->partition,
 			rd_kafka_err2str(e));
 		return sl_kafka_errno(e);
 	}
@@ -632,7 +801,7 @@ static void dead_letter(struct kafka_split *k, struct sl_src_ctx *c, int64_t off
 		k->skipped++;
 		return;
 	}
-	snprintf(where, sizeof where, "%s/%d/%lld", k->cfg->topic, k->partition, (long long)off);
+	snprintf(where, sizeof where, "%s/%d/%lld", k->topic, k->partition, (long long)off);
 	sl_src_dead_letter(c, where, why, raw, len < DL_RAW_MAX ? len : DL_RAW_MAX);
 }
 
@@ -724,7 +893,7 @@ static const struct sl_row *assemble(struct kafka_split *k, struct sl_src_ctx *c
 				sl_rowb_set_i64(&b, i, m->offset);
 				break;
 			case SL_KAFKA_META_TOPIC:
-				s = k->cfg->topic;
+				s = k->topic;
 				sl_rowb_set_str(&b, i, s, (uint32_t)strlen(s));
 				break;
 			case SL_KAFKA_META_TIMESTAMP_TYPE:
@@ -817,7 +986,7 @@ static int kafka_poll(void *state, struct sl_src_ctx *c, int max)
 			/* transient (a broker down, a leader moving): librdkafka retries itself
 			 * and logs the cause; only a fatal error stops the split */
 			if (rd_kafka_fatal_error(k->rk, fatal, sizeof fatal)) {
-				fprintf(stderr, "sluice: kafka %s/%d: %s\n", k->cfg->topic,
+				fprintf(stderr, "sluice: kafka %s/%d: %s\n", k->topic,
 					k->partition, fatal);
 				rc = -EIO;
 			}
@@ -851,40 +1020,60 @@ static void commit_async(struct kafka_split *k, int64_t off)
 
 	if (!l)
 		return;
-	rd_kafka_topic_partition_list_add(l, k->cfg->topic, k->partition)->offset = off;
+	rd_kafka_topic_partition_list_add(l, k->topic, k->partition)->offset = off;
 	rd_kafka_commit(k->rk, l, 1);
 	rd_kafka_topic_partition_list_destroy(l);
 }
 
+/*
+ * A position names its partition as well as the next offset, so a restore whose splits map
+ * to other partitions (a topic added to a list or a pattern, partitions added) fails
+ * instead of reading one partition from another's offset.
+ */
+struct kafka_pos {
+	int64_t offset;
+	int32_t partition;
+	uint32_t topic_hash;
+};
+
 static int kafka_position(void *state, void *buf, size_t cap, size_t *len)
 {
 	struct kafka_split *k = state;
-	int64_t off;
+	struct kafka_pos p;
 	int rc;
 
 	if (!k->started && (rc = start(k)) < 0)
 		return rc;
-	off = k->next;
-	if (cap < sizeof off)
+	if (cap < sizeof p)
 		return -ENOSPC;
-	memcpy(buf, &off, sizeof off);
-	*len = sizeof off;
+	memset(&p, 0, sizeof p);
+	p.offset = k->next;
+	p.partition = k->partition;
+	p.topic_hash = k->topic_hash;
+	memcpy(buf, &p, sizeof p);
+	*len = sizeof p;
 	if (k->cfg->commit_offsets && !k->ended)
-		commit_async(k, off);
+		commit_async(k, p.offset);
 	return 0;
 }
 
 static int kafka_seek(void *state, const void *pos, size_t len)
 {
 	struct kafka_split *k = state;
-	int64_t off;
+	struct kafka_pos p;
 
-	if (len != sizeof off || k->started)
+	if (len != sizeof p || k->started)
 		return -EINVAL;
-	memcpy(&off, pos, sizeof off);
-	if (off < 0)
+	memcpy(&p, pos, sizeof p);
+	if (p.offset < 0)
 		return -EINVAL;
-	k->next = off;
+	if (p.partition != k->partition || p.topic_hash != k->topic_hash) {
+		fprintf(stderr, "sluice: kafka %s/%d: the checkpoint's position is of another "
+			"partition (%d of a topic with hash %08x): the topics or their partitions "
+			"changed since\n", k->topic, k->partition, p.partition, p.topic_hash);
+		return -ESTALE;
+	}
+	k->next = p.offset;
 	return 0;
 }
 

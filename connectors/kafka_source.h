@@ -1,14 +1,14 @@
 /*
- * kafka_source.h - the Kafka source: one split per partition of one topic, each consumed on
+ * kafka_source.h - the Kafka source: one split per partition of its topics, each consumed on
  * the shard that owns the split by its own librdkafka consumer (an assignment of that one
  * partition, no group rebalancing), records decoded with the value format (and the key
  * format for key fields), offsets kept in checkpoints.
  *
  * Configuration is plain data like the embedded connectors (sluice/connectors.h): zero it,
  * fill it, call sl_kafka_source_prepare() once at plan time (it asks the cluster for the
- * partition count, which fixes the number of splits), pass it to sl_job_source() with
+ * partition counts, which fix the number of splits), pass it to sl_job_source() with
  * sl_kafka_source_ops. The job borrows it and everything it points to until
- * sl_job_destroy().
+ * sl_job_destroy(); then sl_kafka_source_cfg_fini() frees what prepare allocated.
  *
  * Threads: prepare at plan time, one thread; the ops on each split's shard.
  */
@@ -75,8 +75,20 @@ struct sl_kafka_offset {
 
 #define SL_KAFKA_MAX_META 8
 
+/* Split k of a prepared source: a partition of one of its topics. */
+struct sl_kafka_split_ref {
+	const char *topic; /* owned by the cfg (see sl_kafka_source_cfg_fini()) */
+	int32_t partition;
+};
+
 struct sl_kafka_source_cfg {
+	/* What to read: one topic, a list, or a pattern (exactly one of them). */
 	const char *topic;
+	const char *const *topics;         /* ntopics topics (Flink's 'topic' = 'a;b') */
+	int ntopics;
+	const char *topic_pattern;         /* POSIX extended regex matched against whole topic
+					    * names when the job is planned; "__" (internal)
+					    * topics never match */
 	/* librdkafka properties ("bootstrap.servers" required; "properties." prefix allowed).
 	 * group.id is used only to start from and commit offsets for monitoring: the split's
 	 * position lives in checkpoints. Defaults applied before these: a bounded prefetch
@@ -104,7 +116,8 @@ struct sl_kafka_source_cfg {
 
 	enum sl_kafka_startup startup;
 	int64_t startup_ts_ms;
-	const struct sl_kafka_offset *specific; /* SL_KAFKA_START_SPECIFIC */
+	const struct sl_kafka_offset *specific; /* SL_KAFKA_START_SPECIFIC (the partition
+						 * numbers of every topic read) */
 	int nspecific;
 	enum sl_kafka_bound bounded;
 	int64_t bounded_ts_ms;
@@ -112,7 +125,13 @@ struct sl_kafka_source_cfg {
 	int nbounded_specific;
 	int timeout_ms;                    /* metadata and offset queries; 0: 10000 */
 
-	int npartitions;                   /* splits; set by sl_kafka_source_prepare() */
+	/* set by sl_kafka_source_prepare(): the splits, topics in name order, then their
+	 * partitions, so a restore with the same topics and partition counts maps every
+	 * checkpointed split to the same partition (a position names its partition, and a
+	 * seek onto another fails) */
+	int npartitions;
+	struct sl_kafka_split_ref *split_refs;
+	char *topic_names;                 /* storage of split_refs[].topic */
 	bool commit_offsets;               /* commit each checkpoint's offsets to group.id
 					    * (monitoring); the SQL mapping sets it when
 					    * properties.group.id is given */
@@ -120,14 +139,19 @@ struct sl_kafka_source_cfg {
 
 /*
  * Plan time: checks the configuration (formats against the schema, metadata columns'
- * types) and asks the cluster for the topic's partition count, stored in
- * cfg->npartitions. Returns 0, or -errno with a one-line reason in err (an unknown topic:
- * -ENOENT; no broker answering within timeout_ms: -ETIMEDOUT).
+ * types), resolves the topics (the pattern against the cluster's topics) and asks the
+ * cluster for their partition counts: cfg->npartitions splits, described by
+ * cfg->split_refs. Returns 0, or -errno with a one-line reason in err (an unknown topic or
+ * a pattern matching none: -ENOENT; no broker answering within timeout_ms: -ETIMEDOUT).
  */
 int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *err);
 
+/* Frees what sl_kafka_source_prepare() allocated (split_refs, topic_names); the rest of cfg
+ * is the caller's. Accepts a cfg never prepared. Call after sl_job_destroy(). */
+void sl_kafka_source_cfg_fini(struct sl_kafka_source_cfg *cfg);
+
 /*
- * Source ops. Split k is partition k. poll() takes at most `max` messages already fetched
+ * Source ops. Split k is split_refs[k]. poll() takes at most `max` messages already fetched
  * (never waits); position() is the next offset to read (8 bytes), seek() continues from
  * one. An undecodable message goes to the dead-letter output as "topic/partition/offset".
  */

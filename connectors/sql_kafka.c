@@ -2,7 +2,10 @@
  * sql_kafka.c - WITH options of a `'connector' = 'kafka'` table read as a source, mapped to
  * a struct sl_kafka_source_cfg (Flink's Kafka SQL connector options):
  *
- *   topic                           one topic (required; a list or topic-pattern: error)
+ *   topic                           a topic, or a list 'a;b' (topics in name order, then
+ *                                   partitions, are the splits)
+ *   topic-pattern                   instead of topic: the topics whose whole name matches
+ *                                   this (POSIX extended) regular expression at plan time
  *   properties.bootstrap.servers    required
  *   properties.group.id             start from / commit offsets for monitoring (default
  *                                   group id: sluice-<topic>, never committed to)
@@ -27,8 +30,10 @@
  *                                   `col TYPE METADATA FROM 'timestamp'` (the planner maps
  *                                   METADATA columns to this option)
  *
- * The topic's partition count is fetched here, at plan time (sl_kafka_source_prepare()):
- * the broker must be reachable when the job is planned.
+ * The topics' partition counts are fetched here, at plan time (sl_kafka_source_prepare()):
+ * the broker must be reachable when the job is planned, and partitions or matching topics
+ * created later are not read until the job is planned again (a restore then refuses
+ * positions that moved to other splits; scan.topic-partition-discovery.interval is refused).
  *
  * Errors are one line "FILE:LINE:COL: ..." naming the option, as in sql_options.c; the
  * option helpers are repeated here in small because sql_options.c keeps its own static.
@@ -45,7 +50,7 @@
 #include "connectors/kafka_source.h"
 #include "connectors/sql_options.h"
 
-#define KNOWN "topic, properties.bootstrap.servers, properties.group.id, properties.*, " \
+#define KNOWN "topic, topic-pattern, properties.bootstrap.servers, properties.group.id, properties.*, " \
 	      "scan.startup.mode, scan.startup.timestamp-millis, " \
 	      "scan.startup.specific-offsets, scan.bounded.mode, " \
 	      "scan.bounded.timestamp-millis, scan.bounded.specific-offsets, format, " \
@@ -66,7 +71,8 @@ struct kctx {
 /* The cfg and everything it points to, freed as one (cfg first: the pointer handed out). */
 struct kafka_own {
 	struct sl_kafka_source_cfg cfg;
-	char *topic;
+	char *topic_text;              /* 'topic' (a list split in place) or 'topic-pattern' */
+	const char **topics;
 	char **keys, **vals;
 	int nprops;
 	int key_fields[SL_SCHEMA_MAX_FIELDS];
@@ -155,7 +161,9 @@ static void own_free(void *p)
 	}
 	free(k->keys);
 	free(k->vals);
-	free(k->topic);
+	sl_kafka_source_cfg_fini(&k->cfg);
+	free(k->topic_text);
+	free(k->topics);
 	free(k->specific);
 	free(k->bounded);
 	free(k->null_lit);
@@ -471,23 +479,52 @@ static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_ow
 	bool has_group = false;
 	int rc;
 
-	if ((o = take(c, "topic-pattern")))
-		return fail(c, o, "option 'topic-pattern' is not supported yet: name one topic");
 	if ((o = take(c, "scan.topic-partition-discovery.interval")))
 		return fail(c, o, "option '%s' is not supported: the partitions are the "
 			    "source's splits, counted when the job is planned", o->key);
-	if (!topic)
-		return fail(c, NULL, "connector 'kafka' needs option 'topic'");
-	if (strchr(topic->value, ';') || !*topic->value)
-		return fail(c, topic, "option 'topic': '%s': name exactly one topic (lists are "
-			    "not supported yet)", topic->value);
-	k->topic = strdup(topic->value);
-	if (!k->topic)
-		return -ENOMEM;
-	k->cfg.topic = k->topic;
+	if ((o = take(c, "topic-pattern"))) {
+		if (topic)
+			return fail(c, o, "options 'topic' and 'topic-pattern' both given: use one");
+		if (!*o->value)
+			return fail(c, o, "option 'topic-pattern' is empty");
+		k->topic_text = strdup(o->value);
+		if (!k->topic_text)
+			return -ENOMEM;
+		k->cfg.topic_pattern = k->topic_text;
+	} else if (!topic) {
+		return fail(c, NULL, "connector 'kafka' needs option 'topic' or 'topic-pattern'");
+	} else {
+		char *p, *save = NULL;
+		int n = 1;
+
+		for (const char *q = topic->value; *q; q++)
+			n += *q == ';';
+		k->topic_text = strdup(topic->value);
+		k->topics = calloc((size_t)n, sizeof(*k->topics));
+		if (!k->topic_text || !k->topics)
+			return -ENOMEM;
+		n = 0;
+		for (p = strtok_r(k->topic_text, ";", &save); p; p = strtok_r(NULL, ";", &save)) {
+			while (*p == ' ')
+				p++;
+			if (*p)
+				k->topics[n++] = p;
+		}
+		if (!n)
+			return fail(c, topic, "option 'topic': '%s' names no topic", topic->value);
+		if (n == 1)
+			k->cfg.topic = k->topics[0];
+		k->cfg.topics = n > 1 ? k->topics : NULL;
+		k->cfg.ntopics = n > 1 ? n : 0;
+	}
 	if ((rc = parse_mode(c, k)) || (rc = parse_formats(c, schema, k)) ||
 	    (rc = parse_metadata(c, schema, k)))
 		return rc;
+	if ((k->cfg.ntopics || k->cfg.topic_pattern) &&
+	    (k->cfg.startup == SL_KAFKA_START_SPECIFIC ||
+	     k->cfg.bounded == SL_KAFKA_BOUND_SPECIFIC))
+		return fail(c, NULL, "specific offsets name partitions of one topic: they need a "
+			    "single 'topic'");
 	for (int j = 0; j < c->n; j++)
 		if (!c->opts[j].used && !strcmp(c->opts[j].key, "properties.bootstrap.servers"))
 			goto have_servers;

@@ -6,8 +6,9 @@
  * returns 0 and then sees new messages, dead letters "topic/partition/offset" for malformed
  * JSON and ignore-parse-errors counting, startup modes (latest, timestamp, specific,
  * group-offsets after a monitoring commit), CSV, raw, key fields (EXCEPT_KEY), Debezium
- * changelog rows, fetch errors injected into the broker, and the SQL WITH mapping with its
- * FILE:LINE:COL errors.
+ * changelog rows, fetch errors injected into the broker, a leader change and a broker down
+ * mid-read, and the SQL WITH mapping (topic lists and patterns, positions that name their
+ * partition) with its FILE:LINE:COL errors.
  */
 #include <time.h>
 
@@ -48,8 +49,8 @@ static void setup(void)
 	char why[256];
 
 	rd_kafka_conf_set(conf, "log_level", "3", why, sizeof why);
-	/* the mock cluster: one broker so leaders never move unless a test moves them */
-	T_ASSERT(rd_kafka_conf_set(conf, "test.mock.num.brokers", "1", why, sizeof why) ==
+	/* three brokers, so a test can move a partition's leader and take a broker down */
+	T_ASSERT(rd_kafka_conf_set(conf, "test.mock.num.brokers", "3", why, sizeof why) ==
 		 RD_KAFKA_CONF_OK);
 	mock_rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof why);
 	T_ASSERT(mock_rk);
@@ -136,13 +137,27 @@ static void poll_until(struct harness *h, void *st, size_t want)
 	T_ASSERT_EQ_I64(h->nrows, want);
 }
 
+/* A split's position: opaque bytes whose first 8 are the next offset. */
+struct pos {
+	char b[64];
+	size_t len;
+};
+
+static struct pos pos_take(void *st)
+{
+	struct pos p = { .len = 0 };
+
+	T_ASSERT(sl_kafka_source_ops.position(st, p.b, sizeof p.b, &p.len) == 0);
+	T_ASSERT(p.len >= sizeof(int64_t));
+	return p;
+}
+
 static int64_t pos_of(void *st)
 {
+	struct pos p = pos_take(st);
 	int64_t off;
-	size_t len = 0;
 
-	T_ASSERT(sl_kafka_source_ops.position(st, &off, sizeof off, &len) == 0);
-	T_ASSERT_EQ_I64(len, sizeof off);
+	memcpy(&off, p.b, sizeof off);
 	return off;
 }
 
@@ -232,6 +247,7 @@ static void test_json_bounded(void)
 		cfg.skipped = NULL;
 	}
 	h_fini(&h);
+	sl_kafka_source_cfg_fini(&cfg);
 	sl_schema_destroy(s);
 }
 
@@ -242,7 +258,7 @@ static void test_position_seek(void)
 	struct sl_kafka_source_cfg cfg = base_cfg("orders", s);
 	struct harness h;
 	int count[40] = { 0 };
-	int64_t off;
+	struct pos at7, at20;
 	void *st;
 
 	prepare(&cfg);
@@ -259,16 +275,17 @@ static void test_position_seek(void)
 			nap();
 	}
 	T_ASSERT_EQ_I64(h.nrows, 7);
-	off = pos_of(st);
-	T_ASSERT_EQ_I64(off, 7);
+	T_ASSERT_EQ_I64(pos_of(st), 7);
+	at7 = pos_take(st);
 	sl_kafka_source_ops.close(st);
 
 	st = open_split(&cfg, 0);
-	T_ASSERT(sl_kafka_source_ops.seek(st, &off, sizeof off) == 0);
+	T_ASSERT(sl_kafka_source_ops.seek(st, at7.b, at7.len) == 0);
 	drain(&h, st, 0, 5);
 	T_ASSERT_EQ_I64(pos_of(st), 20);
+	at20 = pos_take(st);
 	/* seek after start is refused (the runtime seeks right after open) */
-	T_ASSERT(sl_kafka_source_ops.seek(st, &off, sizeof off) == -EINVAL);
+	T_ASSERT(sl_kafka_source_ops.seek(st, at7.b, at7.len) == -EINVAL);
 	sl_kafka_source_ops.close(st);
 	T_ASSERT_EQ_I64(h.nrows, 20);
 	for (size_t r = 0; r < h.nrows; r++)
@@ -278,11 +295,11 @@ static void test_position_seek(void)
 
 	/* a position at the end of a bounded split: reopened, it ends at once */
 	st = open_split(&cfg, 0);
-	off = 20;
-	T_ASSERT(sl_kafka_source_ops.seek(st, &off, sizeof off) == 0);
+	T_ASSERT(sl_kafka_source_ops.seek(st, at20.b, at20.len) == 0);
 	T_ASSERT(sl_kafka_source_ops.poll(st, &h.c, 5) == SL_SRC_EOF);
 	sl_kafka_source_ops.close(st);
 	h_fini(&h);
+	sl_kafka_source_cfg_fini(&cfg);
 	sl_schema_destroy(s);
 }
 
@@ -408,6 +425,7 @@ static void test_unbounded_and_startup(void)
 		cfg.nprops = 2;
 	}
 	h_fini(&h);
+	sl_kafka_source_cfg_fini(&cfg);
 	sl_schema_destroy(s);
 }
 
@@ -462,6 +480,7 @@ static void test_formats(void)
 	/* raw: the bytes as one STRING */
 	{
 		h_init(&h);
+		sl_kafka_source_cfg_fini(&cfg);
 		cfg = base_cfg("fmt", r);
 		cfg.value_format = SL_KAFKA_FMT_RAW;
 		prepare(&cfg);
@@ -476,11 +495,13 @@ static void test_formats(void)
 	{
 		struct sl_error err = { 0 };
 
+		sl_kafka_source_cfg_fini(&cfg);
 		cfg = base_cfg("fmt", s);
 		cfg.value_format = SL_KAFKA_FMT_RAW;
 		T_ASSERT(sl_kafka_source_prepare(&cfg, &err) == -EINVAL);
 		T_ASSERT(strstr(err.msg, "raw"));
 	}
+	sl_kafka_source_cfg_fini(&cfg);
 	sl_schema_destroy(s);
 	sl_schema_destroy(r);
 }
@@ -521,6 +542,7 @@ static void test_debezium(void)
 	T_ASSERT_EQ_I64(h.rows[3]->kind, SL_ROW_DELETE);
 	T_ASSERT_EQ_I64(h.ndl, 0);
 	h_fini(&h);
+	sl_kafka_source_cfg_fini(&cfg);
 	sl_schema_destroy(s);
 }
 
@@ -546,6 +568,64 @@ static void test_fetch_errors(void)
 	for (size_t r = 0; r < h.nrows; r++)
 		T_ASSERT_EQ_I64(sl_row_i64(h.rows[r], 0), 2 * (int64_t)r);
 	h_fini(&h);
+	sl_kafka_source_cfg_fini(&cfg);
+	sl_schema_destroy(s);
+}
+
+static void produce_ids(const char *topic, int from, int to)
+{
+	char v[64];
+
+	for (int i = from; i < to; i++) {
+		snprintf(v, sizeof v, "{\"id\": %d, \"name\": \"m\"}", i);
+		produce(topic, 0, NULL, v, BASE_TS + i);
+	}
+	flush();
+}
+
+/* The partition's leader moves to another broker mid-read, then that broker goes down for a
+ * while: the split carries on from where it was, every message exactly once, in order. */
+static void test_leader_change_and_broker_down(void)
+{
+	struct sl_schema *s = order_schema();
+	struct sl_kafka_source_cfg cfg = base_cfg("moving", s);
+	struct harness h;
+	char v[64];
+	void *st;
+
+	T_ASSERT(rd_kafka_mock_topic_create(mc, "moving", 1, 3) == 0);
+	T_ASSERT(rd_kafka_mock_partition_set_leader(mc, "moving", 0, 1) == 0);
+	produce_ids("moving", 0, 20);
+	cfg.bounded = SL_KAFKA_UNBOUNDED;
+	prepare(&cfg);
+	h_init(&h);
+	h.c.split = 0;
+	st = open_split(&cfg, 0);
+	poll_until(&h, st, 20);
+	/* new data lands on the new leader: the consumer must follow it */
+	T_ASSERT(rd_kafka_mock_partition_set_leader(mc, "moving", 0, 2) == 0);
+	produce_ids("moving", 20, 40);
+	poll_until(&h, st, 40);
+	/* the leader down: nothing can be produced or fetched; then it comes back */
+	T_ASSERT(rd_kafka_mock_broker_set_down(mc, 2) == 0);
+	for (int i = 40; i < 60; i++) {
+		snprintf(v, sizeof v, "{\"id\": %d, \"name\": \"m\"}", i);
+		produce("moving", 0, NULL, v, BASE_TS + i);
+	}
+	for (int i = 0; i < 100; i++) {
+		T_ASSERT(sl_kafka_source_ops.poll(st, &h.c, 64) >= 0);
+		nap();
+	}
+	T_ASSERT_EQ_I64(h.nrows, 40);
+	T_ASSERT(rd_kafka_mock_broker_set_up(mc, 2) == 0);
+	flush();
+	poll_until(&h, st, 60);
+	T_ASSERT_EQ_I64(pos_of(st), 60);
+	sl_kafka_source_ops.close(st);
+	for (size_t r = 0; r < h.nrows; r++)
+		T_ASSERT_EQ_I64(sl_row_i64(h.rows[r], 0), (int64_t)r);
+	h_fini(&h);
+	sl_kafka_source_cfg_fini(&cfg);
 	sl_schema_destroy(s);
 }
 
@@ -634,10 +714,52 @@ static void test_sql(void)
 					  "properties.bootstrap.servers", servers, "format", "json",
 					  "sluice.metadata.name", "timestamp", NULL },
 		"metadata column 'name' cannot be STRING");
-	sql_err(s, (const char *const[]){ "connector", "kafka", "topic", "a;b",
+	sql_err(s, (const char *const[]){ "connector", "kafka", "topic-pattern", "nothing.*",
 					  "properties.bootstrap.servers", servers, "format", "json",
 					  NULL },
-		"job.sql:11:3: option 'topic': 'a;b': name exactly one topic");
+		"job.sql:10:3: kafka source: no topic matches the pattern 'nothing.*'");
+	sql_err(s, (const char *const[]){ "connector", "kafka", "topic", "orders;fmt",
+					  "properties.bootstrap.servers", servers, "format", "json",
+					  "scan.startup.mode", "specific-offsets",
+					  "scan.startup.specific-offsets", "partition:0,offset:1", NULL },
+		"job.sql:10:3: specific offsets name partitions of one topic");
+
+	/* a list: topics in name order, then partitions */
+	T_ASSERT(sql(s, (const char *const[]){ "connector", "kafka", "topic", "orders;fmt",
+					       "properties.bootstrap.servers", servers,
+					       "format", "json", NULL }, &c) == 0);
+	cfg = c.cfg;
+	T_ASSERT_EQ_I64(cfg->npartitions, 3);
+	T_ASSERT(!strcmp(cfg->split_refs[0].topic, "fmt") && cfg->split_refs[0].partition == 0);
+	T_ASSERT(!strcmp(cfg->split_refs[1].topic, "orders") && cfg->split_refs[1].partition == 0);
+	T_ASSERT(!strcmp(cfg->split_refs[2].topic, "orders") && cfg->split_refs[2].partition == 1);
+	{
+		/* a position taken on one partition does not resume another */
+		struct sl_kafka_source_cfg one = *cfg;
+		char pos[64];
+		size_t len;
+
+		st = open_split(cfg, 2);
+		T_ASSERT(sl_kafka_source_ops.position(st, pos, sizeof pos, &len) == 0);
+		sl_kafka_source_ops.close(st);
+		st = open_split(&one, 1);
+		T_ASSERT(sl_kafka_source_ops.seek(st, pos, len) == -ESTALE);
+		sl_kafka_source_ops.close(st);
+		st = open_split(&one, 2);
+		T_ASSERT(sl_kafka_source_ops.seek(st, pos, len) == 0);
+		sl_kafka_source_ops.close(st);
+	}
+	sl_sql_connector_fini(&c);
+
+	/* a pattern matches whole names: 'd.*orders' is dbserver1.public.orders only */
+	T_ASSERT(sql(s, (const char *const[]){ "connector", "kafka", "topic-pattern",
+					       "d.*orders|live", "properties.bootstrap.servers",
+					       servers, "format", "json", NULL }, &c) == 0);
+	cfg = c.cfg;
+	T_ASSERT_EQ_I64(cfg->npartitions, 2);
+	T_ASSERT(!strcmp(cfg->split_refs[0].topic, "dbserver1.public.orders"));
+	T_ASSERT(!strcmp(cfg->split_refs[1].topic, "live"));
+	sl_sql_connector_fini(&c);
 	sl_schema_destroy(s);
 }
 
@@ -650,6 +772,7 @@ int main(void)
 	test_formats();
 	test_debezium();
 	test_fetch_errors();
+	test_leader_change_and_broker_down();
 	test_sql();
 	rd_kafka_destroy(mock_rk);
 	return T_EXIT_PASS;
