@@ -1,419 +1,168 @@
 /*
- * state.c - keyed value and map state on the heap, with TTL, and the current key's timers.
+ * state.c - keyed state's one interface (state.h) over its backends, the snapshot section
+ * helpers they share, and operator.h's state and timer calls on the current key.
  *
- * Layout: descriptor i owns kvtab tab[i], keyed by (operator key, namespace 0).
- *  - value state: the entry's value is [expires_at if TTL][user value];
- *  - map state: the entry's value is a pointer to this key's own kvtab of map entries
- *    (map key bytes -> [expires_at if TTL][user value]). A per-key table costs a few hundred
- *    bytes per key that has a map, but it gives what Flink's MapState promises: iteration
- *    and clearing of one key's map in O(its size), and map keys up to SL_KEY_MAX bytes
- *    (concatenating operator key and map key in one table would allow neither).
- *
- * Invariants: a key's inner map table exists iff its outer entry does; an emptied table is
- * dropped at once, except while a map foreach runs (it may be walking that very table):
- * then it stays, empty, until that foreach ends (for its own key) or the key's next map
- * removal; `entries` == live values + live map entries, expired ones included until removed.
- *
- * TTL is OnCreateAndWrite in processing time: put sets expires_at = now + ttl; get and
- * foreach treat now >= expires_at as absent and remove the entry on the spot.
- *
- * Hot path: value get/put are one kvtab lookup; nothing is allocated except by the first
- * insertion of a key (and a map's first entry, which creates its table).
- *
- * Snapshots (sl_kstate_snapshot/restore, format at the "snapshots" section below) are a
- * sequential walk of the tables, copying live entries with their key group, so a restore can
- * keep the key groups a new instance owns after a change of parallelism; the descriptor
- * layout travels with them, so a job whose state does not match is refused by name.
+ * Dispatch: each kstate starts with struct sl_kstate naming its backend (state_int.h);
+ * every sl_kstate_* call here is one branch on it and a direct call into heap_state.c or
+ * rocks_state.c. The heap stays the first branch: it is the common case and the only one
+ * whose per-call cost is a few nanoseconds, so the branch is what it pays for the choice.
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/snap.h"
-#include "core/hash.h"
 #include "core/op.h"
-#include "kvtab.h"
-#include "state.h"
+#include "state_int.h"
 #include "time/timer.h"
 
-struct sdesc {
-	const char *name;     /* borrowed from the job; "" if it had none */
-	enum sl_state_kind kind;
-	sl_ts_t ttl;          /* 0: none */
-	uint32_t off;         /* user value offset: 8 with TTL, else 0 */
-	uint32_t value_size;
-	struct sl_kvtab *tab; /* key -> value, or key -> struct mapref */
-};
+#define HEAP(ks)     ((struct heap_kstate *)(ks))
+#define ROCKS(ks)    ((struct rocks_kstate *)(ks))
+#define CHEAP(ks)    ((const struct heap_kstate *)(ks))
+#define CROCKS(ks)   ((const struct rocks_kstate *)(ks))
+#define IS_ROCKS(ks) ((ks)->backend == SL_STATE_ROCKSDB)
 
-struct mapref {
-	struct sl_kvtab *m;
-};
-
-struct sl_kstate {
-	int n;
-	uint32_t max_par;
-	int iterating;  /* map foreach calls in progress */
-	size_t entries;
-	char err[224];  /* why the last restore failed */
-	struct sdesc d[];
-};
-
-static inline sl_ts_t *expiry(void *v)
+struct sl_kstate *sl_kstate_create(const struct sl_state_desc *descs, int n, uint32_t max_par,
+				   int *err)
 {
-	return (sl_ts_t *)v;
+	return (struct sl_kstate *)sl_heap_create(descs, n, max_par, err);
 }
 
-static inline bool expired(const struct sdesc *d, void *v, sl_ts_t now)
+struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
+				      const struct sl_state_desc *descs, int n, uint32_t max_par,
+				      int *err)
 {
-	return d->ttl && now >= *expiry(v);
-}
-
-static inline void touch(const struct sdesc *d, void *v, sl_ts_t now)
-{
-	if (d->ttl)
-		*expiry(v) = now > SL_TS_MAX - d->ttl ? SL_TS_MAX : now + d->ttl;
-}
-
-static bool free_map(const struct sl_kv *kv, void *arg)
-{
-	sl_kvtab_destroy(((struct mapref *)kv->value)->m);
-	return true;
+	if (!db)
+		return (struct sl_kstate *)sl_heap_create(descs, n, max_par, err);
+	return (struct sl_kstate *)sl_rks_create(db, op_uid, descs, n, max_par, err);
 }
 
 void sl_kstate_destroy(struct sl_kstate *ks)
 {
 	if (!ks)
 		return;
-	for (int i = 0; i < ks->n; i++) {
-		if (!ks->d[i].tab)
-			continue;
-		if (ks->d[i].kind == SL_STATE_MAP)
-			sl_kvtab_foreach(ks->d[i].tab, free_map, NULL);
-		sl_kvtab_destroy(ks->d[i].tab);
-	}
-	free(ks);
-}
-
-struct sl_kstate *sl_kstate_create(const struct sl_state_desc *descs, int n, uint32_t max_par,
-				   int *err)
-{
-	struct sl_kstate *ks;
-
-	*err = -EINVAL;
-	if (n < 0 || (n > 0 && !descs))
-		return NULL;
-	for (int i = 0; i < n; i++) {
-		if ((descs[i].kind != SL_STATE_VALUE && descs[i].kind != SL_STATE_MAP) ||
-		    descs[i].ttl_ms < 0 || descs[i].value_size > (1u << 20))
-			return NULL;
-	}
-	*err = -ENOMEM;
-	ks = calloc(1, sizeof(*ks) + (size_t)n * sizeof(ks->d[0]));
-	if (!ks)
-		return NULL;
-	ks->n = n;
-	ks->max_par = max_par;
-	for (int i = 0; i < n; i++) {
-		struct sdesc *d = &ks->d[i];
-
-		d->name = descs[i].name ? descs[i].name : "";
-		d->kind = descs[i].kind;
-		d->ttl = descs[i].ttl_ms;
-		d->off = d->ttl ? 8 : 0;
-		d->value_size = descs[i].value_size;
-		d->tab = sl_kvtab_create(d->kind == SL_STATE_MAP ? sizeof(struct mapref)
-								 : d->off + d->value_size,
-					 max_par);
-		if (!d->tab) {
-			sl_kstate_destroy(ks);
-			return NULL;
-		}
-	}
-	*err = 0;
-	return ks;
+	if (IS_ROCKS(ks))
+		sl_rks_destroy(ROCKS(ks));
+	else
+		sl_heap_destroy(HEAP(ks));
 }
 
 size_t sl_kstate_entries(const struct sl_kstate *ks)
 {
-	return ks->entries;
-}
-
-static bool add_map_bytes(const struct sl_kv *kv, void *arg)
-{
-	*(size_t *)arg += sl_kvtab_bytes(((struct mapref *)kv->value)->m);
-	return true;
+	if (IS_ROCKS(ks))
+		return sl_rks_entries(CROCKS(ks));
+	return sl_heap_entries(CHEAP(ks));
 }
 
 size_t sl_kstate_bytes(const struct sl_kstate *ks)
 {
-	size_t b = sizeof(*ks);
-
-	for (int i = 0; i < ks->n; i++) {
-		b += sl_kvtab_bytes(ks->d[i].tab);
-		if (ks->d[i].kind == SL_STATE_MAP)
-			sl_kvtab_foreach(ks->d[i].tab, add_map_bytes, &b);
-	}
-	return b;
+	if (IS_ROCKS(ks))
+		return sl_rks_bytes(CROCKS(ks));
+	return sl_heap_bytes(CHEAP(ks));
 }
 
 bool sl_kstate_has_ttl(const struct sl_kstate *ks)
 {
-	for (int i = 0; i < ks->n; i++)
-		if (ks->d[i].ttl)
-			return true;
-	return false;
+	if (IS_ROCKS(ks))
+		return sl_rks_has_ttl(CROCKS(ks));
+	return sl_heap_has_ttl(CHEAP(ks));
 }
-
-static inline struct sdesc *desc(struct sl_kstate *ks, int id, enum sl_state_kind kind)
-{
-	if (id < 0 || id >= ks->n || ks->d[id].kind != kind)
-		return NULL;
-	return &ks->d[id];
-}
-
-/* ---- value state ------------------------------------------------------------------------ */
 
 void *sl_kstate_value_get(struct sl_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
 {
-	struct sdesc *d = desc(ks, id, SL_STATE_VALUE);
-	uint8_t *v;
-
-	if (!d)
-		return NULL;
-	v = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
-	if (!v)
-		return NULL;
-	if (expired(d, v, now)) {
-		sl_kvtab_remove_value(d->tab, v);
-		ks->entries--;
-		return NULL;
-	}
-	return v + d->off;
+	if (IS_ROCKS(ks))
+		return sl_rks_value_get(ROCKS(ks), id, k, now);
+	return sl_heap_value_get(HEAP(ks), id, k, now);
 }
 
 void *sl_kstate_value_put(struct sl_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
 {
-	struct sdesc *d = desc(ks, id, SL_STATE_VALUE);
-	uint8_t *v;
-	bool created;
-
-	if (!d)
-		return NULL;
-	v = sl_kvtab_put(d->tab, k->hash, k->key, k->klen, 0, &created);
-	if (!v)
-		return NULL;
-	if (created)
-		ks->entries++;
-	else if (expired(d, v, now))
-		memset(v + d->off, 0, d->value_size); /* a new value: zeroed, as documented */
-	touch(d, v, now);
-	return v + d->off;
+	if (IS_ROCKS(ks))
+		return sl_rks_value_put(ROCKS(ks), id, k, now);
+	return sl_heap_value_put(HEAP(ks), id, k, now);
 }
 
 void sl_kstate_value_clear(struct sl_kstate *ks, int id, const struct sl_kkey *k)
 {
-	struct sdesc *d = desc(ks, id, SL_STATE_VALUE);
-
-	if (d && sl_kvtab_remove(d->tab, k->hash, k->key, k->klen, 0))
-		ks->entries--;
+	if (IS_ROCKS(ks))
+		sl_rks_value_clear(ROCKS(ks), id, k);
+	else
+		sl_heap_value_clear(HEAP(ks), id, k);
 }
 
-/* ---- map state -------------------------------------------------------------------------- */
-
-/* Drops a key's map once it is empty, unless an iteration may be walking it. */
-static void map_drop_if_empty(struct sl_kstate *ks, struct sdesc *d, struct mapref *r)
+void *sl_kstate_map_get(struct sl_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+			uint32_t mklen, sl_ts_t now)
 {
-	if (ks->iterating || sl_kvtab_count(r->m))
-		return;
-	sl_kvtab_destroy(r->m);
-	sl_kvtab_remove_value(d->tab, r);
+	if (IS_ROCKS(ks))
+		return sl_rks_map_get(ROCKS(ks), id, k, mkey, mklen, now);
+	return sl_heap_map_get(HEAP(ks), id, k, mkey, mklen, now);
 }
 
-void *sl_kstate_map_get(struct sl_kstate *ks, int id, const struct sl_kkey *k,
-			const void *mkey, uint32_t mklen, sl_ts_t now)
+void *sl_kstate_map_put(struct sl_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+			uint32_t mklen, sl_ts_t now)
 {
-	struct sdesc *d = desc(ks, id, SL_STATE_MAP);
-	struct mapref *r;
-	uint8_t *v;
-
-	if (!d)
-		return NULL;
-	r = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
-	if (!r)
-		return NULL;
-	v = sl_kvtab_get(r->m, sl_hash_bytes(mkey, mklen), mkey, mklen, 0);
-	if (!v)
-		return NULL;
-	if (expired(d, v, now)) {
-		sl_kvtab_remove_value(r->m, v);
-		ks->entries--;
-		map_drop_if_empty(ks, d, r);
-		return NULL;
-	}
-	return v + d->off;
+	if (IS_ROCKS(ks))
+		return sl_rks_map_put(ROCKS(ks), id, k, mkey, mklen, now);
+	return sl_heap_map_put(HEAP(ks), id, k, mkey, mklen, now);
 }
 
-void *sl_kstate_map_put(struct sl_kstate *ks, int id, const struct sl_kkey *k,
-			const void *mkey, uint32_t mklen, sl_ts_t now)
+void sl_kstate_map_remove(struct sl_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+			  uint32_t mklen)
 {
-	struct sdesc *d = desc(ks, id, SL_STATE_MAP);
-	struct mapref *r;
-	uint8_t *v;
-	bool created;
-
-	if (!d || mklen > SL_KEY_MAX)
-		return NULL;
-	r = sl_kvtab_put(d->tab, k->hash, k->key, k->klen, 0, &created);
-	if (!r)
-		return NULL;
-	if (created) {
-		r->m = sl_kvtab_create(d->off + d->value_size, 1);
-		if (!r->m) {
-			sl_kvtab_remove_value(d->tab, r);
-			return NULL;
-		}
-	}
-	v = sl_kvtab_put(r->m, sl_hash_bytes(mkey, mklen), mkey, mklen, 0, &created);
-	if (!v) {
-		map_drop_if_empty(ks, d, r);
-		return NULL;
-	}
-	if (created)
-		ks->entries++;
-	else if (expired(d, v, now))
-		memset(v + d->off, 0, d->value_size);
-	touch(d, v, now);
-	return v + d->off;
-}
-
-void sl_kstate_map_remove(struct sl_kstate *ks, int id, const struct sl_kkey *k,
-			  const void *mkey, uint32_t mklen)
-{
-	struct sdesc *d = desc(ks, id, SL_STATE_MAP);
-	struct mapref *r;
-
-	if (!d)
-		return;
-	r = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
-	if (!r)
-		return;
-	if (sl_kvtab_remove(r->m, sl_hash_bytes(mkey, mklen), mkey, mklen, 0))
-		ks->entries--;
-	map_drop_if_empty(ks, d, r);
-}
-
-struct walk {
-	struct sl_kstate *ks;
-	struct sdesc *d;
-	struct sl_kvtab *m;
-	sl_ts_t now;
-	bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg);
-	void *arg;
-};
-
-static bool walk_one(const struct sl_kv *kv, void *arg)
-{
-	struct walk *w = arg;
-	uint8_t *v = kv->value;
-
-	if (expired(w->d, v, w->now)) {
-		sl_kvtab_remove_value(w->m, v);
-		w->ks->entries--;
-		return true;
-	}
-	return w->fn(kv->key, kv->klen, v + w->d->off, w->arg);
+	if (IS_ROCKS(ks))
+		sl_rks_map_remove(ROCKS(ks), id, k, mkey, mklen);
+	else
+		sl_heap_map_remove(HEAP(ks), id, k, mkey, mklen);
 }
 
 void sl_kstate_map_foreach(struct sl_kstate *ks, int id, const struct sl_kkey *k,
 			   bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
 			   void *arg, sl_ts_t now)
 {
-	struct sdesc *d = desc(ks, id, SL_STATE_MAP);
-	struct mapref *r;
-	struct walk w;
-
-	if (!d)
-		return;
-	r = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
-	if (!r)
-		return;
-	w = (struct walk){ ks, d, r->m, now, fn, arg };
-	ks->iterating++;
-	sl_kvtab_foreach(r->m, walk_one, &w);
-	ks->iterating--;
-	/* fn may have emptied (or cleared) this map; r is still ours: nothing removes outer
-	 * entries while iterating */
-	map_drop_if_empty(ks, d, r);
-}
-
-static bool remove_one(const struct sl_kv *kv, void *arg)
-{
-	struct walk *w = arg;
-
-	sl_kvtab_remove_value(w->m, kv->value);
-	w->ks->entries--;
-	return true;
+	if (IS_ROCKS(ks))
+		sl_rks_map_foreach(ROCKS(ks), id, k, fn, arg, now);
+	else
+		sl_heap_map_foreach(HEAP(ks), id, k, fn, arg, now);
 }
 
 void sl_kstate_map_clear(struct sl_kstate *ks, int id, const struct sl_kkey *k)
 {
-	struct sdesc *d = desc(ks, id, SL_STATE_MAP);
-	struct mapref *r;
-	struct walk w;
-
-	if (!d)
-		return;
-	r = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
-	if (!r)
-		return;
-	if (ks->iterating) {
-		/* a foreach may be walking this table: empty it, keep it */
-		w = (struct walk){ .ks = ks, .d = d, .m = r->m };
-		sl_kvtab_foreach(r->m, remove_one, &w);
-		return;
-	}
-	ks->entries -= sl_kvtab_count(r->m);
-	sl_kvtab_destroy(r->m);
-	sl_kvtab_remove_value(d->tab, r);
+	if (IS_ROCKS(ks))
+		sl_rks_map_clear(ROCKS(ks), id, k);
+	else
+		sl_heap_map_clear(HEAP(ks), id, k);
 }
 
-/* ---- snapshots -------------------------------------------------------------------------- */
+int sl_kstate_snapshot(const struct sl_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+{
+	if (IS_ROCKS(ks))
+		return sl_rks_snapshot(CROCKS(ks), now, out);
+	return sl_heap_snapshot(CHEAP(ks), now, out);
+}
 
-/*
- * A keyed state section, version 1 (integers little-endian as in memory, snap.h):
- *
- *   u32 max_par, u32 ndesc
- *   ndesc x { bytes name, u32 kind (1 value, 2 map), u32 value_size, u32 ttl (0 or 1) }
- *   ndesc x { u64 nrec, then nrec records }
- *     value record  rec_hdr, key, value block
- *     map record    rec_hdr, key, u32 n (>= 1), n x { u32 mklen, map key, value block }
- *
- * A value block is the table's own [expires_at if TTL][user value] bytes, copied whole. The
- * key hash is stored (not recomputed) so a restore places entries exactly as the runtime
- * hashed them; kg must equal sl_key_group(hash, max_par), which catches some corruption for
- * free. Map keys are hashed again on restore (state.c alone hashes them).
- *
- * Restore walks a section twice: a check pass that reads every record without touching the
- * state (any inconsistency is -EINVAL and nothing changed), then the pass that inserts.
- * Checking costs a parse, far less than the inserts it protects.
- */
-#define KS_MAGIC 0x534b4c53u /* "SLKS" */
-#define KS_VERSION 1u
-#define KIND_VALUE 1u
-#define KIND_MAP 2u
-#define SEC_HDR 16u
-#define NAME_LEN_MAX 4096u
+int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+		      uint32_t kg_hi)
+{
+	if (IS_ROCKS(ks))
+		return sl_rks_restore(ROCKS(ks), r, kg_lo, kg_hi);
+	return sl_heap_restore(HEAP(ks), r, kg_lo, kg_hi);
+}
 
-struct rec_hdr {
-	uint64_t hash;
-	uint16_t kg;
-	uint16_t rsv;  /* 0 */
-	uint32_t klen;
-};
+const char *sl_kstate_error(const struct sl_kstate *ks)
+{
+	if (IS_ROCKS(ks))
+		return sl_rks_error(CROCKS(ks));
+	return sl_heap_error(CHEAP(ks));
+}
 
-_Static_assert(sizeof(struct rec_hdr) == 16, "a record header has no padding");
+void sl_kstate_foreach(const struct sl_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
+		       void *arg)
+{
+	if (IS_ROCKS(ks))
+		sl_rks_foreach(CROCKS(ks), fn, arg);
+	else
+		sl_heap_foreach(CHEAP(ks), fn, arg);
+}
+
+/* ---- snapshot sections ------------------------------------------------------------------ */
 
 size_t sl_state_sec_begin(struct sl_snap_buf *out, uint32_t magic, uint32_t version)
 {
@@ -452,442 +201,6 @@ int sl_state_sec_open(struct sl_snap_reader *r, uint32_t magic, uint32_t version
 	return v > version ? -EPROTO : 0;
 }
 
-/* Borrows n bytes of r in place, or returns NULL (r->error set) if fewer remain. */
-static inline const uint8_t *take(struct sl_snap_reader *r, size_t n)
-{
-	const uint8_t *p;
-
-	if (r->error)
-		return NULL;
-	if (n > r->len - r->pos) {
-		r->error = -EINVAL;
-		return NULL;
-	}
-	p = r->p + r->pos;
-	r->pos += n;
-	return p;
-}
-
-static inline uint32_t kind_code(enum sl_state_kind k)
-{
-	return k == SL_STATE_MAP ? KIND_MAP : KIND_VALUE;
-}
-
-/* Appends a record header, the key and `vlen` bytes of val with one bounds check. */
-static void put_rec(struct sl_snap_buf *out, const struct sl_kv *kv, const void *val,
-		    uint32_t vlen)
-{
-	struct rec_hdr h = { kv->hash, kv->kg, 0, kv->klen };
-	uint8_t *p = sl_snap_reserve(out, sizeof(h) + kv->klen + vlen);
-
-	if (!p)
-		return;
-	memcpy(p, &h, sizeof(h));
-	memcpy(p + sizeof(h), kv->key, kv->klen);
-	memcpy(p + sizeof(h) + kv->klen, val, vlen);
-	out->len += sizeof(h) + kv->klen + vlen;
-}
-
-static uint64_t snap_values(const struct sdesc *d, sl_ts_t now, struct sl_snap_buf *out)
-{
-	uint32_t vlen = d->off + d->value_size;
-	struct sl_kvtab_iter it;
-	struct sl_kv kv;
-	uint64_t n = 0;
-
-	sl_kvtab_iter_init(&it);
-	while (sl_kvtab_next(d->tab, &it, &kv)) {
-		if (expired(d, kv.value, now))
-			continue;
-		put_rec(out, &kv, kv.value, vlen);
-		n++;
-	}
-	return n;
-}
-
-/* A key whose map entries all expired is left out whole (its record is taken back). */
-static uint64_t snap_maps(const struct sdesc *d, sl_ts_t now, struct sl_snap_buf *out)
-{
-	uint32_t vlen = d->off + d->value_size;
-	struct sl_kvtab_iter it, mit;
-	struct sl_kv kv, mkv;
-	uint64_t n = 0;
-
-	sl_kvtab_iter_init(&it);
-	while (sl_kvtab_next(d->tab, &it, &kv)) {
-		const struct sl_kvtab *m = ((const struct mapref *)kv.value)->m;
-		size_t at = out->len, cnt_at;
-		uint32_t cnt = 0;
-
-		put_rec(out, &kv, &cnt, 4); /* the count, patched below */
-		cnt_at = out->len - 4;
-		sl_kvtab_iter_init(&mit);
-		while (sl_kvtab_next(m, &mit, &mkv)) {
-			uint8_t *p;
-
-			if (expired(d, mkv.value, now))
-				continue;
-			p = sl_snap_reserve(out, 4 + mkv.klen + vlen);
-			if (!p)
-				break;
-			memcpy(p, &mkv.klen, 4);
-			memcpy(p + 4, mkv.key, mkv.klen);
-			memcpy(p + 4 + mkv.klen, mkv.value, vlen);
-			out->len += 4 + mkv.klen + vlen;
-			cnt++;
-		}
-		if (out->error)
-			break;
-		if (!cnt) {
-			out->len = at;
-			continue;
-		}
-		memcpy(out->data + cnt_at, &cnt, 4);
-		n++;
-	}
-	return n;
-}
-
-int sl_kstate_snapshot(const struct sl_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
-{
-	size_t sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
-
-	sl_snap_put_u32(out, ks->max_par);
-	sl_snap_put_u32(out, (uint32_t)ks->n);
-	for (int i = 0; i < ks->n; i++) {
-		const struct sdesc *d = &ks->d[i];
-
-		sl_snap_put_bytes(out, d->name, (uint32_t)strlen(d->name));
-		sl_snap_put_u32(out, kind_code(d->kind));
-		sl_snap_put_u32(out, d->value_size);
-		sl_snap_put_u32(out, d->ttl ? 1 : 0);
-	}
-	for (int i = 0; i < ks->n; i++) {
-		const struct sdesc *d = &ks->d[i];
-		size_t at = out->len;
-		uint64_t n;
-
-		sl_snap_put_u64(out, 0);
-		n = d->kind == SL_STATE_MAP ? snap_maps(d, now, out) : snap_values(d, now, out);
-		if (out->error)
-			break;
-		memcpy(out->data + at, &n, 8);
-	}
-	sl_state_sec_end(out, sec);
-	return out->error;
-}
-
-static int refuse(struct sl_kstate *ks, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int refuse(struct sl_kstate *ks, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ks->err, sizeof(ks->err), fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-const char *sl_kstate_error(const struct sl_kstate *ks)
-{
-	return ks->err;
-}
-
-static const char *shape(char *buf, size_t cap, uint32_t kind, uint32_t vsize, bool ttl)
-{
-	snprintf(buf, cap, "%s of %u-byte values%s", kind == KIND_MAP ? "map" : "value", vsize,
-		 ttl ? " with TTL" : "");
-	return buf;
-}
-
-/* Reads the layout and compares it with ks's descriptors, index by index. */
-static int check_layout(struct sl_kstate *ks, struct sl_snap_reader *b)
-{
-	char s1[64], s2[64];
-	uint32_t max_par, n;
-
-	if (sl_snap_get_u32(b, &max_par) || sl_snap_get_u32(b, &n) || n > b->len / 16)
-		return refuse(ks, -EINVAL, "state snapshot is corrupt: bad layout header");
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t nlen, kind, vsize, ttl;
-		const struct sdesc *d;
-		const void *name;
-		int nl;
-
-		if (sl_snap_get_bytes(b, &name, &nlen) || nlen > NAME_LEN_MAX ||
-		    sl_snap_get_u32(b, &kind) || sl_snap_get_u32(b, &vsize) ||
-		    sl_snap_get_u32(b, &ttl) || (kind != KIND_VALUE && kind != KIND_MAP) || ttl > 1)
-			return refuse(ks, -EINVAL, "state snapshot is corrupt: bad state %u in layout",
-				      i);
-		nl = nlen > 64 ? 64 : (int)nlen;
-		if (i >= (uint32_t)ks->n)
-			return refuse(ks, -EPROTO,
-				      "state layout differs: state %u '%.*s' (%s) is in the snapshot "
-				      "but not in the job (%d states)",
-				      i, nl, (const char *)name,
-				      shape(s1, sizeof(s1), kind, vsize, ttl), ks->n);
-		d = &ks->d[i];
-		if (strlen(d->name) != nlen || memcmp(d->name, name, nlen) ||
-		    kind != kind_code(d->kind) || vsize != d->value_size || ttl != (d->ttl != 0))
-			return refuse(ks, -EPROTO,
-				      "state layout differs at state %u: the snapshot has '%.*s' (%s), "
-				      "the job '%s' (%s)",
-				      i, nl, (const char *)name, shape(s1, sizeof(s1), kind, vsize, ttl),
-				      d->name,
-				      shape(s2, sizeof(s2), kind_code(d->kind), d->value_size,
-					    d->ttl != 0));
-	}
-	if (n < (uint32_t)ks->n)
-		return refuse(ks, -EPROTO,
-			      "state layout differs: state %u '%s' (%s) is in the job but not in the "
-			      "snapshot (%u states)",
-			      n, ks->d[n].name,
-			      shape(s1, sizeof(s1), kind_code(ks->d[n].kind), ks->d[n].value_size,
-				    ks->d[n].ttl != 0),
-			      n);
-	if (max_par != ks->max_par)
-		return refuse(ks, -EPROTO,
-			      "state snapshot has key groups of max parallelism %u, the job %u "
-			      "(it cannot change between restores)",
-			      max_par, ks->max_par);
-	return 0;
-}
-
-static int put_value(struct sl_kstate *ks, struct sdesc *d, const struct rec_hdr *h,
-		     const uint8_t *key, const uint8_t *val)
-{
-	bool created;
-	uint8_t *v = sl_kvtab_put(d->tab, h->hash, key, h->klen, 0, &created);
-
-	if (!v)
-		return -ENOMEM;
-	if (created)
-		ks->entries++;
-	memcpy(v, val, d->off + d->value_size);
-	return 0;
-}
-
-/* *ref: the key's map once found or made (NULL before its first entry). */
-static int put_map(struct sl_kstate *ks, struct sdesc *d, const struct rec_hdr *h,
-		   const uint8_t *key, struct mapref **ref, const uint8_t *mkey, uint32_t mklen,
-		   const uint8_t *val, uint32_t cnt)
-{
-	uint32_t vlen = d->off + d->value_size;
-	bool created;
-	uint8_t *v;
-
-	if (!*ref) {
-		*ref = sl_kvtab_put(d->tab, h->hash, key, h->klen, 0, &created);
-		if (!*ref)
-			return -ENOMEM;
-		if (created) {
-			(*ref)->m = sl_kvtab_create(vlen, 1);
-			if (!(*ref)->m || sl_kvtab_reserve((*ref)->m, cnt)) {
-				sl_kvtab_destroy((*ref)->m);
-				sl_kvtab_remove_value(d->tab, *ref);
-				*ref = NULL;
-				return -ENOMEM;
-			}
-		}
-	}
-	v = sl_kvtab_put((*ref)->m, sl_hash_bytes(mkey, mklen), mkey, mklen, 0, &created);
-	if (!v) {
-		map_drop_if_empty(ks, d, *ref);
-		return -ENOMEM;
-	}
-	if (created)
-		ks->entries++;
-	memcpy(v, val, vlen);
-	return 0;
-}
-
-/* Reads the record at `a` (checked before) and starts fetching its slot in d's table: the
- * insert PF_AHEAD records later then finds it in cache instead of stalling on it. */
-#define PF_AHEAD 16
-
-static void prefetch_rec(const struct sdesc *d, struct sl_snap_reader *a, uint32_t lo,
-			 uint32_t hi)
-{
-	uint32_t vlen = d->off + d->value_size, cnt, mklen;
-	const uint8_t *p = take(a, sizeof(struct rec_hdr));
-	struct rec_hdr h;
-
-	if (!p)
-		return;
-	memcpy(&h, p, sizeof(h));
-	if (h.kg >= lo && h.kg < hi)
-		sl_kvtab_prefetch(d->tab, h.hash);
-	take(a, h.klen);
-	if (d->kind == SL_STATE_VALUE) {
-		take(a, vlen);
-		return;
-	}
-	if (sl_snap_get_u32(a, &cnt))
-		return;
-	for (uint32_t j = 0; j < cnt && !sl_snap_get_u32(a, &mklen); j++)
-		take(a, (size_t)mklen + vlen);
-}
-
-/* One descriptor's records: checks them all and counts those of key groups [lo, hi) into
- * *mine, or (apply) inserts those, *mine of them, sizing the table for them first. Returns 0,
- * -EINVAL (corrupt) or -ENOMEM. */
-static int restore_desc(struct sl_kstate *ks, struct sdesc *d, struct sl_snap_reader *b,
-			uint32_t lo, uint32_t hi, bool apply, uint64_t *mine_n)
-{
-	uint32_t vlen = d->off + d->value_size;
-	struct sl_snap_reader ahead;
-	uint64_t n, ai = 0;
-	int rc;
-
-	if (sl_snap_get_u64(b, &n))
-		return -EINVAL;
-	ahead = *b;
-	if (apply && sl_kvtab_reserve(d->tab, (size_t)*mine_n))
-		return -ENOMEM;
-	for (; apply && ai < n && ai < PF_AHEAD; ai++)
-		prefetch_rec(d, &ahead, lo, hi);
-	for (uint64_t i = 0; i < n; i++) {
-		const uint8_t *p = take(b, sizeof(struct rec_hdr)), *key, *val;
-		struct mapref *ref = NULL;
-		struct rec_hdr h;
-		uint32_t cnt;
-		bool mine;
-
-		if (!p)
-			return -EINVAL;
-		if (apply && ai < n) {
-			prefetch_rec(d, &ahead, lo, hi);
-			ai++;
-		}
-		memcpy(&h, p, sizeof(h));
-		if (h.rsv || h.klen > SL_KVTAB_KEY_MAX || h.kg >= ks->max_par ||
-		    h.kg != sl_key_group(h.hash, ks->max_par))
-			return -EINVAL;
-		key = take(b, h.klen);
-		if (!key)
-			return -EINVAL;
-		mine = h.kg >= lo && h.kg < hi;
-		if (!apply) {
-			*mine_n += mine;
-			mine = false;
-		}
-		if (d->kind == SL_STATE_VALUE) {
-			val = take(b, vlen);
-			if (!val)
-				return -EINVAL;
-			if (mine && (rc = put_value(ks, d, &h, key, val)))
-				return rc;
-			continue;
-		}
-		if (sl_snap_get_u32(b, &cnt) || cnt == 0)
-			return -EINVAL;
-		for (uint32_t j = 0; j < cnt; j++) {
-			const uint8_t *mkey;
-			uint32_t mklen;
-
-			if (sl_snap_get_u32(b, &mklen) || mklen > SL_KEY_MAX)
-				return -EINVAL;
-			mkey = take(b, mklen);
-			val = take(b, vlen);
-			if (!mkey || !val)
-				return -EINVAL;
-			if (mine && (rc = put_map(ks, d, &h, key, &ref, mkey, mklen, val, cnt)))
-				return rc;
-		}
-	}
-	return 0;
-}
-
-int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
-		      uint32_t kg_hi)
-{
-	struct sl_snap_reader b;
-	uint64_t *mine;
-	uint32_t ver;
-	size_t start;
-	int rc, i = 0;
-
-	ks->err[0] = '\0';
-	rc = sl_state_sec_open(r, KS_MAGIC, KS_VERSION, &b, &ver);
-	if (rc == -EPROTO)
-		return refuse(ks, rc, "state snapshot format version %u is newer than this build's %u",
-			      ver, KS_VERSION);
-	if (rc)
-		return refuse(ks, -EINVAL, "state snapshot is corrupt: no keyed state section at "
-					   "byte %zu", r->pos);
-	rc = check_layout(ks, &b);
-	if (rc)
-		goto out_corrupt_or_refused;
-	mine = calloc((size_t)ks->n + 1, sizeof(*mine));
-	if (!mine)
-		return refuse(ks, -ENOMEM, "out of memory restoring state");
-	start = b.pos;
-	for (int pass = 0; pass < 2; pass++) {
-		b.pos = start;
-		for (i = 0; i < ks->n; i++) {
-			rc = restore_desc(ks, &ks->d[i], &b, kg_lo, kg_hi, pass == 1, &mine[i]);
-			if (rc)
-				goto out_fail;
-		}
-		if (b.pos != b.len) {
-			rc = -EINVAL;
-			goto out_fail;
-		}
-	}
-	free(mine);
-	return 0;
-
-out_fail:
-	free(mine);
-	if (rc == -ENOMEM)
-		return refuse(ks, rc, "out of memory restoring state %d '%s'", i, ks->d[i].name);
-	if (i >= ks->n)
-		refuse(ks, rc, "state snapshot is corrupt: %zu bytes after the last state",
-		       b.len - b.pos);
-	else
-		refuse(ks, rc, "state snapshot is corrupt in state %d '%s' (byte %zu of %zu)", i,
-		       ks->d[i].name, b.pos, b.len);
-out_corrupt_or_refused:
-	if (rc == -EINVAL)
-		r->error = -EINVAL;
-	return rc;
-}
-
-void sl_kstate_foreach(const struct sl_kstate *ks,
-		       bool (*fn)(const struct sl_kentry *e, void *arg), void *arg)
-{
-	for (int i = 0; i < ks->n; i++) {
-		const struct sdesc *d = &ks->d[i];
-		struct sl_kvtab_iter it, mit;
-		struct sl_kv kv, mkv;
-
-		sl_kvtab_iter_init(&it);
-		while (sl_kvtab_next(d->tab, &it, &kv)) {
-			struct sl_kentry e = { .id = i, .kind = d->kind, .hash = kv.hash,
-					       .kg = kv.kg, .key = kv.key, .klen = kv.klen };
-
-			if (d->kind == SL_STATE_VALUE) {
-				e.expires = d->ttl ? *expiry(kv.value) : SL_TS_MAX;
-				e.value = (const uint8_t *)kv.value + d->off;
-				if (!fn(&e, arg))
-					return;
-				continue;
-			}
-			sl_kvtab_iter_init(&mit);
-			while (sl_kvtab_next(((const struct mapref *)kv.value)->m, &mit, &mkv)) {
-				e.mkey = mkv.key;
-				e.mklen = mkv.klen;
-				e.expires = d->ttl ? *expiry(mkv.value) : SL_TS_MAX;
-				e.value = (const uint8_t *)mkv.value + d->off;
-				if (!fn(&e, arg))
-					return;
-			}
-		}
-	}
-}
-
 /* ---- operator.h: the current key of ctx ------------------------------------------------- */
 
 static inline struct sl_kkey cur(const struct sl_ctx *ctx)
@@ -899,8 +212,9 @@ static inline struct sl_kkey cur(const struct sl_ctx *ctx)
 static inline sl_ts_t now_for(const struct sl_ctx *ctx, int id)
 {
 	const struct sl_kstate *ks = ctx->kstate;
+	bool ttl = IS_ROCKS(ks) ? sl_rks_desc_ttl(CROCKS(ks), id) : sl_heap_desc_ttl(CHEAP(ks), id);
 
-	return id >= 0 && id < ks->n && ks->d[id].ttl ? sl_ctx_proctime(ctx) : 0;
+	return ttl ? sl_ctx_proctime(ctx) : 0;
 }
 
 void *sl_value_get(struct sl_ctx *ctx, int id)

@@ -1,0 +1,109 @@
+/*
+ * backend.h - where keyed state lives: on the heap, or in one RocksDB per shard under one
+ * process-wide memory budget (DESIGN §6).
+ *
+ * The caller (the runtime) owns one env for the process and, per shard, one db opened and
+ * closed on that shard's thread. Operators then make their state with sl_kstate_create_in()
+ * and use it through state.h exactly as with the heap backend. With the heap kind the env is
+ * trivial and every db is NULL, so the same calls work whatever the job chose.
+ *
+ * Lifetime:
+ *   sl_state_env_open                      (any thread, once)
+ *     sl_state_db_open                     (shard thread; heap: *out = NULL)
+ *       [sl_state_db_load ...]             (before any kstate is created on the db)
+ *       sl_kstate_create_in ... destroy    (shard thread)
+ *       sl_state_db_flush / _checkpoint    (shard thread, at barriers)
+ *     sl_state_db_close                    (shard thread, after its kstates are destroyed)
+ *   sl_state_env_close                     (after every db is closed)
+ *
+ * Errors: 0 or -errno; where a message helps, RocksDB's own text goes to err (errcap bytes).
+ */
+#ifndef SL_STATE_BACKEND_H
+#define SL_STATE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "state.h"
+
+enum sl_state_backend_kind { SL_STATE_HEAP = 0, SL_STATE_ROCKSDB = 1 };
+
+struct sl_state_env_opts {
+	enum sl_state_backend_kind kind;
+	size_t memory_bytes; /* the whole process's budget: 0 = SL_STATE_MEMORY_DEFAULT */
+	const char *dir;     /* the shards' working DBs (created; old ones wiped at db open) */
+	int nshards;
+};
+
+#define SL_STATE_MEMORY_DEFAULT ((size_t)512 << 20)
+
+struct sl_state_env;
+struct sl_state_db;
+
+/*
+ * Opens the process-wide part of the backend. For RocksDB: a block cache of 3/4 of the
+ * budget with a strict capacity, shared by every shard's DB, with the DBs' memtables charged
+ * to it (a write buffer manager of half the cache), index and filter blocks cached at high
+ * priority, bloom filters, WAL off, and a compaction filter dropping expired TTL entries;
+ * the other 1/4 is the in-memory entry caches of the kstates (split evenly between shards,
+ * then between the kstates of a shard). Returns 0 and *out, or -EINVAL (bad options) /
+ * -ENOMEM / -errno creating dir, with a message in err. Caller closes with
+ * sl_state_env_close() after every db is closed; it accepts NULL.
+ */
+int sl_state_env_open(const struct sl_state_env_opts *o, struct sl_state_env **out, char *err,
+		      size_t errcap);
+void sl_state_env_close(struct sl_state_env *env);
+enum sl_state_backend_kind sl_state_env_kind(const struct sl_state_env *env);
+
+/*
+ * Opens shard `shard`'s DB in env's dir (DIR/shard-N, wiped first: a working DB is never
+ * reused, checkpoints are restored with sl_state_db_load). Call on the shard's thread. Heap
+ * kind: returns 0 with *out = NULL. Returns 0 or -EINVAL / -EIO with RocksDB's message.
+ */
+int sl_state_db_open(struct sl_state_env *env, int shard, struct sl_state_db **out, char *err,
+		     size_t errcap);
+/* Closes the DB (its kstates must be destroyed first) and removes its working files.
+ * Accepts NULL. */
+void sl_state_db_close(struct sl_state_db *db);
+
+/*
+ * Returns keyed state for descs[0..n) as sl_kstate_create() does, kept in db (NULL: on the
+ * heap). op_uid tells apart the operator instances sharing the shard's DB: two live kstates
+ * of one db must not share it. RocksDB: at most 127 descriptors (else -EINVAL); value
+ * pointers returned by the state.h calls are valid until the next call on that kstate
+ * (operator.h's wording), and writes through them are kept.
+ */
+struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
+				      const struct sl_state_desc *descs, int n, uint32_t max_par,
+				      int *err);
+
+/*
+ * Barrier: writes every dirty cached entry of every kstate of db to RocksDB. 0 or -EIO (the
+ * db is then in a sticky error state: every later flush/checkpoint fails the same way).
+ */
+int sl_state_db_flush(struct sl_state_db *db);
+/*
+ * Flushes, then makes a RocksDB checkpoint in `path` (must not exist): hard links of the
+ * SST files, so files unchanged since the previous checkpoint are shared (incremental).
+ * *bytes_new (may be NULL) gets the bytes of SST files new since the previous checkpoint of
+ * this db. 0 or -errno.
+ */
+int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *bytes_new);
+/*
+ * Restores the entries of key groups [kg_lo, kg_hi) from a directory written by
+ * sl_state_db_checkpoint (once per old shard's directory when the shard count changed).
+ * Before any kstate is created on db. When the db is still empty and the range covers all
+ * that the directory holds, the SST files are hard-linked in (ingested), not copied.
+ * Returns 0 or -errno: -EINVAL for a directory that is not a readable DB (message in err).
+ */
+int sl_state_db_load(struct sl_state_db *db, const char *path, uint32_t kg_lo, uint32_t kg_hi,
+		     char *err, size_t errcap);
+/* Writes the cache back and compacts the whole DB now (the TTL filter runs on every entry).
+ * For tests and tools: RocksDB compacts by itself. 0 or -EIO. */
+int sl_state_db_compact(struct sl_state_db *db);
+/* Approximate bytes of live state in db (SST files + memtables + cached entries). */
+size_t sl_state_db_bytes(const struct sl_state_db *db);
+/* The last RocksDB error of db, or "". */
+const char *sl_state_db_error(const struct sl_state_db *db);
+
+#endif

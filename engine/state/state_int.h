@@ -1,0 +1,153 @@
+/*
+ * state_int.h - what state.c (the dispatcher) shares with the backends behind it. Never
+ * included from outside engine/state.
+ *
+ * Every backend's kstate struct begins with struct sl_kstate, whose `backend` picks the
+ * implementation: state.c casts to the backend's type and calls it directly (one
+ * predictable branch per call; no table of pointers on the record path).
+ */
+#ifndef SL_STATE_STATE_INT_H
+#define SL_STATE_STATE_INT_H
+
+#include "backend.h"
+#include "checkpoint/snap.h"
+#include "state.h"
+
+struct sl_kstate {
+	enum sl_state_backend_kind backend;
+};
+
+/* The keyed state section (format described in heap_state.c; rocks_state.c writes the
+ * same one). */
+#define KS_MAGIC     0x534b4c53u /* "SLKS" */
+#define KS_VERSION   1u
+#define KIND_VALUE   1u
+#define KIND_MAP     2u
+#define SEC_HDR	     16u
+#define NAME_LEN_MAX 4096u
+
+/* A record's header in a keyed state section. */
+struct rec_hdr {
+	uint64_t hash;
+	uint16_t kg;
+	uint16_t rsv; /* 0 */
+	uint32_t klen;
+};
+
+_Static_assert(sizeof(struct rec_hdr) == 16, "a record header has no padding");
+
+/* ---- heap_state.c ---- */
+struct heap_kstate;
+
+struct heap_kstate *sl_heap_create(const struct sl_state_desc *descs, int n, uint32_t max_par,
+				   int *err);
+void sl_heap_destroy(struct heap_kstate *ks);
+size_t sl_heap_entries(const struct heap_kstate *ks);
+size_t sl_heap_bytes(const struct heap_kstate *ks);
+bool sl_heap_has_ttl(const struct heap_kstate *ks);
+bool sl_heap_desc_ttl(const struct heap_kstate *ks, int id);
+void *sl_heap_value_get(struct heap_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
+void *sl_heap_value_put(struct heap_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
+void sl_heap_value_clear(struct heap_kstate *ks, int id, const struct sl_kkey *k);
+void *sl_heap_map_get(struct heap_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+		      uint32_t mklen, sl_ts_t now);
+void *sl_heap_map_put(struct heap_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+		      uint32_t mklen, sl_ts_t now);
+void sl_heap_map_remove(struct heap_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+			uint32_t mklen);
+void sl_heap_map_foreach(struct heap_kstate *ks, int id, const struct sl_kkey *k,
+			 bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
+			 void *arg, sl_ts_t now);
+void sl_heap_map_clear(struct heap_kstate *ks, int id, const struct sl_kkey *k);
+int sl_heap_snapshot(const struct heap_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
+int sl_heap_restore(struct heap_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+		    uint32_t kg_hi);
+const char *sl_heap_error(const struct heap_kstate *ks);
+void sl_heap_foreach(const struct heap_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
+		     void *arg);
+
+/* ---- rocks_env.c: the process env and the shards' DBs ---- */
+#include <rocksdb/c.h>
+
+struct sl_state_env {
+	enum sl_state_backend_kind kind;
+	int nshards;
+	size_t memory;	  /* the whole budget */
+	size_t kcache_db; /* kstate entry caches of one db */
+	char *dir;
+	rocksdb_cache_t *cache; /* strict, shared by every db; memtables charged */
+	rocksdb_block_based_table_options_t *bbto;
+	rocksdb_compactionfilter_t *ttl_filter;
+	rocksdb_options_t *opts; /* copied by each db open */
+};
+
+struct sl_state_db {
+	struct sl_state_env *env;
+	int shard;
+	char *path;
+	rocksdb_t *db;
+	rocksdb_writeoptions_t *wo;	/* WAL off */
+	rocksdb_readoptions_t *ro;	/* point reads and map loads */
+	rocksdb_readoptions_t *ro_scan; /* whole-state scans: no block cache fill */
+	rocksdb_writebatch_t *wb;	/* write-backs, committed by sl_rocks_commit */
+	struct rocks_kstate *kstates;	/* live kstates of this db (list through ->next) */
+	int nks;
+	bool written;	  /* anything ever written: a load can no longer link */
+	bool loaded;	  /* sl_state_db_load ran: kstates count their entries */
+	int error;	  /* sticky: first failed write or read, -EIO */
+	char msg[256];	  /* its RocksDB message */
+	char **ckpt_ssts; /* SST names of the previous checkpoint */
+	size_t nckpt_ssts;
+};
+
+/* Records a RocksDB failure (frees msg; first one wins) and returns -EIO. */
+int sl_rocks_fail(struct sl_state_db *db, const char *what, char *msg);
+/* Bytes queued in a write batch. */
+size_t sl_rocks_wb_bytes(rocksdb_writebatch_t *wb);
+/* Writes db->wb (if not empty) and clears it. 0 or the sticky error. */
+int sl_rocks_commit(struct sl_state_db *db);
+
+/* ---- rocks_state.c ---- */
+struct rocks_kstate;
+
+struct rocks_kstate *sl_rks_create(struct sl_state_db *db, uint32_t op_uid,
+				   const struct sl_state_desc *descs, int n, uint32_t max_par,
+				   int *err);
+void sl_rks_destroy(struct rocks_kstate *ks);
+size_t sl_rks_entries(const struct rocks_kstate *ks);
+size_t sl_rks_bytes(const struct rocks_kstate *ks);
+bool sl_rks_has_ttl(const struct rocks_kstate *ks);
+bool sl_rks_desc_ttl(const struct rocks_kstate *ks, int id);
+void *sl_rks_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
+void *sl_rks_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
+void sl_rks_value_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
+void *sl_rks_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+		     uint32_t mklen, sl_ts_t now);
+void *sl_rks_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+		     uint32_t mklen, sl_ts_t now);
+void sl_rks_map_remove(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+		       uint32_t mklen);
+void sl_rks_map_foreach(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+			bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
+			void *arg, sl_ts_t now);
+void sl_rks_map_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
+int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
+int sl_rks_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+		   uint32_t kg_hi);
+const char *sl_rks_error(const struct rocks_kstate *ks);
+void sl_rks_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
+		    void *arg);
+/* Writes every dirty cached entry of ks into db->wb (then committed). 0 or -errno. */
+int sl_rks_writeback(struct rocks_kstate *ks);
+/* Shares db's entry cache budget out between its kstates again. */
+void sl_rks_rebudget(struct sl_state_db *db);
+/* Every kstate of db written back (the barrier), and their cache bytes together. */
+int sl_rks_writeback_all(struct sl_state_db *db);
+size_t sl_rks_cache_bytes_all(const struct sl_state_db *db);
+/* The prefix byte of a RocksDB key marking a descriptor with TTL: its value then begins with
+ * the expiry (sl_ts_t, native byte order), which the compaction filter reads. */
+#define RK_TTL_BIT 0x80u
+#define RK_PREFIX  7u  /* [kg u16 BE][op_uid u32 BE][desc id | RK_TTL_BIT] */
+#define RK_HDR	   17u /* prefix, [key hash u64 BE][key length u16 BE], then key, map key */
+
+#endif
