@@ -15,7 +15,12 @@ same shape) with kcat, and runs `sluice run` on SQL jobs reading the topic with
      partition and offset as metadata columns: every event arrives exactly once, and its
      (partition, offset) pairs are exactly the topic's;
   3. malformed messages mixed in: they go to the dead-letter file as topic/partition/offset
-     and the job finishes with the good rows.
+     and the job finishes with the good rows;
+  4. exactly-once across kill -9: an unbounded job (checkpoints every 50 ms, exactly-once
+     filesystem sink) is killed at random moments while more messages arrive, restarted
+     from its checkpoints each time, and finally run bounded to the end: every message is
+     in the output exactly once (the source resumed each partition at its checkpointed
+     offset).
 
 Usage: e2e_source.py SLUICE BROKER [CASE_DIR]   (exit 77 when kcat is missing)
 """
@@ -24,9 +29,11 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 TIMEOUT = 120
 
@@ -266,6 +273,65 @@ def check_dead_letters(sluice, addr, work, events):
     return True
 
 
+CKPT = """SET 'execution.checkpointing.interval' = '50 ms';
+CREATE TABLE src (id BIGINT, part INT, off BIGINT) WITH (
+  'connector' = 'kafka', 'topic' = 'ck', 'properties.bootstrap.servers' = '%(addr)s',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = '%(bound)s',
+  'format' = 'json', 'sluice.metadata.part' = 'partition', 'sluice.metadata.off' = 'offset');
+CREATE TABLE out_t (id BIGINT, part INT, off BIGINT) WITH ('connector' = 'filesystem',
+  'path' = '%(out)s', 'format' = 'csv', 'sink.delivery-guarantee' = 'exactly-once');
+INSERT INTO out_t SELECT id, part, off FROM src;
+"""
+
+
+def check_kill_restart(sluice, addr, work, kills=8, seed=None):
+    seed = int(time.time()) if seed is None else seed
+    rnd = random.Random(seed)
+    out, ck = os.path.join(work, "ck_out"), os.path.join(work, "ck_dir")
+    job = os.path.join(work, "ck.sql")  # one path: it names the job in its checkpoints
+
+    def write_job(bound):
+        with open(job, "w") as f:
+            f.write(CKPT % {"addr": addr, "bound": bound, "out": out})
+    write_job("unbounded")
+    n = 0
+    for k in range(kills):
+        batch = ["%d\t{\"id\": %d}" % (i, i) for i in range(n, n + 1500)]
+        n += len(batch)
+        kcat_produce(addr, "ck", batch, keyed=True)
+        p = subprocess.Popen([sluice, "run", job, "--shards", "2",
+                              "--checkpoint-dir", ck], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+        time.sleep(rnd.uniform(0.3, 0.9))
+        if p.poll() is not None:
+            print("FAIL: the unbounded job ended by itself (kill %d, seed %d): %s" % (
+                k + 1, seed, p.stderr.read().decode()[-400:]))
+            return False
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    write_job("latest-offset")
+    p = subprocess.run([sluice, "run", job, "--shards", "2",
+                        "--checkpoint-dir", ck], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    if p.returncode != 0:
+        print("FAIL: the final bounded run exited %d: %s" % (p.returncode, p.stderr[-400:]))
+        return False
+    ids = collections.Counter()
+    for fn in sorted(os.listdir(out)):
+        if fn.startswith((".", "_")):
+            continue
+        with open(os.path.join(out, fn)) as f:
+            ids.update(int(l.split(",")[0]) for l in f if l.strip())
+    dup = [i for i, c in ids.items() if c > 1]
+    lost = [i for i in range(n) if i not in ids]
+    if dup or lost or len(ids) != n:
+        print("FAIL: kill -9 (seed %d): %d ids, want %d; %d duplicated (%s), %d lost (%s)" % (
+            seed, len(ids), n, len(dup), dup[:5], len(lost), lost[:5]))
+        return False
+    print("ok: %d kill -9 and restarts: %d messages in the output exactly once" % (kills, n))
+    return True
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         print(__doc__)
@@ -282,7 +348,7 @@ def main():
         case_dir = None
         events = gen_events()
     work = tempfile.mkdtemp(prefix="sluice-kafka-e2e-")
-    proc, addr = start_broker(broker, ["probe:1", "orders1:1", "orders3:3", "bad:1"])
+    proc, addr = start_broker(broker, ["probe:1", "orders1:1", "orders3:3", "bad:1", "ck:3"])
     try:
         kcat_produce(addr, "probe", ["hello"], partition=0)
         if kcat_count(addr, "probe") != [(0, 0)]:
@@ -292,6 +358,7 @@ def main():
         ok = check_tumble(sluice, addr, work, events, case_dir)
         ok = check_passthrough(sluice, addr, work, events) and ok
         ok = check_dead_letters(sluice, addr, work, events) and ok
+        ok = check_kill_restart(sluice, addr, work) and ok
         return 0 if ok else 1
     finally:
         proc.terminate()
