@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "connectors/formats/format.h"
+#include "connectors/kafka_sink.h"
 #include "connectors/kafka_source.h"
 #include "connectors/sql_options.h"
 
@@ -752,6 +753,10 @@ int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt 
 		return finish(fs_sink(&c, out), out);
 	if (!strcmp(c.conn, "print"))
 		return finish(print_sink(&c, out), out);
+	if (!strcmp(c.conn, "kafka") || !strcmp(c.conn, "upsert-kafka"))
+		return finish(sl_sql_kafka_sink(schema, opts, nopts, file, c.at,
+						!strcmp(c.conn, "upsert-kafka"), NULL, 0, 0, out,
+						err, errcap), out);
 	if (!strcmp(c.conn, "blackhole")) {
 		rc = check_unused(&c, "(none)");
 		if (!rc)
