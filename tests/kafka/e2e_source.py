@@ -20,7 +20,11 @@ same shape) with kcat, and runs `sluice run` on SQL jobs reading the topic with
      filesystem sink) is killed at random moments while more messages arrive, restarted
      from its checkpoints each time, and finally run bounded to the end: every message is
      in the output exactly once (the source resumed each partition at its checkpointed
-     offset).
+     offset);
+  5. an idle partition: an unbounded windowed job over 2 partitions, one of which stops
+     receiving data, stopped with SIGTERM after a while: with
+     'table.exec.source.idle-timeout' the windows after the silent partition's last event
+     fire (the busy partition alone moves the watermark); without it they do not.
 
 Usage: e2e_source.py SLUICE BROKER [CASE_DIR]   (exit 77 when kcat is missing)
 """
@@ -332,6 +336,60 @@ def check_kill_restart(sluice, addr, work, kills=8, seed=None):
     return True
 
 
+IDLE = """%(set)s
+CREATE TABLE ev (k INT, ts_ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ts_ms, 3),
+  WATERMARK FOR ts AS ts) WITH (
+  'connector' = 'kafka', 'topic' = '%(topic)s', 'properties.bootstrap.servers' = '%(addr)s',
+  'scan.startup.mode' = 'earliest-offset', 'format' = 'json',
+  'scan.watermark.emit.strategy' = 'on-event');
+SELECT TUMBLE_START(ts, INTERVAL '1' SECOND) AS w, COUNT(*) AS n FROM ev
+GROUP BY TUMBLE(ts, INTERVAL '1' SECOND);
+"""
+
+
+def idle_windows(sluice, addr, work, topic, with_timeout):
+    """Runs the job while partition 0 keeps receiving data after partition 1 went silent."""
+    base = 1706781600000
+    # both partitions up to 2.5 s before the job starts ...
+    both = ["{\"k\": 1, \"ts_ms\": %d}" % (base + 500 * i) for i in range(6)]
+    kcat_produce(addr, topic, both, partition=0)
+    kcat_produce(addr, topic, both, partition=1)
+    job = os.path.join(work, topic + ".sql")
+    with open(job, "w") as f:
+        f.write(IDLE % {"addr": addr, "topic": topic, "set":
+                        "SET 'table.exec.source.idle-timeout' = '300 ms';"
+                        if with_timeout else ""})
+    p = subprocess.Popen([sluice, "run", job, "--shards", "1"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    # ... then partition 0 alone, up to 10.5 s, one event at a time over ~3 s, so the last
+    # ones arrive after partition 1 has been silent past the idle timeout however long the
+    # job takes to start
+    for i in range(16):
+        time.sleep(0.15)
+        kcat_produce(addr, topic, ["{\"k\": 1, \"ts_ms\": %d}" % (base + 3000 + 500 * i)],
+                     partition=0)
+    time.sleep(0.8)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=TIMEOUT)
+    if p.returncode != 0:
+        raise SystemExit("FAIL: idle job exited %d: %s" % (p.returncode, err[-400:]))
+    return sorted(l for l in out.splitlines() if l.startswith("+I"))
+
+
+def check_idle_partition(sluice, addr, work):
+    stuck = idle_windows(sluice, addr, work, "idle_a", False)
+    moving = idle_windows(sluice, addr, work, "idle_b", True)
+    # without idleness the watermark waits for partition 1 (2.5 s): windows [0, 1) and
+    # [1, 2) fire; with it, partition 0 alone reaches 10.5 s: windows up to [9, 10)
+    if len(stuck) != 2 or len(moving) != 10:
+        print("FAIL: idle partition: %d windows fired without an idle timeout (want 2), %d "
+              "with one (want 10): %s / %s" % (len(stuck), len(moving), stuck, moving))
+        return False
+    print("ok: idle partition: 2 windows fire while it holds the watermark back, 10 once "
+          "it is idle")
+    return True
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         print(__doc__)
@@ -348,7 +406,7 @@ def main():
         case_dir = None
         events = gen_events()
     work = tempfile.mkdtemp(prefix="sluice-kafka-e2e-")
-    proc, addr = start_broker(broker, ["probe:1", "orders1:1", "orders3:3", "bad:1", "ck:3"])
+    proc, addr = start_broker(broker, ["probe:1", "orders1:1", "orders3:3", "bad:1", "ck:3", "idle_a:2", "idle_b:2"])
     try:
         kcat_produce(addr, "probe", ["hello"], partition=0)
         if kcat_count(addr, "probe") != [(0, 0)]:
@@ -359,6 +417,7 @@ def main():
         ok = check_passthrough(sluice, addr, work, events) and ok
         ok = check_dead_letters(sluice, addr, work, events) and ok
         ok = check_kill_restart(sluice, addr, work) and ok
+        ok = check_idle_partition(sluice, addr, work) and ok
         return 0 if ok else 1
     finally:
         proc.terminate()
