@@ -983,7 +983,8 @@ static int fence(const struct sl_kafka_sink_cfg *cfg)
  * reading back in windows from the end until it is found or an older marker of ours shows
  * that it would have been seen (markers of one prefix are committed in checkpoint order).
  * Returns 1 found, 0 not, or -errno. */
-static int marker_find(const struct sl_kafka_sink_cfg *cfg, uint64_t ckpt, uint64_t run)
+static int marker_find(const struct sl_kafka_sink_cfg *cfg, uint64_t ckpt, uint64_t run,
+		       uint64_t *newest)
 {
 	const char *pfx = cfg->transactional_id_prefix;
 	size_t plen = strlen(pfx);
@@ -1061,6 +1062,8 @@ static int marker_find(const struct sl_kafka_sink_cfg *cfg, uint64_t ckpt, uint6
 				memcpy(num, m->payload, m->len);
 				num[m->len] = '\0';
 				if (sscanf(num, "%" SCNu64 " %" SCNx64, &v, &r) == 2) {
+					if (v > *newest)
+						*newest = v;
 					if (v == ckpt && r == run)
 						rc = 1;
 					older |= v < ckpt;
@@ -1089,6 +1092,7 @@ static int ks_commit(const void *cfgp, uint64_t ckpt, const void *meta, size_t l
 	const struct sl_kafka_sink_cfg *cfg = cfgp;
 	struct kgroup *g;
 	struct kprod *p;
+	uint64_t newest = 0;
 	struct meta m;
 	bool live;
 	int rc;
@@ -1104,7 +1108,7 @@ static int ks_commit(const void *cfgp, uint64_t ckpt, const void *meta, size_t l
 		rc = live ? 0 : fence(cfg);
 		if (rc < 0)
 			return rc;
-		rc = marker_find(cfg, ckpt, m.run);
+		rc = marker_find(cfg, ckpt, m.run, &newest);
 		if (rc == 0) {
 			fprintf(stderr,
 				"sluice: kafka sink: topic '%s': checkpoint %" PRIu64 " was "
@@ -1133,12 +1137,26 @@ static int ks_commit(const void *cfgp, uint64_t ckpt, const void *meta, size_t l
 static int ks_abort_pending(const void *cfgp, int shard, int nshards, uint64_t ckpt)
 {
 	const struct sl_kafka_sink_cfg *cfg = cfgp;
+	uint64_t newest = 0;
+	int rc;
 
 	(void)nshards;
-	(void)ckpt;
 	if (cfg->guarantee != SL_KAFKA_EXACTLY_ONCE || shard != 0)
 		return 0; /* the ids are the sink's, not a shard's: fence them once */
-	return fence(cfg);
+	rc = fence(cfg);
+	if (rc || !ckpt)
+		return rc;
+	/* Kafka cannot take committed output back: if recovery skipped a newer checkpoint
+	 * whose transaction committed (a broken manifest, an older savepoint), its rows will
+	 * be written again. Say so; refusing would leave no way to restore at all. */
+	rc = marker_find(cfg, ckpt, 0, &newest);
+	if (rc >= 0 && newest > ckpt)
+		fprintf(stderr,
+			"sluice: kafka sink: topic '%s': checkpoint %" PRIu64 "'s output is "
+			"already committed, restoring %" PRIu64 " writes the rows in between "
+			"again\n",
+			cfg->topic, newest, ckpt);
+	return rc < 0 ? rc : 0;
 }
 
 /* End of input: rows become visible. Exactly-once: the last instance to end commits what
@@ -1215,4 +1233,5 @@ const struct sl_sink_ops sl_kafka_sink_ops = {
 	.precommit = ks_precommit,
 	.commit = ks_commit,
 	.abort_pending = ks_abort_pending,
+	.commit_may_be_lost = true, /* an epoch dies with its producer: -ESTALE */
 };

@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -420,6 +421,8 @@ static void t_crash(const char *t, bool commit2)
 	T_ASSERT(K->commit(&cfg2, 2, sh->meta[1], sh->len[1]) == (commit2 ? 0 : -ESTALE));
 	T_ASSERT(K->commit(&cfg2, 1, sh->meta[0], sh->len[0]) == 0);
 	T_ASSERT(K->commit(&cfg2, 1, sh->meta[0], sh->len[0]) == 0); /* idempotent */
+	/* restoring 1 although 2 committed: allowed, with a warning (no way to take back) */
+	T_ASSERT(K->abort_pending(&cfg2, 0, 1, 1) == 0);
 	ms = consume(t, 2, true);
 	if (isolation)
 		T_ASSERT(exactly_ids(&ms, 0, commit2 ? 100 : 50));
@@ -589,6 +592,47 @@ static void t_produce_error(void)
 	T_ASSERT_EQ_I64(lost, 1);
 }
 
+/* All brokers down: a checkpoint waits at most timeout_ms for acknowledgements, and a
+ * write finding the producer queue full waits at most as long; both fail naming the topic. */
+static void t_broker_down(void)
+{
+	static const char *keys[] = { "bootstrap.servers", "log_level",
+				      "queue.buffering.max.messages" };
+	const char *vals[] = { bootstrap, "0", "20" };
+	struct sl_kafka_sink_cfg cfg;
+	int64_t t0;
+	size_t len;
+	void *k;
+	int rc = 0;
+
+	topic("down", 1);
+	cfg_init(&cfg, "down");
+	cfg.prop_keys = keys;
+	cfg.prop_vals = vals;
+	cfg.nprops = 3;
+	cfg.timeout_ms = 1500;
+	k = sink_open(&cfg, 0, 1);
+	for (int b = 1; b <= 3; b++)
+		T_ASSERT(rd_kafka_mock_broker_set_down(mc, b) == 0);
+	put(&k, 1, 0, 10);
+	t0 = time(NULL);
+	T_ASSERT(K->precommit(k, 1, NULL, 0, &len) == -ETIMEDOUT);
+	T_ASSERT(time(NULL) - t0 <= 4);
+	T_ASSERT(strstr(sl_kafka_sink_error(k), "topic 'down': 10 messages not acknowledged"));
+	T_ASSERT(put_kind(k, 10, SL_ROW_INSERT) == -ETIMEDOUT); /* sticky, at once */
+	K->close(k);
+
+	k = sink_open(&cfg, 0, 1);
+	t0 = time(NULL);
+	for (int64_t id = 0; id < 30 && !rc; id++)
+		rc = put_kind(k, id, SL_ROW_INSERT);
+	T_ASSERT(rc == -ETIMEDOUT && time(NULL) - t0 <= 4);
+	T_ASSERT(strstr(sl_kafka_sink_error(k), "topic 'down': producer queue full"));
+	K->close(k);
+	for (int b = 1; b <= 3; b++)
+		T_ASSERT(rd_kafka_mock_broker_set_up(mc, b) == 0);
+}
+
 /* The coordinator answers the commit with PRODUCER_FENCED (what a newer producer with the
  * same transactional id causes; 2.0.2's mock does not fence by itself, so it is injected):
  * a fatal error naming the topic and fencing, sticky for the run. */
@@ -717,6 +761,7 @@ int main(void)
 	t_upsert();
 	t_partitioners_formats();
 	t_produce_error();
+	t_broker_down();
 	t_fenced();
 	t_sql();
 	rd_kafka_mock_cluster_destroy(mc);
