@@ -90,8 +90,10 @@ static int commit_sinks(struct sl_runtime *rt, const struct sl_ckpt_manifest *m,
 		}
 		if (rc < 0) {
 			fprintf(stderr, "sluice: sink '%s' commit of checkpoint %" PRIu64
-					" failed: %s (recovery will retry it)\n",
-				s->name, m->ckpt_id, strerror(-rc));
+					" failed: %s (%s)\n", s->name, m->ckpt_id, strerror(-rc),
+				s->sink_ops->commit_may_be_lost
+					? "recovery will restore the checkpoint before it"
+					: "recovery will retry it");
 			if (!first)
 				first = rc;
 		}

@@ -140,6 +140,16 @@ void sl_op_snapshot(struct sl_ctx *ctx, uint64_t ckpt)
 	ctx->snap_ckpt = ckpt;
 }
 
+void sl_op_snapshot_chain(struct sl_ctx *ctx, uint64_t ckpt)
+{
+	sl_op_snapshot(ctx, ckpt);
+	if (ctx->def->ops->forward_barrier)
+		return; /* an exchange-out: what follows is another stage */
+	for (int p = 0; p < ctx->nports; p++)
+		for (int i = 0; i < ctx->port[p].n; i++)
+			sl_op_snapshot_chain(ctx->port[p].to[i], ckpt);
+}
+
 void sl_op_barrier(struct sl_ctx *ctx, uint64_t ckpt)
 {
 	sl_op_snapshot(ctx, ckpt);

@@ -147,6 +147,8 @@ void sl_op_barrier(struct sl_ctx *ctx, uint64_t ckpt);
 /* Runs only the snapshot hook (if any) of this instance for checkpoint `ckpt`: the final
  * checkpoint of a shard whose input has ended, where nothing moves any more. */
 void sl_op_snapshot(struct sl_ctx *ctx, uint64_t ckpt);
+/* The same for ctx and the operators it feeds within its stage. */
+void sl_op_snapshot_chain(struct sl_ctx *ctx, uint64_t ckpt);
 
 /* Encodes key fields of `row` into buf (SL_KEY_MAX bytes; strings are cut so the whole key
  * fits, which only merges keys sharing a ~1000-byte prefix). Returns the length. */

@@ -414,6 +414,21 @@ static void ckpt_ack(struct sl_shard *sh)
 		if (!si->ended && si->ckpt_done < sh->ckpt_seen)
 			return;
 	}
+	/*
+	 * A stage instance that ended without the barrier ended before it: every input it had
+	 * ended before its sender injected the barrier (a channel that delivered the barrier
+	 * stays blocked until the stage aligns, so it cannot end first). All it processed then
+	 * precedes the checkpoint, and its operators, idle for good, are snapshot as they are.
+	 */
+	for (int s = 0; s < job->nstages; s++) {
+		struct sl_stage_inst *si = &sh->si[s];
+
+		if (si->ended && si->ckpt_done < sh->ckpt_seen) {
+			if (si->root)
+				sl_op_snapshot_chain(si->root, sh->ckpt_seen);
+			si->ckpt_done = sh->ckpt_seen;
+		}
+	}
 	atomic_store_explicit(&sh->ckpt_acked, sh->ckpt_seen, memory_order_release);
 }
 
