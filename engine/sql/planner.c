@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "connectors/kafka_sink.h"
 #include "connectors/sql_options.h"
 #include "plan_int.h"
 
@@ -533,9 +534,31 @@ struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_tabl
 		return NULL;
 	}
 	msg[0] = 0;
-	rc = sink ? sl_sql_sink_from_options(schema, o, (int)d->nopts, c->file, k, msg, sizeof msg)
-		  : sl_sql_source_from_options(schema, o, (int)d->nopts, c->file, k, msg,
-					       sizeof msg);
+	const char *conn = NULL;
+	struct sl_conn_opt *at = NULL;
+
+	for (uint32_t i = 0; i < d->nopts; i++)
+		if (!strcmp(o[i].key, "connector")) {
+			conn = o[i].value;
+			at = &o[i];
+		}
+	if (sink && conn && (!strcmp(conn, "kafka") || !strcmp(conn, "upsert-kafka"))) {
+		/* the Kafka sink also needs the table's PRIMARY KEY (upsert-kafka) and the
+		 * checkpoint interval (its transaction timeout), which only the planner knows */
+		int pk[SL_SCHEMA_MAX_FIELDS], npk = 0;
+
+		for (uint32_t i = 0; i < d->npk && npk < SL_SCHEMA_MAX_FIELDS; i++)
+			pk[npk++] = sl_schema_find(schema, d->pk[i].name);
+		at->used = true;
+		rc = sl_sql_kafka_sink(schema, o, (int)d->nopts, c->file, at,
+				       !strcmp(conn, "upsert-kafka"), pk, npk, c->ckpt_interval, k,
+				       msg, sizeof msg);
+	} else {
+		rc = sink ? sl_sql_sink_from_options(schema, o, (int)d->nopts, c->file, k, msg,
+						     sizeof msg)
+			  : sl_sql_source_from_options(schema, o, (int)d->nopts, c->file, k, msg,
+						       sizeof msg);
+	}
 	if (rc < 0) {
 		free(k);
 		if (!c->failed) {
