@@ -13,6 +13,7 @@
 
 #include "checkpointing.h"
 #include "runtime.h"
+#include "state/backend.h"
 
 #define DEFAULT_RING_BYTES (1u << 20)
 #define DEFAULT_MAX_PAR 128
@@ -50,6 +51,60 @@ static int parse_cores(const char *spec, int *cpus, int max)
 	return n ? n : -EINVAL;
 }
 
+/* Closes the RocksDB backend's env (every shard closed its DB) and removes the working
+ * directory if we made it. */
+static void close_state(struct sl_runtime *rt)
+{
+	sl_state_env_close(rt->state_env);
+	rt->state_env = NULL;
+	if (rt->state_tmp[0] && rmdir(rt->state_tmp))
+		fprintf(stderr, "sluice: removing the state directory %s: %s\n", rt->state_tmp,
+			strerror(errno));
+	rt->state_tmp[0] = 0;
+}
+
+/*
+ * Opens the state backend the run asks for (DESIGN §6): nothing for the heap; for RocksDB
+ * the process-wide env (one memory budget), in opts->state_dir or a fresh directory under
+ * $TMPDIR (default /var/tmp: on disk, since the state may be larger than memory).
+ */
+static int open_state(struct sl_runtime *rt, const struct sl_run_opts *o)
+{
+	struct sl_state_env_opts eo = { .kind = SL_STATE_ROCKSDB, .memory_bytes = o->state_memory,
+					.dir = o->state_dir, .nshards = rt->nshards };
+	char err[512];
+	int rc;
+
+	if (!o->state_backend || !strcmp(o->state_backend, "heap") ||
+	    !strcmp(o->state_backend, "hashmap"))
+		return 0;
+	if (strcmp(o->state_backend, "rocksdb")) {
+		sl_job_set_error(rt->job, -EINVAL, "state backend '%s': expected heap or rocksdb",
+				 o->state_backend);
+		return -EINVAL;
+	}
+	if (!eo.dir) {
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(rt->state_tmp, sizeof rt->state_tmp, "%s/sluice-state-XXXXXX",
+			 tmp && *tmp ? tmp : "/var/tmp");
+		if (!mkdtemp(rt->state_tmp)) {
+			rc = -errno;
+			sl_job_set_error(rt->job, rc, "state directory %s: %s", rt->state_tmp,
+					 strerror(-rc));
+			rt->state_tmp[0] = 0;
+			return rc;
+		}
+		eo.dir = rt->state_tmp;
+	}
+	rc = sl_state_env_open(&eo, &rt->state_env, err, sizeof err);
+	if (rc) {
+		sl_job_set_error(rt->job, rc, "RocksDB state backend in %s: %s", eo.dir, err);
+		close_state(rt);
+	}
+	return rc;
+}
+
 void sl_runtime_destroy(struct sl_runtime *rt)
 {
 	if (!rt)
@@ -69,6 +124,7 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 		free(rt->shards[i].stage_blocked_ms);
 	}
 	free(rt->shards);
+	close_state(rt);
 	pthread_mutex_destroy(&rt->err_lock);
 	pthread_mutex_destroy(&rt->sp.lock);
 	pthread_cond_destroy(&rt->sp.done_cond);
@@ -390,6 +446,9 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		/* pin when asked, or when every shard can have a core of its own */
 		sh->cpu = ncpus > 0 ? cpus[i % ncpus] : rt->nshards <= online ? i : -1;
 	}
+	rc = open_state(rt, opts);
+	if (rc)
+		return rc;
 	for (int i = 0; i < rt->nshards; i++) {
 		rc = pthread_create(&rt->shards[i].thread, NULL, sl_shard_main, &rt->shards[i]);
 		if (rc) {
@@ -408,6 +467,7 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 	for (int i = 0; i < rt->nshards; i++)
 		pthread_join(rt->shards[i].thread, NULL);
 	sl_ckpt_ctl_close(rt);
+	close_state(rt);
 	return job->err.code;
 }
 

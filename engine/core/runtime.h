@@ -88,6 +88,7 @@ struct sl_shard {
 	uint64_t ckpt_seen;
 	_Atomic uint64_t ckpt_acked;
 	_Atomic bool input_done;         /* every stage ended: waiting for the final checkpoint */
+	struct sl_state_db *state_db;    /* RocksDB backend: this shard's DB; NULL: heap */
 	_Atomic bool finished;           /* the shard loop has returned */
 };
 
@@ -126,6 +127,8 @@ struct sl_runtime {
 	_Atomic bool final_ckpt;         /* a final checkpoint follows the end of input */
 	_Atomic bool final_done;         /* the coordinator takes no more checkpoints */
 	struct sl_savepoint_req sp;
+	struct sl_state_env *state_env;  /* RocksDB backend (state/backend.h); NULL: heap */
+	char state_tmp[256];             /* a working directory we made and remove at the end */
 	uint64_t ckpt_completed, ckpt_failed;
 	uint64_t ckpt_base;              /* checkpoint ids continue after this one */
 	struct sl_ckpt_ctl *ckpt_ctl;    /* the checkpoint directory, when there is one */

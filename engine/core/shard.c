@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "state/backend.h"
 
 #ifdef SL_HAVE_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -45,6 +46,11 @@ int sl_shard_index(const struct sl_shard *sh)
 int sl_shard_count(const struct sl_shard *sh)
 {
 	return sh->rt->nshards;
+}
+
+struct sl_state_db *sl_shard_state_db(const struct sl_shard *sh)
+{
+	return sh->state_db;
 }
 
 bool sl_shard_final_checkpoint(const struct sl_shard *sh)
@@ -475,6 +481,16 @@ void *sl_shard_main(void *arg)
 	pin(sh);
 	own_arena();
 	sh->now = wall_ms();
+	if (rt->state_env) {
+		char err[256];
+		int rc = sl_state_db_open(rt->state_env, sh->index, &sh->state_db, err, sizeof err);
+
+		if (rc) {
+			sl_shard_fail(sh, rc, "shard %d: opening its state store: %s", sh->index,
+				      err);
+			goto out;
+		}
+	}
 	if (sl_shard_wire(sh) < 0) {
 		if (!sh->error)
 			sl_shard_fail(sh, -ENOMEM, "shard %d: out of memory wiring the job",
@@ -551,6 +567,8 @@ void *sl_shard_main(void *arg)
 	}
 out:
 	sl_shard_unwire(sh);
+	sl_state_db_close(sh->state_db);
+	sh->state_db = NULL;
 	atomic_store_explicit(&sh->finished, true, memory_order_release);
 	return NULL;
 }

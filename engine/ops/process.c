@@ -25,6 +25,7 @@
 
 #include "checkpoint/snap.h"
 #include "process.h"
+#include "state/backend.h"
 #include "state/kvtab.h"
 #include "state/state.h"
 #include "time/timer.h"
@@ -94,7 +95,9 @@ static int process_open(struct sl_ctx *ctx)
 			goto out_release;
 		p->own_out = true;
 	}
-	ctx->kstate = sl_kstate_create(fn->states, fn->nstates, max_par, &rc);
+	/* the job's backend: the shard's RocksDB, or the heap when it has none */
+	ctx->kstate = sl_kstate_create_in(sl_shard_state_db(ctx->shard), (uint32_t)ctx->def->id,
+					  fn->states, fn->nstates, max_par, &rc);
 	if (!ctx->kstate) {
 		what = rc == -EINVAL ? "bad state descriptor" : what;
 		goto out_release;

@@ -14,7 +14,9 @@ its input files and what the run must print.
   expected.sink   optional: the lines every file under @OUT@/sink holds together (sorted),
                   for jobs writing a filesystem sink; @OUT@ is a fresh folder per run
 
-Usage: run_golden.py SLUICE [CASE ...]   (prints PASS/FAIL per case, exit 1 on any failure)
+Usage: run_golden.py SLUICE [--state-backend B] [CASE ...]
+  (prints PASS/FAIL per case, exit 1 on any failure; with --state-backend every run keeps
+  its keyed state in backend B, and must print exactly what the heap backend prints)
 """
 import os
 import re
@@ -27,8 +29,11 @@ CASES = os.path.join(HERE, "cases")
 LINE = re.compile(r"^(?:\d+> )?([+-][IUD]\[.*\])$")
 
 
+EXTRA = []
+
+
 def run(sluice, job, shards, cwd):
-    p = subprocess.run([sluice, "run", job, "--shards", str(shards), "--quiet"], cwd=cwd,
+    p = subprocess.run([sluice, "run", job, "--shards", str(shards), "--quiet"] + EXTRA, cwd=cwd,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
@@ -101,7 +106,11 @@ def main():
         print(__doc__)
         return 2
     sluice = os.path.abspath(sys.argv[1])
-    names = sys.argv[2:] or sorted(os.listdir(CASES))
+    args = sys.argv[2:]
+    if args[:1] == ["--state-backend"]:
+        EXTRA.extend(args[:2])
+        args = args[2:]
+    names = args or sorted(os.listdir(CASES))
     failed = 0
     for n in names:
         d = n if os.path.isdir(n) else os.path.join(CASES, n)
