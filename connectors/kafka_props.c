@@ -97,8 +97,7 @@ int sl_kafka_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms, 
 		goto out_topic;
 	}
 	if (md->topic_cnt < 1 || md->topics[0].err || md->topics[0].partition_cnt < 1) {
-		e = md->topic_cnt < 1 ? RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
-				      : md->topics[0].err;
+		e = md->topic_cnt < 1 ? RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART : md->topics[0].err;
 		if (!e)
 			e = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
 		rc = sl_kafka_errno(e);

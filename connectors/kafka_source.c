@@ -39,17 +39,17 @@
 #include "core/source.h"
 #include "formats/format.h"
 
-#define MAX_BATCH 256
+#define MAX_BATCH	   256
 #define DEFAULT_TIMEOUT_MS 10000
-#define DL_RAW_MAX 4096
+#define DL_RAW_MAX	   4096
 
 /* Where field i of the output row comes from. */
 enum { FROM_VALUE = 0, FROM_KEY, FROM_META };
 
 struct src_field {
 	uint8_t from;
-	uint8_t meta;    /* enum sl_kafka_meta when FROM_META */
-	int16_t idx;     /* field of the value or key sub-row */
+	uint8_t meta; /* enum sl_kafka_meta when FROM_META */
+	int16_t idx;  /* field of the value or key sub-row */
 	enum sl_type type;
 };
 
@@ -59,22 +59,22 @@ struct side {
 	struct sl_schema *schema; /* the fields this side decodes (owned) */
 	struct sl_json_dec *json;
 	struct sl_csv_dec *csv;
-	void *buf;                /* SL_ROW_SCRATCH bytes for its sub-row when assembling */
+	void *buf; /* SL_ROW_SCRATCH bytes for its sub-row when assembling */
 };
 
 struct kafka_split {
 	const struct sl_kafka_source_cfg *cfg;
-	const char *topic;        /* cfg->split_refs[split] */
+	const char *topic; /* cfg->split_refs[split] */
 	int32_t partition;
-	uint32_t topic_hash;      /* names the topic in positions */
+	uint32_t topic_hash; /* names the topic in positions */
 	rd_kafka_t *rk;
-	rd_kafka_queue_t *q;      /* the consumer queue (main queue forwarded into it) */
+	rd_kafka_queue_t *q; /* the consumer queue (main queue forwarded into it) */
 	bool started, ended;
-	int64_t next;             /* offset after the last message taken */
-	int64_t end;              /* first offset not to read; INT64_MAX: unbounded */
+	int64_t next; /* offset after the last message taken */
+	int64_t end;  /* first offset not to read; INT64_MAX: unbounded */
 	int timeout_ms;
 
-	bool direct;              /* output row == value row: decode straight into scratch */
+	bool direct; /* output row == value row: decode straight into scratch */
 	int nfields;
 	struct src_field f[SL_SCHEMA_MAX_FIELDS];
 	struct side val, key;
@@ -229,8 +229,8 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 	int nf, nval = 0, nkey = 0;
 
 	if (!s || (!!cfg->topic + (cfg->ntopics > 0) + !!cfg->topic_pattern) != 1) {
-		set_err(err, -EINVAL, "kafka source: %s", !s ? "no schema"
-			: "name one topic, a list of topics or a topic pattern");
+		set_err(err, -EINVAL, "kafka source: %s",
+			!s ? "no schema" : "name one topic, a list of topics or a topic pattern");
 		return -EINVAL;
 	}
 	for (int t = 0; t < cfg->ntopics; t++)
@@ -247,13 +247,17 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 		int i = cfg->meta[m].field;
 
 		if (i < 0 || i >= nf || meta_of(cfg, i) != m) {
-			set_err(err, -EINVAL, "kafka source '%s': metadata column %d is not a "
-				"distinct field of the schema", src_name(cfg), i);
+			set_err(err, -EINVAL,
+				"kafka source '%s': metadata column %d is not a "
+				"distinct field of the schema",
+				src_name(cfg), i);
 			return -EINVAL;
 		}
 		if (!meta_type_ok(cfg->meta[m].key, sl_schema_type(s, i))) {
-			set_err(err, -EINVAL, "kafka source '%s': metadata column '%s' cannot be "
-				"%s", src_name(cfg), sl_schema_name(s, i),
+			set_err(err, -EINVAL,
+				"kafka source '%s': metadata column '%s' cannot be "
+				"%s",
+				src_name(cfg), sl_schema_name(s, i),
 				sl_type_name(sl_schema_type(s, i)));
 			return -EINVAL;
 		}
@@ -263,8 +267,10 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 
 		if (i < 0 || i >= nf || meta_of(cfg, i) >= 0 || !key_field(cfg, i, &idx) ||
 		    idx != k) {
-			set_err(err, -EINVAL, "kafka source '%s': key field %d is not a distinct "
-				"physical field of the schema", src_name(cfg), i);
+			set_err(err, -EINVAL,
+				"kafka source '%s': key field %d is not a distinct "
+				"physical field of the schema",
+				src_name(cfg), i);
 			return -EINVAL;
 		}
 	}
@@ -289,18 +295,22 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 				continue;
 		}
 		nval++;
-		if (cfg->value_format == SL_KAFKA_FMT_RAW && sl_schema_type(s, i) != SL_TYPE_STRING) {
-			set_err(err, -EINVAL, "kafka source '%s': format 'raw' reads one STRING "
-				"column, '%s' is %s", src_name(cfg), sl_schema_name(s, i),
+		if (cfg->value_format == SL_KAFKA_FMT_RAW &&
+		    sl_schema_type(s, i) != SL_TYPE_STRING) {
+			set_err(err, -EINVAL,
+				"kafka source '%s': format 'raw' reads one STRING "
+				"column, '%s' is %s",
+				src_name(cfg), sl_schema_name(s, i),
 				sl_type_name(sl_schema_type(s, i)));
 			return -EINVAL;
 		}
 	}
 	if ((cfg->value_format == SL_KAFKA_FMT_RAW && nval != 1) ||
 	    (cfg->key_format == SL_KAFKA_FMT_RAW && nkey != 1)) {
-		set_err(err, -EINVAL, "kafka source '%s': format 'raw' reads exactly one column "
-			"(the %s has %d)", src_name(cfg), nval != 1 ? "value" : "key",
-			nval != 1 ? nval : nkey);
+		set_err(err, -EINVAL,
+			"kafka source '%s': format 'raw' reads exactly one column "
+			"(the %s has %d)",
+			src_name(cfg), nval != 1 ? "value" : "key", nval != 1 ? nval : nkey);
 		return -EINVAL;
 	}
 	if (cfg->value_format == SL_KAFKA_FMT_NONE) {
@@ -354,8 +364,10 @@ static int topic_names(struct sl_kafka_source_cfg *cfg, rd_kafka_t *rk, int time
 	/* Java's Pattern.matches(): the whole name */
 	snprintf(pat, sizeof pat, "^(%s)$", cfg->topic_pattern);
 	if (regcomp(&re, pat, REG_EXTENDED | REG_NOSUB)) {
-		set_err(err, -EINVAL, "kafka source: topic pattern '%s' is not a POSIX extended "
-			"regular expression", cfg->topic_pattern);
+		set_err(err, -EINVAL,
+			"kafka source: topic pattern '%s' is not a POSIX extended "
+			"regular expression",
+			cfg->topic_pattern);
 		return -EINVAL;
 	}
 	e = rd_kafka_metadata(rk, 1, NULL, &md, timeout);
@@ -495,9 +507,11 @@ static void kafka_close(void *state)
 		if (k->cfg->skipped)
 			atomic_fetch_add_explicit((_Atomic uint64_t *)k->cfg->skipped, k->skipped,
 						  memory_order_relaxed);
-		fprintf(stderr, "sluice: kafka %s/%d: skipped %llu undecodable record%s "
-			"(ignore-parse-errors)\n", k->topic, k->partition,
-			(unsigned long long)k->skipped, k->skipped == 1 ? "" : "s");
+		fprintf(stderr,
+			"sluice: kafka %s/%d: skipped %llu undecodable record%s "
+			"(ignore-parse-errors)\n",
+			k->topic, k->partition, (unsigned long long)k->skipped,
+			k->skipped == 1 ? "" : "s");
 	}
 	if (k->q)
 		rd_kafka_queue_destroy(k->q);
@@ -534,8 +548,10 @@ static int side_init(struct side *sd, enum sl_kafka_format fmt,
 			flags |= SL_JSON_DEBEZIUM;
 		sd->json = sl_json_dec_create_ex(sd->schema, flags, &jerr);
 		if (!sd->json && jerr == -EINVAL) {
-			set_err(err, -EINVAL, "kafka source '%s': field names do not form a tree "
-				"of JSON objects", src_name(cfg));
+			set_err(err, -EINVAL,
+				"kafka source '%s': field names do not form a tree "
+				"of JSON objects",
+				src_name(cfg));
 			return -EINVAL;
 		}
 		if (!sd->json)
@@ -702,8 +718,10 @@ static int group_offset(struct kafka_split *k, int64_t lo, int64_t hi, int64_t *
 	    !strcmp(reset, "beginning")) {
 		*out = lo;
 	} else if (!strcmp(reset, "error")) {
-		fprintf(stderr, "sluice: kafka %s/%d: no committed offset for the group and "
-			"auto.offset.reset is 'error'\n", k->topic, k->partition);
+		fprintf(stderr,
+			"sluice: kafka %s/%d: no committed offset for the group and "
+			"auto.offset.reset is 'error'\n",
+			k->topic, k->partition);
 		return -ENOENT;
 	} else {
 		*out = hi;
@@ -795,8 +813,8 @@ static int start(struct kafka_split *k)
 
 /* ---- polling --------------------------------------------------------------------------- */
 
-static void dead_letter(struct kafka_split *k, struct sl_src_ctx *c, int64_t off,
-			const char *why, const void *raw, size_t len)
+static void dead_letter(struct kafka_split *k, struct sl_src_ctx *c, int64_t off, const char *why,
+			const void *raw, size_t len)
 {
 	char where[400];
 
@@ -853,7 +871,7 @@ static int decode(struct side *sd, const char *p, size_t len, void *buf,
 
 static const char *ts_type_name(rd_kafka_timestamp_type_t t)
 {
-	return t == RD_KAFKA_TIMESTAMP_CREATE_TIME	   ? "CreateTime"
+	return t == RD_KAFKA_TIMESTAMP_CREATE_TIME	 ? "CreateTime"
 	       : t == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? "LogAppendTime"
 							 : "NoTimestampType";
 }
@@ -989,8 +1007,8 @@ static int kafka_poll(void *state, struct sl_src_ctx *c, int max)
 			/* transient (a broker down, a leader moving): librdkafka retries itself
 			 * and logs the cause; only a fatal error stops the split */
 			if (rd_kafka_fatal_error(k->rk, fatal, sizeof fatal)) {
-				fprintf(stderr, "sluice: kafka %s/%d: %s\n", k->topic,
-					k->partition, fatal);
+				fprintf(stderr, "sluice: kafka %s/%d: %s\n", k->topic, k->partition,
+					fatal);
 				rc = -EIO;
 			}
 		} else if (m->offset >= k->end) {
@@ -1071,9 +1089,11 @@ static int kafka_seek(void *state, const void *pos, size_t len)
 	if (p.offset < 0)
 		return -EINVAL;
 	if (p.partition != k->partition || p.topic_hash != k->topic_hash) {
-		fprintf(stderr, "sluice: kafka %s/%d: the checkpoint's position is of another "
+		fprintf(stderr,
+			"sluice: kafka %s/%d: the checkpoint's position is of another "
 			"partition (%d of a topic with hash %08x): the topics or their partitions "
-			"changed since\n", k->topic, k->partition, p.partition, p.topic_hash);
+			"changed since\n",
+			k->topic, k->partition, p.partition, p.topic_hash);
 		return -ESTALE;
 	}
 	k->next = p.offset;

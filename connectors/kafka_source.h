@@ -29,7 +29,7 @@ enum sl_kafka_format {
 	SL_KAFKA_FMT_JSON,
 	SL_KAFKA_FMT_CSV,
 	SL_KAFKA_FMT_DEBEZIUM_JSON, /* value only: 0..2 changelog rows per message */
-	SL_KAFKA_FMT_RAW,           /* the bytes as the one STRING field; a null value is NULL */
+	SL_KAFKA_FMT_RAW,	    /* the bytes as the one STRING field; a null value is NULL */
 };
 
 /* Where each partition starts when the job does not restore a checkpoint (Flink's
@@ -40,14 +40,14 @@ enum sl_kafka_startup {
 					   * (librdkafka's default: latest) */
 	SL_KAFKA_START_EARLIEST,
 	SL_KAFKA_START_LATEST,
-	SL_KAFKA_START_TIMESTAMP,         /* first offset with timestamp >= startup_ts_ms */
-	SL_KAFKA_START_SPECIFIC,          /* specific[]; unlisted partitions: group offsets */
+	SL_KAFKA_START_TIMESTAMP, /* first offset with timestamp >= startup_ts_ms */
+	SL_KAFKA_START_SPECIFIC,  /* specific[]; unlisted partitions: group offsets */
 };
 
 /* Where a partition ends (Flink's scan.bounded.mode); resolved when the split starts. */
 enum sl_kafka_bound {
 	SL_KAFKA_UNBOUNDED = 0,
-	SL_KAFKA_BOUND_LATEST,    /* the high watermark when the split starts */
+	SL_KAFKA_BOUND_LATEST,	  /* the high watermark when the split starts */
 	SL_KAFKA_BOUND_TIMESTAMP, /* before the first record with timestamp >= bounded_ts_ms */
 	SL_KAFKA_BOUND_SPECIFIC,  /* bounded_specific[]: end offset (exclusive); unlisted
 				   * partitions end at their high watermark */
@@ -55,16 +55,16 @@ enum sl_kafka_bound {
 
 /* A metadata column (Flink: `col TYPE METADATA FROM 'key'`). */
 enum sl_kafka_meta {
-	SL_KAFKA_META_TIMESTAMP = 1, /* TIMESTAMP_LTZ(3), TIMESTAMP(3) or BIGINT ms; NULL when the
-				      * message has none */
-	SL_KAFKA_META_PARTITION,     /* INT or BIGINT */
-	SL_KAFKA_META_OFFSET,        /* BIGINT */
-	SL_KAFKA_META_TOPIC,         /* STRING */
+	SL_KAFKA_META_TIMESTAMP = 1,  /* TIMESTAMP_LTZ(3), TIMESTAMP(3) or BIGINT ms; NULL when the
+				       * message has none */
+	SL_KAFKA_META_PARTITION,      /* INT or BIGINT */
+	SL_KAFKA_META_OFFSET,	      /* BIGINT */
+	SL_KAFKA_META_TOPIC,	      /* STRING */
 	SL_KAFKA_META_TIMESTAMP_TYPE, /* STRING: NoTimestampType, CreateTime, LogAppendTime */
 };
 
 struct sl_kafka_meta_col {
-	int field;               /* schema field filled from the message, not from a format */
+	int field; /* schema field filled from the message, not from a format */
 	enum sl_kafka_meta key;
 };
 
@@ -84,11 +84,11 @@ struct sl_kafka_split_ref {
 struct sl_kafka_source_cfg {
 	/* What to read: one topic, a list, or a pattern (exactly one of them). */
 	const char *topic;
-	const char *const *topics;         /* ntopics topics (Flink's 'topic' = 'a;b') */
+	const char *const *topics; /* ntopics topics (Flink's 'topic' = 'a;b') */
 	int ntopics;
-	const char *topic_pattern;         /* POSIX extended regex matched against whole topic
-					    * names when the job is planned; "__" (internal)
-					    * topics never match */
+	const char *topic_pattern; /* POSIX extended regex matched against whole topic
+				    * names when the job is planned; "__" (internal)
+				    * topics never match */
 	/* librdkafka properties ("bootstrap.servers" required; "properties." prefix allowed).
 	 * group.id is used only to start from and commit offsets for monitoring: the split's
 	 * position lives in checkpoints. Defaults applied before these: a bounded prefetch
@@ -99,20 +99,20 @@ struct sl_kafka_source_cfg {
 
 	const struct sl_schema *schema; /* rows are built for this schema, borrowed */
 	enum sl_kafka_format value_format;
-	enum sl_kafka_format key_format;   /* NONE: keys are not read */
-	const int *key_fields;             /* schema fields decoded from the key, in the key
-					    * format's order (CSV position, JSON by name) */
+	enum sl_kafka_format key_format; /* NONE: keys are not read */
+	const int *key_fields;		 /* schema fields decoded from the key, in the key
+					  * format's order (CSV position, JSON by name) */
 	int nkey_fields;
-	bool value_except_key;             /* value.fields-include EXCEPT_KEY: key fields are
-					    * not in the value (ALL: they are, and the value's
-					    * win, as in Flink) */
+	bool value_except_key; /* value.fields-include EXCEPT_KEY: key fields are
+				* not in the value (ALL: they are, and the value's
+				* win, as in Flink) */
 	struct sl_kafka_meta_col meta[SL_KAFKA_MAX_META];
 	int nmeta;
 
-	struct sl_csv_opts csv;            /* CSV value/key: delimiter, null literal */
+	struct sl_csv_opts csv; /* CSV value/key: delimiter, null literal */
 	bool json_fail_on_missing;
-	bool ignore_parse_errors;          /* skip and count bad records, no dead letters */
-	uint64_t *skipped;                 /* optional: skipped records of all splits */
+	bool ignore_parse_errors; /* skip and count bad records, no dead letters */
+	uint64_t *skipped;	  /* optional: skipped records of all splits */
 
 	enum sl_kafka_startup startup;
 	int64_t startup_ts_ms;
@@ -123,7 +123,7 @@ struct sl_kafka_source_cfg {
 	int64_t bounded_ts_ms;
 	const struct sl_kafka_offset *bounded_specific;
 	int nbounded_specific;
-	int timeout_ms;                    /* metadata and offset queries; 0: 10000 */
+	int timeout_ms; /* metadata and offset queries; 0: 10000 */
 
 	/* set by sl_kafka_source_prepare(): the splits, topics in name order, then their
 	 * partitions, so a restore with the same topics and partition counts maps every
@@ -131,10 +131,10 @@ struct sl_kafka_source_cfg {
 	 * seek onto another fails) */
 	int npartitions;
 	struct sl_kafka_split_ref *split_refs;
-	char *topic_names;                 /* storage of split_refs[].topic */
-	bool commit_offsets;               /* commit each checkpoint's offsets to group.id
-					    * (monitoring); the SQL mapping sets it when
-					    * properties.group.id is given */
+	char *topic_names;   /* storage of split_refs[].topic */
+	bool commit_offsets; /* commit each checkpoint's offsets to group.id
+			      * (monitoring); the SQL mapping sets it when
+			      * properties.group.id is given */
 };
 
 /*

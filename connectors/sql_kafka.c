@@ -50,12 +50,13 @@
 #include "connectors/kafka_source.h"
 #include "connectors/sql_options.h"
 
-#define KNOWN "topic, topic-pattern, properties.bootstrap.servers, properties.group.id, properties.*, " \
-	      "scan.startup.mode, scan.startup.timestamp-millis, " \
-	      "scan.startup.specific-offsets, scan.bounded.mode, " \
-	      "scan.bounded.timestamp-millis, scan.bounded.specific-offsets, format, " \
-	      "value.format, key.format, key.fields, value.fields-include, json.*, " \
-	      "debezium-json.*, csv.*, sluice.metadata.<column>"
+#define KNOWN                                                                                      \
+	"topic, topic-pattern, properties.bootstrap.servers, properties.group.id, properties.*, "  \
+	"scan.startup.mode, scan.startup.timestamp-millis, "                                       \
+	"scan.startup.specific-offsets, scan.bounded.mode, "                                       \
+	"scan.bounded.timestamp-millis, scan.bounded.specific-offsets, format, "                   \
+	"value.format, key.format, key.fields, value.fields-include, json.*, "                     \
+	"debezium-json.*, csv.*, sluice.metadata.<column>"
 
 #define MAX_OFFSETS 4096
 
@@ -71,7 +72,7 @@ struct kctx {
 /* The cfg and everything it points to, freed as one (cfg first: the pointer handed out). */
 struct kafka_own {
 	struct sl_kafka_source_cfg cfg;
-	char *topic_text;              /* 'topic' (a list split in place) or 'topic-pattern' */
+	char *topic_text; /* 'topic' (a list split in place) or 'topic-pattern' */
 	const char **topics;
 	char **keys, **vals;
 	int nprops;
@@ -91,8 +92,8 @@ static int fail(struct kctx *c, const struct sl_conn_opt *o, const char *fmt, ..
 
 	if (!o)
 		o = c->at;
-	n = snprintf(c->err, c->errcap, "%s:%u:%u: ", c->file ? c->file : "<sql>",
-		     o ? o->line : 1, o ? o->col : 1);
+	n = snprintf(c->err, c->errcap, "%s:%u:%u: ", c->file ? c->file : "<sql>", o ? o->line : 1,
+		     o ? o->col : 1);
 	if (n < 0 || (size_t)n >= c->errcap)
 		return -EINVAL;
 	va_start(ap, fmt);
@@ -195,8 +196,8 @@ static int parse_format(struct kctx *c, const struct sl_conn_opt *o, bool key,
 }
 
 /* 'partition:0,offset:42;partition:1,offset:300' */
-static int parse_offsets(struct kctx *c, const struct sl_conn_opt *o,
-			 struct sl_kafka_offset **out, int *nout)
+static int parse_offsets(struct kctx *c, const struct sl_conn_opt *o, struct sl_kafka_offset **out,
+			 int *nout)
 {
 	const char *p = o->value;
 	struct sl_kafka_offset *v = calloc(MAX_OFFSETS, sizeof(*v));
@@ -212,9 +213,10 @@ static int parse_offsets(struct kctx *c, const struct sl_conn_opt *o,
 		    sscanf(p, " partition : %lld , offset : %lld %n", &part, &off, &used) != 2 ||
 		    !used || part < 0 || part > INT32_MAX || off < 0) {
 			free(v);
-			return fail(c, o, "option '%s': '%s' is not "
-				    "'partition:P,offset:O[;partition:P,offset:O]...'", o->key,
-				    o->value);
+			return fail(c, o,
+				    "option '%s': '%s' is not "
+				    "'partition:P,offset:O[;partition:P,offset:O]...'",
+				    o->key, o->value);
 		}
 		v[n].partition = (int32_t)part;
 		v[n++].offset = off;
@@ -257,16 +259,20 @@ static int parse_mode(struct kctx *c, struct kafka_own *k)
 		else if (!strcmp(v, "specific-offsets"))
 			k->cfg.startup = SL_KAFKA_START_SPECIFIC;
 		else
-			return fail(c, sm, "option 'scan.startup.mode': unknown mode '%s' (known: "
+			return fail(c, sm,
+				    "option 'scan.startup.mode': unknown mode '%s' (known: "
 				    "earliest-offset, latest-offset, group-offsets, timestamp, "
-				    "specific-offsets)", v);
+				    "specific-offsets)",
+				    v);
 	}
 	if (k->cfg.startup == SL_KAFKA_START_TIMESTAMP && !sts)
-		return fail(c, sm, "scan.startup.mode 'timestamp' needs "
+		return fail(c, sm,
+			    "scan.startup.mode 'timestamp' needs "
 			    "'scan.startup.timestamp-millis'");
 	if (k->cfg.startup == SL_KAFKA_START_SPECIFIC) {
 		if (!so)
-			return fail(c, sm, "scan.startup.mode 'specific-offsets' needs "
+			return fail(c, sm,
+				    "scan.startup.mode 'specific-offsets' needs "
 				    "'scan.startup.specific-offsets'");
 		if ((rc = parse_offsets(c, so, &k->specific, &k->cfg.nspecific)))
 			return rc;
@@ -284,15 +290,19 @@ static int parse_mode(struct kctx *c, struct kafka_own *k)
 		else if (!strcmp(v, "specific-offsets"))
 			k->cfg.bounded = SL_KAFKA_BOUND_SPECIFIC;
 		else
-			return fail(c, bm, "option 'scan.bounded.mode': unknown mode '%s' (known: "
-				    "unbounded, latest-offset, timestamp, specific-offsets)", v);
+			return fail(c, bm,
+				    "option 'scan.bounded.mode': unknown mode '%s' (known: "
+				    "unbounded, latest-offset, timestamp, specific-offsets)",
+				    v);
 	}
 	if (k->cfg.bounded == SL_KAFKA_BOUND_TIMESTAMP && !bts)
-		return fail(c, bm, "scan.bounded.mode 'timestamp' needs "
+		return fail(c, bm,
+			    "scan.bounded.mode 'timestamp' needs "
 			    "'scan.bounded.timestamp-millis'");
 	if (k->cfg.bounded == SL_KAFKA_BOUND_SPECIFIC) {
 		if (!bo)
-			return fail(c, bm, "scan.bounded.mode 'specific-offsets' needs "
+			return fail(c, bm,
+				    "scan.bounded.mode 'specific-offsets' needs "
 				    "'scan.bounded.specific-offsets'");
 		if ((rc = parse_offsets(c, bo, &k->bounded, &k->cfg.nbounded_specific)))
 			return rc;
@@ -312,7 +322,8 @@ static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct 
 	if (f && vf)
 		return fail(c, vf, "options 'format' and 'value.format' both given: use one");
 	if (!f && !vf)
-		return fail(c, NULL, "connector 'kafka' needs option 'format' or 'value.format' "
+		return fail(c, NULL,
+			    "connector 'kafka' needs option 'format' or 'value.format' "
 			    "(json, csv, debezium-json or raw)");
 	if ((rc = parse_format(c, f ? f : vf, false, &k->cfg.value_format)))
 		return rc;
@@ -326,8 +337,10 @@ static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct 
 		if (!strcasecmp(inc->value, "EXCEPT_KEY"))
 			k->cfg.value_except_key = true;
 		else if (strcasecmp(inc->value, "ALL"))
-			return fail(c, inc, "option 'value.fields-include': '%s' is not ALL or "
-				    "EXCEPT_KEY", inc->value);
+			return fail(c, inc,
+				    "option 'value.fields-include': '%s' is not ALL or "
+				    "EXCEPT_KEY",
+				    inc->value);
 	}
 	if (kfl) {
 		const char *p = kfl->value;
@@ -341,8 +354,10 @@ static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct 
 			snprintf(name, sizeof name, "%.*s", (int)len, p);
 			i = sl_schema_find(schema, name);
 			if (i < 0)
-				return fail(c, kfl, "option 'key.fields': the table has no column "
-					    "'%s'", name);
+				return fail(c, kfl,
+					    "option 'key.fields': the table has no column "
+					    "'%s'",
+					    name);
 			k->key_fields[k->cfg.nkey_fields++] = i;
 			p += len + (e != NULL);
 		}
@@ -357,7 +372,8 @@ static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct 
 		return rc;
 	k->cfg.ignore_parse_errors |= dbz_ignore | csv_ignore;
 	if (k->cfg.ignore_parse_errors && k->cfg.json_fail_on_missing)
-		return fail(c, NULL, "json.fail-on-missing-field and json.ignore-parse-errors "
+		return fail(c, NULL,
+			    "json.fail-on-missing-field and json.ignore-parse-errors "
 			    "cannot both be true");
 	k->cfg.csv.delimiter = ',';
 	if ((o = take_fmt(c, "csv.field-delimiter"))) {
@@ -408,9 +424,10 @@ static int parse_metadata(struct kctx *c, const struct sl_schema *schema, struct
 			if (!strcmp(o->value, keys[i].name))
 				break;
 		if (i == sizeof keys / sizeof keys[0])
-			return fail(c, o, "option '%s': unknown metadata key '%s' (known: "
-				    "timestamp, partition, offset, topic, timestamp-type)", o->key,
-				    o->value);
+			return fail(c, o,
+				    "option '%s': unknown metadata key '%s' (known: "
+				    "timestamp, partition, offset, topic, timestamp-type)",
+				    o->key, o->value);
 		if (k->cfg.nmeta == SL_KAFKA_MAX_META)
 			return fail(c, o, "at most %d metadata columns", SL_KAFKA_MAX_META);
 		k->cfg.meta[k->cfg.nmeta].field = f;
@@ -480,11 +497,14 @@ static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_ow
 	int rc;
 
 	if ((o = take(c, "scan.topic-partition-discovery.interval")))
-		return fail(c, o, "option '%s' is not supported: the partitions are the "
-			    "source's splits, counted when the job is planned", o->key);
+		return fail(c, o,
+			    "option '%s' is not supported: the partitions are the "
+			    "source's splits, counted when the job is planned",
+			    o->key);
 	if ((o = take(c, "topic-pattern"))) {
 		if (topic)
-			return fail(c, o, "options 'topic' and 'topic-pattern' both given: use one");
+			return fail(c, o,
+				    "options 'topic' and 'topic-pattern' both given: use one");
 		if (!*o->value)
 			return fail(c, o, "option 'topic-pattern' is empty");
 		k->topic_text = strdup(o->value);
@@ -523,7 +543,8 @@ static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_ow
 	if ((k->cfg.ntopics || k->cfg.topic_pattern) &&
 	    (k->cfg.startup == SL_KAFKA_START_SPECIFIC ||
 	     k->cfg.bounded == SL_KAFKA_BOUND_SPECIFIC))
-		return fail(c, NULL, "specific offsets name partitions of one topic: they need a "
+		return fail(c, NULL,
+			    "specific offsets name partitions of one topic: they need a "
 			    "single 'topic'");
 	for (int j = 0; j < c->n; j++)
 		if (!c->opts[j].used && !strcmp(c->opts[j].key, "properties.bootstrap.servers"))
@@ -534,8 +555,10 @@ have_servers:
 		return rc;
 	for (int j = 0; j < c->n; j++)
 		if (!c->opts[j].used)
-			return fail(c, &c->opts[j], "unknown option '%s' for connector 'kafka' "
-				    "(known: %s)", c->opts[j].key, KNOWN);
+			return fail(c, &c->opts[j],
+				    "unknown option '%s' for connector 'kafka' "
+				    "(known: %s)",
+				    c->opts[j].key, KNOWN);
 	k->cfg.schema = schema;
 	k->cfg.skipped = &k->skipped;
 	k->cfg.commit_offsets = has_group;

@@ -84,13 +84,14 @@ int main(int argc, char **argv)
 		i++;
 		if (!strcmp(a, "--brokers")) {
 			if (parse_int(v, 1, 64, &nbrokers)) {
-				fprintf(stderr, "sluice-kafka-broker: --brokers %s: want 1..64\n", v);
+				fprintf(stderr, "sluice-kafka-broker: --brokers %s: want 1..64\n",
+					v);
 				return 2;
 			}
 		} else if (!strcmp(a, "--replication")) {
 			if (parse_int(v, 1, 64, &repl)) {
-				fprintf(stderr, "sluice-kafka-broker: --replication %s: want 1..64\n",
-					v);
+				fprintf(stderr,
+					"sluice-kafka-broker: --replication %s: want 1..64\n", v);
 				return 2;
 			}
 		} else if (!strcmp(a, "--topic")) {
@@ -105,8 +106,10 @@ int main(int argc, char **argv)
 			if (colon) {
 				*colon = '\0';
 				if (parse_int(colon + 1, 1, 100000, &parts[ntopics])) {
-					fprintf(stderr, "sluice-kafka-broker: --topic %s:%s: the "
-						"partition count must be 1..100000\n", v, colon + 1);
+					fprintf(stderr,
+						"sluice-kafka-broker: --topic %s:%s: the "
+						"partition count must be 1..100000\n",
+						v, colon + 1);
 					return 2;
 				}
 			}
@@ -116,7 +119,8 @@ int main(int argc, char **argv)
 			}
 			topics[ntopics++] = v;
 		} else if (!strcmp(a, "--port")) {
-			fprintf(stderr, "sluice-kafka-broker: --port is not available: librdkafka "
+			fprintf(stderr,
+				"sluice-kafka-broker: --port is not available: librdkafka "
 				"2.0.2's mock brokers bind ephemeral ports; read the address from "
 				"the first line of output\n");
 			return 2;

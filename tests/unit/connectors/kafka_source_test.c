@@ -19,14 +19,13 @@
 #include "connectors/kafka_source.h"
 #include "connectors/sql_options.h"
 
-static rd_kafka_t *mock_rk;   /* hosts the cluster and produces the test data */
+static rd_kafka_t *mock_rk; /* hosts the cluster and produces the test data */
 static rd_kafka_mock_cluster_t *mc;
 static const char *servers;
 static const char *pkeys[] = { "properties.bootstrap.servers", "log_level" };
 static const char *pvals[2] = { NULL, "3" };
 
-static void produce(const char *topic, int part, const char *key, const char *val,
-		    int64_t ts)
+static void produce(const char *topic, int part, const char *key, const char *val, int64_t ts)
 {
 	rd_kafka_resp_err_t e;
 
@@ -376,7 +375,7 @@ static void test_unbounded_and_startup(void)
 		T_ASSERT_EQ_I64(h.nrows, 2);
 	} else {
 		fprintf(stderr, "kafka_source_test: the broker cannot look offsets up by time: "
-			"timestamp modes not checked\n");
+				"timestamp modes not checked\n");
 	}
 
 	/* specific-offsets */
@@ -520,7 +519,8 @@ static void test_debezium(void)
 		"{\"before\":null,\"after\":{\"id\":1,\"qty\":5},\"op\":\"c\"}", BASE_TS);
 	produce("dbserver1.public.orders", 0, "{\"id\":1}",
 		"{\"payload\":{\"before\":{\"id\":1,\"qty\":5},\"after\":{\"id\":1,\"qty\":7},"
-		"\"op\":\"u\"}}", BASE_TS);
+		"\"op\":\"u\"}}",
+		BASE_TS);
 	produce("dbserver1.public.orders", 0, "{\"id\":1}",
 		"{\"before\":{\"id\":1,\"qty\":7},\"after\":null,\"op\":\"d\"}", BASE_TS);
 	produce("dbserver1.public.orders", 0, "{\"id\":1}", NULL, BASE_TS); /* tombstone */
@@ -555,11 +555,10 @@ static void test_fetch_errors(void)
 	void *st;
 
 	prepare(&cfg);
-	rd_kafka_mock_push_request_errors(mc, 1 /* Fetch */, 4,
-					  RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-					  RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
-					  RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-					  RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+	rd_kafka_mock_push_request_errors(
+		mc, 1 /* Fetch */, 4, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+		RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+		RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
 	h_init(&h);
 	st = open_split(&cfg, 0);
 	drain(&h, st, 0, 3);
@@ -666,16 +665,35 @@ static void test_sql(void)
 	struct harness h;
 	void *st;
 
-	T_ASSERT(sql(s, (const char *const[]){
-			     "connector", "kafka", "topic", "orders",
-			     "properties.bootstrap.servers", servers,
-			     "properties.group.id", "g1", "properties.log_level", "3",
-			     "scan.startup.mode", "specific-offsets",
-			     "scan.startup.specific-offsets", "partition:0,offset:18;partition:1,offset:0",
-			     "scan.bounded.mode", "latest-offset", "format", "json",
-			     "json.ignore-parse-errors", "true",
-			     "sluice.metadata.ts", "timestamp", "sluice.metadata.part", "partition",
-			     "sluice.metadata.off", "offset", NULL }, &c) == 0);
+	T_ASSERT(sql(s,
+		     (const char *const[]){ "connector",
+					    "kafka",
+					    "topic",
+					    "orders",
+					    "properties.bootstrap.servers",
+					    servers,
+					    "properties.group.id",
+					    "g1",
+					    "properties.log_level",
+					    "3",
+					    "scan.startup.mode",
+					    "specific-offsets",
+					    "scan.startup.specific-offsets",
+					    "partition:0,offset:18;partition:1,offset:0",
+					    "scan.bounded.mode",
+					    "latest-offset",
+					    "format",
+					    "json",
+					    "json.ignore-parse-errors",
+					    "true",
+					    "sluice.metadata.ts",
+					    "timestamp",
+					    "sluice.metadata.part",
+					    "partition",
+					    "sluice.metadata.off",
+					    "offset",
+					    NULL },
+		     &c) == 0);
 	T_ASSERT(c.src_ops == &sl_kafka_source_ops && c.skipped && !c.changelog);
 	cfg = c.cfg;
 	T_ASSERT_EQ_I64(cfg->npartitions, 2);
@@ -690,44 +708,54 @@ static void test_sql(void)
 	h_fini(&h);
 	sl_sql_connector_fini(&c);
 
-	sql_err(s, (const char *const[]){ "connector", "kafka", "topic", "orders",
-					  "properties.bootstrap.servers", servers, "format", "json",
-					  "scan.startup.mod", "earliest-offset", NULL },
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic", "orders",
+				       "properties.bootstrap.servers", servers, "format", "json",
+				       "scan.startup.mod", "earliest-offset", NULL },
 		"job.sql:14:3: unknown option 'scan.startup.mod' for connector 'kafka'");
-	sql_err(s, (const char *const[]){ "connector", "kafka", "topic", "orders", "format",
-					  "json", NULL },
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic", "orders", "format", "json",
+				       NULL },
 		"job.sql:10:3: connector 'kafka' needs option 'properties.bootstrap.servers'");
-	sql_err(s, (const char *const[]){ "connector", "kafka", "topic", "orders",
-					  "properties.bootstrap.servers", servers,
-					  "properties.no.such.thing", "1", "format", "json", NULL },
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic", "orders",
+				       "properties.bootstrap.servers", servers,
+				       "properties.no.such.thing", "1", "format", "json", NULL },
 		"job.sql:13:3: option 'properties.no.such.thing': property 'no.such.thing'");
-	sql_err(s, (const char *const[]){ "connector", "kafka", "topic", "orders",
-					  "properties.bootstrap.servers", servers, "format", "json",
-					  "scan.startup.mode", "specific-offsets",
-					  "scan.startup.specific-offsets", "partition:0;offset:1", NULL },
+	sql_err(s,
+		(const char *const[]){
+			"connector", "kafka", "topic", "orders", "properties.bootstrap.servers",
+			servers, "format", "json", "scan.startup.mode", "specific-offsets",
+			"scan.startup.specific-offsets", "partition:0;offset:1", NULL },
 		"job.sql:15:3: option 'scan.startup.specific-offsets'");
-	sql_err(s, (const char *const[]){ "connector", "kafka", "topic", "orders",
-					  "properties.bootstrap.servers", servers, "format", "xml",
-					  NULL },
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic", "orders",
+				       "properties.bootstrap.servers", servers, "format", "xml",
+				       NULL },
 		"job.sql:13:3: option 'format': unknown format 'xml'");
-	sql_err(s, (const char *const[]){ "connector", "kafka", "topic", "orders",
-					  "properties.bootstrap.servers", servers, "format", "json",
-					  "sluice.metadata.name", "timestamp", NULL },
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic", "orders",
+				       "properties.bootstrap.servers", servers, "format", "json",
+				       "sluice.metadata.name", "timestamp", NULL },
 		"metadata column 'name' cannot be STRING");
-	sql_err(s, (const char *const[]){ "connector", "kafka", "topic-pattern", "nothing.*",
-					  "properties.bootstrap.servers", servers, "format", "json",
-					  NULL },
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic-pattern", "nothing.*",
+				       "properties.bootstrap.servers", servers, "format", "json",
+				       NULL },
 		"job.sql:10:3: kafka source: no topic matches the pattern 'nothing.*'");
-	sql_err(s, (const char *const[]){ "connector", "kafka", "topic", "orders;fmt",
-					  "properties.bootstrap.servers", servers, "format", "json",
-					  "scan.startup.mode", "specific-offsets",
-					  "scan.startup.specific-offsets", "partition:0,offset:1", NULL },
+	sql_err(s,
+		(const char *const[]){
+			"connector", "kafka", "topic", "orders;fmt", "properties.bootstrap.servers",
+			servers, "format", "json", "scan.startup.mode", "specific-offsets",
+			"scan.startup.specific-offsets", "partition:0,offset:1", NULL },
 		"job.sql:10:3: specific offsets name partitions of one topic");
 
 	/* a list: topics in name order, then partitions */
-	T_ASSERT(sql(s, (const char *const[]){ "connector", "kafka", "topic", "orders;fmt",
-					       "properties.bootstrap.servers", servers,
-					       "format", "json", NULL }, &c) == 0);
+	T_ASSERT(sql(s,
+		     (const char *const[]){ "connector", "kafka", "topic", "orders;fmt",
+					    "properties.bootstrap.servers", servers, "format",
+					    "json", NULL },
+		     &c) == 0);
 	cfg = c.cfg;
 	T_ASSERT_EQ_I64(cfg->npartitions, 3);
 	T_ASSERT(!strcmp(cfg->split_refs[0].topic, "fmt") && cfg->split_refs[0].partition == 0);
@@ -752,9 +780,11 @@ static void test_sql(void)
 	sl_sql_connector_fini(&c);
 
 	/* a pattern matches whole names: 'd.*orders' is dbserver1.public.orders only */
-	T_ASSERT(sql(s, (const char *const[]){ "connector", "kafka", "topic-pattern",
-					       "d.*orders|live", "properties.bootstrap.servers",
-					       servers, "format", "json", NULL }, &c) == 0);
+	T_ASSERT(sql(s,
+		     (const char *const[]){ "connector", "kafka", "topic-pattern", "d.*orders|live",
+					    "properties.bootstrap.servers", servers, "format",
+					    "json", NULL },
+		     &c) == 0);
 	cfg = c.cfg;
 	T_ASSERT_EQ_I64(cfg->npartitions, 2);
 	T_ASSERT(!strcmp(cfg->split_refs[0].topic, "dbserver1.public.orders"));
