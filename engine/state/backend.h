@@ -54,6 +54,9 @@ int sl_state_env_open(const struct sl_state_env_opts *o, struct sl_state_env **o
 		      size_t errcap);
 void sl_state_env_close(struct sl_state_env *env);
 enum sl_state_backend_kind sl_state_env_kind(const struct sl_state_env *env);
+/* Bytes the shared block cache holds now (blocks and memtable reservations; at most 3/4 of
+ * the budget, the kstate caches' 1/4 is not included). Any thread. 0 for the heap. */
+size_t sl_state_env_memory_used(const struct sl_state_env *env);
 
 /*
  * Opens shard `shard`'s DB in env's dir (DIR/shard-N, wiped first: a working DB is never

@@ -136,6 +136,13 @@ enum sl_state_backend_kind sl_state_env_kind(const struct sl_state_env *env)
 	return env ? env->kind : SL_STATE_HEAP;
 }
 
+size_t sl_state_env_memory_used(const struct sl_state_env *env)
+{
+	if (!env || env->kind == SL_STATE_HEAP)
+		return 0;
+	return sl_rocks_cache_usage(env->cache);
+}
+
 static int rocks_env_init(struct sl_state_env *env, char *err, size_t errcap)
 {
 	size_t cache_bytes = env->memory - env->memory / 4;
@@ -167,6 +174,10 @@ static int rocks_env_init(struct sl_state_env *env, char *err, size_t errcap)
 	/* each DB's memtable: small enough that every shard's two fit the manager's share */
 	rocksdb_options_set_write_buffer_size(o, wbs < (1u << 20) ? (1u << 20) : wbs);
 	rocksdb_options_set_max_write_buffer_number(o, 3);
+	/* a cache miss is usually a key never seen: a bloom filter over each memtable's whole
+	 * keys answers it without walking the skip lists (which dominated the miss cost) */
+	rocksdb_options_set_memtable_prefix_bloom_size_ratio(o, 0.05);
+	rocksdb_options_set_memtable_whole_key_filtering(o, 1);
 	rocksdb_options_set_target_file_size_base(o, 32u << 20);
 	rocksdb_options_set_max_bytes_for_level_base(o, 128u << 20);
 	rocksdb_options_set_level_compaction_dynamic_level_bytes(o, 1);
