@@ -80,6 +80,10 @@ struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
 				      const struct sl_state_desc *descs, int n, uint32_t max_par,
 				      int *err);
 
+/* Which backend holds ks. A RocksDB kstate's checkpoint is its db's sl_state_db_checkpoint;
+ * sl_kstate_snapshot() (the logical format) is for savepoints and backend changes. */
+enum sl_state_backend_kind sl_kstate_backend(const struct sl_kstate *ks);
+
 /*
  * Barrier: writes every dirty cached entry of every kstate of db to RocksDB. 0 or -EIO (the
  * db is then in a sticky error state: every later flush/checkpoint fails the same way).

@@ -35,6 +35,11 @@ struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
 	return (struct sl_kstate *)sl_rks_create(db, op_uid, descs, n, max_par, err);
 }
 
+enum sl_state_backend_kind sl_kstate_backend(const struct sl_kstate *ks)
+{
+	return ks->backend;
+}
+
 void sl_kstate_destroy(struct sl_kstate *ks)
 {
 	if (!ks)
