@@ -52,7 +52,8 @@
  * Options: --records N, --quick (200K records, for CI: the figure names end in _quick),
  * --shards N (2), --only raw|raw1|pass|window|alo_1s|eos_1s (one contender after the fill:
  * perf record), --source-prop KEY=VALUE (a librdkafka property for sluice's source, e.g.
- * queued.max.messages.kbytes: what-if runs). Output: the FIGURE protocol of
+ * queued.max.messages.kbytes: what-if runs), --sink-prop KEY=VALUE (the same for its sinks,
+ * e.g. enable.idempotence). Output: the FIGURE protocol of
  * bench/README.md.
  */
 #define _XOPEN_SOURCE 700
@@ -90,6 +91,8 @@ static int64_t nrec = 1500000;
 static int nshards = 2;
 static const char *src_props[8]; /* --source-prop: extra "properties.K = V" of the source */
 static int nsrc_props;
+static const char *sink_props[8]; /* --sink-prop: the same for the sinks */
+static int nsink_props;
 static int run_id; /* makes topics, groups and prefixes unique */
 
 static double now_s(void)
@@ -395,25 +398,33 @@ static const char *const job_tag[] = { "pass", "window", "alo_1s", "eos_1s" };
 static const char SRC_COLS[] =
 	"  order_id BIGINT, customer_id INT, amount DOUBLE, status STRING, ts_ms BIGINT";
 
+/* ",\n  'properties.K' = 'V'" for each "K=V" of props. */
+static void props_sql(char *buf, size_t cap, const char *const *props, int n)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		const char *eq = strchr(props[i], '=');
+
+		at += (size_t)snprintf(buf + at, cap - at, ",\n  'properties.%.*s' = '%s'",
+				       (int)(eq - props[i]), props[i], eq + 1);
+		if (at >= cap)
+			die("--source-prop/--sink-prop: too long");
+	}
+}
+
 /* Writes the job's SQL into buf. */
 static void job_sql(char *buf, size_t cap, enum job_kind kind, const char *out)
 {
-	char src[2048], dst[1024], extra[1024] = "";
-	size_t at = 0;
+	char src[2048], dst[2048], extra[1024], sextra[1024];
 	const char *rowtime = kind == JOB_WINDOW ? ",\n  ts AS TO_TIMESTAMP_LTZ(ts_ms, 3),\n"
 						   "  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
 						 : "";
 	const char *guarantee = kind == JOB_EOS_1S ? "exactly-once" : "at-least-once";
 
-	for (int i = 0; i < nsrc_props; i++) {
-		const char *eq = strchr(src_props[i], '=');
-
-		at += (size_t)snprintf(extra + at, sizeof extra - at,
-				       ",\n  'properties.%.*s' = '%s'", (int)(eq - src_props[i]),
-				       src_props[i], eq + 1);
-		if (at >= sizeof extra)
-			die("--source-prop: too long");
-	}
+	props_sql(extra, sizeof extra, src_props, nsrc_props);
+	props_sql(sextra, sizeof sextra, sink_props, nsink_props);
 	snprintf(src, sizeof src,
 		 "'connector' = 'kafka', 'topic' = 'in',\n"
 		 "  'properties.bootstrap.servers' = '%s',\n"
@@ -424,8 +435,8 @@ static void job_sql(char *buf, size_t cap, enum job_kind kind, const char *out)
 	snprintf(dst, sizeof dst,
 		 "'connector' = 'kafka', 'topic' = '%s',\n"
 		 "  'properties.bootstrap.servers' = '%s', 'format' = 'json',\n"
-		 "  'sink.delivery-guarantee' = '%s'%s%s%s",
-		 out, servers, guarantee,
+		 "  'sink.delivery-guarantee' = '%s'%s%s%s%s",
+		 out, servers, guarantee, sextra,
 		 kind == JOB_EOS_1S ? ",\n  'sink.transactional-id-prefix' = 'kbench-" : "",
 		 kind == JOB_EOS_1S ? out : "", kind == JOB_EOS_1S ? "'" : "");
 	if (kind == JOB_WINDOW)
@@ -499,7 +510,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: kafka_bench [--records N] [--quick] [--shards N]\n"
 			"                   [--only raw|raw1|pass|window|alo_1s|eos_1s]\n"
-			"                   [--source-prop LIBRDKAFKA_KEY=VALUE]...\n");
+			"                   [--source-prop LIBRDKAFKA_KEY=VALUE]...\n"
+			"                   [--sink-prop LIBRDKAFKA_KEY=VALUE]...\n");
 	exit(2);
 }
 
@@ -543,6 +555,10 @@ int main(int argc, char **argv)
 			if (nsrc_props == 8 || !strchr(argv[i + 1], '='))
 				usage();
 			src_props[nsrc_props++] = argv[++i];
+		} else if (!strcmp(argv[i], "--sink-prop")) {
+			if (nsink_props == 8 || !strchr(argv[i + 1], '='))
+				usage();
+			sink_props[nsink_props++] = argv[++i];
 		} else {
 			usage();
 		}
