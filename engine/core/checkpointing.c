@@ -31,6 +31,7 @@
 struct sl_ckpt_ctl {
 	struct sl_ckpt_store *store;   /* the checkpoint directory; NULL: none */
 	struct sl_ckpt_store *sp_from; /* the savepoint restored (--from-savepoint); NULL: none */
+	uint64_t stale_max;            /* newest checkpoint recovery stepped back from */
 	struct sl_ckw *writer;
 	char job_id[512];
 	int files_failed;            /* state files of the checkpoint being completed */
@@ -171,6 +172,8 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 				"committed (the transaction died with the process); restoring the "
 				"checkpoint before it\n", m->ckpt_id);
 		below = m->ckpt_id;
+		if (below > c->stale_max)
+			c->stale_max = below;
 		sl_ckpt_manifest_fini(m);
 		if (!c->sp_from)
 			sl_ckpt_store_abort(c->store, below);
@@ -317,6 +320,9 @@ int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoi
 	rt->ckpt_base = c->store ? sl_ckpt_store_next_id(c->store) - 1 : 0;
 	if (c->restored.ckpt_id > rt->ckpt_base)
 		rt->ckpt_base = c->restored.ckpt_id;
+	/* nor the ids of checkpoints stepped back from: their sinks may have used them */
+	if (c->stale_max > rt->ckpt_base)
+		rt->ckpt_base = c->stale_max;
 	return 0;
 }
 
@@ -335,6 +341,16 @@ void sl_ckpt_ctl_close(struct sl_runtime *rt)
 	sl_ckpt_manifest_fini(&c->restored);
 	free(c);
 	rt->ckpt_ctl = NULL;
+}
+
+bool sl_ckpt_writes_files(const struct sl_runtime *rt)
+{
+	return rt->ckpt_ctl && rt->ckpt_ctl->store;
+}
+
+int sl_ckpt_file_path(struct sl_runtime *rt, uint64_t n, const char *rel, char *buf, size_t cap)
+{
+	return sl_ckpt_store_path(rt->ckpt_ctl->store, n, rel, buf, cap);
 }
 
 int sl_ckpt_ctl_begin(struct sl_runtime *rt, uint64_t n)
@@ -371,6 +387,7 @@ static void file_done(void *arg, const struct sl_ckw_result *res)
 struct pending_file {
 	const void *data;
 	size_t len;
+	uint32_t node, shard;
 	char rel[64];
 };
 
@@ -399,6 +416,41 @@ static int write_to(struct sl_ckpt_ctl *c, struct sl_ckpt_store *st,
 			sl_ckpt_store_dir(st), strerror(-rc));
 		sl_ckw_clear(c->writer);
 		sl_ckpt_store_abort(st, m->ckpt_id);
+	}
+	return rc;
+}
+
+/*
+ * The shards wrote their state files of checkpoint m->ckpt_id before acknowledging it (each
+ * through its own io_uring, shard.c): the manifest takes their sizes and checksums, then is
+ * committed. 0, or -errno with the checkpoint removed.
+ */
+static int commit_shard_files(struct sl_runtime *rt, struct sl_ckpt_manifest *m)
+{
+	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
+	int rc = 0;
+
+	for (int i = 0; i < rt->nshards && !rc; i++) {
+		const struct sl_shard *sh = &rt->shards[i];
+
+		if (sh->files_ckpt != m->ckpt_id) {
+			rc = -EIO;
+			break;
+		}
+		for (int k = 0; k < sh->nfiles && !rc; k++) {
+			const struct sl_shard_file *f = &sh->files[k];
+
+			rc = f->error ? f->error
+				      : sl_ckpt_manifest_add_file(m, (uint32_t)f->node, (uint32_t)i,
+								  f->rel, f->size, f->crc32c);
+		}
+	}
+	if (!rc)
+		rc = sl_ckpt_store_commit(c->store, m);
+	if (rc) {
+		fprintf(stderr, "sluice: checkpoint %" PRIu64 " in %s failed: %s\n", m->ckpt_id,
+			sl_ckpt_store_dir(c->store), strerror(-rc));
+		sl_ckpt_store_abort(c->store, m->ckpt_id);
 	}
 	return rc;
 }
@@ -505,9 +557,9 @@ int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 			}
 			f[nf].data = x->snap.data;
 			f[nf].len = x->snap.len;
+			f[nf].node = (uint32_t)node;
+			f[nf].shard = (uint32_t)i;
 			sl_ckpt_state_name((uint32_t)node, (uint32_t)i, f[nf].rel, sizeof f[nf].rel);
-			rc = sl_ckpt_manifest_add_file(&m, (uint32_t)node, (uint32_t)i, f[nf].rel,
-						       x->snap.len, 0);
 			nf++;
 		}
 	}
@@ -516,7 +568,12 @@ int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 		if (c->store)
 			sl_ckpt_store_abort(c->store, n);
 	} else if (c->store) {
-		rc = write_to(c, c->store, &m, f, nf);
+		rc = commit_shard_files(rt, &m);
+	} else {
+		/* a savepoint alone: its writer checksums the files into the manifest */
+		for (uint32_t i = 0; i < nf && !rc; i++)
+			rc = sl_ckpt_manifest_add_file(&m, f[i].node, f[i].shard, f[i].rel, f[i].len,
+						       0);
 	}
 	if (!rc && sp_here)
 		write_savepoint(rt, &m, f, nf);

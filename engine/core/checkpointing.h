@@ -5,6 +5,8 @@
 #ifndef SL_CORE_CHECKPOINTING_H
 #define SL_CORE_CHECKPOINTING_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct sl_runtime;
@@ -13,6 +15,11 @@ struct sl_runtime;
  * continue after those in the directory. 0 or -errno with the job's error set. */
 int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint);
 void sl_ckpt_ctl_close(struct sl_runtime *rt);
+/* True when checkpoints go to a directory: each shard then writes its own state files. */
+bool sl_ckpt_writes_files(const struct sl_runtime *rt);
+/* "DIR/chk-<n>/<rel>" into buf; any thread (reads only the directory's name). 0 or -errno. */
+int sl_ckpt_file_path(struct sl_runtime *rt, uint64_t n, const char *rel, char *buf,
+		      size_t cap);
 /* Creates checkpoint n's directory before its barrier starts. 0 or -errno. */
 int sl_ckpt_ctl_begin(struct sl_runtime *rt, uint64_t n);
 /* Every shard acknowledged n: state files, manifest, then sink commits. 0 or -errno (the

@@ -122,6 +122,7 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 	for (int i = 0; rt->shards && i < rt->nshards; i++) {
 		free(rt->shards[i].m);
 		free(rt->shards[i].stage_blocked_ms);
+		free(rt->shards[i].files);
 	}
 	free(rt->shards);
 	close_state(rt);

@@ -89,7 +89,23 @@ struct sl_shard {
 	_Atomic uint64_t ckpt_acked;
 	_Atomic bool input_done;         /* every stage ended: waiting for the final checkpoint */
 	struct sl_state_db *state_db;    /* RocksDB backend: this shard's DB; NULL: heap */
+	/* checkpoint files: the shard's own writer (a checkpoint directory is set) and the
+	 * state files of checkpoint files_ckpt, read by the coordinator once acknowledged */
+	struct sl_ckw *ckw;
+	struct sl_shard_file *files;     /* [nnodes] */
+	int nfiles;
+	int files_pending;
+	uint64_t files_ckpt;
 	_Atomic bool finished;           /* the shard loop has returned */
+};
+
+/* One state file a shard wrote for a checkpoint. */
+struct sl_shard_file {
+	int node;
+	char rel[64];                    /* name in chk-<n>/ */
+	uint64_t size;
+	uint32_t crc32c;
+	int error;                       /* 0, or why it is not on disk */
 };
 
 /* A savepoint asked for by sl_job_savepoint (another thread), served by the coordinator. */

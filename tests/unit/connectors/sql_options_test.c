@@ -102,8 +102,9 @@ static void test_errors(void)
 					  "source.monitor-interval", "1 s", NULL },
 		"job.sql:13:3: option 'source.monitor-interval' is not supported");
 	src_err(s, (const char *const[]){ "connector", "kafka", NULL },
-		"job.sql:10:3: unknown connector 'kafka' (known: filesystem, datagen, print, "
-		"blackhole)");
+		"job.sql:10:3: connector 'kafka' needs option 'topic' or 'topic-pattern'");
+	src_err(s, (const char *const[]){ "connector", "nosuch", NULL },
+		"job.sql:10:3: unknown connector 'nosuch'");
 	src_err(s, (const char *const[]){ "path", "/x", NULL },
 		"job.sql:10:3: table needs a 'connector' option");
 	src_err(s, (const char *const[]){ "connector", "print", NULL },
