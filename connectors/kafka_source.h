@@ -166,10 +166,11 @@ struct sl_sql_connector;
  * Builds a Kafka source from the table's WITH options (see sql_kafka.c for the list); the
  * 'connector' option is already consumed and `at` points at it. Returns 0 with *out filled
  * (cfg owned by *out), or -EINVAL / -ENOMEM / the -errno of prepare with one line
- * "FILE:LINE:COL: ..." in err.
+ * "FILE:LINE:COL: ..." in err. `offline`: the options are checked but the cluster is not
+ * asked for partitions (explain, fuzzing): the source then has no splits and must not run.
  */
 int sl_sql_kafka_source(const struct sl_schema *schema, struct sl_conn_opt *opts, int nopts,
-			const char *file, const struct sl_conn_opt *at,
+			const char *file, const struct sl_conn_opt *at, bool offline,
 			struct sl_sql_connector *out, char *err, size_t errcap);
 
 #endif

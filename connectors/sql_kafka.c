@@ -67,6 +67,7 @@ struct kctx {
 	const struct sl_conn_opt *at;
 	char *err;
 	size_t errcap;
+	bool offline;       /* do not ask the cluster (explain, fuzzing) */
 };
 
 /* The cfg and everything it points to, freed as one (cfg first: the pointer handed out). */
@@ -562,7 +563,7 @@ have_servers:
 	k->cfg.schema = schema;
 	k->cfg.skipped = &k->skipped;
 	k->cfg.commit_offsets = has_group;
-	if (sl_kafka_source_prepare(&k->cfg, &e) < 0) {
+	if (!c->offline && sl_kafka_source_prepare(&k->cfg, &e) < 0) {
 		rc = fail(c, NULL, "%s", e.msg);
 		return e.code == -ENOMEM ? -ENOMEM : rc;
 	}
@@ -570,10 +571,10 @@ have_servers:
 }
 
 int sl_sql_kafka_source(const struct sl_schema *schema, struct sl_conn_opt *opts, int nopts,
-			const char *file, const struct sl_conn_opt *at,
+			const char *file, const struct sl_conn_opt *at, bool offline,
 			struct sl_sql_connector *out, char *err, size_t errcap)
 {
-	struct kctx c = { opts, nopts, file, at, err, errcap };
+	struct kctx c = { opts, nopts, file, at, err, errcap, offline };
 	struct kafka_own *k = calloc(1, sizeof(*k));
 	int rc;
 

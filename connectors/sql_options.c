@@ -730,7 +730,7 @@ int sl_sql_source_from_options(const struct sl_schema *schema, struct sl_conn_op
 	if (!strcmp(c.conn, "datagen"))
 		return finish(datagen_source(&c, schema, out), out);
 	if (!strcmp(c.conn, "kafka"))
-		return finish(sl_sql_kafka_source(schema, opts, nopts, file, c.at, out, err,
+		return finish(sl_sql_kafka_source(schema, opts, nopts, file, c.at, false, out, err,
 						  errcap), out);
 	if (!strcmp(c.conn, "print") || !strcmp(c.conn, "blackhole"))
 		return fail_at(&c, c.at, "connector '%s' is a sink: it cannot be read from",

@@ -201,6 +201,7 @@ static int run_sql(bool explain, int argc, char **argv)
 		fprintf(stderr, "sluice: %s takes one job file\n", explain ? "explain" : "run");
 		return 2;
 	}
+	so.offline = explain; /* explaining a Kafka job needs no broker */
 	script = sl_sql_load(argv[optind], NULL, 0, &so, err, sizeof err);
 	if (!script) {
 		fprintf(stderr, "sluice: %s\n", err);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "connectors/kafka_sink.h"
+#include "connectors/kafka_source.h"
 #include "connectors/sql_options.h"
 #include "plan_int.h"
 
@@ -553,6 +554,10 @@ struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_tabl
 		rc = sl_sql_kafka_sink(schema, o, (int)d->nopts, c->file, at,
 				       !strcmp(conn, "upsert-kafka"), pk, npk, c->ckpt_interval, k,
 				       msg, sizeof msg);
+	} else if (!sink && conn && !strcmp(conn, "kafka") && c->opts.offline) {
+		at->used = true;
+		rc = sl_sql_kafka_source(schema, o, (int)d->nopts, c->file, at, true, k, msg,
+					 sizeof msg);
 	} else {
 		rc = sink ? sl_sql_sink_from_options(schema, o, (int)d->nopts, c->file, k, msg,
 						     sizeof msg)

@@ -30,6 +30,8 @@ struct sl_sql_opts {
 	const char *from_savepoint; /* --from-savepoint */
 	const char *state_backend;  /* --state-backend heap|rocksdb */
 	size_t state_memory;        /* --state-memory */
+	bool offline;               /* plan without asking external systems (Kafka partition
+				     * counts): for explain and fuzzing; such jobs cannot run */
 };
 
 /* Plans the job file `path` (read from disk) or, when src is not NULL, src[0..len) named

@@ -221,7 +221,7 @@ static unsigned check_input(const uint8_t *data, size_t len)
 	/* the planner (catalog, scans, expression compiler, operators) on the whole file: it
 	 * must plan it or refuse it with a message, never crash; nothing runs */
 	{
-		struct sl_sql_opts o = { .nshards = 2, .notices = notices };
+		struct sl_sql_opts o = { .nshards = 2, .notices = notices, .offline = true };
 		struct sl_sql_script *s = sl_sql_load("fuzz.sql", src, len, &o, err, sizeof err);
 
 		n_planned += s != NULL;
