@@ -204,7 +204,9 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 	sl_ts_t timeout = o->checkpoint_timeout_ms > 0 ? o->checkpoint_timeout_ms : 600000;
 	sl_ts_t now = wall_now_ms(), next = interval ? now + interval : SL_TS_MAX, started = 0;
 	uint64_t n = rt->ckpt_base;
-	bool inflight = false, final_ok = false, timed_out = false;
+	/* final_inflight: the checkpoint in flight started after every shard's input ended, so
+	 * its snapshots hold everything; only such a one can be the final checkpoint */
+	bool inflight = false, final_ok = false, timed_out = false, final_inflight = false;
 	int final_tries = 0;
 
 	for (;;) {
@@ -249,7 +251,7 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 				rt->ckpt_completed++;
 			if (sp_here)
 				savepoint_done(rt, rc, rc ? strerror(-rc) : NULL);
-			if (all_ended && atomic_load(&rt->final_ckpt)) {
+			if (final_inflight && atomic_load(&rt->final_ckpt)) {
 				if (!rc)
 					final_ok = true;
 				else if (++final_tries >= 3) {
@@ -264,7 +266,7 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 			atomic_store_explicit(&rt->ckpt_consumed, n, memory_order_release);
 			if (final_ok)
 				atomic_store(&rt->final_done, true);
-			inflight = timed_out = false;
+			inflight = timed_out = final_inflight = false;
 			now = wall_now_ms();
 			next = interval ? now + (interval > pause ? interval : pause) : SL_TS_MAX;
 		}
@@ -318,6 +320,7 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 				continue;
 			}
 			inflight = true;
+			final_inflight = all_ended;
 			started = now;
 			atomic_store_explicit(&rt->ckpt_req, n, memory_order_release);
 		}
