@@ -138,6 +138,7 @@ void sl_op_snapshot(struct sl_ctx *ctx, uint64_t ckpt)
 	if (!ctx->snap_rc && ctx->snap.error)
 		ctx->snap_rc = ctx->snap.error;
 	ctx->snap_ckpt = ckpt;
+	ctx->m.ckpt_bytes = ctx->snap.len;
 }
 
 void sl_op_snapshot_chain(struct sl_ctx *ctx, uint64_t ckpt)

@@ -96,6 +96,8 @@ struct sl_op_metrics {
 	uint64_t out;
 	uint64_t late;
 	uint64_t state_entries;
+	uint64_t state_bytes;    /* keyed state held, approximate (process functions) */
+	uint64_t ckpt_bytes;     /* size of its last checkpoint snapshot */
 };
 
 #define SL_MAX_OUT 4 /* targets per port */

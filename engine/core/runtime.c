@@ -525,10 +525,18 @@ void sl_job_print_metrics(const struct sl_job *job, void *f)
 			sum.out += m->out;
 			sum.late += m->late;
 			sum.state_entries += m->state_entries;
+			sum.state_bytes += m->state_bytes;
+			sum.ckpt_bytes += m->ckpt_bytes;
 		}
 		fprintf(f, "operator %-20s stage %d in %" PRIu64 " out %" PRIu64 " late %" PRIu64
-			   " state %" PRIu64 "\n",
+			   " state %" PRIu64,
 			node->name, node->stage, sum.in, sum.out, sum.late, sum.state_entries);
+		/* sizes only where there are some: stateless operators keep their short line */
+		if (sum.state_bytes)
+			fprintf(f, " (%" PRIu64 " bytes)", sum.state_bytes);
+		if (sum.ckpt_bytes)
+			fprintf(f, " checkpointed %" PRIu64 " bytes", sum.ckpt_bytes);
+		fputc('\n', f);
 	}
 	for (int s = 0; s < job->nstages; s++) {
 		uint64_t blocked = 0, full = 0;

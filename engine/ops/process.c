@@ -133,6 +133,7 @@ static void process_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row 
 
 	p->fn->process(ctx, ts, row, p->fn->arg);
 	ctx->m.state_entries = sl_kstate_entries(ctx->kstate);
+	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
 }
 
 static void fire(struct sl_ctx *ctx, struct sl_timers *tm, sl_ts_t until,
@@ -159,6 +160,7 @@ static void fire(struct sl_ctx *ctx, struct sl_timers *tm, sl_ts_t until,
 	ctx->klen = klen;
 	ctx->hash = hash;
 	ctx->m.state_entries = sl_kstate_entries(ctx->kstate);
+	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
 }
 
 static void process_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
@@ -248,6 +250,7 @@ static int process_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_
 	if (!p->restored++ || (sl_ts_t)wm < ctx->watermark)
 		ctx->watermark = (sl_ts_t)wm;
 	ctx->m.state_entries = sl_kstate_entries(ctx->kstate);
+	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
 	return 0;
 
 out_fail:
