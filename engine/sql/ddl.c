@@ -545,6 +545,21 @@ static int parse_column(struct parser *p, struct sl_ddl_table *tb)
 	}
 	if ((rc = parse_type(p, &c->type, 0)))
 		return rc;
+	if (is_kw(p, "METADATA")) {
+		/* Flink's metadata column: the connector fills it (Kafka: timestamp, partition,
+		 * offset, topic, ...) */
+		advance(p);
+		c->metadata = true;
+		if (is_kw(p, "FROM")) {
+			advance(p);
+			if ((rc = take_string(p, &c->meta_key, "a metadata key after FROM")))
+				return rc;
+		}
+		if (is_kw(p, "VIRTUAL")) {
+			advance(p);
+			c->is_virtual = true;
+		}
+	}
 	at = p->cur;
 	if (is_kw(p, "PRIMARY"))
 		return parse_pk_inline(p, tb, c, &at);
@@ -830,6 +845,7 @@ static void table_fini(struct sl_ddl_table *tb)
 	free(tb->name);
 	for (uint32_t i = 0; i < tb->ncols; i++) {
 		free(tb->cols[i].name);
+		free(tb->cols[i].meta_key);
 		type_fini(&tb->cols[i].type);
 	}
 	free(tb->cols);

@@ -61,6 +61,9 @@ struct sl_ddl_column {
 	char *name;
 	uint32_t line, col;
 	bool computed;           /* `name AS expr`: expr is set, type is not */
+	bool metadata;           /* `name TYPE METADATA [FROM 'key'] [VIRTUAL]` */
+	bool is_virtual;
+	char *meta_key;          /* the FROM key; NULL: the column's name */
 	struct sl_ddl_type type;
 	struct sl_ddl_span expr;
 };

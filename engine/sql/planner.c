@@ -497,10 +497,18 @@ struct pl_view *pl_find_view(struct pl_ctx *c, const char *name)
 
 /* Builds the connector options of a table for sql_options.c; `used` marks what the planner
  * itself consumed. */
-static struct sl_conn_opt *pl_conn_opts(struct pl_ctx *c, const struct sl_ddl_table *d)
+/* The table's WITH options as the connectors take them, followed by one option
+ * "sluice.metadata.<column>" = key per METADATA column (the connector's way of being asked
+ * for it, placed at the column for messages). *n gets the count. */
+static struct sl_conn_opt *pl_conn_opts(struct pl_ctx *c, const struct sl_ddl_table *d,
+					int *n)
 {
-	struct sl_conn_opt *o = pl_own(c, calloc((size_t)d->nopts + 1, sizeof(*o)), free);
+	uint32_t nmeta = 0;
+	struct sl_conn_opt *o;
 
+	for (uint32_t i = 0; i < d->ncols; i++)
+		nmeta += d->cols[i].metadata;
+	o = pl_own(c, calloc((size_t)(d->nopts + nmeta) + 1, sizeof(*o)), free);
 	if (!o)
 		return NULL;
 	for (uint32_t i = 0; i < d->nopts; i++) {
@@ -509,6 +517,22 @@ static struct sl_conn_opt *pl_conn_opts(struct pl_ctx *c, const struct sl_ddl_ta
 		o[i].line = d->opts[i].line;
 		o[i].col = d->opts[i].col;
 		o[i].used = !strncmp(o[i].key, "scan.watermark.", 15);
+	}
+	*n = (int)d->nopts;
+	for (uint32_t i = 0; i < d->ncols; i++) {
+		const struct sl_ddl_column *col = &d->cols[i];
+		char key[300];
+
+		if (!col->metadata)
+			continue;
+		snprintf(key, sizeof key, "sluice.metadata.%s", col->name);
+		o[*n].key = pl_strdup(c, key);
+		o[*n].value = col->meta_key ? col->meta_key : col->name;
+		o[*n].line = col->line;
+		o[*n].col = col->col;
+		if (!o[*n].key)
+			return NULL;
+		(*n)++;
 	}
 	return o;
 }
@@ -525,7 +549,8 @@ struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_tabl
 				      const struct sl_schema *schema, bool sink)
 {
 	struct sl_sql_connector *k = calloc(1, sizeof(*k));
-	struct sl_conn_opt *o = pl_conn_opts(c, d);
+	int nopts = 0;
+	struct sl_conn_opt *o = pl_conn_opts(c, d, &nopts);
 	char msg[512];
 	int rc;
 
@@ -538,6 +563,13 @@ struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_tabl
 	const char *conn = NULL;
 	struct sl_conn_opt *at = NULL;
 
+	for (uint32_t i = 0; i < d->ncols; i++)
+		if (sink && d->cols[i].metadata) {
+			free(k);
+			pl_fail(c, d->cols[i].line, d->cols[i].col, "column '%s': METADATA columns "
+				"are read from a source; this table is written to", d->cols[i].name);
+			return NULL;
+		}
 	for (uint32_t i = 0; i < d->nopts; i++)
 		if (!strcmp(o[i].key, "connector")) {
 			conn = o[i].value;
@@ -551,17 +583,17 @@ struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_tabl
 		for (uint32_t i = 0; i < d->npk && npk < SL_SCHEMA_MAX_FIELDS; i++)
 			pk[npk++] = sl_schema_find(schema, d->pk[i].name);
 		at->used = true;
-		rc = sl_sql_kafka_sink(schema, o, (int)d->nopts, c->file, at,
+		rc = sl_sql_kafka_sink(schema, o, nopts, c->file, at,
 				       !strcmp(conn, "upsert-kafka"), pk, npk, c->ckpt_interval, k,
 				       msg, sizeof msg);
 	} else if (!sink && conn && !strcmp(conn, "kafka") && c->opts.offline) {
 		at->used = true;
-		rc = sl_sql_kafka_source(schema, o, (int)d->nopts, c->file, at, true, k, msg,
+		rc = sl_sql_kafka_source(schema, o, nopts, c->file, at, true, k, msg,
 					 sizeof msg);
 	} else {
-		rc = sink ? sl_sql_sink_from_options(schema, o, (int)d->nopts, c->file, k, msg,
+		rc = sink ? sl_sql_sink_from_options(schema, o, nopts, c->file, k, msg,
 						     sizeof msg)
-			  : sl_sql_source_from_options(schema, o, (int)d->nopts, c->file, k, msg,
+			  : sl_sql_source_from_options(schema, o, nopts, c->file, k, msg,
 						       sizeof msg);
 	}
 	if (rc < 0) {

@@ -134,21 +134,19 @@ GROUP BY TUMBLE(event_time, INTERVAL '5' MINUTES), customer_id;
 
 PASS = """CREATE TABLE orders_cdc (
 %(cols)s,
-  part INT,
-  off BIGINT
+  part INT METADATA FROM 'partition' VIRTUAL,
+  `offset` BIGINT METADATA VIRTUAL
 ) WITH (
   'connector' = 'kafka',
   'topic' = '%(topic)s',
   'properties.bootstrap.servers' = '%(addr)s',
   'scan.startup.mode' = 'earliest-offset',
   'scan.bounded.mode' = 'latest-offset',
-  'format' = 'json',
-  'sluice.metadata.part' = 'partition',
-  'sluice.metadata.off' = 'offset'
+  'format' = 'json'
 );
 CREATE TABLE out_t (id INT, op STRING, ts_ms BIGINT, part INT, off BIGINT)
   WITH ('connector' = 'filesystem', 'path' = '%(out)s', 'format' = 'json');
-INSERT INTO out_t SELECT payload.after.id, payload.op, payload.ts_ms, part, off FROM orders_cdc;
+INSERT INTO out_t SELECT payload.after.id, payload.op, payload.ts_ms, part, `offset` FROM orders_cdc;
 """
 
 

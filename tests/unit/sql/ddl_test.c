@@ -309,8 +309,33 @@ static void test_errors(void)
 		     "2:24: expected END closing the statement set, found end of input");
 }
 
+/* Flink's metadata columns: METADATA, FROM 'key', VIRTUAL, alone or together. */
+static void test_metadata(void)
+{
+	const char *src = "CREATE TABLE k (id BIGINT, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',\n"
+			  "  part INT METADATA VIRTUAL, `offset` BIGINT METADATA FROM 'offset' "
+			  "VIRTUAL,\n  topic STRING METADATA) WITH ('connector' = 'kafka');";
+	struct sl_ddl_script *s = parse(src);
+	const struct sl_ddl_table *tb = &s->stmts[0].table;
+
+	T_ASSERT_EQ_I64(tb->ncols, 5);
+	T_ASSERT(!tb->cols[0].metadata);
+	T_ASSERT(tb->cols[1].metadata && !tb->cols[1].is_virtual);
+	T_ASSERT(!strcmp(tb->cols[1].meta_key, "timestamp"));
+	T_ASSERT(tb->cols[1].type.kind == SL_DDL_TIMESTAMP_LTZ);
+	T_ASSERT(tb->cols[2].metadata && tb->cols[2].is_virtual && !tb->cols[2].meta_key);
+	T_ASSERT(tb->cols[3].metadata && tb->cols[3].is_virtual);
+	T_ASSERT(!strcmp(tb->cols[3].meta_key, "offset") && !strcmp(tb->cols[3].name, "offset"));
+	T_ASSERT(tb->cols[4].metadata && !tb->cols[4].meta_key);
+	sl_ddl_destroy(s);
+	src = "CREATE TABLE k (a INT METADATA FROM x) WITH ('a' = 'b');";
+	T_ASSERT(!sl_ddl_parse(src, strlen(src), err, sizeof err));
+	T_ASSERT(strstr(err, "a metadata key after FROM"));
+}
+
 int main(void)
 {
+	test_metadata();
 	test_seed();
 	test_types_keys_options();
 	test_many_statements();
