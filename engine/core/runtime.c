@@ -309,7 +309,11 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 			n++;
 			if (rt->sp.active)
 				rt->sp.ckpt = n;
-			if (sl_ckpt_ctl_begin(rt, n)) {
+			int brc = sl_ckpt_ctl_begin(rt, n);
+
+			if (brc) {
+				fprintf(stderr, "sluice: checkpoint %" PRIu64 ": cannot create its "
+						"directory: %s\n", n, strerror(-brc));
 				rt->ckpt_failed++;
 				if (rt->sp.active && rt->sp.ckpt == n)
 					savepoint_done(rt, -EIO, "cannot create the checkpoint");
