@@ -449,6 +449,7 @@ int sl_sql_kafka_sink(const struct sl_schema *schema, struct sl_conn_opt *opts, 
 	out->sink_ops = &sl_kafka_sink_ops;
 	out->cfg = k;
 	out->cfg_free = own_free;
+	out->changelog = upsert; /* upsert-kafka takes -U/+U/-D: tombstones and new values */
 	return 0;
 
 out_free:

@@ -77,7 +77,8 @@ struct sl_sql_connector {
 	const struct sl_sink_ops *sink_ops;
 	void *cfg;
 	void (*cfg_free)(void *cfg);
-	bool changelog;     /* the source produces -U/+U/-D rows (debezium-json) */
+	bool changelog;     /* a source produces -U/+U/-D rows (debezium-json); a sink takes
+			     * them (upsert-kafka) */
 	uint64_t *skipped;  /* filesystem source: records skipped by *.ignore-parse-errors,
 			     * summed over splits at their close (read after the job ran);
 			     * NULL for other connectors */
