@@ -441,7 +441,9 @@ static int count_new(struct sl_state_db *db, const char *path, uint64_t *bytes_n
 		if (is_sst(de->d_name)) {
 			char *key = de->d_name;
 
-			if (bsearch(&key, db->ckpt_ssts, db->nckpt_ssts, sizeof(char *), cmp_str))
+			/* bsearch must not be given a NULL array, even an empty one */
+			if (db->nckpt_ssts &&
+			    bsearch(&key, db->ckpt_ssts, db->nckpt_ssts, sizeof(char *), cmp_str))
 				continue;
 			if (n == cap) {
 				char **nn =
@@ -473,7 +475,8 @@ static int count_new(struct sl_state_db *db, const char *path, uint64_t *bytes_n
 	free(db->ckpt_ssts);
 	db->ckpt_ssts = names;
 	db->nckpt_ssts = n;
-	qsort(names, n, sizeof(char *), cmp_str);
+	if (n) /* qsort must not be given a NULL array, even an empty one */
+		qsort(names, n, sizeof(char *), cmp_str);
 	if (bytes_new)
 		*bytes_new = sum;
 	return 0;
