@@ -71,6 +71,7 @@ struct kafka_split {
 	rd_kafka_queue_t *q; /* the consumer queue (main queue forwarded into it) */
 	bool started, ended;
 	int64_t next; /* offset after the last message taken */
+	int64_t committable; /* the last position() written; -1: none */
 	int64_t end;  /* first offset not to read; INT64_MAX: unbounded */
 	int timeout_ms;
 
@@ -639,6 +640,7 @@ static void *kafka_open(const void *cfgp, int split, struct sl_error *err)
 	k->partition = cfg->split_refs[split].partition;
 	k->topic_hash = fnv1a(k->topic);
 	k->next = -1;
+	k->committable = -1;
 	k->end = INT64_MAX;
 	k->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
 	if (plan_fields(k, err) < 0)
@@ -1075,9 +1077,19 @@ static int kafka_position(void *state, void *buf, size_t cap, size_t *len)
 	p.topic_hash = k->topic_hash;
 	memcpy(buf, &p, sizeof p);
 	*len = sizeof p;
-	if (k->cfg->commit_offsets && !k->ended)
-		commit_async(k, p.offset);
+	k->committable = p.offset; /* committed to the group once the checkpoint completes */
 	return 0;
+}
+
+/* Checkpoint complete: the group learns the offset it holds (monitoring only; a restore
+ * seeks to the checkpoint's position, never to the group's). */
+static void kafka_checkpoint_complete(void *state, uint64_t ckpt)
+{
+	struct kafka_split *k = state;
+
+	(void)ckpt;
+	if (k->cfg->commit_offsets && !k->ended && k->committable >= 0)
+		commit_async(k, k->committable);
 }
 
 static int kafka_seek(void *state, const void *pos, size_t len)
@@ -1110,4 +1122,5 @@ const struct sl_source_ops sl_kafka_source_ops = {
 	.close = kafka_close,
 	.position = kafka_position,
 	.seek = kafka_seek,
+	.checkpoint_complete = kafka_checkpoint_complete,
 };

@@ -247,8 +247,10 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 			/* -ECANCELED: the end of input overtook it, nothing went wrong */
 			if (rc && rc != -ECANCELED)
 				rt->ckpt_failed++;
-			else if (!rc)
+			else if (!rc) {
 				rt->ckpt_completed++;
+				atomic_store_explicit(&rt->ckpt_complete, n, memory_order_release);
+			}
 			if (sp_here)
 				savepoint_done(rt, rc, rc ? strerror(-rc) : NULL);
 			if (final_inflight && atomic_load(&rt->final_ckpt)) {

@@ -86,6 +86,7 @@ struct sl_shard {
 	 * whose barrier has passed every stage instance of this shard (published to the
 	 * coordinator; its snapshots are then readable until the next request) */
 	uint64_t ckpt_seen;
+	uint64_t ckpt_announced;         /* newest completed checkpoint told to the sources */
 	_Atomic uint64_t ckpt_acked;
 	_Atomic bool input_done;         /* every stage ended: waiting for the final checkpoint */
 	struct sl_state_db *state_db;    /* RocksDB backend: this shard's DB; NULL: heap */
@@ -138,6 +139,7 @@ struct sl_runtime {
 	_Atomic bool abort;              /* a shard failed: everyone leaves at once */
 	_Atomic uint64_t ckpt_req;       /* newest checkpoint the coordinator asked for */
 	_Atomic uint64_t ckpt_consumed;  /* newest checkpoint the coordinator is done reading */
+	_Atomic uint64_t ckpt_complete;  /* newest checkpoint that completed (durable) */
 	bool checkpointing;              /* a coordinator runs (checkpoints or savepoints) */
 	_Atomic bool coordinating;       /* ... and is running now */
 	_Atomic bool final_ckpt;         /* a final checkpoint follows the end of input */
@@ -185,6 +187,8 @@ void sl_source_stage_stop(struct sl_stage_inst *si);
 /* Starts checkpoint `ckpt` at a source instance: split positions, then the barrier. */
 void sl_source_stage_barrier(struct sl_stage_inst *si, uint64_t ckpt);
 void sl_source_stage_close(struct sl_stage_inst *si);
+/* Checkpoint `ckpt` completed: tells the splits whose position it holds. */
+void sl_source_stage_complete(struct sl_stage_inst *si, uint64_t ckpt);
 
 /* Exchange-outs (exchange.c): move held-back frames into rings. Returns frames moved. */
 int sl_exchange_drain(struct sl_ctx *xctx);

@@ -385,6 +385,21 @@ static void own_arena(void)
 #endif
 }
 
+/* Tells the source splits of a newly completed checkpoint (before a newer one can start in
+ * this turn, so the positions they hold are still that checkpoint's). */
+static void announce_complete(struct sl_shard *sh)
+{
+	struct sl_runtime *rt = sh->rt;
+	uint64_t done = atomic_load_explicit(&rt->ckpt_complete, memory_order_acquire);
+
+	if (done <= sh->ckpt_announced)
+		return;
+	sh->ckpt_announced = done;
+	for (int s = 0; s < rt->job->nstages; s++)
+		if (!sh->si[s].chans)
+			sl_source_stage_complete(&sh->si[s], done);
+}
+
 /* Starts a newly requested checkpoint at this shard's source instances. */
 static void ckpt_start(struct sl_shard *sh)
 {
@@ -599,6 +614,7 @@ void *sl_shard_main(void *arg)
 			break;
 		sh->now = wall_ms();
 		sh->loops++;
+		announce_complete(sh);
 		ckpt_start(sh);
 		if (!stopped && atomic_load_explicit(&job->stop, memory_order_relaxed)) {
 			stopped = true;

@@ -292,6 +292,22 @@ void sl_source_stage_barrier(struct sl_stage_inst *si, uint64_t ckpt)
 	sl_op_barrier(si->root, ckpt);
 }
 
+void sl_source_stage_complete(struct sl_stage_inst *si, uint64_t ckpt)
+{
+	const struct sl_stream *src = si->st->input;
+
+	if (!src->src_ops->checkpoint_complete)
+		return;
+	for (int i = 0; i < si->nsplits; i++) {
+		struct sl_split_inst *sp = &si->splits[i];
+
+		/* only a split whose last position is this checkpoint's: a newer position is
+		 * announced with its own checkpoint */
+		if (sp->state && sp->pos_ckpt == ckpt)
+			src->src_ops->checkpoint_complete(sp->state, ckpt);
+	}
+}
+
 void sl_source_stage_stop(struct sl_stage_inst *si)
 {
 	finish(si, false);

@@ -96,6 +96,11 @@ struct sl_source_ops {
 	 */
 	int (*position)(void *split_state, void *buf, size_t cap, size_t *len);
 	int (*seek)(void *split_state, const void *pos, size_t len);
+	/* Optional: the checkpoint whose position() this split wrote last is complete (its
+	 * manifest is durable). On the split's shard, between polls. For side effects outside
+	 * the exactly-once path only (Kafka: commit the offsets to the consumer group for
+	 * monitoring); a checkpoint that failed is never announced. */
+	void (*checkpoint_complete)(void *split_state, uint64_t ckpt);
 };
 
 struct sl_sink_ops {
