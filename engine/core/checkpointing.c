@@ -575,11 +575,16 @@ int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 			rc = sl_ckpt_manifest_add_file(&m, f[i].node, f[i].shard, f[i].rel, f[i].len,
 						       0);
 	}
-	if (!rc && sp_here)
-		write_savepoint(rt, &m, f, nf);
+	if (!rc && sp_here) {
+		int sprc = write_savepoint(rt, &m, f, nf);
+
+		/* with no checkpoint directory the savepoint was the checkpoint */
+		if (!c->store)
+			rc = sprc;
+	}
 	/* durable: the sinks may now make the checkpoint's data visible, those whose commit
 	 * can be lost first (job.h) -- unless only a savepoint was to hold it, and failed */
-	if (!rc && (c->store || !rt->sp.rc)) {
+	if (!rc) {
 		commit_sinks(rt, &m, 0, false);
 		commit_sinks(rt, &m, 1, false);
 	}

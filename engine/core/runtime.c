@@ -251,8 +251,19 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 				rt->ckpt_completed++;
 				atomic_store_explicit(&rt->ckpt_complete, n, memory_order_release);
 			}
-			if (sp_here)
-				savepoint_done(rt, rc, rc ? strerror(-rc) : NULL);
+			if (sp_here) {
+				/* the checkpoint may be fine and its savepoint copy not
+				 * (write_savepoint left the cause in the request) */
+				int sprc = rc;
+				bool said;
+
+				pthread_mutex_lock(&rt->sp.lock);
+				if (!sprc)
+					sprc = rt->sp.rc;
+				said = rt->sp.err[0] != 0;
+				pthread_mutex_unlock(&rt->sp.lock);
+				savepoint_done(rt, sprc, rc && !said ? strerror(-rc) : NULL);
+			}
 			if (final_inflight && atomic_load(&rt->final_ckpt)) {
 				if (!rc)
 					final_ok = true;

@@ -13,7 +13,9 @@ once without interruption for the expected rows. Then:
    from that savepoint must end with the expected rows exactly (what the killed run wrote
    after the savepoint was never committed, and recovery discards it).
 3. refusal: the savepoint restored into a job with another query is refused with a message
-   naming the savepoint, and a missing savepoint directory is an error naming it.
+   naming the savepoint, and a missing savepoint directory is an error naming it; a
+   savepoint into a directory that cannot be written fails with its name, and the job goes
+   on.
 
 Usage: savepoint.py SLUICE
 """
@@ -147,7 +149,15 @@ def main():
         if s.returncode:
             fail("sluice savepoint: " + s.stderr.decode())
         sp2 = s.stdout.decode().strip()
-        time.sleep(0.7)
+        # a directory that cannot be written: the savepoint fails with the cause, the job
+        # goes on (its checkpoint itself was fine)
+        s = subprocess.run([sluice, "savepoint", sock, "/proc/sluice-no-such-dir"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        err = s.stderr.decode()
+        if s.returncode == 0 or "/proc/sluice-no-such-dir" not in err:
+            fail("a savepoint into an unwritable directory did not fail with its name: "
+                 "exit %d: %s" % (s.returncode, err))
+        time.sleep(0.5)
         if p.poll() is not None:
             fail("the job ended before it could be killed")
         p.send_signal(signal.SIGKILL)
