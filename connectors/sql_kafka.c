@@ -89,28 +89,16 @@ static int fail(struct kctx *c, const struct sl_conn_opt *o, const char *fmt, ..
 static int fail(struct kctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (!o)
-		o = c->at;
-	n = snprintf(c->err, c->errcap, "%s:%u:%u: ", c->file ? c->file : "<sql>", o ? o->line : 1,
-		     o ? o->col : 1);
-	if (n < 0 || (size_t)n >= c->errcap)
-		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(c->err + n, c->errcap - (size_t)n, fmt, ap);
+	sl_conn_opt_vfail(c->err, c->errcap, c->file, o ? o : c->at, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
 
 static struct sl_conn_opt *take(struct kctx *c, const char *key)
 {
-	for (int i = 0; i < c->n; i++)
-		if (!c->opts[i].used && !strcmp(c->opts[i].key, key)) {
-			c->opts[i].used = true;
-			return &c->opts[i];
-		}
-	return NULL;
+	return sl_conn_opt_take(c->opts, c->n, key);
 }
 
 /* "json.x" or "value.json.x" */

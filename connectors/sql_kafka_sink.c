@@ -70,28 +70,16 @@ static int fail(struct sctx *c, const struct sl_conn_opt *o, const char *fmt, ..
 static int fail(struct sctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (!o)
-		o = c->at;
-	n = snprintf(c->err, c->errcap, "%s:%u:%u: ", c->file ? c->file : "<sql>", o ? o->line : 1,
-		     o ? o->col : 1);
-	if (n < 0 || (size_t)n >= c->errcap)
-		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(c->err + n, c->errcap - (size_t)n, fmt, ap);
+	sl_conn_opt_vfail(c->err, c->errcap, c->file, o ? o : c->at, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
 
 static struct sl_conn_opt *take(struct sctx *c, const char *key)
 {
-	for (int i = 0; i < c->n; i++)
-		if (!c->opts[i].used && !strcmp(c->opts[i].key, key)) {
-			c->opts[i].used = true;
-			return &c->opts[i];
-		}
-	return NULL;
+	return sl_conn_opt_take(c->opts, c->n, key);
 }
 
 /* `key` or "<part>.<key>" ("value.csv.null-literal"). */
@@ -139,36 +127,13 @@ static int parse_format(struct sctx *c, const struct sl_conn_opt *o, enum sl_kaf
 	return 0;
 }
 
-/* Flink's duration: '<n>' (ms) or '<n>[ ]<unit>' with ms, s, min, h. */
+/* Flink's duration, as every connector reads it (sql_options.h). */
 static int parse_duration(struct sctx *c, const struct sl_conn_opt *o, int64_t *ms)
 {
-	static const struct {
-		const char *name;
-		int64_t ms;
-	} units[] = {
-		{ "", 1 },	  { "ms", 1 },	       { "s", 1000 },
-		{ "sec", 1000 },  { "second", 1000 },  { "seconds", 1000 },
-		{ "min", 60000 }, { "minute", 60000 }, { "minutes", 60000 },
-		{ "h", 3600000 }, { "hour", 3600000 }, { "hours", 3600000 },
-	};
-	const char *u = o->value;
-	int64_t n;
-
-	while (*u >= '0' && *u <= '9')
-		u++;
-	if (u == o->value ||
-	    sl_fmt_parse_i64(o->value, (size_t)(u - o->value), 1, INT32_MAX, &n) < 0)
-		goto bad;
-	while (*u == ' ')
-		u++;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (!strcmp(u, units[i].name) && n <= INT64_MAX / units[i].ms) {
-			*ms = n * units[i].ms;
-			return 0;
-		}
-bad:
-	return fail(c, o, "option '%s': '%s' is not a duration ('<n>' ms or '<n> s|min|h')", o->key,
-		    o->value);
+	if (sl_conn_parse_duration(o->value, ms) < 0 || *ms <= 0)
+		return fail(c, o, "option '%s': '%s' is not a duration ('<n>' ms or '<n> s|min|h')",
+			    o->key, o->value);
+	return 0;
 }
 
 static char *dup_val(const struct sl_conn_opt *o, int *rc)

@@ -35,20 +35,36 @@ struct optctx {
 	size_t errcap;
 };
 
+int sl_conn_opt_vfail(char *err, size_t errcap, const char *file, const struct sl_conn_opt *o,
+		      const char *fmt, va_list ap)
+{
+	int n = snprintf(err, errcap, "%s:%u:%u: ", file ? file : "<sql>", o ? o->line : 1,
+			 o ? o->col : 1);
+
+	if (n >= 0 && (size_t)n < errcap)
+		vsnprintf(err + n, errcap - (size_t)n, fmt, ap);
+	return -EINVAL;
+}
+
 static int fail_at(struct optctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+struct sl_conn_opt *sl_conn_opt_take(struct sl_conn_opt *opts, int n, const char *key)
+{
+	for (int i = 0; i < n; i++)
+		if (!opts[i].used && strcmp(opts[i].key, key) == 0) {
+			opts[i].used = true;
+			return &opts[i];
+		}
+	return NULL;
+}
 
 static int fail_at(struct optctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	n = snprintf(c->err, c->errcap, "%s:%u:%u: ", c->file ? c->file : "<sql>",
-		     o ? o->line : 1, o ? o->col : 1);
-	if (n < 0 || (size_t)n >= c->errcap)
-		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(c->err + n, c->errcap - (size_t)n, fmt, ap);
+	sl_conn_opt_vfail(c->err, c->errcap, c->file, o, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
@@ -62,12 +78,7 @@ static int nomem(struct optctx *c)
 /* Returns the unused option `key` (marking it used), or NULL. */
 static struct sl_conn_opt *opt_take(struct optctx *c, const char *key)
 {
-	for (int i = 0; i < c->n; i++)
-		if (!c->opts[i].used && strcmp(c->opts[i].key, key) == 0) {
-			c->opts[i].used = true;
-			return &c->opts[i];
-		}
-	return NULL;
+	return sl_conn_opt_take(c->opts, c->n, key);
 }
 
 /* Fails on the first option left unused, listing `known`. */
@@ -116,8 +127,7 @@ static int parse_f64(struct optctx *c, const struct sl_conn_opt *o, double *out)
 	return 0;
 }
 
-/* A Flink duration: '<n>' (ms) or '<n>[ ]<unit>'. */
-static int parse_duration(struct optctx *c, const struct sl_conn_opt *o, int64_t *ms)
+int sl_conn_parse_duration(const char *v, int64_t *ms)
 {
 	static const struct { const char *name; int64_t ms; } units[] = {
 		{ "ms", 1 }, { "milli", 1 }, { "millis", 1 }, { "millisecond", 1 },
@@ -127,14 +137,14 @@ static int parse_duration(struct optctx *c, const struct sl_conn_opt *o, int64_t
 		{ "hours", 3600000 }, { "d", 86400000 }, { "day", 86400000 },
 		{ "days", 86400000 },
 	};
-	const char *v = o->value, *u;
+	const char *u;
 	int64_t n;
 	size_t i;
 
 	for (u = v; *u >= '0' && *u <= '9'; u++)
 		;
 	if (u == v || sl_fmt_parse_i64(v, (size_t)(u - v), 0, INT64_MAX / 86400000, &n) < 0)
-		goto bad;
+		return -EINVAL;
 	while (*u == ' ')
 		u++;
 	if (!*u) {
@@ -146,9 +156,16 @@ static int parse_duration(struct optctx *c, const struct sl_conn_opt *o, int64_t
 			*ms = n * units[i].ms;
 			return 0;
 		}
-bad:
-	return fail_at(c, o, "option '%s': '%s' is not a duration (e.g. '500 ms', '5 s', "
-		       "'1 min')", o->key, o->value);
+	return -EINVAL;
+}
+
+/* A Flink duration: '<n>' (ms) or '<n>[ ]<unit>'. */
+static int parse_duration(struct optctx *c, const struct sl_conn_opt *o, int64_t *ms)
+{
+	if (sl_conn_parse_duration(o->value, ms) < 0)
+		return fail_at(c, o, "option '%s': '%s' is not a duration (e.g. '500 ms', '5 s', "
+			       "'1 min')", o->key, o->value);
+	return 0;
 }
 
 static char *dup_or_null(const char *s, bool *oom)

@@ -52,6 +52,7 @@
 #ifndef SL_CONNECTORS_SQL_OPTIONS_H
 #define SL_CONNECTORS_SQL_OPTIONS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,6 +93,17 @@ struct sl_sql_connector {
 int sl_sql_source_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
 			       int nopts, const char *file, struct sl_sql_connector *out,
 			       char *err, size_t errcap);
+
+/* The pieces every connector's SQL mapping shares (sql_kafka*.c too):
+ * sl_conn_opt_take  returns the unused option `key` of opts[0..n), marking it used, or NULL;
+ * sl_conn_opt_vfail writes "FILE:LINE:COL: <message>" for option o (NULL: 1:1) into err and
+ *                   returns -EINVAL;
+ * sl_conn_parse_duration  Flink's duration text ('<n>' ms or '<n>[ ]<unit>', unit ms, s,
+ *                   min, h, d and their long forms) into ms: 0 or -EINVAL. */
+struct sl_conn_opt *sl_conn_opt_take(struct sl_conn_opt *opts, int n, const char *key);
+int sl_conn_opt_vfail(char *err, size_t errcap, const char *file, const struct sl_conn_opt *o,
+		      const char *fmt, va_list ap);
+int sl_conn_parse_duration(const char *text, int64_t *ms);
 
 /* Like sl_sql_source_from_options() for a sink (INSERT INTO target). */
 int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
