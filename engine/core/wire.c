@@ -11,6 +11,7 @@
 
 #include "checkpointing.h"
 #include "runtime.h"
+#include "state/state.h"
 
 static int port_for_tag(struct sl_ctx *from, int tag)
 {
@@ -192,6 +193,8 @@ void sl_shard_unwire(struct sl_shard *sh)
 	for (int i = job->nnodes - 1; i >= 0 && sh->ctx; i--) {
 		struct sl_ctx *c = &sh->ctx[i];
 
+		if (c->kstate)
+			c->m.state_bytes = sl_kstate_bytes(c->kstate);
 		if (sh->m) {
 			sh->m[i] = c->m;
 			/* a key_by counts what entered its exchange and what left its receiver */

@@ -133,7 +133,6 @@ static void process_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row 
 
 	p->fn->process(ctx, ts, row, p->fn->arg);
 	ctx->m.state_entries = sl_kstate_entries(ctx->kstate);
-	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
 }
 
 static void fire(struct sl_ctx *ctx, struct sl_timers *tm, sl_ts_t until,
@@ -160,7 +159,6 @@ static void fire(struct sl_ctx *ctx, struct sl_timers *tm, sl_ts_t until,
 	ctx->klen = klen;
 	ctx->hash = hash;
 	ctx->m.state_entries = sl_kstate_entries(ctx->kstate);
-	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
 }
 
 static void process_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
@@ -194,6 +192,9 @@ static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_bu
 	sl_snap_put_u64(out, (uint64_t)ctx->watermark);
 	sl_state_sec_end(out, sec);
 	sl_kstate_snapshot(ctx->kstate, now, out);
+	/* the state's size is measured here and at the end (wire.c), not per record: a map
+	 * descriptor's size is a walk over its keys */
+	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
 	sl_timers_snapshot(ctx->event_timers, p->max_par, out);
 	sl_timers_snapshot(ctx->proc_timers, p->max_par, out);
 	rc = out->error;
