@@ -702,11 +702,18 @@ static const struct sl_state_desc cost_state[] = {
 	{ .name = "agg", .kind = SL_STATE_VALUE, .value_size = sizeof(struct cost_val) },
 };
 
-/* Records processed, one counter per shard on its own line (written by that shard only). */
+/* Records processed, one counter per shard on its own line (written by that shard only),
+ * and the longest time between two clock reads of that shard's process function (one per
+ * GAP_EVERY records) once the window has begun: the longest the shard stopped processing
+ * records, whatever stopped it (a snapshot, a page fault, the neighbours' load). */
+#define GAP_EVERY 64
 static struct {
 	_Atomic uint64_t n;
-	char pad[56];
+	_Atomic int64_t gap_max_ns;
+	int64_t last_ns;
+	char pad[40];
 } processed[MAX_SPLITS];
+static _Atomic int64_t gap_from_ns; /* 0: the window has not begun */
 
 /* One record: update the key's aggregate. Hot path. */
 static void cost_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
@@ -714,6 +721,8 @@ static void cost_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 	struct cost_val *v = sl_value_put(ctx, 0);
 	int64_t a = sl_row_i64(row, 1);
 	_Atomic uint64_t *n = &processed[sl_ctx_shard(ctx)].n;
+
+	uint64_t cnt = atomic_load_explicit(n, memory_order_relaxed) + 1;
 
 	if (v) {
 		if (!v->count++ || a < v->min)
@@ -723,8 +732,18 @@ static void cost_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 		v->sum += a;
 		v->last = a;
 	}
-	atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	atomic_store_explicit(n, cnt, memory_order_relaxed);
+	if (cnt % GAP_EVERY == 0) {
+		int shard = sl_ctx_shard(ctx);
+		int64_t t = now_ns(), from = atomic_load_explicit(&gap_from_ns, memory_order_relaxed);
+		int64_t last = processed[shard].last_ns;
+
+		if (from && last >= from && t - last >
+		    atomic_load_explicit(&processed[shard].gap_max_ns, memory_order_relaxed))
+			atomic_store_explicit(&processed[shard].gap_max_ns, t - last,
+					      memory_order_relaxed);
+		processed[shard].last_ns = t;
+	}
 }
 
 /* datagen with its barrier timed: the same splits, positions and seeks. */
@@ -795,6 +814,7 @@ struct cost_result {
 	double dur_mean_s, dur_max_s, stall_mean_s, stall_max_s;
 	double mib_mean;   /* bytes per checkpoint */
 	double stall_frac; /* summed shard stalls / window: a load-independent view of the cost */
+	double gap_max_s;  /* longest a shard went without processing a record in the window */
 };
 
 struct window {
@@ -829,9 +849,11 @@ static void *window_main(void *arg)
 	sleep_s(w->warm_s);
 	w->n_lo = processed_sum();
 	w->t_lo = now_ns();
+	atomic_store(&gap_from_ns, w->t_lo);
 	sleep_s(w->secs);
 	w->n_hi = processed_sum();
 	w->t_hi = now_ns();
+	atomic_store(&gap_from_ns, 0);
 	sl_job_stop(w->job);
 	return NULL;
 }
@@ -863,8 +885,11 @@ static void run_cost(sl_ts_t interval_ms, double warm_s, double secs, struct cos
 
 	memset(res, 0, sizeof(*res));
 	memset(&log, 0, sizeof log);
-	for (int i = 0; i < MAX_SPLITS; i++)
+	for (int i = 0; i < MAX_SPLITS; i++) {
 		atomic_store(&processed[i].n, 0);
+		atomic_store(&processed[i].gap_max_ns, 0);
+		processed[i].last_ns = 0;
+	}
 	if (interval_ms) {
 		make_dir(dir, sizeof dir, "cost");
 		opts.checkpoint_dir = dir;
@@ -903,6 +928,12 @@ static void run_cost(sl_ts_t interval_ms, double warm_s, double secs, struct cos
 		if (r->stall_s > res->stall_max_s)
 			res->stall_max_s = r->stall_s;
 	}
+	for (int i = 0; i < nshards; i++) {
+		double g = (double)atomic_load(&processed[i].gap_max_ns) * 1e-9;
+
+		if (g > res->gap_max_s)
+			res->gap_max_s = g;
+	}
 	res->ckpts = k;
 	if (k) {
 		res->dur_mean_s /= k;
@@ -912,9 +943,9 @@ static void run_cost(sl_ts_t interval_ms, double warm_s, double secs, struct cos
 	fprintf(stderr,
 		"cost: %.2fM records/s, %d checkpoints in the window (mean %.3f s, max "
 		"%.3f s, shard stall mean %.3f s max %.3f s = %.1f%% of the window, %.1f MiB "
-		"each)\n",
+		"each); longest a shard processed no record: %.1f ms\n",
 		res->rate / 1e6, k, res->dur_mean_s, res->dur_max_s, res->stall_mean_s,
-		res->stall_max_s, 100 * res->stall_frac, res->mib_mean);
+		res->stall_max_s, 100 * res->stall_frac, res->mib_mean, res->gap_max_s * 1e3);
 	sl_job_destroy(job);
 	sl_schema_destroy(sch);
 	if (dir[0])
@@ -941,6 +972,8 @@ static void cost_add(struct cost_result *sum, const struct cost_result *r, int r
 		sum->dur_max_s = r->dur_max_s;
 	if (r->stall_max_s > sum->stall_max_s)
 		sum->stall_max_s = r->stall_max_s;
+	if (r->gap_max_s > sum->gap_max_s)
+		sum->gap_max_s = r->gap_max_s;
 }
 
 /* ---- main ---- */
@@ -1068,6 +1101,12 @@ int main(int argc, char **argv)
 		       q, c10.rate, c10.ratio, q);
 		printf("FIGURE ckpt/throughput_1s%s %.0f records/s %.4f ckpt/throughput_none%s\n",
 		       q, c1.rate, c1.ratio, q);
+		/* the longest a shard processed no record, against the same without checkpoints */
+		printf("FIGURE ckpt/gap_none%s %.4f s - -\n", q, none.gap_max_s);
+		printf("FIGURE ckpt/gap_10s%s %.4f s %.3f ckpt/gap_none%s\n", q, c10.gap_max_s,
+		       none.gap_max_s > 0 ? c10.gap_max_s / none.gap_max_s : 0, q);
+		printf("FIGURE ckpt/gap_1s%s %.4f s %.3f ckpt/gap_none%s\n", q, c1.gap_max_s,
+		       none.gap_max_s > 0 ? c1.gap_max_s / none.gap_max_s : 0, q);
 	}
 	if (do_rec) {
 		printf("FIGURE ckpt/recovery_%s_s %.3f s %.3f ckpt/raw_read_%s_s\n", L, cold.all_s,

@@ -131,14 +131,36 @@ void sl_op_end(struct sl_ctx *ctx)
 
 void sl_op_snapshot(struct sl_ctx *ctx, uint64_t ckpt)
 {
+	int rc;
+
 	if (!ctx->def || !ctx->def->ops->snapshot)
 		return;
+	/* an unfinished one borrows snap: it completes first (the runtime waits for it before
+	 * it acknowledges a checkpoint, so this only guards) */
+	sl_op_snapshot_step(ctx, SIZE_MAX);
 	sl_snap_reset(&ctx->snap);
-	ctx->snap_rc = ctx->def->ops->snapshot(ctx, ckpt, &ctx->snap);
+	rc = ctx->def->ops->snapshot(ctx, ckpt, &ctx->snap);
+	ctx->snap_pending = rc == 1 && ctx->def->ops->snapshot_step;
+	ctx->snap_rc = rc == 1 ? 0 : rc;
 	if (!ctx->snap_rc && ctx->snap.error)
 		ctx->snap_rc = ctx->snap.error;
 	ctx->snap_ckpt = ckpt;
 	ctx->m.ckpt_bytes = ctx->snap.len;
+}
+
+bool sl_op_snapshot_step(struct sl_ctx *ctx, size_t budget)
+{
+	int rc;
+
+	if (!ctx->snap_pending)
+		return false;
+	rc = ctx->def->ops->snapshot_step(ctx, budget);
+	if (rc == 1)
+		return true;
+	ctx->snap_pending = false;
+	ctx->snap_rc = rc < 0 ? rc : ctx->snap.error;
+	ctx->m.ckpt_bytes = ctx->snap.len;
+	return false;
 }
 
 void sl_op_snapshot_chain(struct sl_ctx *ctx, uint64_t ckpt)

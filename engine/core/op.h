@@ -64,6 +64,13 @@ struct sl_op_ops {
 	 * other aggregates or state descriptors): then the job must stop, not fall back.
 	 */
 	int (*snapshot)(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out);
+	/*
+	 * Optional, for snapshots taken copy-on-write: snapshot may return 1 to say it goes on
+	 * (it has written a part and borrowed `out`); the shard then calls snapshot_step
+	 * between record batches, each appending about `budget` bytes, until it returns 0
+	 * (complete) or -errno. Meanwhile the instance processes records as usual.
+	 */
+	int (*snapshot_step)(struct sl_ctx *ctx, size_t budget);
 	int (*restore)(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
 		       uint32_t kg_hi);
 	/* Forwards watermarks/idle/end itself instead of the default (exchange-out). */
@@ -136,6 +143,7 @@ struct sl_ctx {
 	struct sl_snap_buf snap;
 	uint64_t snap_ckpt;              /* checkpoint the bytes in snap belong to */
 	int snap_rc;                     /* 0, or why the snapshot failed (-errno) */
+	bool snap_pending;               /* snapshot_step still has to complete snap */
 };
 
 /* Hands a watermark / idle / end to an instance: runs its hook, then forwards downstream.
@@ -151,6 +159,9 @@ void sl_op_barrier(struct sl_ctx *ctx, uint64_t ckpt);
 void sl_op_snapshot(struct sl_ctx *ctx, uint64_t ckpt);
 /* The same for ctx and the operators it feeds within its stage. */
 void sl_op_snapshot_chain(struct sl_ctx *ctx, uint64_t ckpt);
+/* Moves a copy-on-write snapshot of ctx on by about `budget` bytes (SIZE_MAX: to its end).
+ * Returns true while it is still pending. */
+bool sl_op_snapshot_step(struct sl_ctx *ctx, size_t budget);
 
 /* Encodes key fields of `row` into buf (SL_KEY_MAX bytes; strings are cut so the whole key
  * fits, which only merges keys sharing a ~1000-byte prefix). Returns the length. */

@@ -173,14 +173,19 @@ static void process_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
 
 /* ---- checkpoints -------------------------------------------------------------------------
  *
- * A snapshot is four sections (state/state.h framing): "SLPR" {i64 watermark}, the keyed
- * state, the event timers, the processing timers. The timers are the whole of the pending
+ * A snapshot is four sections (state/state.h framing): "SLPR" {i64 watermark}, the event
+ * timers, the processing timers, then the keyed state (version 2; version 1 had the keyed
+ * state before the timers, and is still read). The timers are the whole of the pending
  * work: a restored instance fires exactly the timers the old one had, in the same order.
  * The user's process function keeps everything else it needs in state (dedup, temporal join
  * and GROUP BY do); its `arg` is plan-time configuration, not snapshotted.
+ *
+ * The keyed state comes last because it is taken copy-on-write (state.h): the barrier only
+ * writes the header, the timers and the state's layout, and process_snapshot_step appends
+ * the rest between record batches while the instance goes on processing records.
  */
 #define PR_MAGIC 0x52504c53u /* "SLPR" */
-#define PR_VERSION 1u
+#define PR_VERSION 2u
 
 static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
 {
@@ -191,15 +196,38 @@ static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_bu
 
 	sl_snap_put_u64(out, (uint64_t)ctx->watermark);
 	sl_state_sec_end(out, sec);
-	sl_kstate_snapshot(ctx->kstate, now, out);
+	sl_timers_snapshot(ctx->event_timers, p->max_par, out);
+	sl_timers_snapshot(ctx->proc_timers, p->max_par, out);
 	/* the state's size is measured here and at the end (wire.c), not per record: a map
 	 * descriptor's size is a walk over its keys */
 	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
-	sl_timers_snapshot(ctx->event_timers, p->max_par, out);
-	sl_timers_snapshot(ctx->proc_timers, p->max_par, out);
-	rc = out->error;
-	if (rc)
+	rc = out->error ? out->error : sl_kstate_snapshot_begin(ctx->kstate, now, out);
+	if (rc < 0)
 		fail(ctx, rc, "out of memory writing a snapshot");
+	return rc;
+}
+
+static int process_snapshot_step(struct sl_ctx *ctx, size_t budget)
+{
+	int rc = sl_kstate_snapshot_step(ctx->kstate, budget);
+
+	if (rc < 0)
+		fail(ctx, rc, "out of memory writing a snapshot");
+	return rc;
+}
+
+static int restore_timers(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
+			  uint32_t kg_hi, const char **what)
+{
+	struct proc *p = ctx->self;
+	int rc;
+
+	*what = "event timers";
+	rc = sl_timers_restore(ctx->event_timers, r, p->max_par, kg_lo, kg_hi);
+	if (!rc) {
+		*what = "processing timers";
+		rc = sl_timers_restore(ctx->proc_timers, r, p->max_par, kg_lo, kg_hi);
+	}
 	return rc;
 }
 
@@ -229,31 +257,27 @@ static int process_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_
 				     : "snapshot is corrupt (no process header)";
 		goto out_fail;
 	}
+	if (ver >= 2 && (rc = restore_timers(ctx, r, kg_lo, kg_hi, &what)))
+		goto out_timers;
 	rc = sl_kstate_restore(ctx->kstate, r, kg_lo, kg_hi);
 	if (rc) {
 		what = sl_kstate_error(ctx->kstate);
 		goto out_fail;
 	}
-	what = "event timers";
-	rc = sl_timers_restore(ctx->event_timers, r, p->max_par, kg_lo, kg_hi);
-	if (!rc) {
-		what = "processing timers";
-		rc = sl_timers_restore(ctx->proc_timers, r, p->max_par, kg_lo, kg_hi);
-	}
-	if (rc) {
-		snprintf(why, sizeof(why), "%s: %s", what,
-			 rc == -EPROTO  ? "snapshot has another max parallelism or a newer format"
-			 : rc == -ENOMEM ? "out of memory"
-					 : "snapshot is corrupt");
-		what = why;
-		goto out_fail;
-	}
+	if (ver == 1 && (rc = restore_timers(ctx, r, kg_lo, kg_hi, &what)))
+		goto out_timers;
 	if (!p->restored++ || (sl_ts_t)wm < ctx->watermark)
 		ctx->watermark = (sl_ts_t)wm;
 	ctx->m.state_entries = sl_kstate_entries(ctx->kstate);
 	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
 	return 0;
 
+out_timers:
+	snprintf(why, sizeof(why), "%s: %s", what,
+		 rc == -EPROTO	 ? "snapshot has another max parallelism or a newer format"
+		 : rc == -ENOMEM ? "out of memory"
+				 : "snapshot is corrupt");
+	what = why;
 out_fail:
 	snprintf(msg, sizeof(msg), "restore: %s", what);
 	fail(ctx, rc, msg);
@@ -268,5 +292,6 @@ const struct sl_op_ops sl_process_ops = {
 	.on_proctime = process_on_proctime,
 	.close = process_close,
 	.snapshot = process_snapshot,
+	.snapshot_step = process_snapshot_step,
 	.restore = process_restore,
 };

@@ -51,8 +51,21 @@ struct mapref {
 	struct sl_kvtab *m;
 };
 
+/* A copy-on-write snapshot in progress (sl_heap_snapshot_begin/_step); out == NULL: none. */
+struct cow_snap {
+	struct sl_snap_buf *out; /* borrowed from the caller until the snapshot completes */
+	sl_ts_t now;             /* the barrier's processing time (TTL) */
+	size_t sec;              /* where the section starts in out */
+	int cur;                 /* descriptor the walk is in; n: the walk is done */
+	struct sl_kvtab_iter it;
+	int blk;                 /* descriptor of the open record block, -1: none */
+	size_t blk_at;           /* offset of its record count in out */
+	uint64_t blk_n;
+};
+
 struct heap_kstate {
 	struct sl_kstate hdr; /* backend SL_STATE_HEAP: first, state.c casts */
+	struct cow_snap cs;
 	int n;
 	uint32_t max_par;
 	int iterating;  /* map foreach calls in progress */
@@ -180,6 +193,16 @@ static inline struct sdesc *desc(struct heap_kstate *ks, int id, enum sl_state_k
 	return &ks->d[id];
 }
 
+static void cow_save(struct heap_kstate *ks, struct sdesc *d, void *v);
+
+/* Before an existing entry (a value, or a key's map ref) changes or is handed out, while a
+ * copy-on-write snapshot runs: copies it into the snapshot if the walk has not yet. */
+static inline void cow(struct heap_kstate *ks, struct sdesc *d, void *v)
+{
+	if (__builtin_expect(ks->cs.out != NULL, 0))
+		cow_save(ks, d, v);
+}
+
 /* ---- value state ------------------------------------------------------------------------ */
 
 void *sl_heap_value_get(struct heap_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
@@ -192,6 +215,7 @@ void *sl_heap_value_get(struct heap_kstate *ks, int id, const struct sl_kkey *k,
 	v = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
 	if (!v)
 		return NULL;
+	cow(ks, d, v); /* the caller may write through the pointer */
 	if (expired(d, v, now)) {
 		sl_kvtab_remove_value(d->tab, v);
 		ks->entries--;
@@ -213,7 +237,9 @@ void *sl_heap_value_put(struct heap_kstate *ks, int id, const struct sl_kkey *k,
 		return NULL;
 	if (created)
 		ks->entries++;
-	else if (expired(d, v, now))
+	else
+		cow(ks, d, v);
+	if (!created && expired(d, v, now))
 		memset(v + d->off, 0, d->value_size); /* a new value: zeroed, as documented */
 	touch(d, v, now);
 	return v + d->off;
@@ -222,8 +248,20 @@ void *sl_heap_value_put(struct heap_kstate *ks, int id, const struct sl_kkey *k,
 void sl_heap_value_clear(struct heap_kstate *ks, int id, const struct sl_kkey *k)
 {
 	struct sdesc *d = desc(ks, id, SL_STATE_VALUE);
+	void *v;
 
-	if (d && sl_kvtab_remove(d->tab, k->hash, k->key, k->klen, 0))
+	if (!d)
+		return;
+	if (__builtin_expect(ks->cs.out != NULL, 0)) {
+		v = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
+		if (v) {
+			cow_save(ks, d, v);
+			sl_kvtab_remove_value(d->tab, v);
+			ks->entries--;
+		}
+		return;
+	}
+	if (sl_kvtab_remove(d->tab, k->hash, k->key, k->klen, 0))
 		ks->entries--;
 }
 
@@ -253,6 +291,7 @@ void *sl_heap_map_get(struct heap_kstate *ks, int id, const struct sl_kkey *k,
 	v = sl_kvtab_get(r->m, sl_hash_bytes(mkey, mklen), mkey, mklen, 0);
 	if (!v)
 		return NULL;
+	cow(ks, d, r);
 	if (expired(d, v, now)) {
 		sl_kvtab_remove_value(r->m, v);
 		ks->entries--;
@@ -281,6 +320,8 @@ void *sl_heap_map_put(struct heap_kstate *ks, int id, const struct sl_kkey *k,
 			sl_kvtab_remove_value(d->tab, r);
 			return NULL;
 		}
+	} else {
+		cow(ks, d, r);
 	}
 	v = sl_kvtab_put(r->m, sl_hash_bytes(mkey, mklen), mkey, mklen, 0, &created);
 	if (!v) {
@@ -306,6 +347,7 @@ void sl_heap_map_remove(struct heap_kstate *ks, int id, const struct sl_kkey *k,
 	r = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
 	if (!r)
 		return;
+	cow(ks, d, r);
 	if (sl_kvtab_remove(r->m, sl_hash_bytes(mkey, mklen), mkey, mklen, 0))
 		ks->entries--;
 	map_drop_if_empty(ks, d, r);
@@ -346,6 +388,7 @@ void sl_heap_map_foreach(struct heap_kstate *ks, int id, const struct sl_kkey *k
 	r = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
 	if (!r)
 		return;
+	cow(ks, d, r); /* fn may change values or remove entries */
 	w = (struct walk){ ks, d, r->m, now, fn, arg };
 	ks->iterating++;
 	sl_kvtab_foreach(r->m, walk_one, &w);
@@ -375,6 +418,7 @@ void sl_heap_map_clear(struct heap_kstate *ks, int id, const struct sl_kkey *k)
 	r = sl_kvtab_get(d->tab, k->hash, k->key, k->klen, 0);
 	if (!r)
 		return;
+	cow(ks, d, r);
 	if (ks->iterating) {
 		/* a foreach may be walking this table: empty it, keep it */
 		w = (struct walk){ .ks = ks, .d = d, .m = r->m };
@@ -389,18 +433,32 @@ void sl_heap_map_clear(struct heap_kstate *ks, int id, const struct sl_kkey *k)
 /* ---- snapshots -------------------------------------------------------------------------- */
 
 /*
- * A keyed state section, version 1 (integers little-endian as in memory, snap.h):
+ * A keyed state section, version 2 (integers little-endian as in memory, snap.h):
  *
  *   u32 max_par, u32 ndesc
  *   ndesc x { bytes name, u32 kind (1 value, 2 map), u32 value_size, u32 ttl (0 or 1) }
- *   ndesc x { u64 nrec, then nrec records }
+ *   blocks to the end of the section: { u32 desc, u64 nrec, then nrec records of desc }
  *     value record  rec_hdr, key, value block
  *     map record    rec_hdr, key, u32 n (>= 1), n x { u32 mklen, map key, value block }
+ *
+ * Version 1 (still read; rocks_state.c writes it) has exactly ndesc blocks, in descriptor
+ * order, without the u32 desc. Version 2's blocks may come in any order and a descriptor may
+ * have many: a copy-on-write snapshot writes entries as its walk reaches them and, between
+ * them, the ones a write was about to change (below).
  *
  * A value block is the table's own [expires_at if TTL][user value] bytes, copied whole. The
  * key hash is stored (not recomputed) so a restore places entries exactly as the runtime
  * hashed them; kg must equal sl_key_group(hash, max_par), which catches some corruption for
  * free. Map keys are hashed again on restore (state.c alone hashes them).
+ *
+ * Copy-on-write (sl_heap_snapshot_begin/_step): begin writes the layout and flips every
+ * table's snapshot mark (kvtab.h), so every entry is "not yet copied"; then each step walks
+ * on in slab order and copies the entries whose mark it takes. Until the walk ends, every
+ * call that changes an existing entry or hands out a pointer into it (value get/put/clear,
+ * every map call: their unit is the key's whole map) first takes the mark itself and copies
+ * the entry as it was. Entries made during the snapshot carry the new mark and are left out.
+ * So the section holds exactly the state at begin, and the shard never stops for more than
+ * the entries it touches; the walk's steps run between record batches.
  *
  * Restore walks a section twice: a check pass that reads every record without touching the
  * state (any inconsistency is -EINVAL and nothing changed), then the pass that inserts.
@@ -444,70 +502,54 @@ static void put_rec(struct sl_snap_buf *out, const struct sl_kv *kv, const void 
 	out->len += sizeof(h) + kv->klen + vlen;
 }
 
-static uint64_t snap_values(const struct sdesc *d, sl_ts_t now, struct sl_snap_buf *out)
+/* Appends one outer entry of d (a value, or a key's whole map) unless it expired at `now`
+ * (a map: all of its entries). Returns true if a record was written. */
+static bool put_entry(const struct sdesc *d, const struct sl_kv *kv, sl_ts_t now,
+		      struct sl_snap_buf *out)
 {
 	uint32_t vlen = d->off + d->value_size;
-	struct sl_kvtab_iter it;
-	struct sl_kv kv;
-	uint64_t n = 0;
+	const struct sl_kvtab *m;
+	struct sl_kvtab_iter mit;
+	struct sl_kv mkv;
+	size_t at = out->len, cnt_at;
+	uint32_t cnt = 0;
 
-	sl_kvtab_iter_init(&it);
-	while (sl_kvtab_next(d->tab, &it, &kv)) {
-		if (expired(d, kv.value, now))
-			continue;
-		put_rec(out, &kv, kv.value, vlen);
-		n++;
+	if (d->kind == SL_STATE_VALUE) {
+		if (expired(d, kv->value, now))
+			return false;
+		put_rec(out, kv, kv->value, vlen);
+		return !out->error;
 	}
-	return n;
-}
+	m = ((const struct mapref *)kv->value)->m;
+	put_rec(out, kv, &cnt, 4); /* the count, patched below */
+	cnt_at = out->len - 4;
+	sl_kvtab_iter_init(&mit);
+	while (sl_kvtab_next(m, &mit, &mkv)) {
+		uint8_t *p;
 
-/* A key whose map entries all expired is left out whole (its record is taken back). */
-static uint64_t snap_maps(const struct sdesc *d, sl_ts_t now, struct sl_snap_buf *out)
-{
-	uint32_t vlen = d->off + d->value_size;
-	struct sl_kvtab_iter it, mit;
-	struct sl_kv kv, mkv;
-	uint64_t n = 0;
-
-	sl_kvtab_iter_init(&it);
-	while (sl_kvtab_next(d->tab, &it, &kv)) {
-		const struct sl_kvtab *m = ((const struct mapref *)kv.value)->m;
-		size_t at = out->len, cnt_at;
-		uint32_t cnt = 0;
-
-		put_rec(out, &kv, &cnt, 4); /* the count, patched below */
-		cnt_at = out->len - 4;
-		sl_kvtab_iter_init(&mit);
-		while (sl_kvtab_next(m, &mit, &mkv)) {
-			uint8_t *p;
-
-			if (expired(d, mkv.value, now))
-				continue;
-			p = sl_snap_reserve(out, 4 + mkv.klen + vlen);
-			if (!p)
-				break;
-			memcpy(p, &mkv.klen, 4);
-			memcpy(p + 4, mkv.key, mkv.klen);
-			memcpy(p + 4 + mkv.klen, mkv.value, vlen);
-			out->len += 4 + mkv.klen + vlen;
-			cnt++;
-		}
-		if (out->error)
+		if (expired(d, mkv.value, now))
+			continue;
+		p = sl_snap_reserve(out, 4 + mkv.klen + vlen);
+		if (!p)
 			break;
-		if (!cnt) {
-			out->len = at;
-			continue;
-		}
-		memcpy(out->data + cnt_at, &cnt, 4);
-		n++;
+		memcpy(p, &mkv.klen, 4);
+		memcpy(p + 4, mkv.key, mkv.klen);
+		memcpy(p + 4 + mkv.klen, mkv.value, vlen);
+		out->len += 4 + mkv.klen + vlen;
+		cnt++;
 	}
-	return n;
+	if (out->error)
+		return false;
+	if (!cnt) { /* every entry expired: the key is left out whole */
+		out->len = at;
+		return false;
+	}
+	memcpy(out->data + cnt_at, &cnt, 4);
+	return true;
 }
 
-int sl_heap_snapshot(const struct heap_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+static void put_layout(const struct heap_kstate *ks, struct sl_snap_buf *out)
 {
-	size_t sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
-
 	sl_snap_put_u32(out, ks->max_par);
 	sl_snap_put_u32(out, (uint32_t)ks->n);
 	for (int i = 0; i < ks->n; i++) {
@@ -518,19 +560,143 @@ int sl_heap_snapshot(const struct heap_kstate *ks, sl_ts_t now, struct sl_snap_b
 		sl_snap_put_u32(out, d->value_size);
 		sl_snap_put_u32(out, d->ttl ? 1 : 0);
 	}
+}
+
+int sl_heap_snapshot(const struct heap_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+{
+	size_t sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
+
+	put_layout(ks, out);
 	for (int i = 0; i < ks->n; i++) {
 		const struct sdesc *d = &ks->d[i];
-		size_t at = out->len;
-		uint64_t n;
+		struct sl_kvtab_iter it;
+		struct sl_kv kv;
+		size_t at;
+		uint64_t n = 0;
 
+		sl_snap_put_u32(out, (uint32_t)i);
+		at = out->len;
 		sl_snap_put_u64(out, 0);
-		n = d->kind == SL_STATE_MAP ? snap_maps(d, now, out) : snap_values(d, now, out);
+		sl_kvtab_iter_init(&it);
+		while (!out->error && sl_kvtab_next(d->tab, &it, &kv))
+			n += put_entry(d, &kv, now, out);
 		if (out->error)
 			break;
 		memcpy(out->data + at, &n, 8);
 	}
 	sl_state_sec_end(out, sec);
 	return out->error;
+}
+
+/* The copy-on-write snapshot's record blocks: one stays open while records of its
+ * descriptor follow each other; a record of another descriptor closes it. */
+static void blk_close(struct cow_snap *cs)
+{
+	if (cs->blk >= 0 && !cs->out->error)
+		memcpy(cs->out->data + cs->blk_at, &cs->blk_n, 8);
+	cs->blk = -1;
+}
+
+static void cow_put(struct heap_kstate *ks, int id, const struct sl_kv *kv)
+{
+	struct cow_snap *cs = &ks->cs;
+
+	if (cs->blk != id) {
+		blk_close(cs);
+		sl_snap_put_u32(cs->out, (uint32_t)id);
+		cs->blk_at = cs->out->len;
+		sl_snap_put_u64(cs->out, 0);
+		cs->blk = id;
+		cs->blk_n = 0;
+	}
+	cs->blk_n += put_entry(&ks->d[id], kv, cs->now, cs->out);
+}
+
+static void cow_save(struct heap_kstate *ks, struct sdesc *d, void *v)
+{
+	struct sl_kv kv;
+
+	if (!sl_kvtab_take_mark(d->tab, v))
+		return; /* copied already, or made during this snapshot */
+	sl_kvtab_entry(d->tab, v, &kv);
+	cow_put(ks, (int)(d - ks->d), &kv);
+}
+
+/* After a snapshot that failed midway: every entry takes the current mark, as a completed
+ * walk leaves them, so the next snapshot's flip makes every entry "not yet copied". */
+static void settle_marks(struct heap_kstate *ks)
+{
+	for (int i = 0; i < ks->n; i++) {
+		struct sl_kvtab_iter it;
+		struct sl_kv kv;
+
+		sl_kvtab_iter_init(&it);
+		while (sl_kvtab_next(ks->d[i].tab, &it, &kv))
+			sl_kvtab_take_mark(ks->d[i].tab, kv.value);
+	}
+}
+
+int sl_heap_snapshot_begin(struct heap_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+{
+	struct cow_snap *cs = &ks->cs;
+
+	if (cs->out) {
+		/* the caller did not finish the last one: it completes now, into its buffer */
+		int rc = sl_heap_snapshot_step(ks, SIZE_MAX);
+
+		if (rc < 0)
+			return rc;
+	}
+	*cs = (struct cow_snap){ .out = out, .now = now, .blk = -1 };
+	cs->sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
+	put_layout(ks, out);
+	sl_kvtab_iter_init(&cs->it);
+	for (int i = 0; i < ks->n; i++)
+		sl_kvtab_flip_mark(ks->d[i].tab);
+	return ks->entries ? 1 : sl_heap_snapshot_step(ks, SIZE_MAX);
+}
+
+/* Entries the walk looks at per byte of budget at least: a table of entries copied already
+ * still moves the walk on. */
+#define WALK_VISITS_PER_KIB 16
+
+int sl_heap_snapshot_step(struct heap_kstate *ks, size_t budget)
+{
+	struct cow_snap *cs = &ks->cs;
+	struct sl_snap_buf *out = cs->out;
+	size_t start, visits;
+	struct sl_kv kv;
+	int rc;
+
+	if (!out)
+		return 0;
+	start = out->len;
+	visits = budget / 1024 * WALK_VISITS_PER_KIB + 64;
+	while (cs->cur < ks->n && !out->error) {
+		struct sdesc *d = &ks->d[cs->cur];
+
+		if (!sl_kvtab_next(d->tab, &cs->it, &kv)) {
+			cs->cur++;
+			sl_kvtab_iter_init(&cs->it);
+			continue;
+		}
+		if (sl_kvtab_take_mark(d->tab, kv.value))
+			cow_put(ks, cs->cur, &kv);
+		if ((out->len - start >= budget || !--visits) && !out->error)
+			return 1;
+	}
+	blk_close(cs);
+	sl_state_sec_end(out, cs->sec);
+	rc = out->error;
+	cs->out = NULL;
+	if (rc)
+		settle_marks(ks);
+	return rc;
+}
+
+bool sl_heap_snapshot_pending(const struct heap_kstate *ks)
+{
+	return ks->cs.out != NULL;
 }
 
 static int refuse(struct heap_kstate *ks, int rc, const char *fmt, ...)
@@ -686,9 +852,9 @@ static void prefetch_rec(const struct sdesc *d, struct sl_snap_reader *a, uint32
 		take(a, (size_t)mklen + vlen);
 }
 
-/* One descriptor's records: checks them all and counts those of key groups [lo, hi) into
- * *mine, or (apply) inserts those, *mine of them, sizing the table for them first. Returns 0,
- * -EINVAL (corrupt) or -ENOMEM. */
+/* One block of a descriptor's records: checks them all and counts those of key groups
+ * [lo, hi) into *mine_n, or (apply) inserts those. Returns 0, -EINVAL (corrupt) or
+ * -ENOMEM. */
 static int restore_desc(struct heap_kstate *ks, struct sdesc *d, struct sl_snap_reader *b,
 			uint32_t lo, uint32_t hi, bool apply, uint64_t *mine_n)
 {
@@ -700,8 +866,6 @@ static int restore_desc(struct heap_kstate *ks, struct sdesc *d, struct sl_snap_
 	if (sl_snap_get_u64(b, &n))
 		return -EINVAL;
 	ahead = *b;
-	if (apply && sl_kvtab_reserve(d->tab, (size_t)*mine_n))
-		return -ENOMEM;
 	for (; apply && ai < n && ai < PF_AHEAD; ai++)
 		prefetch_rec(d, &ahead, lo, hi);
 	for (uint64_t i = 0; i < n; i++) {
@@ -756,8 +920,35 @@ static int restore_desc(struct heap_kstate *ks, struct sdesc *d, struct sl_snap_
 	return 0;
 }
 
+/* The record blocks of a section body from b's position to its end: version 1 has one per
+ * descriptor in order, version 2 names each block's descriptor. *at: the descriptor being
+ * read, for the error message. */
+static int restore_blocks(struct heap_kstate *ks, struct sl_snap_reader *b, uint32_t ver,
+			  uint32_t lo, uint32_t hi, bool apply, uint64_t *mine, int *at)
+{
+	int rc;
+
+	for (int i = 0; ver == 1 && i < ks->n; i++) {
+		*at = i;
+		if ((rc = restore_desc(ks, &ks->d[i], b, lo, hi, apply, &mine[i])))
+			return rc;
+	}
+	while (ver >= 2 && b->pos < b->len) {
+		uint32_t id;
+
+		*at = ks->n;
+		if (sl_snap_get_u32(b, &id) || id >= (uint32_t)ks->n)
+			return -EINVAL;
+		*at = (int)id;
+		if ((rc = restore_desc(ks, &ks->d[id], b, lo, hi, apply, &mine[id])))
+			return rc;
+	}
+	*at = ks->n;
+	return b->pos == b->len ? 0 : -EINVAL;
+}
+
 int sl_heap_restore(struct heap_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
-		      uint32_t kg_hi)
+		    uint32_t kg_hi)
 {
 	struct sl_snap_reader b;
 	uint64_t *mine;
@@ -780,28 +971,25 @@ int sl_heap_restore(struct heap_kstate *ks, struct sl_snap_reader *r, uint32_t k
 	if (!mine)
 		return refuse(ks, -ENOMEM, "out of memory restoring state");
 	start = b.pos;
-	for (int pass = 0; pass < 2; pass++) {
+	rc = restore_blocks(ks, &b, ver, kg_lo, kg_hi, false, mine, &i);
+	/* size each table once for all of its entries in every block */
+	for (int k = 0; !rc && k < ks->n; k++)
+		if (sl_kvtab_reserve(ks->d[k].tab, (size_t)mine[k])) {
+			i = k;
+			rc = -ENOMEM;
+		}
+	if (!rc) {
 		b.pos = start;
-		for (i = 0; i < ks->n; i++) {
-			rc = restore_desc(ks, &ks->d[i], &b, kg_lo, kg_hi, pass == 1, &mine[i]);
-			if (rc)
-				goto out_fail;
-		}
-		if (b.pos != b.len) {
-			rc = -EINVAL;
-			goto out_fail;
-		}
+		rc = restore_blocks(ks, &b, ver, kg_lo, kg_hi, true, mine, &i);
 	}
 	free(mine);
-	return 0;
-
-out_fail:
-	free(mine);
+	if (!rc)
+		return 0;
 	if (rc == -ENOMEM)
 		return refuse(ks, rc, "out of memory restoring state %d '%s'", i, ks->d[i].name);
 	if (i >= ks->n)
-		refuse(ks, rc, "state snapshot is corrupt: %zu bytes after the last state",
-		       b.len - b.pos);
+		refuse(ks, rc, "state snapshot is corrupt: bad record block at byte %zu of %zu",
+		       b.pos, b.len);
 	else
 		refuse(ks, rc, "state snapshot is corrupt in state %d '%s' (byte %zu of %zu)", i,
 		       ks->d[i].name, b.pos, b.len);

@@ -63,9 +63,12 @@ struct entry {
 	uint32_t klen;
 	uint16_t kg;
 	uint8_t cls;
-	uint8_t live;
+	uint8_t live;   /* LIVE | the entry's snapshot mark (MARK or 0); 0 when free */
 	/* value (vsize bytes, 8-aligned), then key bytes (class capacity) */
 };
+
+#define LIVE 1u
+#define MARK 2u
 
 #define ENTRY_HDR ((uint32_t)sizeof(struct entry))
 _Static_assert(sizeof(struct entry) == 24, "entry header is three words");
@@ -92,6 +95,7 @@ struct sl_kvtab {
 	uint32_t vsize;     /* value bytes, rounded up to 8 */
 	uint32_t value_size;
 	uint32_t max_par;
+	uint8_t mark;       /* the mark new entries get: MARK or 0 (sl_kvtab_flip_mark) */
 	struct slab *slabs;
 	uint32_t nslabs;
 	uint32_t slabs_cap;
@@ -431,7 +435,7 @@ void *sl_kvtab_put(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t 
 	e->klen = klen;
 	e->kg = (uint16_t)sl_key_group(hash, t->max_par);
 	e->cls = (uint8_t)cls;
-	e->live = 1;
+	e->live = (uint8_t)(LIVE | t->mark);
 	memset(entry_value(e), 0, t->vsize);
 	if (klen)
 		memcpy(entry_key(t, e), key, klen);
@@ -512,6 +516,21 @@ void sl_kvtab_entry(const struct sl_kvtab *t, const void *value, struct sl_kv *k
 	kv->kg = e->kg;
 	kv->key = entry_key(t, e);
 	kv->value = entry_value(e);
+}
+
+void sl_kvtab_flip_mark(struct sl_kvtab *t)
+{
+	t->mark ^= MARK;
+}
+
+bool sl_kvtab_take_mark(struct sl_kvtab *t, void *value)
+{
+	struct entry *e = value_entry(value);
+
+	if ((e->live & MARK) == t->mark)
+		return false;
+	e->live = (uint8_t)(LIVE | t->mark);
+	return true;
 }
 
 void sl_kvtab_prefetch(const struct sl_kvtab *t, uint64_t hash)

@@ -75,8 +75,22 @@ size_t sl_kvtab_bytes(const struct sl_kvtab *t);
 void sl_kvtab_foreach(struct sl_kvtab *t, bool (*fn)(const struct sl_kv *kv, void *arg),
 		      void *arg);
 
+/*
+ * Snapshot marks, for copy-on-write snapshots (heap_state.c): every entry carries one mark
+ * bit, and the table a current mark that new entries get. flip_mark starts a snapshot: every
+ * entry then differs from the current mark ("not yet in the snapshot"), every entry made
+ * afterwards equals it ("not part of it"). take_mark returns true once per such epoch for an
+ * entry that still differs, making it equal: whoever gets true copies the entry into the
+ * snapshot, whether the snapshot's walk reached it or a write is about to change it.
+ */
+void sl_kvtab_flip_mark(struct sl_kvtab *t);
+bool sl_kvtab_take_mark(struct sl_kvtab *t, void *value);
+
 /* A read-only walk in the same slab order, for snapshots: no callback, and the table stays
- * const. The table must not change while a walk is in progress. */
+ * const. Without changes in between, a walk sees every live entry once. With changes
+ * between steps (a copy-on-write snapshot's walk spans many loop turns) it stays valid,
+ * since entries never move and slabs are only appended: it visits every entry that was
+ * live throughout, and may or may not visit ones inserted or removed meanwhile. */
 struct sl_kvtab_iter {
 	uint32_t slab;
 	uint32_t idx;

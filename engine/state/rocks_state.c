@@ -1018,7 +1018,7 @@ int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_b
 	if (ks->db->error)
 		return ks->db->error;
 	it = rocksdb_create_iterator(ks->db->db, ks->db->ro_scan);
-	sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
+	sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION_1);
 	sl_snap_put_u32(out, ks->max_par);
 	sl_snap_put_u32(out, (uint32_t)ks->n);
 	for (int i = 0; i < ks->n; i++) {

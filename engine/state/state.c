@@ -143,6 +143,25 @@ int sl_kstate_snapshot(const struct sl_kstate *ks, sl_ts_t now, struct sl_snap_b
 	return sl_heap_snapshot(CHEAP(ks), now, out);
 }
 
+int sl_kstate_snapshot_begin(struct sl_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+{
+	if (IS_ROCKS(ks))
+		return sl_rks_snapshot(CROCKS(ks), now, out);
+	return sl_heap_snapshot_begin(HEAP(ks), now, out);
+}
+
+int sl_kstate_snapshot_step(struct sl_kstate *ks, size_t budget)
+{
+	if (IS_ROCKS(ks))
+		return 0;
+	return sl_heap_snapshot_step(HEAP(ks), budget);
+}
+
+bool sl_kstate_snapshot_pending(const struct sl_kstate *ks)
+{
+	return !IS_ROCKS(ks) && sl_heap_snapshot_pending(CHEAP(ks));
+}
+
 int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		      uint32_t kg_hi)
 {

@@ -90,7 +90,20 @@ int sl_state_sec_open(struct sl_snap_reader *r, uint32_t magic, uint32_t version
  */
 int sl_kstate_snapshot(const struct sl_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
 /*
- * Reads one section written by sl_kstate_snapshot and inserts the entries whose key group is
+ * The same section, taken copy-on-write (heap backend; DESIGN §7): begin appends the layout
+ * and returns at once, 1 while the rest is to come (0 when it is already complete, or
+ * -ENOMEM); each step then appends about `budget` more bytes and returns 1, until it
+ * completes the section and returns 0 (or -ENOMEM). Meanwhile the state may be used and
+ * changed as usual: an entry is copied as it was at begin before its first change, so the
+ * section holds exactly the state at begin. Until it completes, `out` is borrowed and
+ * nothing else may be appended to it. The RocksDB backend writes its whole section in
+ * begin and returns 0. pending: a begun snapshot has not completed yet.
+ */
+int sl_kstate_snapshot_begin(struct sl_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
+int sl_kstate_snapshot_step(struct sl_kstate *ks, size_t budget);
+bool sl_kstate_snapshot_pending(const struct sl_kstate *ks);
+/*
+ * Reads one section written by sl_kstate_snapshot or _begin and inserts the entries whose key group is
  * in [kg_lo, kg_hi) (rescaling: call once per old instance's section), skipping the others.
  * The section is checked whole before anything is inserted, so an error leaves ks as it was
  * (but for -ENOMEM midway). Returns 0; -EPROTO when the snapshot does not fit this state: a

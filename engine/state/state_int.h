@@ -17,10 +17,11 @@ struct sl_kstate {
 	enum sl_state_backend_kind backend;
 };
 
-/* The keyed state section (format described in heap_state.c; rocks_state.c writes the
- * same one). */
+/* The keyed state section (format described in heap_state.c, which writes version 2 and
+ * reads both; rocks_state.c writes version 1). */
 #define KS_MAGIC     0x534b4c53u /* "SLKS" */
-#define KS_VERSION   1u
+#define KS_VERSION   2u
+#define KS_VERSION_1 1u
 #define KIND_VALUE   1u
 #define KIND_MAP     2u
 #define SEC_HDR	     16u
@@ -60,6 +61,9 @@ void sl_heap_map_foreach(struct heap_kstate *ks, int id, const struct sl_kkey *k
 			 void *arg, sl_ts_t now);
 void sl_heap_map_clear(struct heap_kstate *ks, int id, const struct sl_kkey *k);
 int sl_heap_snapshot(const struct heap_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
+int sl_heap_snapshot_begin(struct heap_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
+int sl_heap_snapshot_step(struct heap_kstate *ks, size_t budget);
+bool sl_heap_snapshot_pending(const struct heap_kstate *ks);
 int sl_heap_restore(struct heap_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		    uint32_t kg_hi);
 const char *sl_heap_error(const struct heap_kstate *ks);

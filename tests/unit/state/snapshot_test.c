@@ -14,6 +14,11 @@
  *    is consistent (its own snapshot restores to the same entries);
  *  - layout mismatch: another value size, kind, TTL, name, descriptor count, max
  *    parallelism or a newer format is refused with -EPROTO and a message naming the state;
+ *  - copy-on-write snapshots (sl_kstate_snapshot_begin/_step): with random changes through
+ *    every call between small steps (new keys, writes through get and put pointers, clears,
+ *    map removals and foreach, TTL entries removed on access), the section restores to
+ *    exactly the state a plain snapshot took at begin; three snapshots in a row, so the
+ *    marks of one do not leak into the next;
  *  - throughput of snapshot and restore for 1M value entries and 1M map entries (printed).
  */
 #include <errno.h>
@@ -487,9 +492,117 @@ static void test_layout(void)
 	memcpy(&v, s.data + 4, 4);
 	v++;
 	memcpy(s.data + 4, &v, 4);
-	expect_refused(&s, descs, NDESC, MAX_PAR, "version 2");
+	expect_refused(&s, descs, NDESC, MAX_PAR, "version 3");
 	sl_snap_free(&s);
 	sl_kstate_destroy(a);
+}
+
+/* ---- copy-on-write snapshots ---------------------------------------------------------- */
+
+static bool scribble(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	memset(value, (int)(uintptr_t)arg, 8);
+	return true;
+}
+
+/* One random change of ks through the state calls, at processing time now. */
+static void mutate(struct sl_kstate *ks, int nkeys, sl_ts_t now)
+{
+	uint8_t kb[512], mk[64];
+	uint32_t kl = key_of(rnd() % (uint64_t)nkeys, kb), mkl = 1 + (uint32_t)(rnd() % 20);
+	struct sl_kkey k = { sl_hash_bytes(kb, kl), kb, kl };
+	int id = (int)(rnd() % NDESC);
+	bool val = descs[id].kind == SL_STATE_VALUE;
+	uint8_t *v = NULL;
+
+	for (uint32_t j = 0; j < mkl; j++)
+		mk[j] = (uint8_t)(rnd() % 4);
+	switch (rnd() % 5) {
+	case 0: /* put */
+		v = val ? sl_kstate_value_put(ks, id, &k, now)
+			: sl_kstate_map_put(ks, id, &k, mk, mkl, now);
+		break;
+	case 1: /* write through a get pointer */
+		v = val ? sl_kstate_value_get(ks, id, &k, now)
+			: sl_kstate_map_get(ks, id, &k, mk, mkl, now);
+		break;
+	case 2:
+		if (val)
+			sl_kstate_value_clear(ks, id, &k);
+		else
+			sl_kstate_map_remove(ks, id, &k, mk, mkl);
+		return;
+	case 3:
+		if (val)
+			sl_kstate_value_clear(ks, id, &k);
+		else
+			sl_kstate_map_clear(ks, id, &k);
+		return;
+	default:
+		if (!val)
+			sl_kstate_map_foreach(ks, id, &k, scribble, (void *)(uintptr_t)(rnd() & 255),
+					      now);
+		return;
+	}
+	if (v)
+		for (uint32_t j = 0; j < descs[id].value_size; j++)
+			v[j] = (uint8_t)rnd();
+}
+
+static struct list restored_list(const struct sl_snap_buf *b)
+{
+	struct sl_kstate *x = make(descs, NDESC, MAX_PAR);
+	struct sl_snap_reader r;
+	struct list l;
+
+	sl_snap_reader_init(&r, b->data, b->len);
+	T_ASSERT(sl_kstate_restore(x, &r, 0, MAX_PAR) == 0);
+	T_ASSERT(r.pos == b->len);
+	l = list_of(x, SL_TS_MIN, 0, MAX_PAR);
+	sl_kstate_destroy(x);
+	return l;
+}
+
+static void test_cow(void)
+{
+	for (int round = 0; round < 4; round++) {
+		struct sl_kstate *a = make(descs, NDESC, MAX_PAR);
+		sl_ts_t now = 250;
+
+		populate(a, 3000, 30000);
+		for (int epoch = 0; epoch < 3; epoch++, now += 40) {
+			struct sl_snap_buf ref, cow;
+			struct list lr, lc;
+			int rc, steps = 0;
+
+			sl_snap_init(&ref);
+			sl_snap_init(&cow);
+			T_ASSERT(sl_kstate_snapshot(a, now, &ref) == 0);
+			rc = sl_kstate_snapshot_begin(a, now, &cow);
+			while (rc == 1) {
+				T_ASSERT(sl_kstate_snapshot_pending(a));
+				/* times past `now`: TTL entries live at begin expire and go on access */
+				for (int j = (int)(rnd() % 60); j > 0; j--)
+					mutate(a, 4000, now + (sl_ts_t)(rnd() % 150));
+				rc = sl_kstate_snapshot_step(a, 1 + rnd() % 6000);
+				steps++;
+			}
+			T_ASSERT(rc == 0);
+			T_ASSERT(!sl_kstate_snapshot_pending(a));
+			T_ASSERT(steps > 20);
+			lr = restored_list(&ref);
+			lc = restored_list(&cow);
+			T_ASSERT(lr.n > 500);
+			list_eq(&lr, &lc);
+			list_free(&lr);
+			list_free(&lc);
+			sl_snap_free(&ref);
+			sl_snap_free(&cow);
+			for (int j = 0; j < 2000; j++) /* changes between snapshots */
+				mutate(a, 4000, now);
+		}
+		sl_kstate_destroy(a);
+	}
 }
 
 /* ---- timers --------------------------------------------------------------------------- */
@@ -747,6 +860,7 @@ int main(int argc, char **argv)
 	test_rescale();
 	test_corrupt();
 	test_layout();
+	test_cow();
 	test_timers();
 	if (argc < 2 || strcmp(argv[1], "--no-bench"))
 		bench();
