@@ -17,6 +17,7 @@
 
 #include "checkpoint/crc32c.h"
 #include "checkpoint/manifest.h"
+#include "checkpoint/par.h"
 #include "checkpoint/snap.h"
 
 #include <dirent.h>
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -491,6 +493,32 @@ out_close:
 	return rc;
 }
 
+/* One state file's check by verify(), on a sl_par_for thread. */
+struct check_res {
+	int rc;
+	uint64_t size;
+	uint32_t crc;
+};
+
+struct file_check {
+	const char *dir;
+	const struct sl_ckpt_manifest *m;
+	struct check_res *res;
+};
+
+static void check_one(uint32_t i, void *arg)
+{
+	struct file_check *fc = arg;
+	char path[PATH_MAX + 64];
+
+	if (snprintf(path, sizeof(path), "%s/%s", fc->dir, fc->m->files[i].path) >=
+	    (int)sizeof(path)) {
+		fc->res[i].rc = -ENAMETOOLONG;
+		return;
+	}
+	fc->res[i].rc = crc_file(path, &fc->res[i].size, &fc->res[i].crc);
+}
+
 /*
  * Verifies checkpoint dir `e` completely. 0 with *m filled, or a reason reported and
  * -EINVAL (broken: try an older one), -ENOENT (incomplete), -ESTALE (another job's).
@@ -549,38 +577,46 @@ static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *j
 		sl_ckpt_manifest_fini(m);
 		return -ESTALE;
 	}
-	for (uint32_t i = 0; i < m->nfiles; i++) {
-		const struct sl_ckpt_state_file *f = &m->files[i];
-		uint64_t size = 0;
-		uint32_t crc = 0;
+	/* every state file read and checked, in parallel; reported in manifest order */
+	{
+		struct file_check fc = { .dir = dir, .m = m };
+		int bad = 0;
 
-		if (snprintf(path, sizeof(path), "%s/%s", dir, f->path) >= (int)sizeof(path)) {
-			say(st, "%s/%s: path too long", dir, f->path);
+		fc.res = calloc((size_t)m->nfiles + 1, sizeof(*fc.res));
+		if (!fc.res) {
+			say(st, "%s: out of memory checking its state files", dir);
 			goto out_bad;
 		}
-		rc = crc_file(path, &size, &crc);
-		if (rc) {
-			say(st,
-			    "%s: %s (checkpoint %" PRIu64 ", operator %u shard %u); using an "
-			    "older checkpoint",
-			    path, rc == -ENOENT ? "missing" : strerror(-rc), e->id, f->op_id,
-			    f->shard);
-			goto out_bad;
+		sl_par_for(m->nfiles, 0, check_one, &fc);
+		for (uint32_t i = 0; i < m->nfiles && !bad; i++) {
+			const struct sl_ckpt_state_file *f = &m->files[i];
+			const struct check_res *c = &fc.res[i];
+
+			bad = 1;
+			if (c->rc == -ENAMETOOLONG)
+				say(st, "%s/%s: path too long", dir, f->path);
+			else if (c->rc)
+				say(st,
+				    "%s/%s: %s (checkpoint %" PRIu64 ", operator %u shard %u); using "
+				    "an older checkpoint",
+				    dir, f->path, c->rc == -ENOENT ? "missing" : strerror(-c->rc),
+				    e->id, f->op_id, f->shard);
+			else if (c->size != f->size)
+				say(st,
+				    "%s/%s: %" PRIu64 " bytes, the manifest says %" PRIu64 " (truncated "
+				    "or partial); using an older checkpoint",
+				    dir, f->path, c->size, f->size);
+			else if (c->crc != f->crc32c)
+				say(st,
+				    "%s/%s: CRC32C %08x, the manifest says %08x (corrupt); using an "
+				    "older checkpoint",
+				    dir, f->path, c->crc, f->crc32c);
+			else
+				bad = 0;
 		}
-		if (size != f->size) {
-			say(st,
-			    "%s: %" PRIu64 " bytes, the manifest says %" PRIu64 " (truncated or "
-			    "partial); using an older checkpoint",
-			    path, size, f->size);
+		free(fc.res);
+		if (bad)
 			goto out_bad;
-		}
-		if (crc != f->crc32c) {
-			say(st,
-			    "%s: CRC32C %08x, the manifest says %08x (corrupt); using an older "
-			    "checkpoint",
-			    path, crc, f->crc32c);
-			goto out_bad;
-		}
 	}
 	return 0;
 
@@ -691,4 +727,110 @@ int sl_ckpt_store_load(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* ---- mapping every state file of a checkpoint (recovery) -------------------------------- */
+
+struct map_job {
+	struct sl_ckpt_store *st;
+	const struct sl_ckpt_manifest *m;
+	char dir[PATH_MAX];
+	struct sl_ckpt_mapped *out;
+	int *rc;
+	uint32_t *crc;
+	uint64_t *size;
+};
+
+static void map_one(uint32_t i, void *arg)
+{
+	struct map_job *j = arg;
+	const struct sl_ckpt_state_file *f = &j->m->files[i];
+	struct sl_ckpt_mapped *o = &j->out[i];
+	char path[PATH_MAX + 64];
+	struct stat sb;
+	void *p;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", j->dir, f->path) >= (int)sizeof(path)) {
+		j->rc[i] = -ENAMETOOLONG;
+		return;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb)) {
+		j->rc[i] = -errno;
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	j->size[i] = (uint64_t)sb.st_size;
+	if (j->size[i] != f->size || !sb.st_size) {
+		close(fd);
+		return; /* a wrong size is reported by the caller; an empty file maps to nothing */
+	}
+	/* the file's page-cache pages themselves: no copy, and no fresh memory to fault in */
+	p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		j->rc[i] = -errno;
+		return;
+	}
+	o->data = p;
+	o->len = (size_t)sb.st_size;
+	j->crc[i] = sl_crc32c(0, o->data, o->len);
+}
+
+int sl_ckpt_store_map_all(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m,
+			  struct sl_ckpt_mapped *out)
+{
+	struct map_job j = { .st = st, .m = m, .out = out };
+	int rc = 0;
+
+	memset(out, 0, (size_t)m->nfiles * sizeof(*out));
+	if (sl_ckpt_store_path(st, m->ckpt_id, NULL, j.dir, sizeof(j.dir)))
+		return -ENAMETOOLONG;
+	j.rc = calloc((size_t)m->nfiles + 1, sizeof(*j.rc));
+	j.crc = calloc((size_t)m->nfiles + 1, sizeof(*j.crc));
+	j.size = calloc((size_t)m->nfiles + 1, sizeof(*j.size));
+	if (!j.rc || !j.crc || !j.size) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	sl_par_for(m->nfiles, 0, map_one, &j);
+	for (uint32_t i = 0; i < m->nfiles && !rc; i++) {
+		const struct sl_ckpt_state_file *f = &m->files[i];
+
+		rc = j.rc[i];
+		if (rc) {
+			say(st, "%s/%s: %s", j.dir, f->path, strerror(-rc));
+		} else if (j.size[i] != f->size) {
+			say(st, "%s/%s: %" PRIu64 " bytes, the manifest says %" PRIu64, j.dir,
+			    f->path, j.size[i], f->size);
+			rc = -EINVAL;
+		} else if (out[i].len && j.crc[i] != f->crc32c) {
+			say(st, "%s/%s: CRC32C %08x, the manifest says %08x (corrupt)", j.dir,
+			    f->path, j.crc[i], f->crc32c);
+			rc = -EINVAL;
+		} else if (!out[i].len && f->crc32c != sl_crc32c(0, "", 0)) {
+			say(st, "%s/%s: empty, the manifest says CRC32C %08x (corrupt)", j.dir,
+			    f->path, f->crc32c);
+			rc = -EINVAL;
+		}
+	}
+out:
+	free(j.rc);
+	free(j.crc);
+	free(j.size);
+	if (rc)
+		sl_ckpt_store_unmap_all(out, m->nfiles);
+	return rc;
+}
+
+void sl_ckpt_store_unmap_all(struct sl_ckpt_mapped *maps, uint32_t n)
+{
+	for (uint32_t i = 0; maps && i < n; i++) {
+		if (maps[i].len)
+			munmap((void *)maps[i].data, maps[i].len);
+		maps[i].data = NULL;
+		maps[i].len = 0;
+	}
 }

@@ -108,4 +108,21 @@ int sl_ckpt_store_discard_after(struct sl_ckpt_store *st, uint64_t n);
 int sl_ckpt_store_load(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m, uint32_t i,
 		       struct sl_snap_buf *out);
 
+/* A state file mapped read-only: its bytes, valid until sl_ckpt_store_unmap_all. */
+struct sl_ckpt_mapped {
+	const uint8_t *data; /* NULL for an empty file */
+	size_t len;
+};
+
+/*
+ * Recovery's load: maps every state file of checkpoint m into out[0..m->nfiles) (the page
+ * cache's own pages, read ahead with MAP_POPULATE: no copy into fresh memory) and checks
+ * each one's size and CRC32C again, the files in parallel on up to one thread per CPU.
+ * Returns 0, or -EINVAL (a file is corrupt: reported) / -errno with nothing left mapped.
+ */
+int sl_ckpt_store_map_all(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m,
+			  struct sl_ckpt_mapped *out);
+/* Unmaps maps[0..n) (accepts NULL and entries already unmapped). */
+void sl_ckpt_store_unmap_all(struct sl_ckpt_mapped *maps, uint32_t n);
+
 #endif

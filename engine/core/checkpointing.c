@@ -37,9 +37,9 @@ struct sl_ckpt_ctl {
 	int files_failed;            /* state files of the checkpoint being completed */
 	struct sl_ckpt_manifest *m;
 	/* the checkpoint this run restores (restored.ckpt_id 0: a fresh start), with every
-	 * state file loaded; read-only while the shards wire themselves */
+	 * state file mapped; read-only while the shards wire themselves */
 	struct sl_ckpt_manifest restored;
-	struct sl_snap_buf *state;   /* [restored.nfiles] */
+	struct sl_ckpt_mapped *state;   /* [restored.nfiles] */
 };
 
 /* Calls abort_pending of every sink instance: what they wrote after checkpoint `ckpt` (0: a
@@ -189,13 +189,11 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 	c->state = calloc((size_t)m->nfiles + 1, sizeof(*c->state));
 	if (!c->state)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < m->nfiles; i++) {
-		rc = sl_ckpt_store_load(from, m, i, &c->state[i]);
-		if (rc) {
-			sl_job_set_error(job, rc, "checkpoint %" PRIu64 ": state file %s: %s",
-					 m->ckpt_id, m->files[i].path, strerror(-rc));
-			return rc;
-		}
+	rc = sl_ckpt_store_map_all(from, m, c->state);
+	if (rc) {
+		sl_job_set_error(job, rc, "checkpoint %" PRIu64 ": its state files (see above): %s",
+				 m->ckpt_id, strerror(-rc));
+		return rc;
 	}
 	fprintf(stderr, "sluice: restoring %s %" PRIu64 " of %s (%u state files, %u shards "
 			"then, %d now)\n", c->sp_from ? "savepoint" : "checkpoint", m->ckpt_id,
@@ -335,8 +333,7 @@ void sl_ckpt_ctl_close(struct sl_runtime *rt)
 	sl_ckw_destroy(c->writer);
 	sl_ckpt_store_close(c->store);
 	sl_ckpt_store_close(c->sp_from);
-	for (uint32_t i = 0; c->state && i < c->restored.nfiles; i++)
-		sl_snap_free(&c->state[i]);
+	sl_ckpt_store_unmap_all(c->state, c->restored.nfiles);
 	free(c->state);
 	sl_ckpt_manifest_fini(&c->restored);
 	free(c);

@@ -51,6 +51,14 @@ struct mapref {
 	struct sl_kvtab *m;
 };
 
+/* A record block being written (snapshot format version 2, below); desc -1: none open. */
+struct blk {
+	int desc;
+	size_t at;               /* where its header starts in the buffer */
+	uint64_t n;
+	uint32_t kg_lo, kg_hi;   /* key groups of its records: [kg_lo, kg_hi) */
+};
+
 /* A copy-on-write snapshot in progress (sl_heap_snapshot_begin/_step); out == NULL: none. */
 struct cow_snap {
 	struct sl_snap_buf *out; /* borrowed from the caller until the snapshot completes */
@@ -58,9 +66,7 @@ struct cow_snap {
 	size_t sec;              /* where the section starts in out */
 	int cur;                 /* descriptor the walk is in; n: the walk is done */
 	struct sl_kvtab_iter it;
-	int blk;                 /* descriptor of the open record block, -1: none */
-	size_t blk_at;           /* offset of its record count in out */
-	uint64_t blk_n;
+	struct blk blk;          /* the open record block */
 };
 
 struct heap_kstate {
@@ -442,7 +448,9 @@ void sl_heap_map_clear(struct heap_kstate *ks, int id, const struct sl_kkey *k)
  *     map record    rec_hdr, key, u32 n (>= 1), n x { u32 mklen, map key, value block }
  *
  * Version 1 (still read; rocks_state.c writes it) has exactly ndesc blocks, in descriptor
- * order, without the u32 desc. Version 2's blocks may come in any order and a descriptor may
+ * order, of just { u64 nrec, records }. A block's key groups and length let a restore skip
+ * the blocks of key groups it does not own without reading them: with the shard count
+ * unchanged, each shard reads only its own old instance's records. Version 2's blocks may come in any order and a descriptor may
  * have many: a copy-on-write snapshot writes entries as its walk reaches them and, between
  * them, the ones a write was about to change (below).
  *
@@ -562,54 +570,79 @@ static void put_layout(const struct heap_kstate *ks, struct sl_snap_buf *out)
 	}
 }
 
+#define BLK_HDR 28u
+
+static void blk_open(struct blk *b, struct sl_snap_buf *out, int desc)
+{
+	*b = (struct blk){ .desc = desc, .at = out->len, .kg_lo = UINT32_MAX };
+	sl_snap_put_u32(out, (uint32_t)desc);
+	sl_snap_put_u32(out, 0);
+	sl_snap_put_u32(out, 0);
+	sl_snap_put_u64(out, 0);
+	sl_snap_put_u64(out, 0);
+}
+
+static void blk_count(struct blk *b, const struct sl_kv *kv)
+{
+	b->n++;
+	if (kv->kg < b->kg_lo)
+		b->kg_lo = kv->kg;
+	if (kv->kg + 1u > b->kg_hi)
+		b->kg_hi = kv->kg + 1u;
+}
+
+/* Fills in the open block's header. */
+static void blk_close(struct blk *b, struct sl_snap_buf *out)
+{
+	uint64_t nbytes = out->len - b->at - BLK_HDR;
+
+	if (b->desc < 0)
+		return;
+	if (!b->n)
+		b->kg_lo = b->kg_hi = 0;
+	if (!out->error) {
+		memcpy(out->data + b->at + 4, &b->kg_lo, 4);
+		memcpy(out->data + b->at + 8, &b->kg_hi, 4);
+		memcpy(out->data + b->at + 12, &b->n, 8);
+		memcpy(out->data + b->at + 20, &nbytes, 8);
+	}
+	b->desc = -1;
+}
+
 int sl_heap_snapshot(const struct heap_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
 {
 	size_t sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
 
 	put_layout(ks, out);
-	for (int i = 0; i < ks->n; i++) {
+	for (int i = 0; i < ks->n && !out->error; i++) {
 		const struct sdesc *d = &ks->d[i];
 		struct sl_kvtab_iter it;
 		struct sl_kv kv;
-		size_t at;
-		uint64_t n = 0;
+		struct blk b;
 
-		sl_snap_put_u32(out, (uint32_t)i);
-		at = out->len;
-		sl_snap_put_u64(out, 0);
+		blk_open(&b, out, i);
 		sl_kvtab_iter_init(&it);
 		while (!out->error && sl_kvtab_next(d->tab, &it, &kv))
-			n += put_entry(d, &kv, now, out);
-		if (out->error)
-			break;
-		memcpy(out->data + at, &n, 8);
+			if (put_entry(d, &kv, now, out))
+				blk_count(&b, &kv);
+		blk_close(&b, out);
 	}
 	sl_state_sec_end(out, sec);
 	return out->error;
 }
 
-/* The copy-on-write snapshot's record blocks: one stays open while records of its
+/* The copy-on-write snapshot's records go into blocks: one stays open while records of its
  * descriptor follow each other; a record of another descriptor closes it. */
-static void blk_close(struct cow_snap *cs)
-{
-	if (cs->blk >= 0 && !cs->out->error)
-		memcpy(cs->out->data + cs->blk_at, &cs->blk_n, 8);
-	cs->blk = -1;
-}
-
 static void cow_put(struct heap_kstate *ks, int id, const struct sl_kv *kv)
 {
 	struct cow_snap *cs = &ks->cs;
 
-	if (cs->blk != id) {
-		blk_close(cs);
-		sl_snap_put_u32(cs->out, (uint32_t)id);
-		cs->blk_at = cs->out->len;
-		sl_snap_put_u64(cs->out, 0);
-		cs->blk = id;
-		cs->blk_n = 0;
+	if (cs->blk.desc != id) {
+		blk_close(&cs->blk, cs->out);
+		blk_open(&cs->blk, cs->out, id);
 	}
-	cs->blk_n += put_entry(&ks->d[id], kv, cs->now, cs->out);
+	if (put_entry(&ks->d[id], kv, cs->now, cs->out))
+		blk_count(&cs->blk, kv);
 }
 
 static void cow_save(struct heap_kstate *ks, struct sdesc *d, void *v)
@@ -647,7 +680,7 @@ int sl_heap_snapshot_begin(struct heap_kstate *ks, sl_ts_t now, struct sl_snap_b
 		if (rc < 0)
 			return rc;
 	}
-	*cs = (struct cow_snap){ .out = out, .now = now, .blk = -1 };
+	*cs = (struct cow_snap){ .out = out, .now = now, .blk = { .desc = -1 } };
 	cs->sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
 	put_layout(ks, out);
 	sl_kvtab_iter_init(&cs->it);
@@ -685,7 +718,7 @@ int sl_heap_snapshot_step(struct heap_kstate *ks, size_t budget)
 		if ((out->len - start >= budget || !--visits) && !out->error)
 			return 1;
 	}
-	blk_close(cs);
+	blk_close(&cs->blk, out);
 	sl_state_sec_end(out, cs->sec);
 	rc = out->error;
 	cs->out = NULL;
@@ -856,15 +889,13 @@ static void prefetch_rec(const struct sdesc *d, struct sl_snap_reader *a, uint32
  * [lo, hi) into *mine_n, or (apply) inserts those. Returns 0, -EINVAL (corrupt) or
  * -ENOMEM. */
 static int restore_desc(struct heap_kstate *ks, struct sdesc *d, struct sl_snap_reader *b,
-			uint32_t lo, uint32_t hi, bool apply, uint64_t *mine_n)
+			uint64_t n, uint32_t lo, uint32_t hi, bool apply, uint64_t *mine_n)
 {
 	uint32_t vlen = d->off + d->value_size;
 	struct sl_snap_reader ahead;
-	uint64_t n, ai = 0;
+	uint64_t ai = 0;
 	int rc;
 
-	if (sl_snap_get_u64(b, &n))
-		return -EINVAL;
 	ahead = *b;
 	for (; apply && ai < n && ai < PF_AHEAD; ai++)
 		prefetch_rec(d, &ahead, lo, hi);
@@ -929,19 +960,34 @@ static int restore_blocks(struct heap_kstate *ks, struct sl_snap_reader *b, uint
 	int rc;
 
 	for (int i = 0; ver == 1 && i < ks->n; i++) {
+		uint64_t n;
+
 		*at = i;
-		if ((rc = restore_desc(ks, &ks->d[i], b, lo, hi, apply, &mine[i])))
+		if (sl_snap_get_u64(b, &n))
+			return -EINVAL;
+		if ((rc = restore_desc(ks, &ks->d[i], b, n, lo, hi, apply, &mine[i])))
 			return rc;
 	}
 	while (ver >= 2 && b->pos < b->len) {
-		uint32_t id;
+		uint32_t id, klo, khi;
+		uint64_t n, nbytes;
+		size_t end;
 
 		*at = ks->n;
-		if (sl_snap_get_u32(b, &id) || id >= (uint32_t)ks->n)
+		if (sl_snap_get_u32(b, &id) || id >= (uint32_t)ks->n || sl_snap_get_u32(b, &klo) ||
+		    sl_snap_get_u32(b, &khi) || sl_snap_get_u64(b, &n) ||
+		    sl_snap_get_u64(b, &nbytes) || nbytes > b->len - b->pos)
 			return -EINVAL;
+		end = b->pos + (size_t)nbytes;
+		if (!n || khi <= lo || klo >= hi) { /* none of its key groups are ours */
+			b->pos = end;
+			continue;
+		}
 		*at = (int)id;
-		if ((rc = restore_desc(ks, &ks->d[id], b, lo, hi, apply, &mine[id])))
+		if ((rc = restore_desc(ks, &ks->d[id], b, n, lo, hi, apply, &mine[id])))
 			return rc;
+		if (b->pos != end)
+			return -EINVAL;
 	}
 	*at = ks->n;
 	return b->pos == b->len ? 0 : -EINVAL;
