@@ -124,6 +124,11 @@ struct sl_kafka_source_cfg {
 	const struct sl_kafka_offset *bounded_specific;
 	int nbounded_specific;
 	int timeout_ms; /* metadata and offset queries; 0: 10000 */
+	/* Flink's scan.topic-partition-discovery.interval: every so often the coordinator asks
+	 * the cluster for the topics' (pattern: the matching topics') partitions; new ones
+	 * become splits that start at their earliest offset. <= 0: off. Off for a bounded
+	 * source, as in Flink. */
+	int64_t discovery_interval_ms;
 
 	/* set by sl_kafka_source_prepare(): the splits, topics in name order, then their
 	 * partitions, so a restore with the same topics and partition counts maps every
@@ -135,6 +140,10 @@ struct sl_kafka_source_cfg {
 	bool commit_offsets; /* commit each checkpoint's offsets to group.id
 			      * (monitoring); the SQL mapping sets it when
 			      * properties.group.id is given */
+	/* set by sl_kafka_source_prepare(): the splits as the job runs them (the plan's,
+	 * renumbered as a restored checkpoint had them, then those found later); opaque,
+	 * shared by the coordinator and the shards under its own lock */
+	struct sl_kafka_splits *splits;
 };
 
 /*
@@ -146,12 +155,14 @@ struct sl_kafka_source_cfg {
  */
 int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *err);
 
-/* Frees what sl_kafka_source_prepare() allocated (split_refs, topic_names); the rest of cfg
- * is the caller's. Accepts a cfg never prepared. Call after sl_job_destroy(). */
+/* Frees what sl_kafka_source_prepare() allocated (split_refs, topic_names, splits); the
+ * rest of cfg is the caller's. Accepts a cfg never prepared. Call after sl_job_destroy(). */
 void sl_kafka_source_cfg_fini(struct sl_kafka_source_cfg *cfg);
 
 /*
- * Source ops. Split k is split_refs[k]. poll() takes at most `max` messages already fetched
+ * Source ops. Split k is split_refs[k] until a restore renumbers the splits as the
+ * checkpoint had them (restore_layout) or discovery adds splits npartitions, ... (the
+ * source's splits grow while discovery_interval_ms > 0 and it is unbounded). poll() takes at most `max` messages already fetched
  * (never waits); position() is the next offset to read (8 bytes), seek() continues from
  * one. An undecodable message goes to the dead-letter output as "topic/partition/offset".
  */
