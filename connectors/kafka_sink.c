@@ -756,6 +756,14 @@ static int produce(struct ksink *k, struct kprod *p, int32_t part, const char *k
 		}
 		rd_kafka_poll(p->rk, 10);
 	}
+	if (e == RD_KAFKA_RESP_ERR__STATE && p->txid[0]) {
+		/* the transaction is doomed by a request of it that failed: its delivery
+		 * report names the cause, so serve the reports before saying anything
+		 * (error path only) */
+		rd_kafka_poll(p->rk, 100);
+		if (kerr_code(p->err))
+			return kerr_code(p->err);
+	}
 	if (e) {
 		char where[32] = "";
 
