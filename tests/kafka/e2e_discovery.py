@@ -19,7 +19,13 @@ created while the job runs (sluice-kafka-broker's `topic` command on its stdin).
      checkpoint did (and fail loudly otherwise, never read one partition from another's
      offset);
   4. the restarted job (same checkpoint directory) must bring every record of the three
-     topics into the output exactly once, then stops with SIGTERM.
+     topics into the output exactly once, then stops with SIGTERM;
+  5. watermarks: a windowed job (1 s tumbling windows, watermark = event time, idle
+     timeout 4 s) over 'wm-.*' has fired the windows up to 10 s from wm-m when topic wm-a
+     appears with one record at 11.2 s; wm-m then runs on to 20.5 s. The new split joins
+     the watermark minimum: only the window [10 s, 11 s) fires while wm-a is active, and
+     once it is idle (4 s without a record) the windows up to [19 s, 20 s) fire, its
+     record counted in [11 s, 12 s).
 
 Usage: e2e_discovery.py SLUICE BROKER   (exit 77 when kcat is missing)
 """
@@ -181,6 +187,113 @@ def check(sluice, broker, work):
     return True
 
 
+WM_JOB = """SET 'table.exec.source.idle-timeout' = '4 s';
+SET 'execution.checkpointing.interval' = '100 ms';
+CREATE TABLE ev (k INT, ts_ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ts_ms, 3),
+  WATERMARK FOR ts AS ts) WITH (
+  'connector' = 'kafka', 'topic-pattern' = 'wm-.*', 'properties.bootstrap.servers' = '%(addr)s',
+  'scan.startup.mode' = 'earliest-offset', 'format' = 'json',
+  'scan.watermark.emit.strategy' = 'on-event',
+  'scan.topic-partition-discovery.interval' = '200 ms');
+CREATE TABLE wins (w BIGINT, n BIGINT) WITH ('connector' = 'filesystem', 'path' = '%(out)s',
+  'format' = 'csv', 'sink.delivery-guarantee' = 'exactly-once');
+INSERT INTO wins SELECT UNIX_TIMESTAMP(CAST(TUMBLE_START(ts, INTERVAL '1' SECOND) AS STRING))
+  - %(base_s)d, COUNT(*) FROM ev GROUP BY TUMBLE(ts, INTERVAL '1' SECOND);
+"""
+
+
+def check_watermarks(sluice, broker, work):
+    """The windows fired so far are visible within a checkpoint (100 ms): the sink commits
+    its files at each one."""
+    base = 1706781600000
+    out, ck, job = (os.path.join(work, n) for n in ("wins", "wm_ck", "wm.sql"))
+
+    def ev(ms):
+        return "{\"k\": 1, \"ts_ms\": %d}" % (base + ms)
+
+    def plain(topic, vals):
+        subprocess.run(["kcat", "-P", "-b", broker.addr, "-t", topic, "-X", "log_level=3"],
+                       input="".join(v + "\n" for v in vals), text=True, check=True,
+                       timeout=TIMEOUT)
+
+    def windows():
+        got = {}
+        if os.path.isdir(out):
+            for fn in os.listdir(out):
+                if not fn.startswith((".", "_")):
+                    with open(os.path.join(out, fn)) as f:
+                        for l in f:
+                            if l.strip():
+                                w, n = l.strip().split(",")
+                                got[int(w)] = int(n)
+        return got
+
+    def wait(pred, secs):
+        deadline = time.time() + secs
+        while time.time() < deadline:
+            if pred():
+                return True
+            time.sleep(0.05)
+        return pred()
+
+    broker.command("topic wm-m 1")  # one partition: its watermark is its records' order
+    plain("wm-m", [ev(500 * i) for i in range(22)])  # 0 .. 10.5 s
+    with open(job, "w") as f:
+        f.write(WM_JOB % {"addr": broker.addr, "out": out, "base_s": base // 1000})
+    errf = open(os.path.join(work, "wm.err"), "w+")
+    p = subprocess.Popen([sluice, "run", job, "--shards", "2", "--checkpoint-dir", ck],
+                         stdout=subprocess.DEVNULL, stderr=errf, text=True)
+
+    def err():
+        errf.flush()
+        with open(errf.name) as f:
+            return f.read()
+    try:
+        if not wait(lambda: len(windows()) >= 10, 20):
+            print("FAIL: watermarks: %d windows before wm-a, want 10: %s" % (
+                len(windows()), err()[-400:]))
+            return False
+        broker.command("topic wm-a 1")
+        plain("wm-a", [ev(11200)])
+        if not wait(lambda: "new split" in err(), 10):
+            print("FAIL: watermarks: the job opened no split for wm-a: %s" % err()[-400:])
+            return False
+        time.sleep(0.5)  # its record fetched and emitted
+        plain("wm-m", [ev(11000 + 500 * i) for i in range(20)])  # 11 .. 20.5 s
+        # window 10 fires once both wm-a's record (11.2 s) and wm-m's (11 s on) are in;
+        # for the idle timeout after wm-a's record no later one may
+        if not wait(lambda: 10 in windows(), 10):
+            print("FAIL: watermarks: window 10 did not fire: %s" % sorted(windows()))
+            return False
+        for _ in range(2):
+            held = sorted(windows())
+            if held != list(range(11)):
+                print("FAIL: watermarks: windows %s fired while wm-a holds the watermark "
+                      "at 11.2 s, want 0..10: is the new split left out of the minimum?" %
+                      held)
+                return False
+            time.sleep(0.5)
+        if not wait(lambda: len(windows()) >= 20, 10):
+            print("FAIL: watermarks: windows %s after wm-a went idle, want 0..19" % (
+                sorted(windows().items())))
+            return False
+        time.sleep(0.3)
+        got = windows()
+        if sorted(got) != list(range(20)) or got[11] != 3:
+            print("FAIL: watermarks: want windows 0..19, 11 with 3 records: %s" % got)
+            return False
+        print("ok: watermarks: a split found while running holds the watermark back (windows "
+              "0..10 fired) until it is idle (0..19), its record counted in window 11")
+        return True
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        errf.close()
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -192,7 +305,9 @@ def main():
     work = tempfile.mkdtemp(prefix="sluice-kafka-discovery-")
     broker = Broker(exe, ["ev-m:2"])
     try:
-        return 0 if check(sluice, broker, work) else 1
+        ok = os.environ.get("ONLY_WM") or check(sluice, broker, work)
+        ok = check_watermarks(sluice, broker, work) and ok
+        return 0 if ok else 1
     finally:
         broker.stop()
         shutil.rmtree(work, ignore_errors=True)
