@@ -1308,8 +1308,12 @@ static int kafka_discover(const void *cfgp, int64_t now_ms)
 	if (!kafka_splits_grow(cfg))
 		return nsplits(cfg);
 	before = ks->n; /* only this thread writes n */
-	if (now_ms < ks->next_at)
+	if (!ks->next_at || now_ms < ks->next_at) {
+		/* the first call only starts the clock: prepare has just asked */
+		if (!ks->next_at)
+			ks->next_at = now_ms + cfg->discovery_interval_ms;
 		return before;
+	}
 	ks->next_at = now_ms + cfg->discovery_interval_ms;
 	if (!ks->rk && !(ks->rk = make_consumer(cfg, &err))) {
 		fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", src_name(cfg),
