@@ -69,7 +69,7 @@
 #define BURST_RETRY 64	  /* ... and between its tries while another instance produces */
 #define STAGE_MAX   2048  /* ... and at most: then it waits for its turn */
 #define STAGE_BUF   (256u << 10)
-#define SCAN_WINDOW 1024  /* marker offsets read per look back */
+#define SCAN_WINDOW 1024 /* marker offsets read per look back */
 
 /* ---- sticky errors ---------------------------------------------------------------------- */
 
@@ -373,7 +373,7 @@ struct kgroup {
 	 * never held with `lock`, never taken by commits (the committing slot is not the
 	 * one being written: see the invariants) */
 	pthread_mutex_t produce_lock;
-	struct kerr err;      /* sticky: any failure dooms the run's transactions */
+	struct kerr err; /* sticky: any failure dooms the run's transactions */
 	struct kprod slot[2];
 	int ended;		  /* instances at end of input */
 	uint64_t ended_min_epoch; /* fewest precommits of an ended instance */

@@ -1230,8 +1230,7 @@ static bool kafka_splits_grow(const void *cfgp)
 {
 	const struct sl_kafka_source_cfg *cfg = cfgp;
 
-	return cfg->splits && cfg->discovery_interval_ms > 0 &&
-	       cfg->bounded == SL_KAFKA_UNBOUNDED;
+	return cfg->splits && cfg->discovery_interval_ms > 0 && cfg->bounded == SL_KAFKA_UNBOUNDED;
 }
 
 static bool has_split(const struct sl_kafka_splits *ks, const char *topic, int32_t part)
@@ -1299,7 +1298,8 @@ static int kafka_discover(const void *cfgp, int64_t now_ms)
 	const struct sl_kafka_source_cfg *cfg = cfgp;
 	struct sl_kafka_splits *ks = cfg->splits;
 	int timeout = cfg->timeout_ms > 0 && cfg->timeout_ms < DISCOVER_TIMEOUT_MS
-			      ? cfg->timeout_ms : DISCOVER_TIMEOUT_MS;
+			      ? cfg->timeout_ms
+			      : DISCOVER_TIMEOUT_MS;
 	struct sl_error err = { 0 };
 	const char **names = NULL;
 	char *store = NULL, why[256];
@@ -1320,8 +1320,7 @@ static int kafka_discover(const void *cfgp, int64_t now_ms)
 			err.msg);
 		return err.code ? err.code : -EIO;
 	}
-	nt = topic_names((struct sl_kafka_source_cfg *)cfg, ks->rk, timeout, &names, &store,
-			 &err);
+	nt = topic_names((struct sl_kafka_source_cfg *)cfg, ks->rk, timeout, &names, &store, &err);
 	if (nt == -ENOENT && cfg->topic_pattern)
 		return before; /* the pattern matches nothing now: nothing new */
 	if (nt < 0) {
@@ -1335,15 +1334,16 @@ static int kafka_discover(const void *cfgp, int64_t now_ms)
 		if (count < 0) {
 			/* a pattern's topic may be deleted in between: skip it; a named one
 			 * answers next time or the split's own consumer reports it */
-			fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n",
-				src_name(cfg), why);
+			fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", src_name(cfg),
+				why);
 			continue;
 		}
 		for (int32_t p = 0; p < count && !rc; p++)
 			if (!has_split(ks, names[t], p)) {
 				rc = add_split(ks, names[t], p);
 				if (!rc)
-					fprintf(stderr, "sluice: kafka source '%s': found %s/%d: "
+					fprintf(stderr,
+						"sluice: kafka source '%s': found %s/%d: "
 						"split %d, read from its earliest offset\n",
 						src_name(cfg), names[t], p, ks->n - 1);
 			}
@@ -1360,8 +1360,8 @@ static int kafka_discover(const void *cfgp, int64_t now_ms)
  * and count as found later (they start at their earliest offset) when discovery is on. A
  * checkpointed partition that is gone fails the restore: its data would be skipped.
  */
-static int kafka_restore_layout(const void *cfgp, int n, const void *const *pos,
-				const size_t *len, struct sl_error *err)
+static int kafka_restore_layout(const void *cfgp, int n, const void *const *pos, const size_t *len,
+				struct sl_error *err)
 {
 	const struct sl_kafka_source_cfg *cfg = cfgp;
 	struct sl_kafka_splits *ks = cfg->splits;
@@ -1384,8 +1384,10 @@ static int kafka_restore_layout(const void *cfgp, int n, const void *const *pos,
 		int j;
 
 		if (!pos[k] || len[k] != sizeof p) {
-			set_err(err, -EINVAL, "kafka source '%s': the checkpoint's split %d has "
-				"no Kafka position", src_name(cfg), k);
+			set_err(err, -EINVAL,
+				"kafka source '%s': the checkpoint's split %d has "
+				"no Kafka position",
+				src_name(cfg), k);
 			goto fail;
 		}
 		memcpy(&p, pos[k], sizeof p);
@@ -1394,10 +1396,11 @@ static int kafka_restore_layout(const void *cfgp, int n, const void *const *pos,
 			    fnv1a(ks->refs[j].topic) == p.topic_hash)
 				break;
 		if (j == ks->n) {
-			set_err(err, -ESTALE, "kafka source '%s': the checkpoint's split %d "
+			set_err(err, -ESTALE,
+				"kafka source '%s': the checkpoint's split %d "
 				"(partition %d of a topic with hash %08x) is not among the "
-				"topics' partitions now", src_name(cfg), k, p.partition,
-				p.topic_hash);
+				"topics' partitions now",
+				src_name(cfg), k, p.partition, p.topic_hash);
 			goto fail;
 		}
 		used[j] = true;

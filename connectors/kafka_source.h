@@ -162,9 +162,10 @@ void sl_kafka_source_cfg_fini(struct sl_kafka_source_cfg *cfg);
 /*
  * Source ops. Split k is split_refs[k] until a restore renumbers the splits as the
  * checkpoint had them (restore_layout) or discovery adds splits npartitions, ... (the
- * source's splits grow while discovery_interval_ms > 0 and it is unbounded). poll() takes at most `max` messages already fetched
- * (never waits); position() is the next offset to read (8 bytes), seek() continues from
- * one. An undecodable message goes to the dead-letter output as "topic/partition/offset".
+ * source's splits grow while discovery_interval_ms > 0 and it is unbounded). poll() takes at most
+ * `max` messages already fetched (never waits); position() is the next offset to read (8 bytes),
+ * seek() continues from one. An undecodable message goes to the dead-letter output as
+ * "topic/partition/offset".
  */
 extern const struct sl_source_ops sl_kafka_source_ops;
 

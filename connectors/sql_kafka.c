@@ -504,8 +504,10 @@ static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_ow
 		if (*v == '-' && !sl_conn_parse_duration(v + 1, &k->cfg.discovery_interval_ms))
 			k->cfg.discovery_interval_ms = 0;
 		else if (sl_conn_parse_duration(v, &k->cfg.discovery_interval_ms))
-			return fail(c, o, "option '%s': '%s' is not a duration (e.g. '30 s', "
-				    "'5 min'; '0' disables)", o->key, o->value);
+			return fail(c, o,
+				    "option '%s': '%s' is not a duration (e.g. '30 s', "
+				    "'5 min'; '0' disables)",
+				    o->key, o->value);
 	}
 	if ((o = take(c, "topic-pattern"))) {
 		if (topic)

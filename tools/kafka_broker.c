@@ -77,18 +77,20 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 	return 0;
 }
 
-
 /* Kafka API keys by name (the protocol's numbers), for the error command. */
 static const struct {
 	const char *name;
 	int16_t key;
 } apis[] = {
-	{ "Produce", 0 },	      { "Fetch", 1 },		   { "ListOffsets", 2 },
-	{ "Metadata", 3 },	      { "OffsetCommit", 8 },	   { "OffsetFetch", 9 },
-	{ "FindCoordinator", 10 },    { "JoinGroup", 11 },	   { "Heartbeat", 12 },
-	{ "LeaveGroup", 13 },	      { "SyncGroup", 14 },	   { "ApiVersions", 18 },
-	{ "InitProducerId", 22 },     { "AddPartitionsToTxn", 24 }, { "AddOffsetsToTxn", 25 },
-	{ "EndTxn", 26 },	      { "TxnOffsetCommit", 28 },
+	{ "Produce", 0 },	   { "Fetch", 1 },
+	{ "ListOffsets", 2 },	   { "Metadata", 3 },
+	{ "OffsetCommit", 8 },	   { "OffsetFetch", 9 },
+	{ "FindCoordinator", 10 }, { "JoinGroup", 11 },
+	{ "Heartbeat", 12 },	   { "LeaveGroup", 13 },
+	{ "SyncGroup", 14 },	   { "ApiVersions", 18 },
+	{ "InitProducerId", 22 },  { "AddPartitionsToTxn", 24 },
+	{ "AddOffsetsToTxn", 25 }, { "EndTxn", 26 },
+	{ "TxnOffsetCommit", 28 },
 };
 
 static int parse_api(const char *s, int16_t *key)
@@ -128,8 +130,7 @@ static int parse_errcode(const char *s, rd_kafka_resp_err_t *out)
 }
 
 /* Runs one command line; writes the reason of a refusal into why. 0 or -EINVAL. */
-static int run_command(rd_kafka_mock_cluster_t *mc, int nbrokers, char *line, char *why,
-		       size_t cap)
+static int run_command(rd_kafka_mock_cluster_t *mc, int nbrokers, char *line, char *why, size_t cap)
 {
 	char *argv[5], *save = NULL;
 	int argc = 0, a, b;
@@ -191,8 +192,9 @@ static int run_command(rd_kafka_mock_cluster_t *mc, int nbrokers, char *line, ch
 		}
 		e = rd_kafka_mock_topic_create(mc, argv[1], a, 1);
 	} else {
-		snprintf(why, cap, "unknown command (known: error, clear, down, up, leader, "
-				   "topic)");
+		snprintf(why, cap,
+			 "unknown command (known: error, clear, down, up, leader, "
+			 "topic)");
 		return -EINVAL;
 	}
 	if (e) {

@@ -303,9 +303,10 @@ int sl_ckpt_restore_layout(struct sl_runtime *rt)
 		free(pos);
 		free(len);
 		if (rc < 0) {
-			sl_job_set_error(job, rc, "source '%s': cannot restore its splits from the "
-					 "checkpoint: %s", src->name,
-					 err.msg[0] ? err.msg : strerror(-rc));
+			sl_job_set_error(job, rc,
+					 "source '%s': cannot restore its splits from the "
+					 "checkpoint: %s",
+					 src->name, err.msg[0] ? err.msg : strerror(-rc));
 			return rc;
 		}
 	}

@@ -207,8 +207,8 @@ static void discover_until_finished(struct sl_runtime *rt)
 		bool all_finished = true;
 
 		for (int i = 0; i < rt->nshards; i++)
-			all_finished &= atomic_load_explicit(&rt->shards[i].finished,
-							     memory_order_acquire);
+			all_finished &=
+				atomic_load_explicit(&rt->shards[i].finished, memory_order_acquire);
 		if (all_finished || atomic_load(&rt->abort))
 			break;
 		nanosleep(&ts, NULL);

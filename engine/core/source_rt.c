@@ -164,8 +164,10 @@ static int open_split(struct sl_stage_inst *si, int k)
 		rc = src->src_ops->seek ? src->src_ops->seek(sp->state, pos, len) : -ENOTSUP;
 	}
 	if (rc < 0) {
-		sl_shard_fail(sh, rc, "source '%s' split %d: cannot resume from the "
-			      "checkpoint: %s", src->name, k, strerror(-rc));
+		sl_shard_fail(sh, rc,
+			      "source '%s' split %d: cannot resume from the "
+			      "checkpoint: %s",
+			      src->name, k, strerror(-rc));
 		return rc;
 	}
 	return 0;
