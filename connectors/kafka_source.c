@@ -1,8 +1,9 @@
 /*
  * kafka_source.c - the Kafka source (kafka_source.h): split k is one partition of one of
- * its topics (topics in name order, then partitions), consumed on its shard by its own
- * librdkafka consumer with a manual assignment of that one partition, so no shared consumer
- * and no group rebalance sits on the hot path.
+ * its topics (topics in name order, then partitions; those found while the job runs after
+ * them, in the order found; a restore numbers them as its checkpoint did), consumed on
+ * its shard by its own librdkafka consumer with a manual assignment of that one partition,
+ * so no shared consumer and no group rebalance sits on the hot path.
  *
  * Split life:
  *

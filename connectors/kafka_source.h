@@ -6,11 +6,13 @@
  *
  * Configuration is plain data like the embedded connectors (sluice/connectors.h): zero it,
  * fill it, call sl_kafka_source_prepare() once at plan time (it asks the cluster for the
- * partition counts, which fix the number of splits), pass it to sl_job_source() with
+ * partition counts: the splits at the start; with discovery_interval_ms the coordinator
+ * adds partitions found later), pass it to sl_job_source() with
  * sl_kafka_source_ops. The job borrows it and everything it points to until
  * sl_job_destroy(); then sl_kafka_source_cfg_fini() frees what prepare allocated.
  *
- * Threads: prepare at plan time, one thread; the ops on each split's shard.
+ * Threads: prepare at plan time, one thread; the ops on each split's shard, but discover
+ * and restore_layout on the coordinator's thread (the one running sl_job_run).
  */
 #ifndef SL_CONNECTORS_KAFKA_SOURCE_H
 #define SL_CONNECTORS_KAFKA_SOURCE_H
