@@ -11,11 +11,12 @@ input arrives around each one:
      COORDINATOR_NOT_AVAILABLE), the leaders of an input and an output partition moved,
      and a broker down for a second then up again. The job must keep running and the
      output, read back, must hold every input id exactly once.
-  B. a fault that aborts one: a Produce error librdkafka does not retry
-     (MSG_SIZE_TOO_LARGE). The job must stop with an error that names the topic and the
-     cause (the sink's transaction is doomed; sluice has no restart strategy of its own,
-     so this test plays Flink's: it restarts the job from its checkpoint directory), and
-     after the restart every input id must be in the output: none lost.
+  B. faults that abort one: a Produce error librdkafka does not retry
+     (MSG_SIZE_TOO_LARGE), then an EndTxn (commit) error it does not retry
+     (INVALID_TXN_STATE). Each time the job must stop with an error that names the topic
+     and the cause (the sink's transaction is doomed; sluice has no restart strategy of
+     its own, so this test plays Flink's: it restarts the job from its checkpoint
+     directory), and after the restart every input id must be in the output: none lost.
 
 Duplicates after B are counted and printed, not failed: librdkafka 2.0.2's mock cluster
 does not hide aborted transactions from read_committed consumers (EndTxn writes no control
@@ -181,58 +182,74 @@ def phase_a(broker, job, next_id):
     return True, next_id
 
 
-def phase_b(broker, sluice, path, ck, job, next_id):
-    """A fault that aborts the transaction: a clear error, a restart, nothing lost."""
+# (command, what it dooms, a test on the job's error lines naming the cause)
+ABORTS = [
+    # the next Produce after the input is written is the job's (its rows or the marker it
+    # produces into every checkpoint's transaction)
+    ("error Produce 1 MSG_SIZE_TOO_LARGE", "a Produce error librdkafka does not retry",
+     lambda l: "delivery failed" in l and "too large" in l and
+     ("topic 'out'" in l or "topic 'faults_markers'" in l)),
+    # a commit (EndTxn) the coordinator refuses for good
+    ("error EndTxn 1 INVALID_TXN_STATE", "an EndTxn error librdkafka does not retry",
+     lambda l: "committing checkpoint" in l and "topic 'out'" in l and
+     "state" in l.lower()),
+]
+
+
+def phase_abort(broker, sluice, path, ck, job, next_id, cmd, what, names_cause):
+    """A fault that dooms the open transaction: the job stops with a clear error; a restart
+    from the checkpoint directory loses nothing. Returns (ok, running job, next id)."""
     addr = broker.addr
     before = output_ids(addr)
-    # input first: the error is for the next Produce request of anyone, and it must be
-    # the job's (its rows, or the marker it produces into every checkpoint's transaction)
     batch = range(next_id, next_id + 400)
     next_id += 400
     produce(addr, batch)
-    broker.command("error Produce 1 MSG_SIZE_TOO_LARGE")
+    broker.command(cmd)
     try:
         job.p.wait(timeout=WAIT)
     except subprocess.TimeoutExpired:
-        print("FAIL: a Produce error that dooms the transaction did not stop the job")
-        return False
+        print("FAIL: '%s' (%s) did not stop the job" % (cmd, what))
+        return False, job, next_id
     err = job.stderr()
-    # the failed request carried rows of 'out' or the checkpoint's marker
-    cause = [l for l in err.splitlines() if "delivery failed" in l and "too large" in l and
-             ("topic 'out'" in l or "topic 'faults_markers'" in l)]
+    cause = [l for l in err.splitlines() if names_cause(l)]
     if job.p.returncode == 0 or not cause:
-        print("FAIL: the job exited %d without an error naming the topic and the cause: "
-              "%s" % (job.p.returncode, err[-600:]))
-        return False
-    print("ok: a non-retriable Produce error stopped the job: %s" % cause[0].strip())
+        print("FAIL: after '%s' the job exited %d without an error naming the topic and the "
+              "cause: %s" % (cmd, job.p.returncode, err[-600:]))
+        return False, job, next_id
+    print("ok: '%s' (%s) stopped the job: %s" % (cmd, what, cause[0].strip()))
     # Flink's restart strategy, by hand: the same job from its checkpoint directory
     job = Job(sluice, path, ck)
     want = set(range(next_id))
-    ok, got = wait_ids(addr, want, job, "after the restart")
-    if ok:
-        job.p.send_signal(signal.SIGTERM)
-        try:
-            job.p.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            job.p.kill()
-            print("FAIL: the restarted job did not stop on SIGTERM")
-            return False
-        got = output_ids(addr)
-    else:
-        job.p.kill()
-        return False
+    ok, got = wait_ids(addr, want, job, "after the restart that followed '%s'" % cmd)
+    if not ok:
+        return False, job, next_id
     lost = sorted(want - set(got))
     extra = sorted(set(got) - want)
     dup = sum(c - 1 for c in got.values() if c > 1)
     dup_before = sum(c - 1 for c in before.values() if c > 1)
     if lost or extra:
-        print("FAIL: after the abort and restart: %d ids lost %s, %d unexpected %s" % (
-            len(lost), lost[:5], len(extra), extra[:5]))
+        print("FAIL: after '%s' and a restart: %d ids lost %s, %d unexpected %s" % (
+            cmd, len(lost), lost[:5], len(extra), extra[:5]))
+        return False, job, next_id
+    print("ok: after it and a restart from the checkpoint all %d ids are in the output, "
+          "none lost; %d duplicate rows (%d before): rows of the aborted transaction that "
+          "landed and were written again, which this mock broker shows to read_committed "
+          "and a real broker hides" % (len(want), dup, dup_before))
+    return True, job, next_id
+
+
+def stop(job):
+    job.p.send_signal(signal.SIGTERM)
+    try:
+        job.p.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        job.p.kill()
+        print("FAIL: the job did not stop on SIGTERM")
         return False
-    print("ok: phase B: after the abort and a restart from the checkpoint all %d ids are "
-          "in the output, none lost; %d duplicate rows (%d before the abort): rows of the "
-          "aborted transaction that landed and were written again, which this mock broker "
-          "shows to read_committed and a real broker hides" % (len(want), dup, dup_before))
+    if job.p.returncode != 0:
+        print("FAIL: the job exited %d on SIGTERM: %s" % (job.p.returncode,
+                                                        job.stderr()[-600:]))
+        return False
     return True
 
 
@@ -259,7 +276,12 @@ def main():
         ok, next_id = phase_a(broker, job, 1000)
         if not ok:
             return 1
-        return 0 if phase_b(broker, sluice, path, ck, job, next_id) else 1
+        for cmd, what, names_cause in ABORTS:
+            ok, job, next_id = phase_abort(broker, sluice, path, ck, job, next_id, cmd, what,
+                                           names_cause)
+            if not ok:
+                return 1
+        return 0 if stop(job) else 1
     finally:
         if job and job.alive():
             job.p.kill()
