@@ -7,8 +7,11 @@
  * nor finished, and only moves forward. A split that produced nothing for idle_timeout is
  * idle and left out of the minimum; when every live split is idle the instance tells
  * downstream it is idle, so one silent split does not stall the job. An instance with no
- * split at all ends at once, so it never holds a watermark back. At the end of bounded input
- * the instance sends a watermark of +inf (firing every window), then end-of-input.
+ * split at all ends at once, so it never holds a watermark back, unless its source's splits
+ * may grow (splits_grow): then it stays, idle, and opens the splits k mod N that the
+ * coordinator's discovery publishes (grow), which join the minimum like the others. At the
+ * end of bounded input the instance sends a watermark of +inf (firing every window), then
+ * end-of-input.
  *
  * Watermarks are emitted periodically (strategy interval) or, with interval 0, after every
  * record that advances them ('scan.watermark.emit.strategy' = 'on-event').
