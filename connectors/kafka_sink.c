@@ -864,10 +864,12 @@ static int stage_put(struct stage *st, int32_t part, const char *key, int klen, 
 		st->cap = cap;
 	}
 	r->koff = (uint32_t)st->len;
-	memcpy(st->buf + st->len, key, kl);
+	if (kl) /* a null key or value has no pointer to copy from */
+		memcpy(st->buf + st->len, key, kl);
 	st->len += kl;
 	r->voff = (uint32_t)st->len;
-	memcpy(st->buf + st->len, val, vl);
+	if (vl)
+		memcpy(st->buf + st->len, val, vl);
 	st->len += vl;
 	r->klen = klen;
 	r->vlen = vlen;
