@@ -42,7 +42,8 @@
  *
  * Hot path: one encoding into per-instance buffers and one rd_kafka_producev() (librdkafka
  * copies the message: its allocation, not ours) per row; delivery reports are served every
- * 1024 rows; a full queue is served for at most timeout_ms.
+ * 1024 rows; a full queue is served for at most timeout_ms. Exactly-once stages the encoded
+ * rows and produces them in bursts of 256, one instance at a time (see "staging").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -64,7 +65,11 @@
 #define META_MAGIC  "sluice-kafka-sink 1"
 #define ENC_BUF	    (64u << 10)
 #define POLL_EVERY  1024u /* rows between serving delivery reports */
-#define SCAN_WINDOW 1024  /* marker offsets read per look back */
+#define BURST	    256	  /* exactly-once: rows staged before an instance tries to produce */
+#define BURST_RETRY 64	  /* ... and between its tries while another instance produces */
+#define STAGE_MAX   2048  /* ... and at most: then it waits for its turn */
+#define STAGE_BUF   (256u << 10)
+#define SCAN_WINDOW 1024 /* marker offsets read per look back */
 
 /* ---- sticky errors ---------------------------------------------------------------------- */
 
@@ -362,7 +367,13 @@ struct kgroup {
 	int refs;     /* open instances and commits in progress (reg_lock) */
 	int nshards;
 	pthread_mutex_t lock; /* everything below: precommit, commit, end of input */
-	struct kerr err;      /* sticky: any failure dooms the run's transactions */
+	/* one instance at a time hands its staged rows to the slots' producers, so that
+	 * librdkafka's per-message locks (its message counter, the topic's and partitions')
+	 * are taken by one shard in a burst instead of bouncing between shards per row;
+	 * never held with `lock`, never taken by commits (the committing slot is not the
+	 * one being written: see the invariants) */
+	pthread_mutex_t produce_lock;
+	struct kerr err; /* sticky: any failure dooms the run's transactions */
 	struct kprod slot[2];
 	int ended;		  /* instances at end of input */
 	uint64_t ended_min_epoch; /* fewest precommits of an ended instance */
@@ -387,6 +398,7 @@ static void group_free(struct kgroup *g)
 		prod_fini(p);
 	}
 	pthread_mutex_destroy(&g->lock);
+	pthread_mutex_destroy(&g->produce_lock);
 	free(g);
 }
 
@@ -438,6 +450,7 @@ static struct kgroup *group_get(const struct sl_kafka_sink_cfg *cfg, int nshards
 	if (getrandom(&g->run, sizeof g->run, 0) != sizeof g->run)
 		g->run = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
 	pthread_mutex_init(&g->lock, NULL);
+	pthread_mutex_init(&g->produce_lock, NULL);
 	for (int s = 0; s < 2; s++) {
 		*rc = prod_init(&g->slot[s], cfg, &g->err, s, why, cap);
 		if (!*rc)
@@ -487,6 +500,22 @@ struct enc {
 	size_t cap;
 };
 
+/* Exactly-once: an instance's rows since its last burst, encoded and copied (the encoders'
+ * buffers are reused per row) until they are produced under the group's produce_lock. */
+struct staged {
+	uint32_t koff, voff; /* into stage.buf */
+	int32_t klen, vlen;  /* -1: null */
+	int32_t part;
+	sl_ts_t ts;
+};
+
+struct stage {
+	char *buf;
+	size_t len, cap;
+	struct staged *rows;
+	int n;
+};
+
 struct ksink {
 	const struct sl_kafka_sink_cfg *cfg;
 	const struct sl_schema *schema;
@@ -503,7 +532,22 @@ struct ksink {
 	int32_t npart; /* fixed, round-robin: partitions of the topic */
 	uint32_t rr;   /* round-robin position */
 	uint32_t since_poll;
+	struct stage st; /* exactly-once: rows encoded, not yet produced */
 };
+
+static int stage_init(struct stage *st)
+{
+	st->cap = STAGE_BUF;
+	st->buf = malloc(st->cap);
+	st->rows = malloc(STAGE_MAX * sizeof(*st->rows));
+	return st->buf && st->rows ? 0 : -ENOMEM;
+}
+
+static void stage_fini(struct stage *st)
+{
+	free(st->buf);
+	free(st->rows);
+}
 
 static void enc_fini(struct enc *e)
 {
@@ -698,6 +742,10 @@ static void *ks_open(const void *cfgp, const struct sl_schema *schema, int shard
 		goto out_close;
 	}
 	if (cfg->guarantee == SL_KAFKA_EXACTLY_ONCE) {
+		if (stage_init(&k->st) < 0) {
+			fail_open(k, err, -ENOMEM, "out of memory");
+			goto out_close;
+		}
 		k->g = group_get(cfg, nshards, &rc, why, sizeof why);
 		if (!k->g) {
 			fail_open(k, err, rc, why);
@@ -756,6 +804,14 @@ static int produce(struct ksink *k, struct kprod *p, int32_t part, const char *k
 		}
 		rd_kafka_poll(p->rk, 10);
 	}
+	if (e == RD_KAFKA_RESP_ERR__STATE && p->txid[0]) {
+		/* the transaction is doomed by a request of it that failed: its delivery
+		 * report names the cause, so serve the reports before saying anything
+		 * (error path only) */
+		rd_kafka_poll(p->rk, 100);
+		if (kerr_code(p->err))
+			return kerr_code(p->err);
+	}
 	if (e) {
 		char where[32] = "";
 
@@ -773,6 +829,97 @@ static int produce(struct ksink *k, struct kprod *p, int32_t part, const char *k
 		k->since_poll = 0;
 		rd_kafka_poll(p->rk, 0);
 	}
+	return 0;
+}
+
+/* ---- exactly-once staging ---------------------------------------------------------------
+ *
+ * Both shards write into the group's one transactional producer. Row by row, two threads
+ * in rd_kafka_producev() took the same librdkafka locks per message (the handle's message
+ * counter, the topic's rwlock, the partitions' locks), and perf showed them contended
+ * (futex waits and wakes, the lock cache lines moving between cores). So an instance copies
+ * its encoded rows into its stage and produces them in bursts, one instance at a time:
+ * the locks are then taken by one thread back to back. Still one producev per row
+ * (rd_kafka_produce_batch() cannot carry the rows' timestamps), no change to the epochs:
+ * the stage belongs to the current epoch and is emptied before its precommit and at the end
+ * of input. Rows left in it when a run fails die with the run's transaction, as every row
+ * of an uncommitted epoch does.
+ */
+
+/* Copies one encoded row in (room for a row must exist: n < STAGE_MAX). 0 or -ENOMEM.
+ * Hot path: no allocation unless the rows outgrow the buffer. */
+static int stage_put(struct stage *st, int32_t part, const char *key, int klen, const char *val,
+		     int vlen, sl_ts_t ts)
+{
+	size_t kl = klen > 0 ? (size_t)klen : 0, vl = vlen > 0 ? (size_t)vlen : 0;
+	struct staged *r = &st->rows[st->n];
+
+	if (st->len + kl + vl > st->cap) {
+		size_t cap = 2 * st->cap > st->len + kl + vl ? 2 * st->cap : st->len + kl + vl;
+		char *nb = cap <= UINT32_MAX ? realloc(st->buf, cap) : NULL;
+
+		if (!nb)
+			return -ENOMEM;
+		st->buf = nb;
+		st->cap = cap;
+	}
+	r->koff = (uint32_t)st->len;
+	if (kl) /* a null key or value has no pointer to copy from */
+		memcpy(st->buf + st->len, key, kl);
+	st->len += kl;
+	r->voff = (uint32_t)st->len;
+	if (vl)
+		memcpy(st->buf + st->len, val, vl);
+	st->len += vl;
+	r->klen = klen;
+	r->vlen = vlen;
+	r->part = part;
+	r->ts = ts;
+	st->n++;
+	return 0;
+}
+
+/* Produces the staged rows into the current epoch's producer, waiting for the group's
+ * produce_lock or (wait false) only if it is free. 0 (also: not this time) or -errno (the
+ * producer's sticky error; the rest of the stage is dropped with its doomed epoch). */
+static int stage_flush(struct ksink *k, bool wait)
+{
+	struct stage *st = &k->st;
+	struct kprod *p = cur_prod(k);
+	int rc = 0;
+
+	if (!st->n)
+		return 0;
+	if (wait)
+		pthread_mutex_lock(&k->g->produce_lock);
+	else if (pthread_mutex_trylock(&k->g->produce_lock))
+		return 0; /* another instance's burst: keep staging */
+	for (int i = 0; i < st->n && !rc; i++) {
+		const struct staged *r = &st->rows[i];
+
+		rc = produce(k, p, r->part, st->buf + r->koff, r->klen, st->buf + r->voff, r->vlen,
+			     r->ts);
+	}
+	pthread_mutex_unlock(&k->g->produce_lock);
+	st->n = 0;
+	st->len = 0;
+	return rc;
+}
+
+/* Exactly-once write: stage, then a burst once BURST rows wait. Hot path. */
+static int stage_write(struct ksink *k, int32_t part, const char *key, int klen, const char *val,
+		       int vlen, sl_ts_t ts)
+{
+	struct stage *st = &k->st;
+	int rc;
+
+	if (st->n == STAGE_MAX && (rc = stage_flush(k, true)) < 0)
+		return rc;
+	if ((rc = stage_put(st, part, key, klen, val, vlen, ts)) < 0)
+		return rc;
+	k->rows++;
+	if (st->n >= BURST && (st->n - BURST) % BURST_RETRY == 0)
+		return stage_flush(k, st->n == STAGE_MAX);
 	return 0;
 }
 
@@ -810,6 +957,8 @@ static int ks_write(void *state, sl_ts_t ts, const struct sl_row *row)
 		part = k->shard % k->npart;
 	else if (cfg->partitioner == SL_KAFKA_PART_ROUND_ROBIN)
 		part = (int32_t)(k->rr++ % (uint32_t)k->npart);
+	if (k->g)
+		return stage_write(k, part, key, klen, val, vlen, ts);
 	rc = produce(k, p, part, key, klen, val, vlen, ts);
 	if (!rc)
 		k->rows++;
@@ -852,6 +1001,8 @@ static int ks_precommit(void *state, uint64_t ckpt, void *meta, size_t cap, size
 		rd_kafka_poll(p->rk, 0);
 		return 0;
 	}
+	if (g && (rc = stage_flush(k, true)) < 0)
+		return rc;
 	if ((rc = drain(k, p)) < 0)
 		return rc;
 	if (!g)
@@ -1170,7 +1321,7 @@ static int ks_flush(void *state)
 
 	if (!g)
 		return drain(k, &k->own);
-	if ((rc = drain(k, cur_prod(k))) < 0)
+	if ((rc = stage_flush(k, true)) < 0 || (rc = drain(k, cur_prod(k))) < 0)
 		return rc;
 	pthread_mutex_lock(&g->lock);
 	if ((rc = kerr_code(&g->err)))
@@ -1213,6 +1364,7 @@ static void ks_close(void *state)
 	prod_fini(&k->own);
 	enc_fini(&k->key);
 	enc_fini(&k->val);
+	stage_fini(&k->st);
 	free(k->proj);
 	free(k);
 }

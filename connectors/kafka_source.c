@@ -1,8 +1,9 @@
 /*
  * kafka_source.c - the Kafka source (kafka_source.h): split k is one partition of one of
- * its topics (topics in name order, then partitions), consumed on its shard by its own
- * librdkafka consumer with a manual assignment of that one partition, so no shared consumer
- * and no group rebalance sits on the hot path.
+ * its topics (topics in name order, then partitions; those found while the job runs after
+ * them, in the order found; a restore numbers them as its checkpoint did), consumed on
+ * its shard by its own librdkafka consumer with a manual assignment of that one partition,
+ * so no shared consumer and no group rebalance sits on the hot path.
  *
  * Split life:
  *
@@ -27,6 +28,7 @@
  * fields are present, one assembly pass into the output row; no allocation of ours.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -74,6 +76,7 @@ struct kafka_split {
 	int64_t committable; /* the last position() written; -1: none */
 	int64_t end;  /* first offset not to read; INT64_MAX: unbounded */
 	int timeout_ms;
+	bool discovered; /* found after the start: begins at the earliest offset (Flink) */
 
 	bool direct; /* output row == value row: decode straight into scratch */
 	int nfields;
@@ -81,6 +84,28 @@ struct kafka_split {
 	struct side val, key;
 	uint64_t skipped;
 	rd_kafka_message_t *batch[MAX_BATCH];
+};
+
+/*
+ * The splits as the job runs them: the plan's (renumbered by a restore), then those found
+ * later, in the order found. The coordinator appends (discover) and renumbers (restore,
+ * before any shard), the shards read when they open a split: the lock is taken at those
+ * moments only, never per record. A topic name found later is kept until cfg_fini, so
+ * every split's `topic` stays valid while the job runs.
+ */
+struct topic_name {
+	struct topic_name *next;
+	char name[];
+};
+
+struct sl_kafka_splits {
+	pthread_mutex_t lock;
+	struct sl_kafka_split_ref *refs;
+	int n, cap;
+	int initial;		  /* splits >= initial were found after the start */
+	struct topic_name *names; /* storage of the topics found later */
+	rd_kafka_t *rk;		  /* metadata client of discover(), coordinator thread */
+	int64_t next_at;	  /* wall clock (ms) of the next question to the cluster */
 };
 
 /* ---- configuration ------------------------------------------------------------------- */
@@ -323,10 +348,48 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 	return 0;
 }
 
+static void splits_destroy(struct sl_kafka_splits *ks)
+{
+	if (!ks)
+		return;
+	while (ks->names) {
+		struct topic_name *t = ks->names;
+
+		ks->names = t->next;
+		free(t);
+	}
+	if (ks->rk)
+		rd_kafka_destroy(ks->rk);
+	pthread_mutex_destroy(&ks->lock);
+	free(ks->refs);
+	free(ks);
+}
+
+/* The registry of a freshly prepared cfg: a copy of its split_refs. NULL: out of memory. */
+static struct sl_kafka_splits *splits_create(const struct sl_kafka_source_cfg *cfg)
+{
+	struct sl_kafka_splits *ks = calloc(1, sizeof(*ks));
+
+	if (!ks)
+		return NULL;
+	pthread_mutex_init(&ks->lock, NULL);
+	ks->cap = cfg->npartitions ? cfg->npartitions : 1;
+	ks->refs = malloc((size_t)ks->cap * sizeof(*ks->refs));
+	if (!ks->refs) {
+		splits_destroy(ks);
+		return NULL;
+	}
+	memcpy(ks->refs, cfg->split_refs, (size_t)cfg->npartitions * sizeof(*ks->refs));
+	ks->n = ks->initial = cfg->npartitions;
+	return ks;
+}
+
 void sl_kafka_source_cfg_fini(struct sl_kafka_source_cfg *cfg)
 {
 	if (!cfg)
 		return;
+	splits_destroy(cfg->splits);
+	cfg->splits = NULL;
 	free(cfg->split_refs);
 	free(cfg->topic_names);
 	cfg->split_refs = NULL;
@@ -471,6 +534,9 @@ int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *er
 		}
 	}
 	cfg->npartitions = total;
+	cfg->splits = splits_create(cfg);
+	if (!cfg->splits)
+		goto nomem;
 	goto out;
 nomem:
 	rc = -ENOMEM;
@@ -487,9 +553,43 @@ out:
 
 /* ---- opening a split ----------------------------------------------------------------- */
 
-static int nsplits(const void *cfg)
+static int nsplits(const void *cfgp)
 {
-	return ((const struct sl_kafka_source_cfg *)cfg)->npartitions;
+	const struct sl_kafka_source_cfg *cfg = cfgp;
+	int n;
+
+	if (!cfg->splits)
+		return cfg->npartitions;
+	pthread_mutex_lock(&cfg->splits->lock);
+	n = cfg->splits->n;
+	pthread_mutex_unlock(&cfg->splits->lock);
+	return n;
+}
+
+/* Split `split` as the job runs it. false: there is no such split. */
+static bool split_ref(const struct sl_kafka_source_cfg *cfg, int split, const char **topic,
+		      int32_t *partition, bool *discovered)
+{
+	struct sl_kafka_splits *ks = cfg->splits;
+	bool ok;
+
+	if (!ks) {
+		if (split < 0 || split >= cfg->npartitions || !cfg->split_refs)
+			return false;
+		*topic = cfg->split_refs[split].topic;
+		*partition = cfg->split_refs[split].partition;
+		*discovered = false;
+		return true;
+	}
+	pthread_mutex_lock(&ks->lock);
+	ok = split >= 0 && split < ks->n;
+	if (ok) {
+		*topic = ks->refs[split].topic;
+		*partition = ks->refs[split].partition;
+		*discovered = split >= ks->initial;
+	}
+	pthread_mutex_unlock(&ks->lock);
+	return ok;
 }
 
 static void side_fini(struct side *sd)
@@ -622,9 +722,13 @@ static void *kafka_open(const void *cfgp, int split, struct sl_error *err)
 	struct kafka_split *k;
 	rd_kafka_resp_err_t e;
 
+	const char *topic;
+	int32_t partition;
+	bool discovered;
+
 	if (check_cfg(cfg, err) < 0)
 		return NULL;
-	if (split < 0 || split >= cfg->npartitions || !cfg->split_refs) {
+	if (!split_ref(cfg, split, &topic, &partition, &discovered)) {
 		set_err(err, -EINVAL, "kafka source '%s': no partition %d (%d at plan time%s)",
 			src_name(cfg), split, cfg->npartitions,
 			cfg->npartitions ? "" : ": call sl_kafka_source_prepare()");
@@ -636,8 +740,9 @@ static void *kafka_open(const void *cfgp, int split, struct sl_error *err)
 		return NULL;
 	}
 	k->cfg = cfg;
-	k->topic = cfg->split_refs[split].topic;
-	k->partition = cfg->split_refs[split].partition;
+	k->topic = topic;
+	k->partition = partition;
+	k->discovered = discovered;
 	k->topic_hash = fnv1a(k->topic);
 	k->next = -1;
 	k->committable = -1;
@@ -753,7 +858,9 @@ static int start(struct kafka_split *k)
 			k->partition, rd_kafka_err2str(e));
 		return sl_kafka_errno(e);
 	}
-	if (k->next < 0) {
+	if (k->next < 0 && k->discovered) {
+		k->next = lo; /* a partition found later: from its start, as Flink reads it */
+	} else if (k->next < 0) {
 		switch (cfg->startup) {
 		case SL_KAFKA_START_EARLIEST:
 			off = lo;
@@ -1114,6 +1221,210 @@ static int kafka_seek(void *state, const void *pos, size_t len)
 	return 0;
 }
 
+/* ---- splits found later, and a restore's numbering ----------------------------------- */
+
+/* Discovery blocks the coordinator while it waits for the cluster: bounded shorter than a
+ * checkpoint should wait, and retried at the next interval. */
+#define DISCOVER_TIMEOUT_MS 2000
+
+static bool kafka_splits_grow(const void *cfgp)
+{
+	const struct sl_kafka_source_cfg *cfg = cfgp;
+
+	return cfg->splits && cfg->discovery_interval_ms > 0 && cfg->bounded == SL_KAFKA_UNBOUNDED;
+}
+
+static bool has_split(const struct sl_kafka_splits *ks, const char *topic, int32_t part)
+{
+	for (int i = 0; i < ks->n; i++)
+		if (ks->refs[i].partition == part && !strcmp(ks->refs[i].topic, topic))
+			return true;
+	return false;
+}
+
+/* The registry's copy of a topic name (one that already has a split, or a new copy kept
+ * until cfg_fini). NULL: out of memory. */
+static const char *keep_name(struct sl_kafka_splits *ks, const char *topic)
+{
+	struct topic_name *t;
+	size_t len = strlen(topic) + 1;
+
+	for (int i = 0; i < ks->n; i++)
+		if (!strcmp(ks->refs[i].topic, topic))
+			return ks->refs[i].topic;
+	t = malloc(sizeof(*t) + len);
+	if (!t)
+		return NULL;
+	memcpy(t->name, topic, len);
+	t->next = ks->names;
+	ks->names = t;
+	return t->name;
+}
+
+/* Appends partition `part` of `topic` as the next split. 0 or -ENOMEM. */
+static int add_split(struct sl_kafka_splits *ks, const char *topic, int32_t part)
+{
+	const char *name = keep_name(ks, topic);
+
+	if (!name)
+		return -ENOMEM;
+	pthread_mutex_lock(&ks->lock); /* a shard may be reading refs */
+	if (ks->n == ks->cap) {
+		int cap = ks->cap ? 2 * ks->cap : 8;
+		struct sl_kafka_split_ref *v = realloc(ks->refs, (size_t)cap * sizeof(*v));
+
+		if (!v) {
+			pthread_mutex_unlock(&ks->lock);
+			return -ENOMEM;
+		}
+		ks->refs = v;
+		ks->cap = cap;
+	}
+	ks->refs[ks->n].topic = name;
+	ks->refs[ks->n].partition = part;
+	ks->n++;
+	pthread_mutex_unlock(&ks->lock);
+	return 0;
+}
+
+/*
+ * Coordinator thread. Every discovery_interval_ms: the topics (the pattern's, matched
+ * again) and their partition counts; partitions without a split become new splits, topics
+ * in name order, then partitions. O(splits) per partition, once an interval: fine for
+ * thousands. The refs array is reallocated only here and in restore_layout, both on this
+ * thread, but the shards read it, so it moves under the lock.
+ */
+static int kafka_discover(const void *cfgp, int64_t now_ms)
+{
+	const struct sl_kafka_source_cfg *cfg = cfgp;
+	struct sl_kafka_splits *ks = cfg->splits;
+	int timeout = cfg->timeout_ms > 0 && cfg->timeout_ms < DISCOVER_TIMEOUT_MS
+			      ? cfg->timeout_ms
+			      : DISCOVER_TIMEOUT_MS;
+	struct sl_error err = { 0 };
+	const char **names = NULL;
+	char *store = NULL, why[256];
+	int nt, rc = 0, before;
+
+	if (!kafka_splits_grow(cfg))
+		return nsplits(cfg);
+	before = ks->n; /* only this thread writes n */
+	if (!ks->next_at || now_ms < ks->next_at) {
+		/* the first call only starts the clock: prepare has just asked */
+		if (!ks->next_at)
+			ks->next_at = now_ms + cfg->discovery_interval_ms;
+		return before;
+	}
+	ks->next_at = now_ms + cfg->discovery_interval_ms;
+	if (!ks->rk && !(ks->rk = make_consumer(cfg, &err))) {
+		fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", src_name(cfg),
+			err.msg);
+		return err.code ? err.code : -EIO;
+	}
+	nt = topic_names((struct sl_kafka_source_cfg *)cfg, ks->rk, timeout, &names, &store, &err);
+	if (nt == -ENOENT && cfg->topic_pattern)
+		return before; /* the pattern matches nothing now: nothing new */
+	if (nt < 0) {
+		fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", src_name(cfg),
+			err.msg[0] ? err.msg : strerror(-nt));
+		return nt;
+	}
+	for (int t = 0; t < nt && !rc; t++) {
+		int count = sl_kafka_partition_count(ks->rk, names[t], timeout, why, sizeof why);
+
+		if (count < 0) {
+			/* a pattern's topic may be deleted in between: skip it; a named one
+			 * answers next time or the split's own consumer reports it */
+			fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", src_name(cfg),
+				why);
+			continue;
+		}
+		for (int32_t p = 0; p < count && !rc; p++)
+			if (!has_split(ks, names[t], p)) {
+				rc = add_split(ks, names[t], p);
+				if (!rc)
+					fprintf(stderr,
+						"sluice: kafka source '%s': found %s/%d: "
+						"split %d, read from its earliest offset\n",
+						src_name(cfg), names[t], p, ks->n - 1);
+			}
+	}
+	free(names);
+	free(store);
+	return rc < 0 ? rc : ks->n;
+}
+
+/*
+ * Restore, before any split opens: split k becomes the partition checkpoint position k
+ * names (its partition and topic hash), whatever the plan's order now (splits found later
+ * were appended, a fresh plan sorts them in). Partitions the checkpoint did not have follow,
+ * and count as found later (they start at their earliest offset) when discovery is on. A
+ * checkpointed partition that is gone fails the restore: its data would be skipped.
+ */
+static int kafka_restore_layout(const void *cfgp, int n, const void *const *pos, const size_t *len,
+				struct sl_error *err)
+{
+	const struct sl_kafka_source_cfg *cfg = cfgp;
+	struct sl_kafka_splits *ks = cfg->splits;
+	struct sl_kafka_split_ref *v;
+	bool *used;
+	int m = 0;
+
+	if (!ks)
+		return 0;
+	v = calloc((size_t)(ks->n > n ? ks->n : n) + 1, sizeof(*v));
+	used = calloc((size_t)ks->n + 1, sizeof(*used));
+	if (!v || !used) {
+		free(v);
+		free(used);
+		set_err(err, -ENOMEM, "kafka source '%s': out of memory", src_name(cfg));
+		return -ENOMEM;
+	}
+	for (int k = 0; k < n; k++) {
+		struct kafka_pos p;
+		int j;
+
+		if (!pos[k] || len[k] != sizeof p) {
+			set_err(err, -EINVAL,
+				"kafka source '%s': the checkpoint's split %d has "
+				"no Kafka position",
+				src_name(cfg), k);
+			goto fail;
+		}
+		memcpy(&p, pos[k], sizeof p);
+		for (j = 0; j < ks->n; j++)
+			if (!used[j] && ks->refs[j].partition == p.partition &&
+			    fnv1a(ks->refs[j].topic) == p.topic_hash)
+				break;
+		if (j == ks->n) {
+			set_err(err, -ESTALE,
+				"kafka source '%s': the checkpoint's split %d "
+				"(partition %d of a topic with hash %08x) is not among the "
+				"topics' partitions now",
+				src_name(cfg), k, p.partition, p.topic_hash);
+			goto fail;
+		}
+		used[j] = true;
+		v[m++] = ks->refs[j];
+	}
+	for (int j = 0; j < ks->n; j++)
+		if (!used[j])
+			v[m++] = ks->refs[j];
+	pthread_mutex_lock(&ks->lock);
+	free(ks->refs);
+	ks->refs = v;
+	ks->cap = (ks->n > n ? ks->n : n) + 1;
+	ks->n = m;
+	ks->initial = kafka_splits_grow(cfg) ? n : m;
+	pthread_mutex_unlock(&ks->lock);
+	free(used);
+	return 0;
+fail:
+	free(v);
+	free(used);
+	return err->code;
+}
+
 const struct sl_source_ops sl_kafka_source_ops = {
 	.name = "kafka",
 	.nsplits = nsplits,
@@ -1123,4 +1434,7 @@ const struct sl_source_ops sl_kafka_source_ops = {
 	.position = kafka_position,
 	.seek = kafka_seek,
 	.checkpoint_complete = kafka_checkpoint_complete,
+	.splits_grow = kafka_splits_grow,
+	.discover = kafka_discover,
+	.restore_layout = kafka_restore_layout,
 };

@@ -6,11 +6,13 @@
  *
  * Configuration is plain data like the embedded connectors (sluice/connectors.h): zero it,
  * fill it, call sl_kafka_source_prepare() once at plan time (it asks the cluster for the
- * partition counts, which fix the number of splits), pass it to sl_job_source() with
+ * partition counts: the splits at the start; with discovery_interval_ms the coordinator
+ * adds partitions found later), pass it to sl_job_source() with
  * sl_kafka_source_ops. The job borrows it and everything it points to until
  * sl_job_destroy(); then sl_kafka_source_cfg_fini() frees what prepare allocated.
  *
- * Threads: prepare at plan time, one thread; the ops on each split's shard.
+ * Threads: prepare at plan time, one thread; the ops on each split's shard, but discover
+ * and restore_layout on the coordinator's thread (the one running sl_job_run).
  */
 #ifndef SL_CONNECTORS_KAFKA_SOURCE_H
 #define SL_CONNECTORS_KAFKA_SOURCE_H
@@ -124,6 +126,11 @@ struct sl_kafka_source_cfg {
 	const struct sl_kafka_offset *bounded_specific;
 	int nbounded_specific;
 	int timeout_ms; /* metadata and offset queries; 0: 10000 */
+	/* Flink's scan.topic-partition-discovery.interval: every so often the coordinator asks
+	 * the cluster for the topics' (pattern: the matching topics') partitions; new ones
+	 * become splits that start at their earliest offset. <= 0: off. Off for a bounded
+	 * source, as in Flink. */
+	int64_t discovery_interval_ms;
 
 	/* set by sl_kafka_source_prepare(): the splits, topics in name order, then their
 	 * partitions, so a restore with the same topics and partition counts maps every
@@ -135,6 +142,10 @@ struct sl_kafka_source_cfg {
 	bool commit_offsets; /* commit each checkpoint's offsets to group.id
 			      * (monitoring); the SQL mapping sets it when
 			      * properties.group.id is given */
+	/* set by sl_kafka_source_prepare(): the splits as the job runs them (the plan's,
+	 * renumbered as a restored checkpoint had them, then those found later); opaque,
+	 * shared by the coordinator and the shards under its own lock */
+	struct sl_kafka_splits *splits;
 };
 
 /*
@@ -146,14 +157,17 @@ struct sl_kafka_source_cfg {
  */
 int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *err);
 
-/* Frees what sl_kafka_source_prepare() allocated (split_refs, topic_names); the rest of cfg
- * is the caller's. Accepts a cfg never prepared. Call after sl_job_destroy(). */
+/* Frees what sl_kafka_source_prepare() allocated (split_refs, topic_names, splits); the
+ * rest of cfg is the caller's. Accepts a cfg never prepared. Call after sl_job_destroy(). */
 void sl_kafka_source_cfg_fini(struct sl_kafka_source_cfg *cfg);
 
 /*
- * Source ops. Split k is split_refs[k]. poll() takes at most `max` messages already fetched
- * (never waits); position() is the next offset to read (8 bytes), seek() continues from
- * one. An undecodable message goes to the dead-letter output as "topic/partition/offset".
+ * Source ops. Split k is split_refs[k] until a restore renumbers the splits as the
+ * checkpoint had them (restore_layout) or discovery adds splits npartitions, ... (the
+ * source's splits grow while discovery_interval_ms > 0 and it is unbounded). poll() takes at most
+ * `max` messages already fetched (never waits); position() is the next offset to read (8 bytes),
+ * seek() continues from one. An undecodable message goes to the dead-letter output as
+ * "topic/partition/offset".
  */
 extern const struct sl_source_ops sl_kafka_source_ops;
 

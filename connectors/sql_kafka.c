@@ -30,10 +30,16 @@
  *                                   `col TYPE METADATA FROM 'timestamp'` (the planner maps
  *                                   METADATA columns to this option)
  *
+ *   scan.topic-partition-discovery.interval
+ *                                   how often to look for new partitions (and, with
+ *                                   topic-pattern, new matching topics): default 5 min as
+ *                                   Flink; '0' or negative: never; off when bounded. New
+ *                                   ones are read from their earliest offset.
+ *
  * The topics' partition counts are fetched here, at plan time (sl_kafka_source_prepare()):
- * the broker must be reachable when the job is planned, and partitions or matching topics
- * created later are not read until the job is planned again (a restore then refuses
- * positions that moved to other splits; scan.topic-partition-discovery.interval is refused).
+ * the broker must be reachable when the job is planned. Partitions found later are added
+ * by the coordinator while the job runs (kafka_source.c, discover), and a restore numbers
+ * the splits as its checkpoint did.
  *
  * Errors are one line "FILE:LINE:COL: ..." naming the option, as in sql_options.c; the
  * option helpers are repeated here in small because sql_options.c keeps its own static.
@@ -54,11 +60,14 @@
 	"topic, topic-pattern, properties.bootstrap.servers, properties.group.id, properties.*, "  \
 	"scan.startup.mode, scan.startup.timestamp-millis, "                                       \
 	"scan.startup.specific-offsets, scan.bounded.mode, "                                       \
-	"scan.bounded.timestamp-millis, scan.bounded.specific-offsets, format, "                   \
+	"scan.bounded.timestamp-millis, scan.bounded.specific-offsets, "                           \
+	"scan.topic-partition-discovery.interval, format, "                                        \
 	"value.format, key.format, key.fields, value.fields-include, json.*, "                     \
 	"debezium-json.*, csv.*, sluice.metadata.<column>"
 
 #define MAX_OFFSETS 4096
+/* Flink's default for scan.topic-partition-discovery.interval (its new Kafka source) */
+#define DEFAULT_DISCOVERY_MS (5 * 60 * 1000)
 
 struct kctx {
 	struct sl_conn_opt *opts;
@@ -485,11 +494,21 @@ static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_ow
 	bool has_group = false;
 	int rc;
 
-	if ((o = take(c, "scan.topic-partition-discovery.interval")))
-		return fail(c, o,
-			    "option '%s' is not supported: the partitions are the "
-			    "source's splits, counted when the job is planned",
-			    o->key);
+	k->cfg.discovery_interval_ms = DEFAULT_DISCOVERY_MS;
+	if ((o = take(c, "scan.topic-partition-discovery.interval"))) {
+		const char *v = o->value;
+
+		while (*v == ' ')
+			v++;
+		/* Flink: '0' or a negative interval disables discovery */
+		if (*v == '-' && !sl_conn_parse_duration(v + 1, &k->cfg.discovery_interval_ms))
+			k->cfg.discovery_interval_ms = 0;
+		else if (sl_conn_parse_duration(v, &k->cfg.discovery_interval_ms))
+			return fail(c, o,
+				    "option '%s': '%s' is not a duration (e.g. '30 s', "
+				    "'5 min'; '0' disables)",
+				    o->key, o->value);
+	}
 	if ((o = take(c, "topic-pattern"))) {
 		if (topic)
 			return fail(c, o,

@@ -260,6 +260,57 @@ int sl_ckpt_restore_split(struct sl_runtime *rt, int op_id, int split, sl_ts_t *
 	return 0;
 }
 
+int sl_ckpt_restore_layout(struct sl_runtime *rt)
+{
+	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
+	struct sl_job *job = rt->job;
+
+	if (!c || !c->restored.ckpt_id)
+		return 0;
+	for (int i = 0; i < job->nnodes; i++) {
+		const struct sl_stream *src = job->node[i];
+		const void **pos;
+		size_t *len;
+		int n = 0, rc;
+		struct sl_error err = { 0 };
+
+		if (src->kind != SL_NODE_SOURCE || !src->src_ops->restore_layout)
+			continue;
+		for (uint32_t j = 0; j < c->restored.nsources; j++)
+			if (c->restored.sources[j].op_id == (uint32_t)src->id &&
+			    (int)c->restored.sources[j].split >= n)
+				n = (int)c->restored.sources[j].split + 1;
+		pos = calloc((size_t)(n ? n : 1), sizeof(*pos));
+		len = calloc((size_t)(n ? n : 1), sizeof(*len));
+		if (!pos || !len) {
+			free(pos);
+			free(len);
+			sl_job_set_error(job, -ENOMEM, "out of memory restoring source '%s'",
+					 src->name);
+			return -ENOMEM;
+		}
+		for (uint32_t j = 0; j < c->restored.nsources; j++) {
+			const struct sl_ckpt_source_pos *p = &c->restored.sources[j];
+
+			if (p->op_id != (uint32_t)src->id || p->len < 8)
+				continue;
+			pos[p->split] = p->bytes + 8; /* after the split's event time */
+			len[p->split] = p->len - 8;
+		}
+		rc = src->src_ops->restore_layout(src->cfg, n, pos, len, &err);
+		free(pos);
+		free(len);
+		if (rc < 0) {
+			sl_job_set_error(job, rc,
+					 "source '%s': cannot restore its splits from the "
+					 "checkpoint: %s",
+					 src->name, err.msg[0] ? err.msg : strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
 /* A job's identity for its checkpoints: its name and the kind and name of every operator,
  * so a checkpoint of a different job graph is refused instead of restored. */
 static void job_identity(const struct sl_job *job, char *buf, size_t cap)

@@ -38,5 +38,9 @@ int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id);
  * time so far and the connector's bytes, 0 when there is none, -EINVAL if malformed. */
 int sl_ckpt_restore_split(struct sl_runtime *rt, int op_id, int split, int64_t *max_ts,
 			  const void **pos, size_t *len);
+/* After sl_ckpt_ctl_open, before any shard starts: hands each source with restore_layout
+ * its checkpointed positions in split order, so it can number its splits as the checkpoint
+ * did. 0 (nothing restored, or done) or -errno with the job's error set. */
+int sl_ckpt_restore_layout(struct sl_runtime *rt);
 
 #endif

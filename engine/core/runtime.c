@@ -125,6 +125,7 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 		free(rt->shards[i].files);
 	}
 	free(rt->shards);
+	free(rt->src_splits);
 	close_state(rt);
 	pthread_mutex_destroy(&rt->err_lock);
 	pthread_mutex_destroy(&rt->sp.lock);
@@ -196,6 +197,24 @@ static void savepoint_done(struct sl_runtime *rt, int rc, const char *why)
  * wait at the end of their input until one more checkpoint has completed, so that the
  * last rows of exactly-once sinks are published by a commit a restart can finish.
  */
+/* Without a coordinator: the run thread only looks for new source splits (a source whose
+ * splits grow), every 10 ms until the shards finish; with none it just waits for them. */
+static void discover_until_finished(struct sl_runtime *rt)
+{
+	struct timespec ts = { 0, 10000000 };
+
+	while (sl_source_discover(rt, wall_now_ms())) {
+		bool all_finished = true;
+
+		for (int i = 0; i < rt->nshards; i++)
+			all_finished &=
+				atomic_load_explicit(&rt->shards[i].finished, memory_order_acquire);
+		if (all_finished || atomic_load(&rt->abort))
+			break;
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 {
 	struct sl_job *job = rt->job;
@@ -212,6 +231,8 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 	for (;;) {
 		struct timespec ts = { 0, 1000000 };
 		bool all_finished = true, all_ended = true, acked = true, want_final;
+
+		sl_source_discover(rt, wall_now_ms());
 
 		for (int i = 0; i < rt->nshards; i++) {
 			const struct sl_shard *sh = &rt->shards[i];
@@ -439,7 +460,8 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		rt->dl_close = true;
 	}
 	rt->shards = calloc((size_t)rt->nshards, sizeof(*rt->shards));
-	if (!rt->shards || create_rings(rt) < 0) {
+	rt->src_splits = calloc((size_t)job->nnodes, sizeof(*rt->src_splits));
+	if (!rt->shards || !rt->src_splits || create_rings(rt) < 0) {
 		sl_job_set_error(job, -ENOMEM, "out of memory creating %d shards' rings",
 				 rt->nshards);
 		return -ENOMEM;
@@ -449,6 +471,8 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 			    opts->from_savepoint;
 	if (rt->checkpointing) {
 		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir, opts->from_savepoint);
+		if (!rc)
+			rc = sl_ckpt_restore_layout(rt);
 		if (rc)
 			return rc;
 		atomic_store(&rt->final_ckpt, opts->checkpoint_dir != NULL);
@@ -484,6 +508,8 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		atomic_store(&rt->coordinating, true);
 		coordinate(rt, opts);
 		atomic_store(&rt->coordinating, false);
+	} else {
+		discover_until_finished(rt);
 	}
 	for (int i = 0; i < rt->nshards; i++)
 		pthread_join(rt->shards[i].thread, NULL);

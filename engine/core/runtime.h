@@ -56,6 +56,8 @@ struct sl_stage_inst {
 	/* source stages */
 	struct sl_split_inst *splits;
 	int nsplits;
+	int total_splits;                /* splits of the source (all shards') opened for */
+	bool grows;                      /* its splits may grow (sl_source_ops.splits_grow) */
 	const struct sl_wm_strategy *wm;
 	sl_ts_t next_wm_at;              /* shard clock of the next periodic watermark */
 
@@ -150,6 +152,9 @@ struct sl_runtime {
 	uint64_t ckpt_completed, ckpt_failed;
 	uint64_t ckpt_base;              /* checkpoint ids continue after this one */
 	struct sl_ckpt_ctl *ckpt_ctl;    /* the checkpoint directory, when there is one */
+	_Atomic int *src_splits;         /* [node]: a growing source's splits now (the
+					  * coordinator's sl_source_discover writes, the
+					  * shards' sl_source_stage_tick reads) */
 	pthread_mutex_t err_lock;        /* first error wins (error path only) */
 };
 
@@ -189,6 +194,9 @@ void sl_source_stage_barrier(struct sl_stage_inst *si, uint64_t ckpt);
 void sl_source_stage_close(struct sl_stage_inst *si);
 /* Checkpoint `ckpt` completed: tells the splits whose position it holds. */
 void sl_source_stage_complete(struct sl_stage_inst *si, uint64_t ckpt);
+/* Coordinator thread: asks every source whose splits grow for its count now and publishes
+ * a larger one in rt->src_splits for the shards. Returns whether any source grows. */
+bool sl_source_discover(struct sl_runtime *rt, int64_t now_ms);
 
 /* Exchange-outs (exchange.c): move held-back frames into rings. Returns frames moved. */
 int sl_exchange_drain(struct sl_ctx *xctx);

@@ -7,13 +7,17 @@
  * nor finished, and only moves forward. A split that produced nothing for idle_timeout is
  * idle and left out of the minimum; when every live split is idle the instance tells
  * downstream it is idle, so one silent split does not stall the job. An instance with no
- * split at all ends at once, so it never holds a watermark back. At the end of bounded input
- * the instance sends a watermark of +inf (firing every window), then end-of-input.
+ * split at all ends at once, so it never holds a watermark back, unless its source's splits
+ * may grow (splits_grow): then it stays, idle, and opens the splits k mod N that the
+ * coordinator's discovery publishes (grow), which join the minimum like the others. At the
+ * end of bounded input the instance sends a watermark of +inf (firing every window), then
+ * end-of-input.
  *
  * Watermarks are emitted periodically (strategy interval) or, with interval 0, after every
  * record that advances them ('scan.watermark.emit.strategy' = 'on-event').
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +64,9 @@ static void update_wm(struct sl_stage_inst *si)
 		if (w < min)
 			min = w;
 	}
+	/* no live split yet, but one may come: idle, so the others' watermark moves */
+	if (!active && si->grows)
+		idle = true;
 	sl_stage_input_time(si, active, idle, min);
 }
 
@@ -118,66 +125,152 @@ static void dead_letter(struct sl_src_ctx *c, const char *where, const char *why
 	sl_dead_letter_write(sp->si->sh, where, why, raw, rawlen);
 }
 
+/* Opens split k on this shard as si->splits[si->nsplits] (room must exist) and, on
+ * restore, seeks it to its checkpointed position. 0 or -errno with the shard failed. */
+static int open_split(struct sl_stage_inst *si, int k)
+{
+	struct sl_shard *sh = si->sh;
+	const struct sl_stream *src = si->st->input;
+	struct sl_split_inst *sp = &si->splits[si->nsplits];
+	struct sl_error err = { 0 };
+	const void *pos;
+	size_t len;
+	int64_t max_ts;
+	int rc;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->si = si;
+	sp->sctx.emit = split_emit;
+	sp->sctx.dead_letter = dead_letter;
+	sp->sctx.scratch = sh->src_scratch;
+	sp->sctx.owner = sh;
+	sp->sctx.split = k;
+	sp->max_ts = SL_TS_MIN;
+	sp->custom_wm = SL_TS_MIN;
+	sp->last_active = sh->now;
+	if (si->wm->kind == SL_WM_CUSTOM && si->wm->custom.state_size) {
+		sp->custom_state = calloc(1, si->wm->custom.state_size);
+		if (!sp->custom_state)
+			return -ENOMEM;
+	}
+	si->nsplits++;
+	sp->state = src->src_ops->open(src->cfg, k, &err);
+	if (!sp->state) {
+		sl_shard_fail(sh, err.code ? err.code : -EIO, "source '%s': %s", src->name,
+			      err.msg[0] ? err.msg : "cannot open split");
+		return err.code ? err.code : -EIO;
+	}
+	/* restarting from a checkpoint: continue where the split was */
+	rc = sl_ckpt_restore_split(sh->rt, src->id, k, &max_ts, &pos, &len);
+	if (rc > 0) {
+		sp->max_ts = max_ts;
+		rc = src->src_ops->seek ? src->src_ops->seek(sp->state, pos, len) : -ENOTSUP;
+	}
+	if (rc < 0) {
+		sl_shard_fail(sh, rc,
+			      "source '%s' split %d: cannot resume from the "
+			      "checkpoint: %s",
+			      src->name, k, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
 int sl_source_stage_open(struct sl_stage_inst *si)
 {
 	struct sl_shard *sh = si->sh;
 	const struct sl_stream *src = si->st->input;
 	int total = src->src_ops->nsplits ? src->src_ops->nsplits(src->cfg) : 1;
-	int n = 0;
+	int n = 0, rc;
 
 	si->wm = &src->wm;
 	si->wm_out = SL_TS_MIN;
+	si->grows = src->src_ops->splits_grow && src->src_ops->discover &&
+		    src->src_ops->splits_grow(src->cfg);
+	si->total_splits = total;
 	for (int k = sh->index; k < total; k += sh->rt->nshards)
 		n++;
 	si->splits = calloc((size_t)(n ? n : 1), sizeof(*si->splits));
 	if (!si->splits)
 		return -ENOMEM;
-	for (int k = sh->index; k < total; k += sh->rt->nshards) {
-		struct sl_split_inst *sp = &si->splits[si->nsplits];
-		struct sl_error err = { 0 };
-
-		sp->si = si;
-		sp->sctx.emit = split_emit;
-		sp->sctx.dead_letter = dead_letter;
-		sp->sctx.scratch = sh->src_scratch;
-		sp->sctx.owner = sh;
-		sp->sctx.split = k;
-		sp->max_ts = SL_TS_MIN;
-		sp->custom_wm = SL_TS_MIN;
-		sp->last_active = sh->now;
-		if (si->wm->kind == SL_WM_CUSTOM && si->wm->custom.state_size) {
-			sp->custom_state = calloc(1, si->wm->custom.state_size);
-			if (!sp->custom_state)
-				return -ENOMEM;
-		}
-		si->nsplits++;
-		sp->state = src->src_ops->open(src->cfg, k, &err);
-		if (!sp->state) {
-			sl_shard_fail(sh, err.code ? err.code : -EIO, "source '%s': %s", src->name,
-				      err.msg[0] ? err.msg : "cannot open split");
-			return err.code ? err.code : -EIO;
-		}
-		{
-			/* restarting from a checkpoint: continue where the split was */
-			const void *pos;
-			size_t len;
-			int64_t max_ts;
-			int rc = sl_ckpt_restore_split(sh->rt, src->id, k, &max_ts, &pos, &len);
-
-			if (rc > 0) {
-				sp->max_ts = max_ts;
-				rc = src->src_ops->seek ? src->src_ops->seek(sp->state, pos, len)
-							: -ENOTSUP;
-			}
-			if (rc < 0) {
-				sl_shard_fail(sh, rc, "source '%s' split %d: cannot resume from the "
-					      "checkpoint: %s", src->name, k, strerror(-rc));
-				return rc;
-			}
-		}
-	}
+	for (int k = sh->index; k < total; k += sh->rt->nshards)
+		if ((rc = open_split(si, k)) < 0)
+			return rc;
 	si->next_wm_at = sh->now + si->wm->interval_ms;
 	return 0;
+}
+
+/*
+ * Splits found while the job runs (the coordinator's sl_source_discover published more):
+ * opens those of this shard, k mod N as at the start, and lets them join the watermark. Not
+ * while the coordinator may still be reading this shard's positions for a checkpoint this
+ * shard acknowledged (sl_ckpt_ctl_complete walks si->splits from its thread): only once it
+ * is done with every checkpoint this shard has seen, so the array never moves under it.
+ * Opening a split costs a client (threads, sockets): rare, never per record.
+ */
+static void grow(struct sl_stage_inst *si)
+{
+	struct sl_shard *sh = si->sh;
+	struct sl_runtime *rt = sh->rt;
+	const struct sl_stream *src = si->st->input;
+	/* pairs with the release in sl_source_discover */
+	int total = atomic_load_explicit(&rt->src_splits[src->id], memory_order_acquire);
+	struct sl_split_inst *v;
+	int n = si->nsplits, opened = 0;
+
+	if (total <= si->total_splits)
+		return;
+	/* pairs with the release of ckpt_consumed in coordinate() */
+	if (atomic_load_explicit(&rt->ckpt_consumed, memory_order_acquire) < sh->ckpt_seen)
+		return;
+	for (int k = si->total_splits; k < total; k++)
+		n += k % rt->nshards == sh->index;
+	v = realloc(si->splits, (size_t)(n ? n : 1) * sizeof(*v));
+	if (!v) {
+		sl_shard_fail(sh, -ENOMEM, "source '%s': out of memory for new splits", src->name);
+		return;
+	}
+	si->splits = v;
+	for (int i = 0; i < si->nsplits; i++)
+		si->splits[i].si = si;
+	for (int k = si->total_splits; k < total; k++) {
+		if (k % rt->nshards != sh->index)
+			continue;
+		if (open_split(si, k) < 0)
+			return;
+		opened++;
+		fprintf(stderr, "sluice: source '%s': new split %d on shard %d\n", src->name, k,
+			sh->index);
+	}
+	si->total_splits = total;
+	if (opened)
+		update_wm(si);
+}
+
+bool sl_source_discover(struct sl_runtime *rt, int64_t now_ms)
+{
+	struct sl_job *job = rt->job;
+	bool any = false;
+
+	for (int i = 0; i < job->nnodes; i++) {
+		const struct sl_stream *src = job->node[i];
+		int n;
+
+		if (src->kind != SL_NODE_SOURCE || !src->src_ops->discover ||
+		    !src->src_ops->splits_grow || !src->src_ops->splits_grow(src->cfg))
+			continue;
+		any = true;
+		n = src->src_ops->discover(src->cfg, now_ms);
+		if (n < 0) {
+			fprintf(stderr, "sluice: source '%s': finding new splits: %s (retried)\n",
+				src->name, strerror(-n));
+			continue;
+		}
+		/* pairs with the acquire in grow() */
+		if (n > atomic_load_explicit(&rt->src_splits[i], memory_order_relaxed))
+			atomic_store_explicit(&rt->src_splits[i], n, memory_order_release);
+	}
+	return any;
 }
 
 static void finish(struct sl_stage_inst *si, bool fire)
@@ -215,7 +308,7 @@ int sl_source_stage_poll(struct sl_stage_inst *si)
 		}
 		work += rc;
 	}
-	if (!live && !si->pending) {
+	if (!live && !si->pending && !si->grows) {
 		bool all_ended = true;
 
 		for (int i = 0; i < si->nsplits; i++)
@@ -233,6 +326,8 @@ void sl_source_stage_tick(struct sl_stage_inst *si)
 
 	if (si->ended || si->pending)
 		return;
+	if (si->grows)
+		grow(si);
 	if (wm->idle_timeout_ms > 0) {
 		for (int i = 0; i < si->nsplits; i++) {
 			struct sl_split_inst *sp = &si->splits[i];

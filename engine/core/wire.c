@@ -68,6 +68,10 @@ static void mark_dead_lane(struct sl_stage_inst *si, int lane, int nshards)
 	if (!up || up->kind != SL_NODE_SOURCE)
 		return;
 	src = up;
+	/* a source whose splits may grow can give any shard a split later: its instances
+	 * without one say they are idle instead (source_rt.c) */
+	if (src->src_ops->splits_grow && src->src_ops->splits_grow(src->cfg))
+		return;
 	total = src->src_ops->nsplits ? src->src_ops->nsplits(src->cfg) : 1;
 	for (int from = 0; from < nshards; from++)
 		live += from < total;

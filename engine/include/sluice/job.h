@@ -79,7 +79,8 @@ enum { SL_SRC_EOF = -1000 }; /* poll(): this split is exhausted */
 
 struct sl_source_ops {
 	const char *name;
-	/* Number of splits of this source, fixed at plan time (files, partitions, streams). */
+	/* Number of splits of this source at plan time (files, partitions, streams); only a
+	 * source with discover() (below) has more later. */
 	int (*nsplits)(const void *cfg);
 	/* Opens split `split` on the calling shard. Returns per-split state or NULL with err set. */
 	void *(*open)(const void *cfg, int split, struct sl_error *err);
@@ -101,6 +102,25 @@ struct sl_source_ops {
 	 * the exactly-once path only (Kafka: commit the offsets to the consumer group for
 	 * monitoring); a checkpoint that failed is never announced. */
 	void (*checkpoint_complete)(void *split_state, uint64_t ckpt);
+	/*
+	 * Optional: splits that may grow while the job runs (Kafka partitions and topics found
+	 * after start). splits_grow: whether this cfg's splits may grow (an instance without a
+	 * split then stays, idle, instead of ending). discover: on the coordinator thread (the
+	 * thread of sl_job_run), about once a millisecond, never on a shard: returns the number
+	 * of splits now, never fewer than before, or -errno (logged; the next call retries).
+	 * The source itself decides when to ask its system (its interval) and may block then,
+	 * up to its own metadata timeout. A new split k opens on shard k mod N like the others,
+	 * between two polls and never while a checkpoint reads the shard's positions.
+	 * restore_layout: on restore, before any split opens, one thread: the checkpoint held
+	 * n splits of this source, pos[k] (len[k] bytes, without the event time) being split
+	 * k's position, NULL for none. The source renumbers its splits so that split k is the
+	 * one pos[k] names (its order may differ from a fresh plan's once splits were found
+	 * later) and puts splits the checkpoint did not have after them. 0 or -errno, err set.
+	 */
+	bool (*splits_grow)(const void *cfg);
+	int (*discover)(const void *cfg, int64_t now_ms);
+	int (*restore_layout)(const void *cfg, int n, const void *const *pos, const size_t *len,
+			      struct sl_error *err);
 };
 
 struct sl_sink_ops {

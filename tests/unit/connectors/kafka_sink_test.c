@@ -326,15 +326,18 @@ static void t_exactly_once(void)
 	T_ASSERT(K->commit(&cfg, 1, meta[0], len[0]) == 0);
 	T_ASSERT(K->commit(&cfg, 1, meta[1], len[1]) == 0);
 	T_ASSERT(K->commit(&cfg, 1, meta[0], len[0]) == 0); /* replayed: a no-op */
+	/* exactly-once stages an open epoch's rows until its precommit (or a burst of 256
+	 * per instance): epoch 2's 25 rows per instance are not sent yet, so even the mock,
+	 * which shows uncommitted rows to read_committed, holds epoch 1's only */
 	ms = consume("eos", 2, true);
-	T_ASSERT(exactly_ids(&ms, 0, isolation ? 100 : 150));
+	T_ASSERT(exactly_ids(&ms, 0, 100));
 	msgs_free(&ms);
 	for (int i = 0; i < 2; i++)
 		T_ASSERT(K->precommit(k[i], 2, meta2[i], sizeof meta2[i], &len2[i]) == 0);
 	put(k, 2, 150, 170);
 	T_ASSERT(K->commit(&cfg, 2, meta2[1], len2[1]) == 0);
 	ms = consume("eos", 2, true);
-	T_ASSERT(exactly_ids(&ms, 0, isolation ? 150 : 170));
+	T_ASSERT(exactly_ids(&ms, 0, 150)); /* 150..170 staged in epoch 3 */
 	msgs_free(&ms);
 	/* end of input: the last instance to end commits epoch 3 */
 	T_ASSERT(K->flush(k[0]) == 0);

@@ -8,7 +8,8 @@
  * group-offsets after a monitoring commit), CSV, raw, key fields (EXCEPT_KEY), Debezium
  * changelog rows, fetch errors injected into the broker, a leader change and a broker down
  * mid-read, and the SQL WITH mapping (topic lists and patterns, positions that name their
- * partition) with its FILE:LINE:COL errors.
+ * partition) with its FILE:LINE:COL errors, and partition discovery (a topic found after
+ * prepare, read from its start; a restore numbering the splits as its checkpoint did).
  */
 #include <time.h>
 
@@ -795,6 +796,107 @@ static void test_sql(void)
 	sl_schema_destroy(s);
 }
 
+/* Polls an unbounded split until the harness holds `want` rows. */
+static void take_rows(struct harness *h, void *st, int split, size_t want)
+{
+	h->c.split = split;
+	for (int i = 0; i < 5000 && h->nrows < want; i++) {
+		int rc = sl_kafka_source_ops.poll(st, &h->c, 64);
+
+		T_ASSERT(rc >= 0);
+		if (rc == 0)
+			nap();
+	}
+	T_ASSERT_EQ_I64(h->nrows, want);
+}
+
+/*
+ * Discovery: a pattern source finds a topic created after prepare (the mock cannot add
+ * partitions to a topic), its splits come after the plan's and start at the earliest offset
+ * whatever the startup mode; a fresh plan sorts the topic first, and restore_layout numbers
+ * the splits as the positions of the first run say; a partition gone fails by name.
+ */
+static void test_discovery(void)
+{
+	struct sl_schema *s = order_schema();
+	struct sl_kafka_source_cfg cfg = base_cfg(NULL, s), again;
+	struct sl_error why = { 0 };
+	const void *pos[3];
+	size_t len[3];
+	char buf[3][64], v[128];
+	struct harness h;
+	void *st;
+
+	T_ASSERT(rd_kafka_mock_topic_create(mc, "dsc-m", 1, 1) == 0);
+	cfg.topic_pattern = "dsc-.*";
+	cfg.bounded = SL_KAFKA_UNBOUNDED;
+	cfg.startup = SL_KAFKA_START_LATEST; /* found later: from the start all the same */
+	cfg.discovery_interval_ms = 100;
+	prepare(&cfg);
+	T_ASSERT(sl_kafka_source_ops.splits_grow(&cfg));
+	T_ASSERT_EQ_I64(sl_kafka_source_ops.discover(&cfg, 1000), 1);
+	T_ASSERT(rd_kafka_mock_topic_create(mc, "dsc-a", 2, 1) == 0);
+	for (int i = 0; i < 10; i++) {
+		snprintf(v, sizeof v, "{\"id\": %d, \"name\": \"a\", \"ts\": 5}", i);
+		produce("dsc-a", i % 2, NULL, v, BASE_TS + i);
+	}
+	flush();
+	/* not before the interval has passed, then both partitions */
+	T_ASSERT_EQ_I64(sl_kafka_source_ops.discover(&cfg, 1050), 1);
+	T_ASSERT_EQ_I64(sl_kafka_source_ops.discover(&cfg, 1100), 3);
+	T_ASSERT_EQ_I64(sl_kafka_source_ops.nsplits(&cfg), 3);
+	T_ASSERT_EQ_I64(sl_kafka_source_ops.discover(&cfg, 1200), 3); /* nothing new */
+
+	h_init(&h);
+	for (int k = 0; k < 3; k++) {
+		size_t len_k;
+
+		st = open_split(&cfg, k);
+		if (k > 0) /* dsc-a/0, dsc-a/1: five records each, from offset 0 */
+			take_rows(&h, st, k, h.nrows + 5);
+		T_ASSERT(sl_kafka_source_ops.position(st, buf[k], sizeof buf[k], &len_k) == 0);
+		T_ASSERT_EQ_I64(pos_of(st), k > 0 ? 5 : 0);
+		pos[k] = buf[k];
+		len[k] = len_k;
+		sl_kafka_source_ops.close(st);
+	}
+	T_ASSERT_EQ_I64(h.nrows, 10);
+
+	/* a fresh plan: dsc-a/0, dsc-a/1, dsc-m/0; the checkpoint's order wins */
+	again = base_cfg(NULL, s);
+	again.topic_pattern = "dsc-.*";
+	again.bounded = SL_KAFKA_UNBOUNDED;
+	again.discovery_interval_ms = 100;
+	prepare(&again);
+	T_ASSERT(!strcmp(again.split_refs[0].topic, "dsc-a"));
+	T_ASSERT(sl_kafka_source_ops.restore_layout(&again, 3, pos, len, &why) == 0);
+	for (int k = 0; k < 3; k++) {
+		st = open_split(&again, k);
+		T_ASSERT(sl_kafka_source_ops.seek(st, pos[k], len[k]) == 0);
+		T_ASSERT_EQ_I64(pos_of(st), k > 0 ? 5 : 0);
+		sl_kafka_source_ops.close(st);
+	}
+	sl_kafka_source_cfg_fini(&again);
+
+	/* a checkpointed partition that no longer matches: refused, by name */
+	again = base_cfg(NULL, s);
+	again.topic_pattern = "dsc-m";
+	prepare(&again);
+	T_ASSERT(sl_kafka_source_ops.restore_layout(&again, 3, pos, len, &why) == -ESTALE);
+	T_ASSERT(strstr(why.msg, "split 1") && strstr(why.msg, "not among"));
+	sl_kafka_source_cfg_fini(&again);
+
+	/* off: bounded, or an interval of 0 */
+	cfg.bounded = SL_KAFKA_BOUND_LATEST;
+	T_ASSERT(!sl_kafka_source_ops.splits_grow(&cfg));
+	cfg.bounded = SL_KAFKA_UNBOUNDED;
+	cfg.discovery_interval_ms = 0;
+	T_ASSERT(!sl_kafka_source_ops.splits_grow(&cfg));
+	h_fini(&h);
+	sl_kafka_source_cfg_fini(&cfg);
+	sl_schema_destroy(s);
+}
+
 int main(void)
 {
 	setup();
@@ -806,6 +908,7 @@ int main(void)
 	test_fetch_errors();
 	test_leader_change_and_broker_down();
 	test_sql();
+	test_discovery();
 	rd_kafka_destroy(mock_rk);
 	return T_EXIT_PASS;
 }
