@@ -16,7 +16,7 @@ same shape) with kcat, and runs `sluice run` on SQL jobs reading the topic with
      (partition, offset) pairs are exactly the topic's;
   3. malformed messages mixed in: they go to the dead-letter file as topic/partition/offset
      and the job finishes with the good rows;
-  4. exactly-once across kill -9: an unbounded job (checkpoints every 50 ms, exactly-once
+  4. exactly-once across 20 kill -9s: an unbounded job (checkpoints every 50 ms, exactly-once
      filesystem sink) is killed at random moments while more messages arrive, restarted
      from its checkpoints each time, and finally run bounded to the end: every message is
      in the output exactly once (the source resumed each partition at its checkpointed
@@ -286,7 +286,7 @@ INSERT INTO out_t SELECT id, part, off FROM src;
 """
 
 
-def check_kill_restart(sluice, addr, work, kills=8, seed=None):
+def check_kill_restart(sluice, addr, work, kills=20, seed=None):
     seed = int(time.time()) if seed is None else seed
     rnd = random.Random(seed)
     out, ck = os.path.join(work, "ck_out"), os.path.join(work, "ck_dir")
