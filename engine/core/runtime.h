@@ -89,7 +89,9 @@ struct sl_shard {
 	uint64_t ckpt_announced;         /* newest completed checkpoint told to the sources */
 	_Atomic uint64_t ckpt_acked;
 	_Atomic bool input_done;         /* every stage ended: waiting for the final checkpoint */
-	struct sl_state_db *state_db;    /* RocksDB backend: this shard's DB; NULL: heap */
+	struct sl_state_db **state_dbs;  /* [node id] RocksDB backend: each keyed operator
+					  * instance's DB (opened, and restored from a native
+					  * checkpoint, before wiring); NULL: heap */
 	/* checkpoint files: the shard's own writer (a checkpoint directory is set) and the
 	 * state files of checkpoint files_ckpt, read by the coordinator once acknowledged */
 	struct sl_ckw *ckw;

@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -568,6 +569,46 @@ static void final_checkpoints(struct sl_shard *sh)
 	}
 }
 
+/*
+ * RocksDB backend: one DB for each keyed operator instance of this shard (backend.h says why
+ * not one per shard), opened before wiring so that an operator's open finds it. 0, or -errno
+ * with the shard failed.
+ */
+static int open_state_dbs(struct sl_shard *sh)
+{
+	struct sl_job *job = sh->rt->job;
+
+	sh->state_dbs = calloc((size_t)job->nnodes + 1, sizeof(*sh->state_dbs));
+	if (!sh->state_dbs) {
+		sl_shard_fail(sh, -ENOMEM, "shard %d: out of memory opening its state", sh->index);
+		return -ENOMEM;
+	}
+	for (int node = 0; node < job->nnodes; node++) {
+		char err[256];
+		int rc;
+
+		if (job->node[node]->kind != SL_NODE_PROCESS)
+			continue;
+		rc = sl_state_db_open(sh->rt->state_env, sh->index, (uint32_t)node,
+				      &sh->state_dbs[node], err, sizeof err);
+		if (rc) {
+			sl_shard_fail(sh, rc, "shard %d: opening the state store of '%s': %s",
+				      sh->index, job->node[node]->name, err);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* After unwiring: the kstates on the DBs are destroyed. Removes the working DBs. */
+static void close_state_dbs(struct sl_shard *sh)
+{
+	for (int node = 0; sh->state_dbs && node < sh->rt->job->nnodes; node++)
+		sl_state_db_close(sh->state_dbs[node]);
+	free(sh->state_dbs);
+	sh->state_dbs = NULL;
+}
+
 void *sl_shard_main(void *arg)
 {
 	struct sl_shard *sh = arg;
@@ -590,16 +631,8 @@ void *sl_shard_main(void *arg)
 			goto out;
 		}
 	}
-	if (rt->state_env) {
-		char err[256];
-		int rc = sl_state_db_open(rt->state_env, sh->index, &sh->state_db, err, sizeof err);
-
-		if (rc) {
-			sl_shard_fail(sh, rc, "shard %d: opening its state store: %s", sh->index,
-				      err);
-			goto out;
-		}
-	}
+	if (rt->state_env && open_state_dbs(sh) < 0)
+		goto out;
 	if (sl_shard_wire(sh) < 0) {
 		if (!sh->error)
 			sl_shard_fail(sh, -ENOMEM, "shard %d: out of memory wiring the job",
@@ -679,8 +712,7 @@ out:
 	sl_shard_unwire(sh);
 	sl_ckw_destroy(sh->ckw); /* waits for files in flight: their bytes were the operators' */
 	sh->ckw = NULL;
-	sl_state_db_close(sh->state_db);
-	sh->state_db = NULL;
+	close_state_dbs(sh);
 	atomic_store_explicit(&sh->finished, true, memory_order_release);
 	return NULL;
 }

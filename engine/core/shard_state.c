@@ -7,9 +7,11 @@
  */
 #include "runtime.h"
 
-struct sl_state_db *sl_shard_state_db(const struct sl_shard *sh)
+struct sl_state_db *sl_shard_state_db(const struct sl_shard *sh, int op_id)
 {
-	return sh ? sh->state_db : NULL;
+	return sh && sh->state_dbs && op_id >= 0 && op_id < sh->rt->job->nnodes
+		       ? sh->state_dbs[op_id]
+		       : NULL;
 }
 
 bool sl_shard_final_checkpoint(const struct sl_shard *sh)

@@ -95,8 +95,9 @@ static int process_open(struct sl_ctx *ctx)
 			goto out_release;
 		p->own_out = true;
 	}
-	/* the job's backend: the shard's RocksDB, or the heap when it has none */
-	ctx->kstate = sl_kstate_create_in(sl_shard_state_db(ctx->shard), (uint32_t)ctx->def->id,
+	/* the job's backend: this instance's RocksDB, or the heap when it has none */
+	ctx->kstate = sl_kstate_create_in(sl_shard_state_db(ctx->shard, ctx->def->id),
+					  (uint32_t)ctx->def->id,
 					  fn->states, fn->nstates, max_par, &rc);
 	if (!ctx->kstate) {
 		what = rc == -EINVAL ? "bad state descriptor" : what;

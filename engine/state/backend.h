@@ -1,11 +1,16 @@
 /*
- * backend.h - where keyed state lives: on the heap, or in one RocksDB per shard under one
- * process-wide memory budget (DESIGN §6).
+ * backend.h - where keyed state lives: on the heap, or in one RocksDB per (keyed operator
+ * instance, shard) under one process-wide memory budget (DESIGN §6).
  *
- * The caller (the runtime) owns one env for the process and, per shard, one db opened and
- * closed on that shard's thread. Operators then make their state with sl_kstate_create_in()
- * and use it through state.h exactly as with the heap backend. With the heap kind the env is
- * trivial and every db is NULL, so the same calls work whatever the job chose.
+ * The caller (the runtime) owns one env for the process and, per keyed operator instance, one
+ * db opened and closed on its shard's thread. One db per instance rather than per shard
+ * because each instance reaches a checkpoint's barrier at its own moment (stages of one shard
+ * align separately): only a db holding nothing but that instance's state can be checkpointed
+ * whole at its barrier (sl_state_db_checkpoint). Every db shares the env's block cache and
+ * write buffer manager, so the budget stays one. Operators make their state with
+ * sl_kstate_create_in() and use it through state.h exactly as with the heap backend. With the
+ * heap kind the env is trivial and every db is NULL, so the same calls work whatever the job
+ * chose.
  *
  * Lifetime:
  *   sl_state_env_open                      (any thread, once)
@@ -31,8 +36,10 @@ enum sl_state_backend_kind { SL_STATE_HEAP = 0, SL_STATE_ROCKSDB = 1 };
 struct sl_state_env_opts {
 	enum sl_state_backend_kind kind;
 	size_t memory_bytes; /* the whole process's budget: 0 = SL_STATE_MEMORY_DEFAULT */
-	const char *dir;     /* the shards' working DBs (created; old ones wiped at db open) */
+	const char *dir;     /* the working DBs (created; old ones wiped at db open) */
 	int nshards;
+	int dbs_per_shard;   /* keyed operator instances on a shard (0: 1): the entry cache
+			      * and memtable shares of a shard are split between them */
 };
 
 #define SL_STATE_MEMORY_DEFAULT ((size_t)512 << 20)
@@ -59,20 +66,21 @@ enum sl_state_backend_kind sl_state_env_kind(const struct sl_state_env *env);
 size_t sl_state_env_memory_used(const struct sl_state_env *env);
 
 /*
- * Opens shard `shard`'s DB in env's dir (DIR/shard-N, wiped first: a working DB is never
- * reused, checkpoints are restored with sl_state_db_load). Call on the shard's thread. Heap
- * kind: returns 0 with *out = NULL. Returns 0 or -EINVAL / -EIO with RocksDB's message.
+ * Opens the DB of operator instance (op_uid, shard) in env's dir (DIR/shard-N-opM, wiped
+ * first: a working DB is never reused, checkpoints are restored with sl_state_db_load). Call
+ * on the shard's thread. Heap kind: returns 0 with *out = NULL. Returns 0 or -EINVAL / -EIO
+ * with RocksDB's message.
  */
-int sl_state_db_open(struct sl_state_env *env, int shard, struct sl_state_db **out, char *err,
-		     size_t errcap);
+int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid,
+		     struct sl_state_db **out, char *err, size_t errcap);
 /* Closes the DB (its kstates must be destroyed first) and removes its working files.
  * Accepts NULL. */
 void sl_state_db_close(struct sl_state_db *db);
 
 /*
  * Returns keyed state for descs[0..n) as sl_kstate_create() does, kept in db (NULL: on the
- * heap). op_uid tells apart the operator instances sharing the shard's DB: two live kstates
- * of one db must not share it. RocksDB: at most 127 descriptors (else -EINVAL); value
+ * heap). op_uid is part of every key (a db is one instance's, but a test or tool may put
+ * several kstates in one): two live kstates of one db must not share it. RocksDB: at most 127 descriptors (else -EINVAL); value
  * pointers returned by the state.h calls are valid until the next call on that kstate
  * (operator.h's wording), and writes through them are kept.
  */

@@ -1,15 +1,16 @@
 /*
  * rocks_env.c - the RocksDB side of backend.h: the process env (one block cache and write
- * buffer manager under one memory budget), one DB per shard, and the DB-level barrier,
- * checkpoint and load.
+ * buffer manager under one memory budget), one DB per keyed operator instance, and the
+ * DB-level barrier, checkpoint and load.
  *
  * Memory budget M (Flink's "managed memory", DESIGN §6):
- *   3/4 M  block cache, strict capacity, shared by all shards' DBs:
+ *   3/4 M  block cache, strict capacity, shared by every DB:
  *            - memtables reserve their memory in it (write buffer manager of half the
  *              cache: all memtables together flush at 3/8 M),
  *            - index and filter blocks live in it, at high priority (10% pool),
  *            - data blocks fill the rest;
- *   1/4 M  the kstates' write-back entry caches (rocks_state.c), M/4/nshards per shard.
+ *   1/4 M  the kstates' write-back entry caches (rocks_state.c), M/4/nshards per shard,
+ *          split evenly between the shard's DBs.
  * Outside the budget (the stated overhead, measured by tests/unit/state/rocks_budget.c):
  * table-reader metadata of open SST files, iterators and compaction buffers, the allocator's
  * slack, and the process itself.
@@ -147,11 +148,11 @@ static int rocks_env_init(struct sl_state_env *env, char *err, size_t errcap)
 {
 	size_t cache_bytes = env->memory - env->memory / 4;
 	size_t wbm = cache_bytes / 2;
-	size_t wbs = wbm / (size_t)(2 * env->nshards);
+	size_t wbs = wbm / (size_t)(2 * env->nshards * env->dbs_per_shard);
 	rocksdb_options_t *o;
 	int rc;
 
-	env->kcache_db = env->memory / 4 / (size_t)env->nshards;
+	env->kcache_db = env->memory / 4 / (size_t)env->nshards / (size_t)env->dbs_per_shard;
 	env->cache = sl_rocks_cache_create_strict(cache_bytes, 0.1);
 	env->bbto = rocksdb_block_based_options_create();
 	env->ttl_filter =
@@ -171,7 +172,7 @@ static int rocks_env_init(struct sl_state_env *env, char *err, size_t errcap)
 	rocksdb_options_set_create_if_missing(o, 1);
 	rocksdb_options_set_compression(o, rocksdb_lz4_compression);
 	rocksdb_options_set_compaction_filter(o, env->ttl_filter);
-	/* each DB's memtable: small enough that every shard's two fit the manager's share */
+	/* each DB's memtable: small enough that every DB's two fit the manager's share */
 	/* at most 16 MiB: random inserts into a bigger skip list miss the CPU caches on every
 	 * level (the write-back path spent most of its time there with 96 MiB memtables) */
 	if (wbs > (16u << 20))
@@ -213,6 +214,7 @@ int sl_state_env_open(const struct sl_state_env_opts *o, struct sl_state_env **o
 		return -ENOMEM;
 	env->kind = o->kind;
 	env->nshards = o->nshards > 0 ? o->nshards : 1;
+	env->dbs_per_shard = o->dbs_per_shard > 0 ? o->dbs_per_shard : 1;
 	env->memory = o->memory_bytes ? o->memory_bytes : SL_STATE_MEMORY_DEFAULT;
 	if (env->kind == SL_STATE_HEAP) {
 		*out = env;
@@ -244,7 +246,7 @@ int sl_state_env_open(const struct sl_state_env_opts *o, struct sl_state_env **o
 	return 0;
 }
 
-/* ---- one db per shard --------------------------------------------------------------------- */
+/* ---- one db per operator instance ---------------------------------------------------------- */
 
 int sl_rocks_fail(struct sl_state_db *db, const char *what, char *msg)
 {
@@ -319,8 +321,8 @@ static int db_reopen(struct sl_state_db *db, char *err, size_t errcap)
 	return 0;
 }
 
-int sl_state_db_open(struct sl_state_env *env, int shard, struct sl_state_db **out, char *err,
-		     size_t errcap)
+int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid,
+		     struct sl_state_db **out, char *err, size_t errcap)
 {
 	struct sl_state_db *db;
 	int rc;
@@ -333,11 +335,12 @@ int sl_state_db_open(struct sl_state_env *env, int shard, struct sl_state_db **o
 		return -ENOMEM;
 	db->env = env;
 	db->shard = shard;
+	db->op_uid = op_uid;
 	db->wo = rocksdb_writeoptions_create();
 	db->ro = rocksdb_readoptions_create();
 	db->ro_scan = rocksdb_readoptions_create();
 	db->wb = rocksdb_writebatch_create();
-	if (asprintf(&db->path, "%s/shard-%d", env->dir, shard) < 0)
+	if (asprintf(&db->path, "%s/shard-%d-op%u", env->dir, shard, op_uid) < 0)
 		db->path = NULL;
 	if (!db->wo || !db->ro || !db->ro_scan || !db->wb || !db->path) {
 		db_free(db);

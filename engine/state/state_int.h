@@ -66,12 +66,13 @@ const char *sl_heap_error(const struct heap_kstate *ks);
 void sl_heap_foreach(const struct heap_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
 		     void *arg);
 
-/* ---- rocks_env.c: the process env and the shards' DBs ---- */
+/* ---- rocks_env.c: the process env and the operator instances' DBs ---- */
 #include <rocksdb/c.h>
 
 struct sl_state_env {
 	enum sl_state_backend_kind kind;
 	int nshards;
+	int dbs_per_shard;
 	size_t memory;	  /* the whole budget */
 	size_t kcache_db; /* kstate entry caches of one db */
 	char *dir;
@@ -84,6 +85,7 @@ struct sl_state_env {
 struct sl_state_db {
 	struct sl_state_env *env;
 	int shard;
+	uint32_t op_uid; /* the operator instance it holds (its path's name) */
 	char *path;
 	rocksdb_t *db;
 	rocksdb_writeoptions_t *wo;	/* WAL off */
