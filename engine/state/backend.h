@@ -26,6 +26,7 @@
 #ifndef SL_STATE_BACKEND_H
 #define SL_STATE_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,11 +100,34 @@ enum sl_state_backend_kind sl_kstate_backend(const struct sl_kstate *ks);
 int sl_state_db_flush(struct sl_state_db *db);
 /*
  * Flushes, then makes a RocksDB checkpoint in `path` (must not exist): hard links of the
- * SST files, so files unchanged since the previous checkpoint are shared (incremental).
- * *bytes_new (may be NULL) gets the bytes of SST files new since the previous checkpoint of
- * this db. 0 or -errno.
+ * SST files, so files unchanged since the previous checkpoint are shared (incremental); the
+ * memtables are flushed into new SSTs first (the WAL is off). Blocks the caller for the
+ * flush and the links only. Lists the checkpoint's files (sl_state_db_checkpoint_files):
+ * SSTs an earlier checkpoint of this db checksummed keep their CRC32C, the others are
+ * checksummed by sl_state_db_checkpoint_crc. *bytes_new (may be NULL) gets the bytes of the
+ * files still to checksum: those new since the previous checkpoint. 0 or -errno.
  */
 int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *bytes_new);
+
+/* One file of a db's last checkpoint, as a checkpoint manifest lists it. */
+struct sl_state_ckpt_file {
+	char name[64];	 /* in the checkpoint's directory */
+	uint64_t size;
+	uint32_t crc32c; /* of the whole file, once crc_ok */
+	bool crc_ok;
+};
+
+/*
+ * Checksums the last checkpoint's files that have no CRC32C yet, reading at most about
+ * `budget` bytes (0: no limit) so a shard loop can spread the work over its turns. Returns
+ * 1 once every file has its checksum, 0 while some remain, or -errno (a file unreadable or
+ * shorter than listed) with a message naming the file in err. NULL db: 1.
+ */
+int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err, size_t errcap);
+/* The last checkpoint's files, sorted by name: *n of them; valid until the next checkpoint
+ * or close. Borrowed. */
+const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
+								size_t *n);
 /*
  * Restores the entries of key groups [kg_lo, kg_hi) from a directory written by
  * sl_state_db_checkpoint (once per old shard's directory when the shard count changed).

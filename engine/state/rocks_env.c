@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint/crc32c.h"
 #include "core/op.h"
 #include "rocks_shim.h"
 #include "state_int.h"
@@ -282,15 +284,6 @@ int sl_rocks_commit(struct sl_state_db *db)
 	return 0;
 }
 
-static void free_ssts(struct sl_state_db *db)
-{
-	for (size_t i = 0; i < db->nckpt_ssts; i++)
-		free(db->ckpt_ssts[i]);
-	free(db->ckpt_ssts);
-	db->ckpt_ssts = NULL;
-	db->nckpt_ssts = 0;
-}
-
 static void db_free(struct sl_state_db *db)
 {
 	if (db->db)
@@ -303,7 +296,9 @@ static void db_free(struct sl_state_db *db)
 		rocksdb_readoptions_destroy(db->ro);
 	if (db->ro_scan)
 		rocksdb_readoptions_destroy(db->ro_scan);
-	free_ssts(db);
+	free(db->ck);
+	free(db->ck_dir);
+	free(db->crc_buf);
 	free(db->path);
 	free(db);
 }
@@ -417,69 +412,95 @@ static bool is_sst(const char *name)
 	return n > 4 && !strcmp(name + n - 4, ".sst");
 }
 
-static int cmp_str(const void *a, const void *b)
+static int cmp_file(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct sl_state_ckpt_file *)a)->name,
+		      ((const struct sl_state_ckpt_file *)b)->name);
 }
 
-/* Sums the bytes of path's files not among the previous checkpoint's SSTs and remembers
- * this checkpoint's SSTs: what an incremental upload of this checkpoint would copy. */
-static int count_new(struct sl_state_db *db, const char *path, uint64_t *bytes_new)
+/* The CRC32C of SST `name` if an earlier checkpoint of db checksummed it: SST files are
+ * immutable and their names never reused, so a checksum stays true for the file's life. */
+static const struct sl_state_ckpt_file *known_sst(const struct sl_state_db *db, const char *name)
+{
+	struct sl_state_ckpt_file k;
+
+	if (!db->nck || strlen(name) >= sizeof(k.name))
+		return NULL;
+	strcpy(k.name, name);
+	return bsearch(&k, db->ck, db->nck, sizeof(k), cmp_file);
+}
+
+/*
+ * Lists the files of checkpoint directory `path` as the new db->ck: the SSTs an earlier
+ * checkpoint checksummed keep their CRC32C, every other file (new SSTs; MANIFEST, OPTIONS,
+ * CURRENT, which RocksDB writes anew each time) waits for sl_state_db_checkpoint_crc.
+ * *bytes_new: the bytes of those other files, which is what an incremental upload of this
+ * checkpoint would copy. 0 or -errno.
+ */
+static int list_ckpt(struct sl_state_db *db, const char *path, uint64_t *bytes_new)
 {
 	DIR *dir = opendir(path);
-	char **names = NULL, full[4096];
+	struct sl_state_ckpt_file *v = NULL;
 	size_t n = 0, cap = 0;
 	uint64_t sum = 0;
+	char full[4096];
 	struct dirent *de;
 	struct stat st;
+	int rc = 0;
 
 	if (!dir)
 		return -errno;
-	while ((de = readdir(dir))) {
+	while (!rc && (de = readdir(dir))) {
+		const struct sl_state_ckpt_file *old;
+		struct sl_state_ckpt_file *f;
+
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
-		if (stat(full, &st))
+		if (stat(full, &st) || !S_ISREG(st.st_mode))
 			continue;
-		if (is_sst(de->d_name)) {
-			char *key = de->d_name;
-
-			/* bsearch must not be given a NULL array, even an empty one */
-			if (db->nckpt_ssts &&
-			    bsearch(&key, db->ckpt_ssts, db->nckpt_ssts, sizeof(char *), cmp_str))
-				continue;
-			if (n == cap) {
-				char **nn =
-					realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*nn));
-
-				if (!nn)
-					break;
-				names = nn;
-			}
-			if (!(names[n] = strdup(de->d_name)))
-				break;
-			n++;
+		if (strlen(de->d_name) >= sizeof(f->name)) {
+			rc = -ENAMETOOLONG;
+			break;
 		}
-		sum += (uint64_t)st.st_size;
+		if (n == cap) {
+			struct sl_state_ckpt_file *nv =
+				realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*nv));
+
+			if (!nv) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		f = &v[n++];
+		memset(f, 0, sizeof(*f));
+		strcpy(f->name, de->d_name);
+		f->size = (uint64_t)st.st_size;
+		old = is_sst(f->name) ? known_sst(db, f->name) : NULL;
+		if (old && old->crc_ok && old->size == f->size) {
+			f->crc32c = old->crc32c;
+			f->crc_ok = true;
+		} else {
+			sum += f->size;
+		}
 	}
 	closedir(dir);
-	/* keep the old names too: they are still in this checkpoint unless compacted away,
-	 * and a name is never reused by a DB */
-	for (size_t i = 0; i < db->nckpt_ssts; i++) {
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*nn));
-
-			if (!nn)
-				break;
-			names = nn;
-		}
-		names[n++] = db->ckpt_ssts[i];
+	if (rc) {
+		free(v);
+		return rc;
 	}
-	free(db->ckpt_ssts);
-	db->ckpt_ssts = names;
-	db->nckpt_ssts = n;
 	if (n) /* qsort must not be given a NULL array, even an empty one */
-		qsort(names, n, sizeof(char *), cmp_str);
+		qsort(v, n, sizeof(*v), cmp_file);
+	free(db->ck);
+	db->ck = v;
+	db->nck = n;
+	db->ck_at = 0;
+	db->ck_off = 0;
+	free(db->ck_dir);
+	db->ck_dir = strdup(path);
+	if (!db->ck_dir)
+		return -ENOMEM;
 	if (bytes_new)
 		*bytes_new = sum;
 	return 0;
@@ -511,7 +532,80 @@ int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *b
 		rocksdb_free(msg);
 		return rc;
 	}
-	return count_new(db, path, bytes_new);
+	return list_ckpt(db, path, bytes_new);
+}
+
+#define CRC_SLICE ((size_t)1 << 20)
+
+/* Reads up to `budget` more bytes of file db->ck[db->ck_at] into its checksum. 0 or -errno. */
+static int crc_slice(struct sl_state_db *db, size_t budget, size_t *used)
+{
+	struct sl_state_ckpt_file *f = &db->ck[db->ck_at];
+	char full[4096];
+	int fd, rc = 0;
+
+	if (!db->crc_buf && !(db->crc_buf = malloc(CRC_SLICE)))
+		return -ENOMEM;
+	snprintf(full, sizeof(full), "%s/%s", db->ck_dir, f->name);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (db->ck_off < f->size && *used < budget) {
+		size_t want = f->size - db->ck_off < CRC_SLICE ? (size_t)(f->size - db->ck_off)
+							       : CRC_SLICE;
+		ssize_t r = pread(fd, db->crc_buf, want, (off_t)db->ck_off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			rc = r < 0 ? -errno : -EIO; /* shorter than listed: not what was linked */
+			break;
+		}
+		f->crc32c = sl_crc32c(db->ck_off ? f->crc32c : 0, db->crc_buf, (size_t)r);
+		db->ck_off += (uint64_t)r;
+		*used += (size_t)r;
+	}
+	close(fd);
+	if (!rc && db->ck_off >= f->size) {
+		f->crc_ok = true;
+		db->ck_off = 0;
+	}
+	return rc;
+}
+
+int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err, size_t errcap)
+{
+	size_t used = 0;
+
+	if (!db)
+		return 1;
+	if (!budget)
+		budget = SIZE_MAX;
+	while (db->ck_at < db->nck && used < budget) {
+		int rc;
+
+		if (db->ck[db->ck_at].crc_ok) {
+			db->ck_at++;
+			continue;
+		}
+		rc = crc_slice(db, budget, &used);
+		if (rc) {
+			if (err && errcap)
+				snprintf(err, errcap, "checksumming %s/%s: %s", db->ck_dir,
+					 db->ck[db->ck_at].name, strerror(-rc));
+			return rc;
+		}
+		if (db->ck[db->ck_at].crc_ok)
+			db->ck_at++;
+	}
+	return db->ck_at >= db->nck;
+}
+
+const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
+								size_t *n)
+{
+	*n = db ? db->nck : 0;
+	return db ? db->ck : NULL;
 }
 
 /* ---- load --------------------------------------------------------------------------------- */

@@ -98,8 +98,14 @@ struct sl_state_db {
 	bool loaded;	  /* sl_state_db_load ran: kstates count their entries */
 	int error;	  /* sticky: first failed write or read, -EIO */
 	char msg[256];	  /* its RocksDB message */
-	char **ckpt_ssts; /* SST names of the previous checkpoint */
-	size_t nckpt_ssts;
+	/* the last checkpoint's files, sorted by name; their SSTs' checksums are the cache the
+	 * next checkpoint takes unchanged SSTs' CRC32C from (computed once per file) */
+	struct sl_state_ckpt_file *ck;
+	size_t nck;
+	size_t ck_at;	  /* sl_state_db_checkpoint_crc: the file it is on */
+	uint64_t ck_off;  /* ... and the bytes of it checksummed */
+	char *ck_dir;	  /* the last checkpoint's directory */
+	uint8_t *crc_buf; /* a 1 MiB read slice, allocated on first use */
 };
 
 /* Records a RocksDB failure (frees msg; first one wins) and returns -EIO. */

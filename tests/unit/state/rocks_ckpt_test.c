@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include "checkpoint/crc32c.h"
 #include "rocks_common.h"
 
 #define MAX_PAR 128
@@ -97,6 +98,71 @@ static bool shares_ssts(const char *path)
 	return shared;
 }
 
+/* Whole-file CRC32C, read independently of the code under test. */
+static uint32_t file_crc(const char *path, uint64_t *size)
+{
+	FILE *fp = fopen(path, "rb");
+	uint8_t buf[65536];
+	uint32_t crc = 0;
+	size_t r;
+
+	T_ASSERT(fp);
+	*size = 0;
+	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0) {
+		crc = sl_crc32c(crc, buf, r);
+		*size += r;
+	}
+	fclose(fp);
+	return crc;
+}
+
+/*
+ * Checks the file list of db's last checkpoint (in `path`): every regular file of the
+ * directory, each with its true size and, once sl_state_db_checkpoint_crc is done (called
+ * with a small budget, so it must resume mid-file), its true CRC32C. Returns the bytes of
+ * SST files whose checksum was known before any reading (taken from the cache).
+ */
+static uint64_t check_files(struct sl_state_db *db, const char *path)
+{
+	const struct sl_state_ckpt_file *f;
+	uint64_t cached = 0;
+	char err[256], full[1024];
+	size_t n, ndir = 0;
+	int rc, turns = 0;
+	DIR *d;
+	struct dirent *de;
+
+	f = sl_state_db_checkpoint_files(db, &n);
+	for (size_t i = 0; i < n; i++)
+		if (f[i].crc_ok)
+			cached += f[i].size;
+	while ((rc = sl_state_db_checkpoint_crc(db, 256 << 10, err, sizeof(err))) == 0)
+		turns++;
+	if (rc < 0)
+		fprintf(stderr, "crc: %s\n", err);
+	T_ASSERT(rc == 1);
+	f = sl_state_db_checkpoint_files(db, &n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t size;
+		uint32_t crc;
+
+		snprintf(full, sizeof(full), "%s/%s", path, f[i].name);
+		crc = file_crc(full, &size);
+		T_ASSERT(f[i].crc_ok);
+		T_ASSERT_EQ_I64(f[i].size, size);
+		T_ASSERT(f[i].crc32c == crc);
+	}
+	d = opendir(path);
+	T_ASSERT(d);
+	while ((de = readdir(d)))
+		ndir += de->d_name[0] != '.';
+	closedir(d);
+	T_ASSERT_EQ_I64(ndir, n);
+	printf("%s: %zu files, %llu bytes of SSTs checksummed before, %d slices\n", path, n,
+	       (unsigned long long)cached, turns);
+	return cached;
+}
+
 int main(void)
 {
 	char *dir = tmp_dir("rocks-ckpt");
@@ -124,15 +190,19 @@ int main(void)
 	e0 = sl_kstate_entries(ks);
 	T_ASSERT(d0.n > 60000 && e0 == d0.n);
 	T_ASSERT(b1 > 30000 * 24);
+	T_ASSERT(check_files(db, c1) == 0);
 	T_ASSERT(sl_state_db_checkpoint(db, c1, &b2) == -EEXIST);
 	/* nothing changed: the second checkpoint shares every SST with the first */
 	T_ASSERT(sl_state_db_checkpoint(db, c2, &b2) == 0);
 	T_ASSERT(shares_ssts(c2));
 	T_ASSERT(b2 < b1 / 10);
+	/* its SSTs' checksums come from the first: only the small files are read */
+	T_ASSERT(check_files(db, c2) > b1 / 2);
 	/* a few keys changed: only their new SST is new */
 	populate(ks, 0, 300, 2, now);
 	T_ASSERT(sl_state_db_checkpoint(db, c3, &b3) == 0);
 	T_ASSERT(b3 < b1 / 4);
+	T_ASSERT(check_files(db, c3) > 0);
 	d3hi = dump_of(ks, descs, NDESC, now, 64, MAX_PAR);
 	printf("checkpoint bytes: full %llu, unchanged %llu, 1%% changed %llu\n",
 	       (unsigned long long)b1, (unsigned long long)b2, (unsigned long long)b3);
