@@ -149,6 +149,18 @@ int sl_ckpt_state_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap)
 	return len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
 }
 
+int sl_ckpt_state_dir_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap)
+{
+	int len = snprintf(buf, cap, "op%u-s%u", op_id, shard);
+
+	return len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
+}
+
+bool sl_ckpt_path_is_native(const char *path)
+{
+	return strchr(path, '/') != NULL;
+}
+
 /* "chk-<digits>" exactly, the id fitting in 64 bits. */
 static bool parse_id(const char *name, const char *prefix, uint64_t *id)
 {

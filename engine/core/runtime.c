@@ -324,6 +324,9 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 			n++;
 			if (rt->sp.active)
 				rt->sp.ckpt = n;
+			/* a savepoint's state must be logical (portable): shards read this */
+			if (rt->sp.active)
+				atomic_store_explicit(&rt->ckpt_savepoint, n, memory_order_relaxed);
 			int brc = sl_ckpt_ctl_begin(rt, n);
 
 			if (brc) {

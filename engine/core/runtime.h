@@ -109,6 +109,8 @@ struct sl_shard_file {
 	uint64_t size;
 	uint32_t crc32c;
 	int error;                       /* 0, or why it is not on disk */
+	struct sl_state_db *native;      /* the operator's db, when it also took a native
+					  * checkpoint into chk-<n>/op<node>-s<shard>/ */
 };
 
 /* A savepoint asked for by sl_job_savepoint (another thread), served by the coordinator. */
@@ -152,6 +154,10 @@ struct sl_runtime {
 	uint64_t ckpt_completed, ckpt_failed;
 	uint64_t ckpt_base;              /* checkpoint ids continue after this one */
 	struct sl_ckpt_ctl *ckpt_ctl;    /* the checkpoint directory, when there is one */
+	struct sl_ckpt_store *ckpt_store; /* its store (borrowed from ckpt_ctl; NULL: none):
+					  * shards name their native state directories with it */
+	_Atomic uint64_t ckpt_savepoint; /* the checkpoint that is also a savepoint, 0: none;
+					  * stored before that checkpoint's ckpt_req release */
 	pthread_mutex_t err_lock;        /* first error wins (error path only) */
 };
 

@@ -442,6 +442,19 @@ static void file_done(void *arg, const struct sl_ckw_result *res)
 	}
 }
 
+/* The db of node's instance if it took a native checkpoint for n at its barrier (it did
+ * unless n needed the logical snapshot: sl_shard_native_ckpt_dir). */
+static struct sl_state_db *native_ckpt(struct sl_shard *sh, int node, uint64_t n)
+{
+	struct sl_state_db *db = sh->state_dbs ? sh->state_dbs[node] : NULL;
+	const char *last = sl_state_db_checkpoint_dir(db);
+	char want[4096];
+
+	if (!last || sl_shard_native_ckpt_dir(sh, n, node, want, sizeof want) != 1)
+		return NULL;
+	return strcmp(last, want) ? NULL : db;
+}
+
 /*
  * Hands the state files of checkpoint n (the snapshots this shard's operators took) to the
  * shard's own io_uring writer: write + fsync run while the shard goes on with records, and
@@ -472,6 +485,7 @@ static void submit_files(struct sl_shard *sh, uint64_t n)
 			f->error = x->snap_rc ? x->snap_rc : -EIO;
 			continue;
 		}
+		f->native = native_ckpt(sh, node, n);
 		rc = sl_ckpt_file_path(rt, n, f->rel, path, sizeof path);
 		/* counted first: the writer may finish a small file within submit */
 		sh->files_pending++;
@@ -484,6 +498,37 @@ static void submit_files(struct sl_shard *sh, uint64_t n)
 	}
 }
 
+/* Checksums read per loop turn for native checkpoints: about as long a pause as the
+ * writer's own 1 MiB CRC slices (uring_writer.h). */
+#define NATIVE_CRC_SLICE ((size_t)1 << 20)
+
+/* True once the native checkpoint files of checkpoint n have their checksums (or one
+ * failed: the node's file then carries the error). Runs one slice of checksumming a turn:
+ * the barrier itself paid only for the flush and the hard links. */
+static bool natives_checked(struct sl_shard *sh)
+{
+	bool done = true;
+
+	for (int i = 0; i < sh->nfiles; i++) {
+		struct sl_shard_file *f = &sh->files[i];
+		char err[512];
+		int rc;
+
+		if (!f->native || f->error)
+			continue;
+		rc = sl_state_db_checkpoint_crc(f->native, NATIVE_CRC_SLICE, err, sizeof err);
+		if (rc < 0) {
+			fprintf(stderr, "sluice: checkpoint state of shard %d: %s\n", sh->index,
+				err);
+			f->error = rc;
+		} else if (rc == 0) {
+			done = false;
+			break; /* one slice a turn */
+		}
+	}
+	return done;
+}
+
 /* True once checkpoint n's state files of this shard are durable (or failed). */
 static bool files_durable(struct sl_shard *sh, uint64_t n)
 {
@@ -493,7 +538,7 @@ static bool files_durable(struct sl_shard *sh, uint64_t n)
 		submit_files(sh, n);
 	if (sh->files_pending)
 		sl_ckw_poll(sh->ckw);
-	return sh->files_pending == 0;
+	return sh->files_pending == 0 && natives_checked(sh);
 }
 
 /* Acknowledges the checkpoint once its barrier has passed every stage instance here and the
@@ -596,6 +641,10 @@ static int open_state_dbs(struct sl_shard *sh)
 				      sh->index, job->node[node]->name, err);
 			return rc;
 		}
+		/* a native checkpoint's state goes in before any kstate exists on the db */
+		rc = sl_ckpt_restore_db(sh, node, sh->state_dbs[node]);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

@@ -183,6 +183,40 @@ static void process_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
 #define PR_MAGIC 0x52504c53u /* "SLPR" */
 #define PR_VERSION 1u
 
+/*
+ * The keyed state at the barrier. With RocksDB, and unless the checkpoint is also a
+ * savepoint, a native checkpoint: this instance's db is flushed and hard-linked into
+ * chk-<n>/op<id>-s<shard>/ (the SSTs unchanged since the last checkpoint are shared, so
+ * the cost is the memtable flush and the links), and the snapshot keeps only the layout.
+ * Otherwise the logical section (heap; savepoints, portable between backends). A failed
+ * native checkpoint fails the checkpoint, not the job (a state failure is sticky in the db
+ * and fails the job through the state calls).
+ */
+static void snapshot_state(struct sl_ctx *ctx, uint64_t ckpt, sl_ts_t now,
+			   struct sl_snap_buf *out)
+{
+	struct sl_state_db *db = sl_shard_state_db(ctx->shard, ctx->def->id);
+	char dir[4096];
+	int rc = db ? sl_shard_native_ckpt_dir(ctx->shard, ckpt, ctx->def->id, dir, sizeof dir)
+		    : 0;
+
+	if (rc == 0) {
+		sl_kstate_snapshot(ctx->kstate, now, out);
+		return;
+	}
+	if (rc > 0)
+		rc = sl_state_db_checkpoint(db, dir, NULL);
+	if (rc) {
+		fprintf(stderr, "sluice: checkpoint %llu: process '%s': native state checkpoint "
+				"failed: %s\n", (unsigned long long)ckpt, ctx->def->name,
+			sl_state_db_error(db)[0] ? sl_state_db_error(db) : strerror(-rc));
+		if (!out->error)
+			out->error = rc;
+		return;
+	}
+	sl_kstate_snapshot_native(ctx->kstate, out);
+}
+
 static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
 {
 	struct proc *p = ctx->self;
@@ -192,14 +226,14 @@ static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_bu
 
 	sl_snap_put_u64(out, (uint64_t)ctx->watermark);
 	sl_state_sec_end(out, sec);
-	sl_kstate_snapshot(ctx->kstate, now, out);
+	snapshot_state(ctx, ckpt, now, out);
 	/* the state's size is measured here and at the end (wire.c), not per record: a map
 	 * descriptor's size is a walk over its keys */
 	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
 	sl_timers_snapshot(ctx->event_timers, p->max_par, out);
 	sl_timers_snapshot(ctx->proc_timers, p->max_par, out);
 	rc = out->error;
-	if (rc)
+	if (rc == -ENOMEM)
 		fail(ctx, rc, "out of memory writing a snapshot");
 	return rc;
 }

@@ -94,6 +94,16 @@ struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
 enum sl_state_backend_kind sl_kstate_backend(const struct sl_kstate *ks);
 
 /*
+ * The keyed state section of a native checkpoint, in place of sl_kstate_snapshot's: only
+ * ks's layout (descriptors, max parallelism), since the entries are in its db's checkpoint
+ * directory (sl_state_db_checkpoint). sl_kstate_restore of such a section into a RocksDB
+ * kstate checks the layout (the entries were loaded with sl_state_db_load before the kstate
+ * was made); into a heap kstate it is refused with -EPROTO. 0, -ENOMEM, or -EINVAL for a
+ * heap ks.
+ */
+int sl_kstate_snapshot_native(const struct sl_kstate *ks, struct sl_snap_buf *out);
+
+/*
  * Barrier: writes every dirty cached entry of every kstate of db to RocksDB. 0 or -EIO (the
  * db is then in a sticky error state: every later flush/checkpoint fails the same way).
  */
@@ -128,6 +138,8 @@ int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err,
  * or close. Borrowed. */
 const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
 								size_t *n);
+/* The directory of the last checkpoint sl_state_db_checkpoint made, or NULL. Borrowed. */
+const char *sl_state_db_checkpoint_dir(const struct sl_state_db *db);
 /*
  * Restores the entries of key groups [kg_lo, kg_hi) from a directory written by
  * sl_state_db_checkpoint (once per old shard's directory when the shard count changed).
@@ -142,7 +154,7 @@ int sl_state_db_load(struct sl_state_db *db, const char *path, uint32_t kg_lo, u
 int sl_state_db_compact(struct sl_state_db *db);
 /* Approximate bytes of live state in db (SST files + memtables + cached entries). */
 size_t sl_state_db_bytes(const struct sl_state_db *db);
-/* The last RocksDB error of db, or "". */
+/* The last RocksDB error of db (a sticky one, or a checkpoint or load that failed), or "". */
 const char *sl_state_db_error(const struct sl_state_db *db);
 
 #endif

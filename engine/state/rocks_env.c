@@ -386,7 +386,7 @@ int sl_state_db_compact(struct sl_state_db *db)
 
 const char *sl_state_db_error(const struct sl_state_db *db)
 {
-	return db && db->error ? db->msg : "";
+	return db ? db->msg : "";
 }
 
 size_t sl_state_db_bytes(const struct sl_state_db *db)
@@ -606,6 +606,11 @@ const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_st
 {
 	*n = db ? db->nck : 0;
 	return db ? db->ck : NULL;
+}
+
+const char *sl_state_db_checkpoint_dir(const struct sl_state_db *db)
+{
+	return db ? db->ck_dir : NULL;
 }
 
 /* ---- load --------------------------------------------------------------------------------- */

@@ -1009,16 +1009,9 @@ static uint64_t snap_desc(const struct rocks_kstate *ks, const struct rdesc *d, 
 	return n;
 }
 
-int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+/* The layout a section starts with: max parallelism, then each descriptor. */
+static void put_layout(const struct rocks_kstate *ks, struct sl_snap_buf *out)
 {
-	size_t sec;
-	rocksdb_iterator_t *it;
-
-	scan_flush(ks);
-	if (ks->db->error)
-		return ks->db->error;
-	it = rocksdb_create_iterator(ks->db->db, ks->db->ro_scan);
-	sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
 	sl_snap_put_u32(out, ks->max_par);
 	sl_snap_put_u32(out, (uint32_t)ks->n);
 	for (int i = 0; i < ks->n; i++) {
@@ -1029,6 +1022,19 @@ int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_b
 		sl_snap_put_u32(out, d->value_size);
 		sl_snap_put_u32(out, d->ttl ? 1 : 0);
 	}
+}
+
+int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+{
+	size_t sec;
+	rocksdb_iterator_t *it;
+
+	scan_flush(ks);
+	if (ks->db->error)
+		return ks->db->error;
+	it = rocksdb_create_iterator(ks->db->db, ks->db->ro_scan);
+	sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
+	put_layout(ks, out);
 	for (int i = 0; i < ks->n && !out->error; i++) {
 		size_t at = out->len;
 		uint64_t n;
@@ -1192,4 +1198,58 @@ out:
 const char *sl_rks_error(const struct rocks_kstate *ks)
 {
 	return ks->err;
+}
+
+/* ---- native checkpoints --------------------------------------------------------------------
+ *
+ * The entries of a native checkpoint are the db's RocksDB checkpoint directory; the
+ * operator's snapshot file keeps only this section, the layout, so a restore into a job
+ * whose state descriptors changed is refused as with the logical format.
+ */
+int sl_rks_snapshot_native(const struct rocks_kstate *ks, struct sl_snap_buf *out)
+{
+	size_t sec = sl_state_sec_begin(out, KN_MAGIC, KN_VERSION);
+
+	put_layout(ks, out);
+	sl_state_sec_end(out, sec);
+	return out->error;
+}
+
+int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r)
+{
+	struct sl_snap_reader b;
+	uint32_t ver, max_par, n, kind, vsize, ttl, nlen;
+	const void *name;
+	int rc;
+
+	ks->err[0] = '\0';
+	rc = sl_state_sec_open(r, KN_MAGIC, KN_VERSION, &b, &ver);
+	if (rc)
+		return refuse(ks, rc, rc == -EPROTO ? "native state section of a newer format"
+						    : "native state section is corrupt");
+	if (sl_snap_get_u32(&b, &max_par) || sl_snap_get_u32(&b, &n))
+		return refuse(ks, -EINVAL, "native state section is corrupt");
+	if (max_par != ks->max_par)
+		return refuse(ks, -EPROTO, "checkpoint has max parallelism %u, the job %u", max_par,
+			      ks->max_par);
+	if (n != (uint32_t)ks->n)
+		return refuse(ks, -EPROTO, "checkpoint has %u state descriptors, the job %d", n,
+			      ks->n);
+	for (int i = 0; i < ks->n; i++) {
+		const struct rdesc *d = &ks->d[i];
+
+		if (sl_snap_get_bytes(&b, &name, &nlen) || sl_snap_get_u32(&b, &kind) ||
+		    sl_snap_get_u32(&b, &vsize) || sl_snap_get_u32(&b, &ttl))
+			return refuse(ks, -EINVAL, "native state section is corrupt");
+		if (nlen != strlen(d->name) || memcmp(name, d->name, nlen) ||
+		    kind != (d->kind == SL_STATE_MAP ? KIND_MAP : KIND_VALUE) ||
+		    vsize != d->value_size || ttl != (d->ttl ? 1u : 0u))
+			return refuse(ks, -EPROTO, "state '%s' (descriptor %d) differs from the "
+				      "checkpoint's", d->name, i);
+	}
+	/* the entries came with sl_state_db_load, before this kstate was made */
+	if (!ks->db->loaded)
+		return refuse(ks, -EINVAL, "native state: its checkpoint directory was not "
+			      "loaded");
+	return 0;
 }

@@ -143,11 +143,34 @@ int sl_kstate_snapshot(const struct sl_kstate *ks, sl_ts_t now, struct sl_snap_b
 	return sl_heap_snapshot(CHEAP(ks), now, out);
 }
 
+int sl_kstate_snapshot_native(const struct sl_kstate *ks, struct sl_snap_buf *out)
+{
+	if (!IS_ROCKS(ks))
+		return -EINVAL;
+	return sl_rks_snapshot_native(CROCKS(ks), out);
+}
+
+/* The section under r is a native checkpoint's (peeked, r does not move). */
+static bool native_section(const struct sl_snap_reader *r)
+{
+	uint32_t magic;
+
+	if (r->len - r->pos < 4)
+		return false;
+	memcpy(&magic, r->p + r->pos, 4);
+	return magic == KN_MAGIC;
+}
+
 int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		      uint32_t kg_hi)
 {
+	bool native = native_section(r);
+
 	if (IS_ROCKS(ks))
-		return sl_rks_restore(ROCKS(ks), r, kg_lo, kg_hi);
+		return native ? sl_rks_restore_native(ROCKS(ks), r)
+			      : sl_rks_restore(ROCKS(ks), r, kg_lo, kg_hi);
+	if (native)
+		return sl_heap_refuse_native(HEAP(ks));
 	return sl_heap_restore(HEAP(ks), r, kg_lo, kg_hi);
 }
 

@@ -26,6 +26,12 @@ struct sl_kstate {
 #define SEC_HDR	     16u
 #define NAME_LEN_MAX 4096u
 
+/* The keyed state section of a native checkpoint (rocks_state.c): the same layout fields
+ * as KS_MAGIC's (max parallelism, descriptors), no entries: those are in the checkpoint's
+ * RocksDB directory. */
+#define KN_MAGIC   0x4e4b4c53u /* "SLKN" */
+#define KN_VERSION 1u
+
 /* A record's header in a keyed state section. */
 struct rec_hdr {
 	uint64_t hash;
@@ -63,6 +69,8 @@ int sl_heap_snapshot(const struct heap_kstate *ks, sl_ts_t now, struct sl_snap_b
 int sl_heap_restore(struct heap_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		    uint32_t kg_hi);
 const char *sl_heap_error(const struct heap_kstate *ks);
+/* Refuses a native (RocksDB) checkpoint section: -EPROTO with the reason in sl_heap_error. */
+int sl_heap_refuse_native(struct heap_kstate *ks);
 void sl_heap_foreach(const struct heap_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
 		     void *arg);
 
@@ -142,6 +150,8 @@ void sl_rks_map_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
 int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
 int sl_rks_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		   uint32_t kg_hi);
+int sl_rks_snapshot_native(const struct rocks_kstate *ks, struct sl_snap_buf *out);
+int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r);
 const char *sl_rks_error(const struct rocks_kstate *ks);
 void sl_rks_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
 		    void *arg);
