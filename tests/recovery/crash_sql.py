@@ -20,7 +20,7 @@ finished, which is what a SIGKILL landing after the end-of-input flush (the last
 renamed) and before the process exits leaves behind: it must not change the output.
 
 Usage: crash_sql.py [--state-backend B] [--kills N] [--jobs a,b] SLUICE [SEED] [ROWS]
-(the seed is printed; pass it to replay the kill plan; the moments themselves are timing and
+(the seed is printed; pass it to replay the kill plan, 0 for a new one; the moments themselves are timing and
 only approximately replayed). --state-backend rocksdb runs every job on RocksDB, whose
 checkpoints are native (hard-linked SST files); --kills N sets the kills of phase "same"
 (default 20; "rescale" keeps a third of it, at least 2); --jobs picks jobs of common.JOBS.
@@ -195,7 +195,8 @@ def main():
             print("crash_sql: unknown option %s" % opt)
             return 2
     sluice = os.path.abspath(args[0])
-    seed = int(args[1]) if len(args) > 1 else int(time.time() * 1000) % 1000000007
+    seed = int(args[1]) if len(args) > 1 else 0   # 0: a new one
+    seed = seed or int(time.time() * 1000) % 1000000007 or 1
     rows = int(args[2]) if len(args) > 2 else 1000000
     print("crash_sql: seed %d (replay: crash_sql.py %sSLUICE %d %d)" % (
         seed, " ".join(sys.argv[1:-len(args)] + [""]) if len(args) < len(sys.argv) - 1
