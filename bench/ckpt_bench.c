@@ -85,8 +85,8 @@
 #define IO_CHUNK	 (1 << 20)
 
 static int nshards = 2;
-static const char *backend;		      /* NULL: heap; "rocksdb" (--backend) */
-static _Atomic bool upd_go;		      /* rocks size job: change 1% of the keys now */
+static const char *backend;		     /* NULL: heap; "rocksdb" (--backend) */
+static _Atomic bool upd_go;		     /* rocks size job: change 1% of the keys now */
 static _Atomic bool pos_updated[MAX_SPLITS]; /* ... and the split had changed them all */
 static char cores[32] = "0-1";
 static char parent[512] = "/var/tmp";
@@ -240,11 +240,12 @@ static int on_ckpt(struct sl_job *job, uint64_t id, void *arg)
 		r->bytes = tree_bytes(path, &l->full_inodes, &r->new_bytes, NULL, 0);
 	}
 	r->incr = l->update && l->nfull && updated;
-	fprintf(stderr, "  checkpoint %llu: %.3f s (shard stall %.3f s), %.1f MiB%s", (unsigned long long)id,
-		r->dur_s, r->stall_s, (double)r->bytes / MIB, full ? ", full state" : "");
+	fprintf(stderr, "  checkpoint %llu: %.3f s (shard stall %.3f s), %.1f MiB%s",
+		(unsigned long long)id, r->dur_s, r->stall_s, (double)r->bytes / MIB,
+		full ? ", full state" : "");
 	if (l->update)
-		fprintf(stderr, ", %.1f MiB not in the full one's files%s", (double)r->new_bytes / MIB,
-			r->incr ? ", 1% of the keys changed" : "");
+		fprintf(stderr, ", %.1f MiB not in the full one's files%s",
+			(double)r->new_bytes / MIB, r->incr ? ", 1% of the keys changed" : "");
 	fprintf(stderr, "\n");
 	if (l->update) {
 		if (full)
@@ -747,8 +748,9 @@ static void run_size(uint64_t state_bytes, bool rocks, struct size_result *res)
 		die("size job", rocks ? "no checkpoint held the 1% changes"
 				      : "fewer than two checkpoints held the whole state");
 	if (rocks && res->steady.id != res->full.id + 1)
-		fprintf(stderr, "size: note: %llu checkpoints between the full and the "
-				"incremental one took part of the changes\n",
+		fprintf(stderr,
+			"size: note: %llu checkpoints between the full and the "
+			"incremental one took part of the changes\n",
 			(unsigned long long)(res->steady.id - res->full.id - 1));
 	fprintf(stderr, "size: run %.1f s, %llu checkpoints (%llu failed)\n",
 		(double)(now_ns() - t0) * 1e-9, (unsigned long long)st.checkpoints,
@@ -762,8 +764,8 @@ static void run_size(uint64_t state_bytes, bool rocks, struct size_result *res)
 			"size (rocksdb): full checkpoint %.3f s (stall %.3f s), %.1f MiB; after "
 			"1%% of the keys changed %.3f s (stall %.3f s), %.1f MiB new of %.1f MiB\n",
 			res->full.dur_s, res->full.stall_s, (double)res->full.bytes / MIB,
-			res->steady.dur_s, res->steady.stall_s,
-			(double)res->steady.new_bytes / MIB, (double)res->steady.bytes / MIB);
+			res->steady.dur_s, res->steady.stall_s, (double)res->steady.new_bytes / MIB,
+			(double)res->steady.bytes / MIB);
 	fprintf(stderr,
 		"size: raw write + fsync of %.1f MiB: %.3f s (%.0f MiB/s); checkpoint "
 		"%.3f s first, %.3f s steady (%.0f MiB/s); first touch of as much fresh "
@@ -860,8 +862,9 @@ static void run_recovery(const struct size_result *sz, bool cold, struct rec_res
 		"recovery (%s%s): every shard processing %.3f s after start (files loaded "
 		"%.3f s, state rebuilt %.3f s, first record %.3f s), %llu keys verified; "
 		"reading the %.1f MiB of state files: %.3f s\n",
-		sz->rocks ? "rocksdb, " : "", cold ? "cold" : "warm", res->all_s, res->load_s, res->restore_s, res->first_s,
-		(unsigned long long)want, (double)res->read_bytes / MIB, res->read_s);
+		sz->rocks ? "rocksdb, " : "", cold ? "cold" : "warm", res->all_s, res->load_s,
+		res->restore_s, res->first_s, (unsigned long long)want,
+		(double)res->read_bytes / MIB, res->read_s);
 	sl_job_destroy(job);
 	sl_schema_destroy(sch);
 }
@@ -1297,8 +1300,8 @@ int main(int argc, char **argv)
 
 		printf("FIGURE ckpt/%srecovery_%s_s %.3f s %.3f ckpt/%sraw_read_%s_s\n", b, L,
 		       cold.all_s, cold.all_s / cold.read_s, b, L);
-		printf("FIGURE ckpt/%srecovery_%s_warm_s %.3f s %.3f ckpt/%sraw_read_%s_warm_s\n", b,
-		       L, warm_r.all_s, warm_r.all_s / warm_r.read_s, b, L);
+		printf("FIGURE ckpt/%srecovery_%s_warm_s %.3f s %.3f ckpt/%sraw_read_%s_warm_s\n",
+		       b, L, warm_r.all_s, warm_r.all_s / warm_r.read_s, b, L);
 		printf("FIGURE ckpt/%sraw_read_%s_s %.3f s - -\n", b, L, cold.read_s);
 		printf("FIGURE ckpt/%sraw_read_%s_warm_s %.3f s - -\n", b, L, warm_r.read_s);
 	}
@@ -1368,13 +1371,15 @@ int main(int argc, char **argv)
 		printf("| recovery%s, %s state, cold cache | %.2f s until every shard processes "
 		       "(files loaded %.2f s, state rebuilt %.2f s) | read of the files %.2f s | "
 		       "%.1fx | <= 5 s | %s |\n",
-		       backend ? " from the RocksDB checkpoint" : "", L, cold.all_s, cold.load_s, cold.restore_s, cold.read_s,
-		       cold.all_s / cold.read_s, cold.all_s <= 5 ? "yes" : "**no**");
+		       backend ? " from the RocksDB checkpoint" : "", L, cold.all_s, cold.load_s,
+		       cold.restore_s, cold.read_s, cold.all_s / cold.read_s,
+		       cold.all_s <= 5 ? "yes" : "**no**");
 		printf("| recovery%s, %s state, warm cache | %.2f s until every shard processes "
 		       "(files loaded %.2f s, state rebuilt %.2f s) | read of the files %.2f s | "
 		       "%.1fx | <= 5 s | %s |\n",
-		       backend ? " from the RocksDB checkpoint" : "", L, warm_r.all_s, warm_r.load_s, warm_r.restore_s, warm_r.read_s,
-		       warm_r.all_s / warm_r.read_s, warm_r.all_s <= 5 ? "yes" : "**no**");
+		       backend ? " from the RocksDB checkpoint" : "", L, warm_r.all_s,
+		       warm_r.load_s, warm_r.restore_s, warm_r.read_s, warm_r.all_s / warm_r.read_s,
+		       warm_r.all_s <= 5 ? "yes" : "**no**");
 	}
 	return 0;
 }

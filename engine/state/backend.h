@@ -39,8 +39,8 @@ struct sl_state_env_opts {
 	size_t memory_bytes; /* the whole process's budget: 0 = SL_STATE_MEMORY_DEFAULT */
 	const char *dir;     /* the working DBs (created; old ones wiped at db open) */
 	int nshards;
-	int dbs_per_shard;   /* keyed operator instances on a shard (0: 1): the entry cache
-			      * and memtable shares of a shard are split between them */
+	int dbs_per_shard; /* keyed operator instances on a shard (0: 1): the entry cache
+			    * and memtable shares of a shard are split between them */
 };
 
 #define SL_STATE_MEMORY_DEFAULT ((size_t)512 << 20)
@@ -72,8 +72,8 @@ size_t sl_state_env_memory_used(const struct sl_state_env *env);
  * on the shard's thread. Heap kind: returns 0 with *out = NULL. Returns 0 or -EINVAL / -EIO
  * with RocksDB's message.
  */
-int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid,
-		     struct sl_state_db **out, char *err, size_t errcap);
+int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid, struct sl_state_db **out,
+		     char *err, size_t errcap);
 /* Closes the DB (its kstates must be destroyed first) and removes its working files.
  * Accepts NULL. */
 void sl_state_db_close(struct sl_state_db *db);
@@ -81,9 +81,9 @@ void sl_state_db_close(struct sl_state_db *db);
 /*
  * Returns keyed state for descs[0..n) as sl_kstate_create() does, kept in db (NULL: on the
  * heap). op_uid is part of every key (a db is one instance's, but a test or tool may put
- * several kstates in one): two live kstates of one db must not share it. RocksDB: at most 127 descriptors (else -EINVAL); value
- * pointers returned by the state.h calls are valid until the next call on that kstate
- * (operator.h's wording), and writes through them are kept.
+ * several kstates in one): two live kstates of one db must not share it. RocksDB: at most 127
+ * descriptors (else -EINVAL); value pointers returned by the state.h calls are valid until the next
+ * call on that kstate (operator.h's wording), and writes through them are kept.
  */
 struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
 				      const struct sl_state_desc *descs, int n, uint32_t max_par,
@@ -121,7 +121,7 @@ int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *b
 
 /* One file of a db's last checkpoint, as a checkpoint manifest lists it. */
 struct sl_state_ckpt_file {
-	char name[64];	 /* in the checkpoint's directory */
+	char name[64]; /* in the checkpoint's directory */
 	uint64_t size;
 	uint32_t crc32c; /* of the whole file, once crc_ok */
 	bool crc_ok;
@@ -137,7 +137,7 @@ int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err,
 /* The last checkpoint's files, sorted by name: *n of them; valid until the next checkpoint
  * or close. Borrowed. */
 const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
-								size_t *n);
+							      size_t *n);
 /* The directory of the last checkpoint sl_state_db_checkpoint made, or NULL. Borrowed. */
 const char *sl_state_db_checkpoint_dir(const struct sl_state_db *db);
 /*

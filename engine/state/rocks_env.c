@@ -316,8 +316,8 @@ static int db_reopen(struct sl_state_db *db, char *err, size_t errcap)
 	return 0;
 }
 
-int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid,
-		     struct sl_state_db **out, char *err, size_t errcap)
+int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid, struct sl_state_db **out,
+		     char *err, size_t errcap)
 {
 	struct sl_state_db *db;
 	int rc;
@@ -602,7 +602,7 @@ int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err,
 }
 
 const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
-								size_t *n)
+							      size_t *n)
 {
 	*n = db ? db->nck : 0;
 	return db ? db->ck : NULL;

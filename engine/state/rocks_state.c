@@ -1225,8 +1225,9 @@ int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r)
 	ks->err[0] = '\0';
 	rc = sl_state_sec_open(r, KN_MAGIC, KN_VERSION, &b, &ver);
 	if (rc)
-		return refuse(ks, rc, rc == -EPROTO ? "native state section of a newer format"
-						    : "native state section is corrupt");
+		return refuse(ks, rc,
+			      rc == -EPROTO ? "native state section of a newer format"
+					    : "native state section is corrupt");
 	if (sl_snap_get_u32(&b, &max_par) || sl_snap_get_u32(&b, &n))
 		return refuse(ks, -EINVAL, "native state section is corrupt");
 	if (max_par != ks->max_par)
@@ -1244,12 +1245,15 @@ int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r)
 		if (nlen != strlen(d->name) || memcmp(name, d->name, nlen) ||
 		    kind != (d->kind == SL_STATE_MAP ? KIND_MAP : KIND_VALUE) ||
 		    vsize != d->value_size || ttl != (d->ttl ? 1u : 0u))
-			return refuse(ks, -EPROTO, "state '%s' (descriptor %d) differs from the "
-				      "checkpoint's", d->name, i);
+			return refuse(ks, -EPROTO,
+				      "state '%s' (descriptor %d) differs from the "
+				      "checkpoint's",
+				      d->name, i);
 	}
 	/* the entries came with sl_state_db_load, before this kstate was made */
 	if (!ks->db->loaded)
-		return refuse(ks, -EINVAL, "native state: its checkpoint directory was not "
+		return refuse(ks, -EINVAL,
+			      "native state: its checkpoint directory was not "
 			      "loaded");
 	return 0;
 }

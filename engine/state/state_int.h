@@ -102,10 +102,10 @@ struct sl_state_db {
 	rocksdb_writebatch_t *wb;	/* write-backs, committed by sl_rocks_commit */
 	struct rocks_kstate *kstates;	/* live kstates of this db (list through ->next) */
 	int nks;
-	bool written;	  /* anything ever written: a load can no longer link */
-	bool loaded;	  /* sl_state_db_load ran: kstates count their entries */
-	int error;	  /* sticky: first failed write or read, -EIO */
-	char msg[256];	  /* its RocksDB message */
+	bool written;  /* anything ever written: a load can no longer link */
+	bool loaded;   /* sl_state_db_load ran: kstates count their entries */
+	int error;     /* sticky: first failed write or read, -EIO */
+	char msg[256]; /* its RocksDB message */
 	/* the last checkpoint's files, sorted by name; their SSTs' checksums are the cache the
 	 * next checkpoint takes unchanged SSTs' CRC32C from (computed once per file) */
 	struct sl_state_ckpt_file *ck;

@@ -34,10 +34,10 @@
 #include "checkpoint/store.h"
 #include "test.h"
 
-#define NKEYS	 20000
-#define ROUNDS	 5 /* each key's records in the restore runs */
-#define RATE_MS	 100 /* rows per ms: a whole run would last ~1 s */
-#define NSMALL	 (NKEYS / 100)
+#define NKEYS	20000
+#define ROUNDS	5   /* each key's records in the restore runs */
+#define RATE_MS 100 /* rows per ms: a whole run would last ~1 s */
+#define NSMALL	(NKEYS / 100)
 
 static const struct sl_state_desc count_state[] = {
 	{ .name = "count", .kind = SL_STATE_VALUE, .value_size = 8 },
@@ -50,9 +50,9 @@ static _Atomic int64_t max_count[NKEYS];
 enum mode { RESTORE, PHASED };
 
 static enum mode mode;
-static int64_t total;		   /* rows of the input */
-static _Atomic int64_t emitted;	   /* rows emitted so far (this run) */
-static _Atomic int64_t allowed;	   /* PHASED: rows the source may emit now */
+static int64_t total;		/* rows of the input */
+static _Atomic int64_t emitted; /* rows emitted so far (this run) */
+static _Atomic int64_t allowed; /* PHASED: rows the source may emit now */
 
 struct gen {
 	int64_t next;
@@ -136,8 +136,13 @@ static void gen_close(void *state)
 }
 
 static const struct sl_source_ops gen_ops = {
-	.name = "gen", .nsplits = gen_nsplits, .open = gen_open, .poll = gen_poll,
-	.close = gen_close, .position = gen_position, .seek = gen_seek,
+	.name = "gen",
+	.nsplits = gen_nsplits,
+	.open = gen_open,
+	.poll = gen_poll,
+	.close = gen_close,
+	.position = gen_position,
+	.seek = gen_seek,
 };
 
 /* ---- the job ------------------------------------------------------------------------------ */
@@ -181,7 +186,10 @@ static void nop_close(void *state)
 }
 
 static const struct sl_sink_ops max_ops = {
-	.name = "max", .open = nop_open, .write = max_write, .flush = nop_flush,
+	.name = "max",
+	.open = nop_open,
+	.write = max_write,
+	.flush = nop_flush,
 	.close = nop_close,
 };
 
@@ -199,9 +207,12 @@ static int run_job(struct run *r)
 	struct sl_schema *sch = sl_schema_create();
 	struct sl_wm_strategy wm = { .kind = SL_WM_NONE, .ts_field = -1 };
 	struct sl_process_fn fn = { .states = count_state, .nstates = 1, .process = count_process };
-	struct sl_run_opts opts = { .nshards = r->nshards, .checkpoint_interval_ms = r->interval ? r->interval : 20,
-				    .checkpoint_dir = r->dir, .on_checkpoint = r->on_ck,
-				    .checkpoint_arg = r, .state_backend = "rocksdb",
+	struct sl_run_opts opts = { .nshards = r->nshards,
+				    .checkpoint_interval_ms = r->interval ? r->interval : 20,
+				    .checkpoint_dir = r->dir,
+				    .on_checkpoint = r->on_ck,
+				    .checkpoint_arg = r,
+				    .state_backend = "rocksdb",
 				    .state_memory = (size_t)64 << 20 };
 	struct sl_job_stats st;
 	int key[1] = { 0 }, rc;
