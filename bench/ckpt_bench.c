@@ -122,6 +122,8 @@ struct ckpt_rec {
 	double stall_s;	    /* longest barrier -> snapshot done on a shard */
 	uint64_t bytes;	    /* files in chk-<id> (native directories included) */
 	uint64_t new_bytes; /* rocks incremental: of those, files the full one did not have */
+	uint64_t new_prev;  /* rocks: files the previous checkpoint did not have: what this
+			     * one added to disk (new SSTs, compaction outputs, small files) */
 	bool full;	    /* size job: every key was in it */
 	bool incr;	    /* rocks size job: every split's 1% changes were in it */
 	int64_t done_ns;
@@ -139,6 +141,7 @@ struct ckpt_log {
 	bool update;	   /* rocks size job: after the first full one, change 1%, then stop */
 	int n, nfull;
 	struct inoset full_inodes;
+	struct inoset prev_inodes; /* rocks: the previous checkpoint's files */
 	struct ckpt_rec r[MAX_CKPTS];
 };
 
@@ -239,13 +242,23 @@ static int on_ckpt(struct sl_job *job, uint64_t id, void *arg)
 	} else {
 		r->bytes = tree_bytes(path, &l->full_inodes, &r->new_bytes, NULL, 0);
 	}
+	if (l->update) {
+		struct inoset now = { 0 };
+
+		tree_bytes(path, &l->prev_inodes, &r->new_prev, &now, 0);
+		free(l->prev_inodes.v);
+		l->prev_inodes = now;
+	}
 	r->incr = l->update && l->nfull && updated;
 	fprintf(stderr, "  checkpoint %llu: %.3f s (shard stall %.3f s), %.1f MiB%s",
 		(unsigned long long)id, r->dur_s, r->stall_s, (double)r->bytes / MIB,
 		full ? ", full state" : "");
 	if (l->update)
-		fprintf(stderr, ", %.1f MiB not in the full one's files%s",
-			(double)r->new_bytes / MIB, r->incr ? ", 1% of the keys changed" : "");
+		fprintf(stderr,
+			", %.1f MiB not in the full one's files, %.1f MiB not in the "
+			"previous one's%s",
+			(double)r->new_bytes / MIB, (double)r->new_prev / MIB,
+			r->incr ? ", 1% of the keys changed" : "");
 	fprintf(stderr, "\n");
 	if (l->update) {
 		if (full)
@@ -688,7 +701,10 @@ struct size_result {
 				 * rocks: the one after 1% of the keys changed */
 	double raw_s;
 	double fault_s; /* first touch of as many bytes of fresh anonymous memory */
-	char dir[600];	/* the checkpoint directory, kept for the recovery part */
+	/* the checkpoints taken while the state was being filled (before `full`) */
+	int fill_ckpts;
+	double fill_stall_sum_s, fill_stall_max_s;
+	char dir[600]; /* the checkpoint directory, kept for the recovery part */
 };
 
 static void run_size(uint64_t state_bytes, bool rocks, struct size_result *res)
@@ -712,6 +728,7 @@ static void run_size(uint64_t state_bytes, bool rocks, struct size_result *res)
 	res->rocks = rocks;
 	make_dir(res->dir, sizeof res->dir, rocks ? "rocks" : "size");
 	free(log.full_inodes.v);
+	free(log.prev_inodes.v);
 	memset(&log, 0, sizeof log);
 	log.dir = res->dir;
 	log.stop_on_full = !rocks;
@@ -737,8 +754,13 @@ static void run_size(uint64_t state_bytes, bool rocks, struct size_result *res)
 	if (st.records_in < (uint64_t)cfg.nkeys)
 		die("size job", "not every key was emitted before the stop");
 	for (int i = 0; i < log.n; i++) {
-		if (!log.r[i].full)
+		if (!log.r[i].full) {
+			res->fill_ckpts++;
+			res->fill_stall_sum_s += log.r[i].stall_s;
+			if (log.r[i].stall_s > res->fill_stall_max_s)
+				res->fill_stall_max_s = log.r[i].stall_s;
 			continue;
+		}
 		if (!res->full.id)
 			res->full = log.r[i];
 		else if (!res->steady.id && (!rocks || log.r[i].incr))
@@ -1130,7 +1152,7 @@ static const char *label(uint64_t bytes)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: ckpt_bench [--quick] [--secs S] [--only size|cost|recovery] "
+	fprintf(stderr, "usage: ckpt_bench [--quick] [--secs S] [--only size,cost,recovery] "
 			"[--rounds R] [--shards N] [--dir PARENT] [--keep] [--backend rocksdb] "
 			"[--sizes 100mb|1gb|both]\n");
 	exit(2);
@@ -1194,9 +1216,10 @@ int main(int argc, char **argv)
 		sizes[0] = sizes[1], nsizes = 1;
 	else if (only_size && strcmp(only_size, "both"))
 		usage();
-	do_size = !only || !strcmp(only, "size");
-	do_cost = !only || !strcmp(only, "cost");
-	do_rec = !only || !strcmp(only, "recovery");
+	/* --only takes one part or several: "size,recovery" */
+	do_size = !only || strstr(only, "size");
+	do_cost = !only || strstr(only, "cost");
+	do_rec = !only || strstr(only, "recovery");
 	if (!do_size && !do_cost && !do_rec)
 		usage();
 	if (quick)
@@ -1255,6 +1278,12 @@ int main(int argc, char **argv)
 		printf("FIGURE ckpt/rocks_%s_full_bytes %llu B %.4f ckpt/state_%s_bytes\n", l,
 		       (unsigned long long)r->full.bytes,
 		       (double)r->full.bytes / (double)r->state_bytes, l);
+		printf("FIGURE ckpt/rocks_%s_full_new_bytes %llu B %.4f ckpt/rocks_%s_full_bytes\n",
+		       l, (unsigned long long)r->full.new_prev,
+		       (double)r->full.new_prev / (double)r->full.bytes, l);
+		printf("FIGURE ckpt/rocks_%s_fill_stall_max_s %.3f s %.3f "
+		       "ckpt/heap_%s_first_stall_s\n",
+		       l, r->fill_stall_max_s, r->fill_stall_max_s / h->full.stall_s, l);
 		printf("FIGURE ckpt/rocks_%s_incr_s %.3f s %.3f ckpt/raw_write_rocks_%s_s\n", l,
 		       r->steady.dur_s, r->steady.dur_s / r->raw_s, l);
 		printf("FIGURE ckpt/rocks_%s_incr_stall_s %.3f s %.3f ckpt/rocks_%s_incr_s\n", l,
@@ -1331,12 +1360,19 @@ int main(int argc, char **argv)
 		const struct size_result *r = &rk[i], *h = &sz[i];
 		const char *l = label(r->state_bytes);
 
-		printf("| RocksDB native checkpoint, %s state, first (full) | %.2f s, %.0f MiB "
-		       "written (%.2fx state), shard stall %.2f s | raw write+fsync of as many "
-		       "bytes %.2f s | %.2fx | - | - |\n",
+		printf("| RocksDB native checkpoint, %s state, first holding every key | %.2f s, "
+		       "%.0f MiB of files (%.2fx state), %.1f MiB of them new since the "
+		       "checkpoint before it, shard stall %.2f s | raw write+fsync of the %.0f "
+		       "MiB %.2f s | %.2fx | - | - |\n",
 		       l, r->full.dur_s, (double)r->full.bytes / MIB,
-		       (double)r->full.bytes / (double)r->state_bytes, r->full.stall_s, r->raw_s,
-		       r->full.dur_s / r->raw_s);
+		       (double)r->full.bytes / (double)r->state_bytes,
+		       (double)r->full.new_prev / MIB, r->full.stall_s, (double)r->full.bytes / MIB,
+		       r->raw_s, r->full.dur_s / r->raw_s);
+		printf("| the %d RocksDB checkpoints taken while the state was filled (1 s "
+		       "interval) | shard stall max %.2f s, %.1f s summed | heap: first full "
+		       "checkpoint's stall %.2f s | %.1fx | - | - |\n",
+		       r->fill_ckpts, r->fill_stall_max_s, r->fill_stall_sum_s, h->full.stall_s,
+		       r->fill_stall_max_s / h->full.stall_s);
 		printf("| RocksDB native checkpoint, %s state, after 1%% of the keys changed "
 		       "(incremental) | %.2f s, %.1f MiB new of %.0f MiB linked (%.3fx the full "
 		       "one), shard stall %.2f s | raw write+fsync %.2f s; heap full checkpoint "

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "checkpoint/snap.h"
+#include "core/hash.h"
 #include "process.h"
 #include "state/backend.h"
 #include "state/kvtab.h"
@@ -192,10 +193,28 @@ static void process_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
  * native checkpoint fails the checkpoint, not the job (a state failure is sticky in the db
  * and fails the job through the state calls).
  */
+/* This instance's key groups: a contiguous range (core/hash.h). */
+static void kg_range(const struct sl_ctx *ctx, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t max_par = sl_shard_max_par(ctx->shard), n = (uint32_t)sl_shard_count(ctx->shard);
+	uint32_t me = (uint32_t)sl_shard_index(ctx->shard);
+
+	*lo = UINT32_MAX;
+	*hi = 0;
+	for (uint32_t kg = 0; kg < max_par; kg++) {
+		if (sl_key_group_shard(kg, max_par, n) != me)
+			continue;
+		if (kg < *lo)
+			*lo = kg;
+		*hi = kg + 1;
+	}
+}
+
 static void snapshot_state(struct sl_ctx *ctx, uint64_t ckpt, sl_ts_t now,
 			   struct sl_snap_buf *out)
 {
 	struct sl_state_db *db = sl_shard_state_db(ctx->shard, ctx->def->id);
+	uint32_t lo, hi;
 	char dir[4096];
 	int rc = db ? sl_shard_native_ckpt_dir(ctx->shard, ckpt, ctx->def->id, dir, sizeof dir)
 		    : 0;
@@ -214,7 +233,8 @@ static void snapshot_state(struct sl_ctx *ctx, uint64_t ckpt, sl_ts_t now,
 			out->error = rc;
 		return;
 	}
-	sl_kstate_snapshot_native(ctx->kstate, out);
+	kg_range(ctx, &lo, &hi);
+	sl_kstate_snapshot_native(ctx->kstate, lo, hi, out);
 }
 
 static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)

@@ -95,13 +95,16 @@ enum sl_state_backend_kind sl_kstate_backend(const struct sl_kstate *ks);
 
 /*
  * The keyed state section of a native checkpoint, in place of sl_kstate_snapshot's: only
- * ks's layout (descriptors, max parallelism), since the entries are in its db's checkpoint
- * directory (sl_state_db_checkpoint). sl_kstate_restore of such a section into a RocksDB
- * kstate checks the layout (the entries were loaded with sl_state_db_load before the kstate
- * was made); into a heap kstate it is refused with -EPROTO. 0, -ENOMEM, or -EINVAL for a
+ * ks's layout (descriptors, max parallelism), its entry count and the key groups [kg_lo,
+ * kg_hi) the instance holds, since the entries are in its db's checkpoint directory
+ * (sl_state_db_checkpoint). sl_kstate_restore of such a section into a RocksDB kstate checks
+ * the layout (the entries were loaded with sl_state_db_load before the kstate was made) and,
+ * when the range is the restoring instance's own, takes the count instead of scanning the
+ * db for it; into a heap kstate it is refused with -EPROTO. 0, -ENOMEM, or -EINVAL for a
  * heap ks.
  */
-int sl_kstate_snapshot_native(const struct sl_kstate *ks, struct sl_snap_buf *out);
+int sl_kstate_snapshot_native(const struct sl_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+			      struct sl_snap_buf *out);
 
 /*
  * Barrier: writes every dirty cached entry of every kstate of db to RocksDB. 0 or -EIO (the

@@ -49,8 +49,10 @@
  * env's compaction filter, which compares their expiry with the wall clock.
  *
  * entries: exact for what this kstate wrote, read and restored; entries a compaction filter
- * dropped are counted until a restart (state loaded by sl_state_db_load is counted by a
- * scan when the kstate is created).
+ * dropped are counted until a restart. State loaded by sl_state_db_load is counted by a
+ * scan of the db on the kstate's first use (count_pending), unless a native restore brings
+ * the count its checkpoint recorded for exactly this key-group range (same shard count):
+ * a scan of a gigabyte of state costs seconds of recovery.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -106,8 +108,9 @@ struct rocks_kstate {
 	uint32_t op_uid;
 	uint32_t max_par;
 	int n;
-	int iterating; /* map foreach calls in progress: no eviction */
-	int evict_at;  /* descriptor the eviction hand is on */
+	int iterating;	    /* map foreach calls in progress: no eviction */
+	int evict_at;	    /* descriptor the eviction hand is on */
+	bool count_pending; /* loaded state not counted yet (see entries above) */
 	size_t entries;
 	size_t cbytes; /* cache bytes charged */
 	size_t budget;
@@ -615,8 +618,7 @@ struct rocks_kstate *sl_rks_create(struct sl_state_db *db, uint32_t op_uid,
 		}
 		sl_kvtab_iter_init(&d->hand);
 	}
-	if (db->loaded)
-		ks->entries = count_stored(ks);
+	ks->count_pending = db->loaded;
 	ks->next = db->kstates;
 	db->kstates = ks;
 	db->nks++;
@@ -626,8 +628,13 @@ struct rocks_kstate *sl_rks_create(struct sl_state_db *db, uint32_t op_uid,
 	return ks;
 }
 
+static void settle(struct rocks_kstate *ks);
+
 size_t sl_rks_entries(const struct rocks_kstate *ks)
 {
+	/* const in the interface: counting changes no state */
+	if (__builtin_expect(ks->count_pending, 0))
+		settle((struct rocks_kstate *)ks);
 	return ks->entries;
 }
 
@@ -667,8 +674,17 @@ bool sl_rks_desc_ttl(const struct rocks_kstate *ks, int id)
 	return id >= 0 && id < ks->n && ks->d[id].ttl;
 }
 
+/* Counts loaded state before anything changes it. */
+static void settle(struct rocks_kstate *ks)
+{
+	ks->count_pending = false;
+	ks->entries += count_stored(ks);
+}
+
 static inline struct rdesc *desc(struct rocks_kstate *ks, int id, enum sl_state_kind kind)
 {
+	if (__builtin_expect(ks->count_pending, 0))
+		settle(ks);
 	if (id < 0 || id >= ks->n || ks->d[id].kind != kind)
 		return NULL;
 	return &ks->d[id];
@@ -1141,6 +1157,8 @@ int sl_rks_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t k
 	int rc;
 
 	ks->err[0] = '\0';
+	if (ks->count_pending)
+		settle(ks);
 	if (!descs)
 		return refuse(ks, -ENOMEM, "out of memory restoring state");
 	for (int i = 0; i < ks->n; i++)
@@ -1206,19 +1224,25 @@ const char *sl_rks_error(const struct rocks_kstate *ks)
  * operator's snapshot file keeps only this section, the layout, so a restore into a job
  * whose state descriptors changed is refused as with the logical format.
  */
-int sl_rks_snapshot_native(const struct rocks_kstate *ks, struct sl_snap_buf *out)
+int sl_rks_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+			   struct sl_snap_buf *out)
 {
 	size_t sec = sl_state_sec_begin(out, KN_MAGIC, KN_VERSION);
 
 	put_layout(ks, out);
+	sl_snap_put_u64(out, sl_rks_entries(ks));
+	sl_snap_put_u32(out, kg_lo);
+	sl_snap_put_u32(out, kg_hi);
 	sl_state_sec_end(out, sec);
 	return out->error;
 }
 
-int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r)
+int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+			  uint32_t kg_hi)
 {
 	struct sl_snap_reader b;
-	uint32_t ver, max_par, n, kind, vsize, ttl, nlen;
+	uint32_t ver, max_par, n, kind, vsize, ttl, nlen, olo, ohi;
+	uint64_t entries;
 	const void *name;
 	int rc;
 
@@ -1250,10 +1274,15 @@ int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r)
 				      "checkpoint's",
 				      d->name, i);
 	}
+	if (sl_snap_get_u64(&b, &entries) || sl_snap_get_u32(&b, &olo) || sl_snap_get_u32(&b, &ohi))
+		return refuse(ks, -EINVAL, "native state section is corrupt");
 	/* the entries came with sl_state_db_load, before this kstate was made */
 	if (!ks->db->loaded)
-		return refuse(ks, -EINVAL,
-			      "native state: its checkpoint directory was not "
-			      "loaded");
+		return refuse(ks, -EINVAL, "native state: its checkpoint directory was not loaded");
+	/* the old instance had exactly these key groups: its count is this one's */
+	if (ks->count_pending && olo == kg_lo && ohi == kg_hi) {
+		ks->count_pending = false;
+		ks->entries = (size_t)entries;
+	}
 	return 0;
 }

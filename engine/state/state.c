@@ -143,11 +143,12 @@ int sl_kstate_snapshot(const struct sl_kstate *ks, sl_ts_t now, struct sl_snap_b
 	return sl_heap_snapshot(CHEAP(ks), now, out);
 }
 
-int sl_kstate_snapshot_native(const struct sl_kstate *ks, struct sl_snap_buf *out)
+int sl_kstate_snapshot_native(const struct sl_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+			      struct sl_snap_buf *out)
 {
 	if (!IS_ROCKS(ks))
 		return -EINVAL;
-	return sl_rks_snapshot_native(CROCKS(ks), out);
+	return sl_rks_snapshot_native(CROCKS(ks), kg_lo, kg_hi, out);
 }
 
 /* The section under r is a native checkpoint's (peeked, r does not move). */
@@ -167,7 +168,7 @@ int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t k
 	bool native = native_section(r);
 
 	if (IS_ROCKS(ks))
-		return native ? sl_rks_restore_native(ROCKS(ks), r)
+		return native ? sl_rks_restore_native(ROCKS(ks), r, kg_lo, kg_hi)
 			      : sl_rks_restore(ROCKS(ks), r, kg_lo, kg_hi);
 	if (native)
 		return sl_heap_refuse_native(HEAP(ks));

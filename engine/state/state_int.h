@@ -27,8 +27,9 @@ struct sl_kstate {
 #define NAME_LEN_MAX 4096u
 
 /* The keyed state section of a native checkpoint (rocks_state.c): the same layout fields
- * as KS_MAGIC's (max parallelism, descriptors), no entries: those are in the checkpoint's
- * RocksDB directory. */
+ * as KS_MAGIC's (max parallelism, descriptors), then u64 entries and the u32 [lo, hi)
+ * key-group range the instance held; no entries: those are in the checkpoint's RocksDB
+ * directory. */
 #define KN_MAGIC   0x4e4b4c53u /* "SLKN" */
 #define KN_VERSION 1u
 
@@ -150,8 +151,10 @@ void sl_rks_map_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
 int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
 int sl_rks_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		   uint32_t kg_hi);
-int sl_rks_snapshot_native(const struct rocks_kstate *ks, struct sl_snap_buf *out);
-int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r);
+int sl_rks_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+			   struct sl_snap_buf *out);
+int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+			  uint32_t kg_hi);
 const char *sl_rks_error(const struct rocks_kstate *ks);
 void sl_rks_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
 		    void *arg);

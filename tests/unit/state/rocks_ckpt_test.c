@@ -5,7 +5,10 @@
  * load into a fresh db gives back the same entries and entry counts, loads restricted to
  * key-group ranges split the state for a new shard count (hard links for the first load of
  * a db, a copy for the next ones), and a directory that is not a DB is refused with -EINVAL
- * and a message, leaving the db usable.
+ * and a message, leaving the db usable. Each checkpoint lists its files with their true
+ * sizes and CRC32C, unchanged SSTs' checksums coming from the previous one. The operator's
+ * native section restores the entry count for the same key groups and leaves other ranges
+ * to a scan; a heap kstate refuses it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -173,6 +176,7 @@ int main(void)
 	char c1[512], c2[512], c3[512], bad[512], err[256];
 	uint64_t b1, b2, b3;
 	struct dump d0, d0lo, d0hi, d3hi, x;
+	struct sl_snap_buf nat;
 	size_t e0;
 
 	snprintf(c1, sizeof(c1), "%s/ckpt-1", dir);
@@ -189,6 +193,9 @@ int main(void)
 	d0hi = dump_of(ks, descs, NDESC, now, 64, MAX_PAR);
 	e0 = sl_kstate_entries(ks);
 	T_ASSERT(d0.n > 60000 && e0 == d0.n);
+	/* the operator's side of that checkpoint (its native section: layout, count, range) */
+	sl_snap_init(&nat);
+	T_ASSERT(sl_kstate_snapshot_native(ks, 0, MAX_PAR, &nat) == 0);
 	T_ASSERT(b1 > 30000 * 24);
 	T_ASSERT(check_files(db, c1) == 0);
 	T_ASSERT(sl_state_db_checkpoint(db, c1, &b2) == -EEXIST);
@@ -226,6 +233,37 @@ int main(void)
 	}
 	sl_kstate_destroy(k1);
 	sl_state_db_close(d1);
+
+	/* a native restore: the section's count for the same key groups, a scan for others;
+	 * a heap kstate refuses the section */
+	{
+		struct sl_state_db *dn = load(env, 5, c1, 0, MAX_PAR), *dl = load(env, 6, c1, 0, 64);
+		struct sl_kstate *kn = mk(dn), *kl = mk(dl), *kh;
+		struct sl_snap_reader r;
+		int e;
+
+		sl_snap_reader_init(&r, nat.data, nat.len);
+		T_ASSERT(sl_kstate_restore(kn, &r, 0, MAX_PAR) == 0);
+		T_ASSERT(r.pos == r.len);
+		T_ASSERT_EQ_I64(sl_kstate_entries(kn), e0);
+		x = dump_of(kn, descs, NDESC, now, 0, MAX_PAR);
+		dump_eq(&d0, &x);
+		dump_free(&x);
+		sl_snap_reader_init(&r, nat.data, nat.len);
+		T_ASSERT(sl_kstate_restore(kl, &r, 0, 64) == 0);
+		T_ASSERT_EQ_I64(sl_kstate_entries(kl), d0lo.n);
+		kh = sl_kstate_create(descs, NDESC, MAX_PAR, &e);
+		T_ASSERT(kh);
+		sl_snap_reader_init(&r, nat.data, nat.len);
+		T_ASSERT(sl_kstate_restore(kh, &r, 0, MAX_PAR) == -EPROTO);
+		T_ASSERT(strstr(sl_kstate_error(kh), "native format"));
+		sl_kstate_destroy(kh);
+		sl_kstate_destroy(kn);
+		sl_kstate_destroy(kl);
+		sl_state_db_close(dn);
+		sl_state_db_close(dl);
+		sl_snap_free(&nat);
+	}
 
 	/* two shards from one: each keeps its key groups */
 	da = load(env, 2, c1, 0, 64);
