@@ -141,6 +141,15 @@ int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err,
  * or close. Borrowed. */
 const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
 							      size_t *n);
+/*
+ * After sl_state_db_load linked a checkpoint directory into a fresh db (its first load):
+ * the CRC32C of that directory's SST files as its manifest recorded them (verified at
+ * recovery), so the db's next checkpoint takes them from the cache instead of reading
+ * every restored SST again. files[0..n) are copied; entries that are not SSTs are skipped.
+ * Only for the directory of the first load: a later load copies entries into new SSTs,
+ * whose names may be any other directory's. 0 or -ENOMEM.
+ */
+int sl_state_db_seed_crc(struct sl_state_db *db, const struct sl_state_ckpt_file *files, size_t n);
 /* The directory of the last checkpoint sl_state_db_checkpoint made, or NULL. Borrowed. */
 const char *sl_state_db_checkpoint_dir(const struct sl_state_db *db);
 /*

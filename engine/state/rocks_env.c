@@ -608,6 +608,32 @@ const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_st
 	return db ? db->ck : NULL;
 }
 
+int sl_state_db_seed_crc(struct sl_state_db *db, const struct sl_state_ckpt_file *files, size_t n)
+{
+	struct sl_state_ckpt_file *v;
+	size_t k = 0;
+
+	if (!db || !n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (is_sst(files[i].name)) {
+			v[k] = files[i];
+			v[k++].crc_ok = true;
+		}
+	if (k) /* qsort must not be given an empty array */
+		qsort(v, k, sizeof(*v), cmp_file);
+	/* the cache only: no checkpoint of this db was made, so no directory is named */
+	free(db->ck);
+	db->ck = v;
+	db->nck = k;
+	db->ck_at = k;
+	db->ck_off = 0;
+	return 0;
+}
+
 const char *sl_state_db_checkpoint_dir(const struct sl_state_db *db)
 {
 	return db ? db->ck_dir : NULL;

@@ -177,6 +177,9 @@ int main(void)
 	uint64_t b1, b2, b3;
 	struct dump d0, d0lo, d0hi, d3hi, x;
 	struct sl_snap_buf nat;
+	struct sl_state_ckpt_file *c1files;
+	size_t nc1;
+	char c4[512];
 	size_t e0;
 
 	snprintf(c1, sizeof(c1), "%s/ckpt-1", dir);
@@ -198,6 +201,13 @@ int main(void)
 	T_ASSERT(sl_kstate_snapshot_native(ks, 0, MAX_PAR, &nat) == 0);
 	T_ASSERT(b1 > 30000 * 24);
 	T_ASSERT(check_files(db, c1) == 0);
+	{
+		const struct sl_state_ckpt_file *f = sl_state_db_checkpoint_files(db, &nc1);
+
+		c1files = malloc(nc1 * sizeof(*c1files));
+		T_ASSERT(c1files);
+		memcpy(c1files, f, nc1 * sizeof(*c1files));
+	}
 	T_ASSERT(sl_state_db_checkpoint(db, c1, &b2) == -EEXIST);
 	/* nothing changed: the second checkpoint shares every SST with the first */
 	T_ASSERT(sl_state_db_checkpoint(db, c2, &b2) == 0);
@@ -224,6 +234,13 @@ int main(void)
 	dump_eq(&d0, &x);
 	dump_free(&x);
 	T_ASSERT_EQ_I64(sl_kstate_entries(k1), e0);
+	/* told the checksums the first checkpoint's manifest would hold, the restored db's
+	 * next checkpoint reads none of the linked SSTs */
+	T_ASSERT(sl_state_db_seed_crc(d1, c1files, nc1) == 0);
+	snprintf(c4, sizeof(c4), "%s/ckpt-4", dir);
+	T_ASSERT(sl_state_db_checkpoint(d1, c4, NULL) == 0);
+	T_ASSERT(check_files(d1, c4) > b1 / 2);
+	free(c1files);
 	/* and it reads like the original through the API */
 	{
 		struct sl_kkey k = key("c77");
