@@ -184,15 +184,6 @@ static void process_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
 #define PR_MAGIC 0x52504c53u /* "SLPR" */
 #define PR_VERSION 1u
 
-/*
- * The keyed state at the barrier. With RocksDB, and unless the checkpoint is also a
- * savepoint, a native checkpoint: this instance's db is flushed and hard-linked into
- * chk-<n>/op<id>-s<shard>/ (the SSTs unchanged since the last checkpoint are shared, so
- * the cost is the memtable flush and the links), and the snapshot keeps only the layout.
- * Otherwise the logical section (heap; savepoints, portable between backends). A failed
- * native checkpoint fails the checkpoint, not the job (a state failure is sticky in the db
- * and fails the job through the state calls).
- */
 /* This instance's key groups: a contiguous range (core/hash.h). */
 static void kg_range(const struct sl_ctx *ctx, uint32_t *lo, uint32_t *hi)
 {
@@ -210,6 +201,15 @@ static void kg_range(const struct sl_ctx *ctx, uint32_t *lo, uint32_t *hi)
 	}
 }
 
+/*
+ * The keyed state at the barrier. With RocksDB, and unless the checkpoint is also a
+ * savepoint, a native checkpoint: this instance's db is flushed and hard-linked into
+ * chk-<n>/op<id>-s<shard>/ (the SSTs unchanged since the last checkpoint are shared, so
+ * the cost is the memtable flush and the links), and the snapshot keeps only the layout.
+ * Otherwise the logical section (heap; savepoints, portable between backends). A failed
+ * native checkpoint fails the checkpoint, not the job (a state failure is sticky in the db
+ * and fails the job through the state calls).
+ */
 static void snapshot_state(struct sl_ctx *ctx, uint64_t ckpt, sl_ts_t now,
 			   struct sl_snap_buf *out)
 {
