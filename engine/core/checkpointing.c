@@ -232,12 +232,23 @@ int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id)
 	if (!c || !c->restored.ckpt_id || !ctx->def->ops->restore)
 		return 0;
 	kg_range(rt->max_par, (uint32_t)rt->nshards, (uint32_t)sh->index, &lo, &hi);
+	/*
+	 * Pass 0 restores the old instance that held exactly this shard's key groups (there is
+	 * one when the shard count is the same), pass 1 the others: the result does not depend
+	 * on the order, but a RocksDB kstate takes its entry count from that instance's native
+	 * section only if it comes before anything asks for the count (else it scans the db).
+	 */
+	for (int pass = 0; pass < 2; pass++)
 	for (uint32_t i = 0; i < c->restored.nfiles; i++) {
+		const struct sl_ckpt_state_file *f = &c->restored.files[i];
 		struct sl_snap_reader r;
+		uint32_t olo, ohi;
 		int rc;
 
-		if (c->restored.files[i].op_id != (uint32_t)op_id ||
-		    sl_ckpt_path_is_native(c->restored.files[i].path))
+		if (f->op_id != (uint32_t)op_id || sl_ckpt_path_is_native(f->path))
+			continue;
+		kg_range(c->restored.max_parallelism, c->restored.nshards, f->shard, &olo, &ohi);
+		if ((olo == lo && ohi == hi) != (pass == 0))
 			continue;
 		sl_snap_reader_init(&r, c->state[i].data, c->state[i].len);
 		rc = ctx->def->ops->restore(ctx, &r, lo, hi);
@@ -307,12 +318,18 @@ int sl_ckpt_restore_db(struct sl_shard *sh, int op_id, struct sl_state_db *db)
 			continue;
 		last = f->shard;
 		kg_range(m->max_parallelism, m->nshards, f->shard, &olo, &ohi);
-		if (olo < lo)
-			olo = lo;
-		if (ohi > hi)
-			ohi = hi;
-		if (olo >= ohi)
-			continue; /* none of this shard's key groups were there */
+		if (olo >= lo && ohi <= hi) {
+			/* all of it is ours (same shard count, or fewer shards now): load it
+			 * whole, without range tombstones, whose write can wait seconds behind
+			 * the level-0 compactions of a freshly linked DB */
+			olo = 0;
+			ohi = 65536;
+		} else {
+			olo = olo > lo ? olo : lo;
+			ohi = ohi < hi ? ohi : hi;
+			if (olo >= ohi)
+				continue; /* none of this shard's key groups were there */
+		}
 		rc = sl_ckpt_state_dir_name(f->op_id, f->shard, rel, sizeof rel);
 		if (!rc)
 			rc = sl_ckpt_store_path(from, m->ckpt_id, rel, path, sizeof path);
