@@ -34,14 +34,28 @@
  *             a restart after a reboot; the hypervisor may still cache them) and warm.
  *
  * Heap snapshots are always full: every checkpoint writes all of the state. Incremental
- * checkpoints are the RocksDB backend's (shared SST files); this program does not select it.
+ * checkpoints are the RocksDB backend's: with --backend rocksdb the size part runs each size
+ * twice in the same run, on the heap as above (the reference) and on RocksDB (native
+ * checkpoints: flush + hard links, chk-<n>/op<id>-s<shard>/):
+ *   rocks     the same fill, then, as soon as the first full checkpoint is durable, the
+ *             source changes 1% of the keys (every 100th key of each split gets another
+ *             value); the first checkpoint whose barrier left every split after its changes
+ *             is the incremental one, and the job stops. Figures: the full (first)
+ *             checkpoint's duration, stall and bytes (every file new), the incremental one's
+ *             duration, stall and new bytes (files whose inode the full checkpoint did not
+ *             have: new SSTs, compaction outputs, MANIFEST/OPTIONS/CURRENT), each against a
+ *             raw write + fsync of the full checkpoint's bytes measured right after; the
+ *             recovery part then restores the RocksDB checkpoint (the manifest's files
+ *             verified by CRC32C, the directories linked into the working DBs, opened),
+ *             checking the changed values too, against a read() of the same files.
  * A recovery run ends its input, so it takes a final checkpoint after the measured part.
  *
  * Options: --quick (CI: 100 MiB only, recovery of 100 MiB, cost windows of 12 s after 2 s of
  * warm-up, one round: one checkpoint at 10 s; figures say so), --secs S (cost window,
  * default 40), --rounds R (cost rounds, default 2: each runs the three jobs in turn),
  * --only size|cost|recovery, --shards N (2), --dir D (parent of the temporary checkpoint
- * directories; default /var/tmp), --keep (leave them). Output: the FIGURE protocol of
+ * directories; default /var/tmp), --keep (leave them), --backend rocksdb (above; the cost
+ * part stays on the heap), --sizes 100mb|1gb|both (default both). Output: the FIGURE protocol of
  * bench/README.md, then a summary table (markdown) for the closing note.
  */
 #include <dirent.h>
@@ -71,6 +85,9 @@
 #define IO_CHUNK	 (1 << 20)
 
 static int nshards = 2;
+static const char *backend;		     /* NULL: heap; "rocksdb" (--backend) */
+static _Atomic bool upd_go;		     /* rocks size job: change 1% of the keys now */
+static _Atomic bool pos_updated[MAX_SPLITS]; /* ... and the split had changed them all */
 static char cores[32] = "0-1";
 static char parent[512] = "/var/tmp";
 static bool keep;
@@ -101,22 +118,61 @@ static int nsplits_seen;
 
 struct ckpt_rec {
 	uint64_t id;
-	double dur_s;	/* first barrier -> manifest durable */
-	double stall_s; /* longest barrier -> snapshot done on a shard */
-	uint64_t bytes; /* files in chk-<id> */
-	bool full;	/* size job: every key was in it */
+	double dur_s;	    /* first barrier -> manifest durable */
+	double stall_s;	    /* longest barrier -> snapshot done on a shard */
+	uint64_t bytes;	    /* files in chk-<id> (native directories included) */
+	uint64_t new_bytes; /* rocks incremental: of those, files the full one did not have */
+	uint64_t new_prev;  /* rocks: files the previous checkpoint did not have: what this
+			     * one added to disk (new SSTs, compaction outputs, small files) */
+	bool full;	    /* size job: every key was in it */
+	bool incr;	    /* rocks size job: every split's 1% changes were in it */
 	int64_t done_ns;
+};
+
+/* Inodes of a checkpoint's files: what a later checkpoint shares with it (hard links). */
+struct inoset {
+	ino_t *v;
+	size_t n, cap;
 };
 
 struct ckpt_log {
 	const char *dir;   /* the checkpoint directory */
 	bool stop_on_full; /* size job: stop once two full checkpoints completed */
+	bool update;	   /* rocks size job: after the first full one, change 1%, then stop */
 	int n, nfull;
+	struct inoset full_inodes;
+	struct inoset prev_inodes; /* rocks: the previous checkpoint's files */
 	struct ckpt_rec r[MAX_CKPTS];
 };
 
-/* Bytes of the regular files under path (one level: chk-<n> holds files only). */
-static uint64_t dir_bytes(const char *path)
+static bool ino_has(const struct inoset *s, ino_t ino)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] == ino)
+			return true;
+	return false;
+}
+
+static void ino_add(struct inoset *s, ino_t ino)
+{
+	if (s->n == s->cap) {
+		ino_t *nv = realloc(s->v, (s->cap = s->cap ? 2 * s->cap : 256) * sizeof(*nv));
+
+		if (!nv)
+			die("inode set", "out of memory");
+		s->v = nv;
+	}
+	s->v[s->n++] = ino;
+}
+
+/*
+ * Bytes of the regular files under path and in its subdirectories (chk-<n> holds the heap's
+ * state files and the RocksDB checkpoints' op<id>-s<shard>/ directories). With `base`,
+ * *fresh gets the bytes of files whose inode is not in it; with `collect`, every inode is
+ * added to it. O(files x base): a few hundred files at most.
+ */
+static uint64_t tree_bytes(const char *path, const struct inoset *base, uint64_t *fresh,
+			   struct inoset *collect, int depth)
 {
 	DIR *d = opendir(path);
 	uint64_t sum = 0;
@@ -125,10 +181,23 @@ static uint64_t dir_bytes(const char *path)
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
+		char sub[1400];
 		struct stat st;
 
-		if (fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
-			sum += (uint64_t)st.st_size;
+		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, 0))
+			continue;
+		if (S_ISDIR(st.st_mode) && depth == 0) {
+			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+			sum += tree_bytes(sub, base, fresh, collect, 1);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		sum += (uint64_t)st.st_size;
+		if (base && fresh && !ino_has(base, st.st_ino))
+			*fresh += (uint64_t)st.st_size;
+		if (collect)
+			ino_add(collect, st.st_ino);
 	}
 	closedir(d);
 	return sum;
@@ -140,7 +209,7 @@ static int on_ckpt(struct sl_job *job, uint64_t id, void *arg)
 	int64_t done = now_ns(), first = INT64_MAX, stall = 0;
 	struct ckpt_rec *r;
 	char path[1024];
-	bool full = true;
+	bool full = true, updated = true;
 
 	for (int i = 0; i < nsplits_seen; i++) {
 		int64_t p = atomic_load_explicit(&pos_ns[i], memory_order_relaxed);
@@ -148,6 +217,7 @@ static int on_ckpt(struct sl_job *job, uint64_t id, void *arg)
 		if (p < first)
 			first = p;
 		full &= atomic_load_explicit(&pos_filled[i], memory_order_relaxed);
+		updated &= atomic_load_explicit(&pos_updated[i], memory_order_relaxed);
 	}
 	for (int i = 0; i < nshards; i++) {
 		int64_t s = atomic_load_explicit(&precommit_ns[i], memory_order_relaxed);
@@ -164,10 +234,39 @@ static int on_ckpt(struct sl_job *job, uint64_t id, void *arg)
 	r->full = full;
 	r->done_ns = done;
 	snprintf(path, sizeof path, "%s/chk-%llu", l->dir, (unsigned long long)id);
-	r->bytes = dir_bytes(path);
-	fprintf(stderr, "  checkpoint %llu: %.3f s (shard stall %.3f s), %.1f MiB%s\n",
+	if (l->update && full && !l->nfull) {
+		/* the first full checkpoint: remember its files, then change 1% of the keys */
+		r->bytes = tree_bytes(path, NULL, NULL, &l->full_inodes, 0);
+		r->new_bytes = r->bytes;
+		atomic_store(&upd_go, true);
+	} else {
+		r->bytes = tree_bytes(path, &l->full_inodes, &r->new_bytes, NULL, 0);
+	}
+	if (l->update) {
+		struct inoset now = { 0 };
+
+		tree_bytes(path, &l->prev_inodes, &r->new_prev, &now, 0);
+		free(l->prev_inodes.v);
+		l->prev_inodes = now;
+	}
+	r->incr = l->update && l->nfull && updated;
+	fprintf(stderr, "  checkpoint %llu: %.3f s (shard stall %.3f s), %.1f MiB%s",
 		(unsigned long long)id, r->dur_s, r->stall_s, (double)r->bytes / MIB,
 		full ? ", full state" : "");
+	if (l->update)
+		fprintf(stderr,
+			", %.1f MiB not in the full one's files, %.1f MiB not in the "
+			"previous one's%s",
+			(double)r->new_bytes / MIB, (double)r->new_prev / MIB,
+			r->incr ? ", 1% of the keys changed" : "");
+	fprintf(stderr, "\n");
+	if (l->update) {
+		if (full)
+			l->nfull++;
+		if (r->incr)
+			sl_job_stop(job);
+		return 0;
+	}
 	/* the first full checkpoint grows the snapshot buffers, the second reuses them */
 	if (full && ++l->nfull == 2 && l->stop_on_full)
 		sl_job_stop(job);
@@ -218,13 +317,27 @@ static const struct sl_sink_ops nul_ops = {
 struct fill_cfg {
 	int64_t nkeys;
 	bool verify; /* recovery run: emit verification keys, then end */
+	bool update; /* rocks: 1% of the keys change after the first full checkpoint (fill),
+		      * or did (verify: expect their new values) */
 };
 
 struct fill_split {
 	const struct fill_cfg *cfg;
 	int split;
 	int64_t next; /* fill: the next key index of this split; verify: records emitted */
+	int64_t upd;  /* update: changed keys so far (key indexes 0, 100, 200, ...) */
 };
+
+/* Key index i of a split changes in the update phase (rocks): every 100th. */
+static inline bool changes(int64_t i, int64_t mine)
+{
+	return i % 100 == 0 && i / 100 < mine / 100;
+}
+
+static inline int64_t split_keys(const struct fill_cfg *cfg, int split)
+{
+	return (cfg->nkeys - split + nshards - 1) / nshards;
+}
 
 static _Atomic int64_t first_rec_ns; /* recovery: first verification record processed */
 static _Atomic int64_t last_rec_ns;  /* recovery: latest verification record processed */
@@ -287,6 +400,18 @@ static int fill_poll(void *state, struct sl_src_ctx *c, int max)
 			return -EIO;
 		s->next++;
 	}
+	for (; s->cfg->update && s->next >= mine && n < max && s->upd < mine / 100 &&
+	       atomic_load_explicit(&upd_go, memory_order_relaxed);
+	     n++) {
+		struct sl_row_builder b;
+
+		sl_rowb_init(&b, sl_src_scratch(c), SL_ROW_SCRATCH, 2);
+		sl_rowb_set_i64(&b, 0, s->split + nshards * (s->upd * 100));
+		sl_rowb_set_i64(&b, 1, 2);
+		if (sl_src_emit(c, sl_rowb_finish(&b)))
+			return -EIO;
+		s->upd++;
+	}
 	return n; /* 0 once filled: the job idles until on_ckpt stops it */
 }
 
@@ -297,8 +422,13 @@ static int fill_position(void *state, void *buf, size_t cap, size_t *len)
 
 	atomic_store_explicit(&pos_ns[s->split], now_ns(), memory_order_relaxed);
 	atomic_store_explicit(&pos_filled[s->split], s->next >= mine, memory_order_relaxed);
+	atomic_store_explicit(&pos_updated[s->split],
+			      atomic_load_explicit(&upd_go, memory_order_relaxed) &&
+				      s->upd >= mine / 100,
+			      memory_order_relaxed);
 	memcpy(buf, &s->next, 8);
-	*len = 8;
+	memcpy((char *)buf + 8, &s->upd, 8);
+	*len = 16;
 	return 0;
 }
 
@@ -306,10 +436,12 @@ static int fill_seek(void *state, const void *pos, size_t len)
 {
 	struct fill_split *s = state;
 
-	if (len != 8)
+	if (len != 16)
 		return -EINVAL;
-	if (!s->cfg->verify)
+	if (!s->cfg->verify) {
 		memcpy(&s->next, pos, 8);
+		memcpy(&s->upd, (const char *)pos + 8, 8);
+	}
 	return 0;
 }
 
@@ -337,6 +469,15 @@ static inline uint64_t pattern(int64_t key, int i)
 	return (uint64_t)key * 0x9e3779b97f4a7c15ull + (uint64_t)i;
 }
 
+/* The value key holds after the update phase (rocks), word i. */
+static inline uint64_t pattern_now(const struct fill_cfg *cfg, int64_t key, int i)
+{
+	int split = (int)(key % nshards);
+	bool changed = cfg->update && changes(key / nshards, split_keys(cfg, split));
+
+	return pattern(key, i) ^ (changed ? 0xa5a5a5a5a5a5a5a5ull : 0);
+}
+
 static int fill_fn_open(struct sl_ctx *ctx, void *arg)
 {
 	int64_t zero = 0;
@@ -345,17 +486,19 @@ static int fill_fn_open(struct sl_ctx *ctx, void *arg)
 	return 0;
 }
 
-/* Fill: writes the key's 128-byte pattern. Verify: checks it. Hot path. */
+/* Fill: writes the key's 128-byte pattern (mode 0), or its changed one (mode 2). Verify:
+ * checks it. Hot path. */
 static void fill_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
 {
-	int64_t key = sl_row_i64(row, 0);
+	const struct fill_cfg *cfg = arg;
+	int64_t key = sl_row_i64(row, 0), mode = sl_row_i64(row, 1);
 	uint64_t *v;
 
-	if (sl_row_i64(row, 1) == 0) {
+	if (mode == 0 || mode == 2) {
 		v = sl_value_put(ctx, 0);
 		if (v)
 			for (int i = 0; i < VAL_WORDS; i++)
-				v[i] = pattern(key, i);
+				v[i] = pattern(key, i) ^ (mode == 2 ? 0xa5a5a5a5a5a5a5a5ull : 0);
 		return;
 	}
 	if (!atomic_load_explicit(&first_rec_ns, memory_order_relaxed)) {
@@ -366,7 +509,7 @@ static void fill_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 	atomic_store_explicit(&last_rec_ns, now_ns(), memory_order_relaxed);
 	v = sl_value_get(ctx, 0);
 	for (int i = 0; v && i < VAL_WORDS; i++)
-		if (v[i] != pattern(key, i))
+		if (v[i] != pattern_now(cfg, key, i))
 			v = NULL;
 	atomic_fetch_add_explicit(v ? &verified : &mismatched, 1, memory_order_relaxed);
 }
@@ -376,9 +519,11 @@ static void fill_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 static struct sl_job *size_job(const struct fill_cfg *cfg, struct sl_schema *sch)
 {
 	struct sl_wm_strategy wm = { .kind = SL_WM_NONE, .ts_field = -1 };
-	struct sl_process_fn fn = {
-		.states = fill_state, .nstates = 1, .open = fill_fn_open, .process = fill_process
-	};
+	struct sl_process_fn fn = { .states = fill_state,
+				    .nstates = 1,
+				    .open = fill_fn_open,
+				    .process = fill_process,
+				    .arg = (void *)cfg };
 	struct sl_job *job = sl_job_create("ckpt_state");
 	struct sl_stream *s;
 	int key = 0;
@@ -430,38 +575,58 @@ static double raw_write(const char *dir, uint64_t bytes)
 	return (double)(t1 - t0) * 1e-9;
 }
 
-/* Reads every file of chk_dir (cold: their cached pages dropped first). Returns seconds. */
-static double raw_read(const char *chk_dir, bool cold, uint64_t *bytes)
+/* Drops the cached pages of every file of chk_dir and of its subdirectories (the native
+ * checkpoints' op<id>-s<shard>/): a restart after a reboot. */
+static void drop_cache(const char *chk_dir, int depth)
 {
-	char *buf = malloc(IO_CHUNK), path[1024];
 	DIR *d = opendir(chk_dir);
 	struct dirent *e;
-	int64_t t0;
 
-	if (!buf || !d)
-		die(chk_dir, buf ? strerror(errno) : "out of memory");
-	if (cold) {
-		while ((e = readdir(d))) {
-			int fd;
-
-			snprintf(path, sizeof path, "%s/%s", chk_dir, e->d_name);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd >= 0) {
-				posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-				close(fd);
-			}
-		}
-		rewinddir(d);
-	}
-	*bytes = 0;
-	t0 = now_ns();
-	while ((e = readdir(d))) {
-		ssize_t r;
+	while (d && (e = readdir(d))) {
+		char path[1400];
+		struct stat st;
 		int fd;
 
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof path, "%s/%s", chk_dir, e->d_name);
+		if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+			if (depth == 0)
+				drop_cache(path, 1);
+			continue;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+			close(fd);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+/* read()s every file of dir and of its subdirectories into buf; adds their bytes. */
+static void read_tree(const char *dir, char *buf, uint64_t *bytes, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		die(dir, strerror(errno));
+	while ((e = readdir(d))) {
+		char path[1400];
+		struct stat st;
+		ssize_t r;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+			if (depth == 0)
+				read_tree(path, buf, bytes, 1);
+			continue;
+		}
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -470,6 +635,21 @@ static double raw_read(const char *chk_dir, bool cold, uint64_t *bytes)
 		close(fd);
 	}
 	closedir(d);
+}
+
+/* Reads every file of chk_dir (cold: their cached pages dropped first). Returns seconds. */
+static double raw_read(const char *chk_dir, bool cold, uint64_t *bytes)
+{
+	char *buf = malloc(IO_CHUNK);
+	int64_t t0;
+
+	if (!buf)
+		die(chk_dir, "out of memory");
+	if (cold)
+		drop_cache(chk_dir, 0);
+	*bytes = 0;
+	t0 = now_ns();
+	read_tree(chk_dir, buf, bytes, 0);
 	free(buf);
 	return (double)(now_ns() - t0) * 1e-9;
 }
@@ -515,23 +695,29 @@ static void make_dir(char *out, size_t cap, const char *what)
 struct size_result {
 	uint64_t state_bytes;
 	int64_t nkeys;
+	bool rocks;		/* the run was on RocksDB (native checkpoints) */
 	struct ckpt_rec full;	/* the first checkpoint holding every key */
-	struct ckpt_rec steady; /* the next one: same state, snapshot buffers already grown */
+	struct ckpt_rec steady; /* heap: the next one, same state, snapshot buffers grown;
+				 * rocks: the one after 1% of the keys changed */
 	double raw_s;
 	double fault_s; /* first touch of as many bytes of fresh anonymous memory */
-	char dir[600];	/* the checkpoint directory, kept for the recovery part */
+	/* the checkpoints taken while the state was being filled (before `full`) */
+	int fill_ckpts;
+	double fill_stall_sum_s, fill_stall_max_s;
+	char dir[600]; /* the checkpoint directory, kept for the recovery part */
 };
 
-static void run_size(uint64_t state_bytes, struct size_result *res)
+static void run_size(uint64_t state_bytes, bool rocks, struct size_result *res)
 {
 	struct sl_schema *sch = sl_schema_create();
-	struct fill_cfg cfg = { .nkeys = (int64_t)(state_bytes / VAL_SIZE) };
+	struct fill_cfg cfg = { .nkeys = (int64_t)(state_bytes / VAL_SIZE), .update = rocks };
 	static struct ckpt_log log;
 	struct sl_run_opts opts = { .nshards = nshards,
 				    .cores = cores,
 				    .checkpoint_interval_ms = 1000,
 				    .on_checkpoint = on_ckpt,
-				    .checkpoint_arg = &log };
+				    .checkpoint_arg = &log,
+				    .state_backend = rocks ? "rocksdb" : NULL };
 	struct sl_job_stats st;
 	struct sl_job *job;
 	int64_t t0;
@@ -539,34 +725,55 @@ static void run_size(uint64_t state_bytes, struct size_result *res)
 	memset(res, 0, sizeof(*res));
 	res->state_bytes = state_bytes;
 	res->nkeys = cfg.nkeys;
-	make_dir(res->dir, sizeof res->dir, "size");
+	res->rocks = rocks;
+	make_dir(res->dir, sizeof res->dir, rocks ? "rocks" : "size");
+	free(log.full_inodes.v);
+	free(log.prev_inodes.v);
 	memset(&log, 0, sizeof log);
 	log.dir = res->dir;
-	log.stop_on_full = true;
+	log.stop_on_full = !rocks;
+	log.update = rocks;
+	atomic_store(&upd_go, false);
+	for (int i = 0; i < MAX_SPLITS; i++) {
+		atomic_store(&pos_filled[i], false);
+		atomic_store(&pos_updated[i], false);
+	}
 	opts.checkpoint_dir = res->dir;
 	sl_schema_add(sch, "k", SL_TYPE_BIGINT);
 	sl_schema_add(sch, "mode", SL_TYPE_BIGINT);
 	job = size_job(&cfg, sch);
 	fprintf(stderr,
-		"size: %.0f MiB of state = %lld keys x %d-byte values, %d shards, "
+		"size (%s): %.0f MiB of state = %lld keys x %d-byte values, %d shards, "
 		"checkpoint every 1 s into %s\n",
-		(double)state_bytes / MIB, (long long)cfg.nkeys, VAL_SIZE, nshards, res->dir);
+		rocks ? "rocksdb" : "heap", (double)state_bytes / MIB, (long long)cfg.nkeys,
+		VAL_SIZE, nshards, res->dir);
 	t0 = now_ns();
 	if (sl_job_run(job, &opts))
 		die("size job", sl_job_error(job)->msg);
 	sl_job_stats(job, &st);
-	if (st.records_in != (uint64_t)cfg.nkeys)
+	if (st.records_in < (uint64_t)cfg.nkeys)
 		die("size job", "not every key was emitted before the stop");
 	for (int i = 0; i < log.n; i++) {
-		if (!log.r[i].full)
+		if (!log.r[i].full) {
+			res->fill_ckpts++;
+			res->fill_stall_sum_s += log.r[i].stall_s;
+			if (log.r[i].stall_s > res->fill_stall_max_s)
+				res->fill_stall_max_s = log.r[i].stall_s;
 			continue;
+		}
 		if (!res->full.id)
 			res->full = log.r[i];
-		else if (!res->steady.id)
+		else if (!res->steady.id && (!rocks || log.r[i].incr))
 			res->steady = log.r[i];
 	}
 	if (!res->steady.id)
-		die("size job", "fewer than two checkpoints held the whole state");
+		die("size job", rocks ? "no checkpoint held the 1% changes"
+				      : "fewer than two checkpoints held the whole state");
+	if (rocks && res->steady.id != res->full.id + 1)
+		fprintf(stderr,
+			"size: note: %llu checkpoints between the full and the "
+			"incremental one took part of the changes\n",
+			(unsigned long long)(res->steady.id - res->full.id - 1));
 	fprintf(stderr, "size: run %.1f s, %llu checkpoints (%llu failed)\n",
 		(double)(now_ns() - t0) * 1e-9, (unsigned long long)st.checkpoints,
 		(unsigned long long)st.checkpoints_failed);
@@ -574,6 +781,13 @@ static void run_size(uint64_t state_bytes, struct size_result *res)
 	sl_schema_destroy(sch);
 	res->raw_s = raw_write(res->dir, res->full.bytes);
 	res->fault_s = fault_in(res->full.bytes);
+	if (rocks)
+		fprintf(stderr,
+			"size (rocksdb): full checkpoint %.3f s (stall %.3f s), %.1f MiB; after "
+			"1%% of the keys changed %.3f s (stall %.3f s), %.1f MiB new of %.1f MiB\n",
+			res->full.dur_s, res->full.stall_s, (double)res->full.bytes / MIB,
+			res->steady.dur_s, res->steady.stall_s, (double)res->steady.new_bytes / MIB,
+			(double)res->steady.bytes / MIB);
 	fprintf(stderr,
 		"size: raw write + fsync of %.1f MiB: %.3f s (%.0f MiB/s); checkpoint "
 		"%.3f s first, %.3f s steady (%.0f MiB/s); first touch of as much fresh "
@@ -624,12 +838,13 @@ static void run_recovery(const struct size_result *sz, bool cold, struct rec_res
 {
 	char chk_dir[700];
 	struct sl_schema *sch = sl_schema_create();
-	struct fill_cfg cfg = { .nkeys = sz->nkeys, .verify = true };
+	struct fill_cfg cfg = { .nkeys = sz->nkeys, .verify = true, .update = sz->rocks };
 	/* checkpointing on (that is what restores) but never due during the short run */
 	struct sl_run_opts opts = { .nshards = nshards,
 				    .cores = cores,
 				    .checkpoint_interval_ms = 3600 * 1000,
-				    .checkpoint_dir = sz->dir };
+				    .checkpoint_dir = sz->dir,
+				    .state_backend = sz->rocks ? "rocksdb" : NULL };
 	struct sl_job_stats st;
 	struct sl_job *job;
 	uint64_t want;
@@ -645,25 +860,9 @@ static void run_recovery(const struct size_result *sz, bool cold, struct rec_res
 	atomic_store(&op_open_ns, 0);
 	atomic_store(&verified, 0);
 	atomic_store(&mismatched, 0);
-	if (cold) {
-		/* the reference read brought the pages back in: drop them again */
-		DIR *d = opendir(chk_dir);
-		struct dirent *e;
-
-		while (d && (e = readdir(d))) {
-			char path[1024];
-			int fd;
-
-			snprintf(path, sizeof path, "%s/%s", chk_dir, e->d_name);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd >= 0) {
-				posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-				close(fd);
-			}
-		}
-		if (d)
-			closedir(d);
-	}
+	/* the reference read brought the pages back in: drop them again */
+	if (cold)
+		drop_cache(chk_dir, 0);
 	t0 = now_ns();
 	if (sl_job_run(job, &opts))
 		die("recovery job", sl_job_error(job)->msg);
@@ -682,11 +881,12 @@ static void run_recovery(const struct size_result *sz, bool cold, struct rec_res
 	res->load_s = (double)(atomic_load(&op_open_ns) - t0) * 1e-9;
 	res->restore_s = (double)(atomic_load(&src_open_ns) - t0) * 1e-9;
 	fprintf(stderr,
-		"recovery (%s): every shard processing %.3f s after start (files loaded "
+		"recovery (%s%s): every shard processing %.3f s after start (files loaded "
 		"%.3f s, state rebuilt %.3f s, first record %.3f s), %llu keys verified; "
 		"reading the %.1f MiB of state files: %.3f s\n",
-		cold ? "cold" : "warm", res->all_s, res->load_s, res->restore_s, res->first_s,
-		(unsigned long long)want, (double)res->read_bytes / MIB, res->read_s);
+		sz->rocks ? "rocksdb, " : "", cold ? "cold" : "warm", res->all_s, res->load_s,
+		res->restore_s, res->first_s, (unsigned long long)want,
+		(double)res->read_bytes / MIB, res->read_s);
 	sl_job_destroy(job);
 	sl_schema_destroy(sch);
 }
@@ -985,8 +1185,9 @@ static const char *label(uint64_t bytes)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: ckpt_bench [--quick] [--secs S] [--only size|cost|recovery] "
-			"[--rounds R] [--shards N] [--dir PARENT] [--keep]\n");
+	fprintf(stderr, "usage: ckpt_bench [--quick] [--secs S] [--only size,cost,recovery] "
+			"[--rounds R] [--shards N] [--dir PARENT] [--keep] [--backend rocksdb] "
+			"[--sizes 100mb|1gb|both]\n");
 	exit(2);
 }
 
@@ -997,7 +1198,8 @@ int main(int argc, char **argv)
 	double secs = 40, warm = 5;
 	uint64_t sizes[2] = { 100ull << 20, 1ull << 30 };
 	int nsizes = 2, rounds = 2;
-	static struct size_result sz[2];
+	static struct size_result sz[2], rk[2];
+	const char *only_size = NULL;
 	struct rec_result cold = { 0 }, warm_r = { 0 };
 	struct cost_result none = { 0 }, c10 = { 0 }, c1 = { 0 };
 	bool do_size, do_cost, do_rec;
@@ -1020,6 +1222,14 @@ int main(int argc, char **argv)
 			nshards = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--dir")) {
 			snprintf(parent, sizeof parent, "%s", argv[++i]);
+		} else if (!strcmp(argv[i], "--backend")) {
+			backend = argv[++i];
+			if (strcmp(backend, "rocksdb") && strcmp(backend, "heap"))
+				usage();
+			if (!strcmp(backend, "heap"))
+				backend = NULL;
+		} else if (!strcmp(argv[i], "--sizes")) {
+			only_size = argv[++i];
 		} else {
 			usage();
 		}
@@ -1033,9 +1243,16 @@ int main(int argc, char **argv)
 		warm = 2;
 		rounds = 1;
 	}
-	do_size = !only || !strcmp(only, "size");
-	do_cost = !only || !strcmp(only, "cost");
-	do_rec = !only || !strcmp(only, "recovery");
+	if (only_size && !strcmp(only_size, "100mb"))
+		nsizes = 1;
+	else if (only_size && !strcmp(only_size, "1gb"))
+		sizes[0] = sizes[1], nsizes = 1;
+	else if (only_size && strcmp(only_size, "both"))
+		usage();
+	/* --only takes one part or several: "size,recovery" */
+	do_size = !only || strstr(only, "size");
+	do_cost = !only || strstr(only, "cost");
+	do_rec = !only || strstr(only, "recovery");
 	if (!do_size && !do_cost && !do_rec)
 		usage();
 	if (quick)
@@ -1045,17 +1262,27 @@ int main(int argc, char **argv)
 			"of record\n",
 			secs);
 
-	/* the size runs; the largest one's checkpoint is the recovery's */
-	for (int i = do_size ? 0 : nsizes - 1; (do_size || do_rec) && i < nsizes; i++)
-		run_size(sizes[i], &sz[i]);
+	/* the size runs; the largest one's checkpoint is the recovery's (RocksDB's with
+	 * --backend rocksdb: the heap runs are then the size part's reference) */
+	for (int i = do_size ? 0 : nsizes - 1; (do_size || do_rec) && i < nsizes; i++) {
+		if (do_size || !backend)
+			run_size(sizes[i], false, &sz[i]);
+		if (backend)
+			run_size(sizes[i], true, &rk[i]);
+	}
 	L = label(sizes[nsizes - 1]);
 	if (do_rec) {
-		run_recovery(&sz[nsizes - 1], true, &cold);
-		run_recovery(&sz[nsizes - 1], false, &warm_r);
+		const struct size_result *from = backend ? &rk[nsizes - 1] : &sz[nsizes - 1];
+
+		run_recovery(from, true, &cold);
+		run_recovery(from, false, &warm_r);
 	}
-	for (int i = 0; i < nsizes; i++)
+	for (int i = 0; i < nsizes; i++) {
 		if (sz[i].dir[0])
 			rm_tree(sz[i].dir);
+		if (rk[i].dir[0])
+			rm_tree(rk[i].dir);
+	}
 	/* rounds interleave the three runs, so a busy minute on this shared machine hits each
 	 * round's runs alike; ratios are per round, then averaged */
 	for (int r = 0; do_cost && r < rounds; r++) {
@@ -1073,6 +1300,34 @@ int main(int argc, char **argv)
 		cost_add(&c1, &c, rounds);
 	}
 
+	for (int i = 0; do_size && backend && i < nsizes; i++) {
+		const struct size_result *r = &rk[i], *h = &sz[i];
+		const char *l = label(r->state_bytes);
+
+		printf("FIGURE ckpt/rocks_%s_full_s %.3f s %.3f ckpt/raw_write_rocks_%s_s\n", l,
+		       r->full.dur_s, r->full.dur_s / r->raw_s, l);
+		printf("FIGURE ckpt/rocks_%s_full_stall_s %.3f s %.3f ckpt/rocks_%s_full_s\n", l,
+		       r->full.stall_s, r->full.stall_s / r->full.dur_s, l);
+		printf("FIGURE ckpt/rocks_%s_full_bytes %llu B %.4f ckpt/state_%s_bytes\n", l,
+		       (unsigned long long)r->full.bytes,
+		       (double)r->full.bytes / (double)r->state_bytes, l);
+		printf("FIGURE ckpt/rocks_%s_full_new_bytes %llu B %.4f ckpt/rocks_%s_full_bytes\n",
+		       l, (unsigned long long)r->full.new_prev,
+		       (double)r->full.new_prev / (double)r->full.bytes, l);
+		printf("FIGURE ckpt/rocks_%s_fill_stall_max_s %.3f s %.3f "
+		       "ckpt/heap_%s_first_stall_s\n",
+		       l, r->fill_stall_max_s, r->fill_stall_max_s / h->full.stall_s, l);
+		printf("FIGURE ckpt/rocks_%s_incr_s %.3f s %.3f ckpt/raw_write_rocks_%s_s\n", l,
+		       r->steady.dur_s, r->steady.dur_s / r->raw_s, l);
+		printf("FIGURE ckpt/rocks_%s_incr_stall_s %.3f s %.3f ckpt/rocks_%s_incr_s\n", l,
+		       r->steady.stall_s, r->steady.stall_s / r->steady.dur_s, l);
+		printf("FIGURE ckpt/rocks_%s_incr_new_bytes %llu B %.4f ckpt/rocks_%s_full_bytes\n",
+		       l, (unsigned long long)r->steady.new_bytes,
+		       (double)r->steady.new_bytes / (double)r->full.bytes, l);
+		printf("FIGURE ckpt/rocks_%s_incr_vs_heap %.3f x %.3f ckpt/heap_%s_s\n", l,
+		       r->steady.dur_s / h->steady.dur_s, r->steady.dur_s / h->steady.dur_s, l);
+		printf("FIGURE ckpt/raw_write_rocks_%s_s %.3f s - -\n", l, r->raw_s);
+	}
 	for (int i = 0; do_size && i < nsizes; i++) {
 		const struct size_result *r = &sz[i];
 		const char *l = label(r->state_bytes);
@@ -1109,12 +1364,14 @@ int main(int argc, char **argv)
 		       none.gap_max_s > 0 ? c1.gap_max_s / none.gap_max_s : 0, q);
 	}
 	if (do_rec) {
-		printf("FIGURE ckpt/recovery_%s_s %.3f s %.3f ckpt/raw_read_%s_s\n", L, cold.all_s,
-		       cold.all_s / cold.read_s, L);
-		printf("FIGURE ckpt/recovery_%s_warm_s %.3f s %.3f ckpt/raw_read_%s_warm_s\n", L,
-		       warm_r.all_s, warm_r.all_s / warm_r.read_s, L);
-		printf("FIGURE ckpt/raw_read_%s_s %.3f s - -\n", L, cold.read_s);
-		printf("FIGURE ckpt/raw_read_%s_warm_s %.3f s - -\n", L, warm_r.read_s);
+		const char *b = backend ? "rocks_" : "";
+
+		printf("FIGURE ckpt/%srecovery_%s_s %.3f s %.3f ckpt/%sraw_read_%s_s\n", b, L,
+		       cold.all_s, cold.all_s / cold.read_s, b, L);
+		printf("FIGURE ckpt/%srecovery_%s_warm_s %.3f s %.3f ckpt/%sraw_read_%s_warm_s\n",
+		       b, L, warm_r.all_s, warm_r.all_s / warm_r.read_s, b, L);
+		printf("FIGURE ckpt/%sraw_read_%s_s %.3f s - -\n", b, L, cold.read_s);
+		printf("FIGURE ckpt/%sraw_read_%s_warm_s %.3f s - -\n", b, L, warm_r.read_s);
 	}
 
 	/* the table for the closing note */
@@ -1138,9 +1395,36 @@ int main(int argc, char **argv)
 		       r->full.dur_s, r->full.stall_s, r->raw_s, r->fault_s,
 		       r->full.dur_s / r->raw_s);
 	}
-	if (do_size)
-		printf("| incremental checkpoint | not measured: heap snapshots are always full; "
-		       "incremental is the RocksDB backend's, not measured here | - | - | - | - "
+	for (int i = 0; do_size && backend && i < nsizes; i++) {
+		const struct size_result *r = &rk[i], *h = &sz[i];
+		const char *l = label(r->state_bytes);
+
+		printf("| RocksDB native checkpoint, %s state, first holding every key | %.2f s, "
+		       "%.0f MiB of files (%.2fx state), %.1f MiB of them new since the "
+		       "checkpoint before it, shard stall %.2f s | raw write+fsync of the %.0f "
+		       "MiB %.2f s | %.2fx | - | - |\n",
+		       l, r->full.dur_s, (double)r->full.bytes / MIB,
+		       (double)r->full.bytes / (double)r->state_bytes,
+		       (double)r->full.new_prev / MIB, r->full.stall_s, (double)r->full.bytes / MIB,
+		       r->raw_s, r->full.dur_s / r->raw_s);
+		printf("| the %d RocksDB checkpoints taken while the state was filled (1 s "
+		       "interval) | shard stall max %.2f s, %.1f s summed | heap: first full "
+		       "checkpoint's stall %.2f s | %.1fx | - | - |\n",
+		       r->fill_ckpts, r->fill_stall_max_s, r->fill_stall_sum_s, h->full.stall_s,
+		       r->fill_stall_max_s / h->full.stall_s);
+		printf("| RocksDB native checkpoint, %s state, after 1%% of the keys changed "
+		       "(incremental) | %.2f s, %.1f MiB new of %.0f MiB linked (%.3fx the full "
+		       "one), shard stall %.2f s | raw write+fsync %.2f s; heap full checkpoint "
+		       "%.2f s | %.2fx raw, %.2fx heap | - | - |\n",
+		       l, r->steady.dur_s, (double)r->steady.new_bytes / MIB,
+		       (double)r->steady.bytes / MIB,
+		       (double)r->steady.new_bytes / (double)r->full.bytes, r->steady.stall_s,
+		       r->raw_s, h->steady.dur_s, r->steady.dur_s / r->raw_s,
+		       r->steady.dur_s / h->steady.dur_s);
+	}
+	if (do_size && !backend)
+		printf("| incremental checkpoint | heap snapshots are always full; "
+		       "incremental is the RocksDB backend's: --backend rocksdb | - | - | - | - "
 		       "|\n");
 	if (do_cost) {
 		printf("| throughput, no checkpoints%s | %.2fM records/s | - | - | - | - |\n",
@@ -1159,16 +1443,18 @@ int main(int argc, char **argv)
 		       c1.ratio >= 0.85 ? "yes" : "**no**");
 	}
 	if (do_rec) {
-		printf("| recovery, %s state, cold cache | %.2f s until every shard processes "
+		printf("| recovery%s, %s state, cold cache | %.2f s until every shard processes "
 		       "(files loaded %.2f s, state rebuilt %.2f s) | read of the files %.2f s | "
 		       "%.1fx | <= 5 s | %s |\n",
-		       L, cold.all_s, cold.load_s, cold.restore_s, cold.read_s,
-		       cold.all_s / cold.read_s, cold.all_s <= 5 ? "yes" : "**no**");
-		printf("| recovery, %s state, warm cache | %.2f s until every shard processes "
+		       backend ? " from the RocksDB checkpoint" : "", L, cold.all_s, cold.load_s,
+		       cold.restore_s, cold.read_s, cold.all_s / cold.read_s,
+		       cold.all_s <= 5 ? "yes" : "**no**");
+		printf("| recovery%s, %s state, warm cache | %.2f s until every shard processes "
 		       "(files loaded %.2f s, state rebuilt %.2f s) | read of the files %.2f s | "
 		       "%.1fx | <= 5 s | %s |\n",
-		       L, warm_r.all_s, warm_r.load_s, warm_r.restore_s, warm_r.read_s,
-		       warm_r.all_s / warm_r.read_s, warm_r.all_s <= 5 ? "yes" : "**no**");
+		       backend ? " from the RocksDB checkpoint" : "", L, warm_r.all_s,
+		       warm_r.load_s, warm_r.restore_s, warm_r.read_s, warm_r.all_s / warm_r.read_s,
+		       warm_r.all_s <= 5 ? "yes" : "**no**");
 	}
 	return 0;
 }

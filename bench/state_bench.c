@@ -222,14 +222,14 @@ static double run_raw(const char *dir, uint64_t nkeys, uint64_t nrec, bool hot)
 
 static double run_rocks(uint64_t nkeys, uint64_t nrec, bool hot)
 {
-	struct sl_state_env_opts eo = { SL_STATE_ROCKSDB, 0, tmpdir, 1 };
+	struct sl_state_env_opts eo = { SL_STATE_ROCKSDB, 0, tmpdir, 1, 1 };
 	struct sl_state_env *env;
 	struct sl_state_db *db;
 	char err[256];
 	double r;
 
 	if (sl_state_env_open(&eo, &env, err, sizeof(err)) ||
-	    sl_state_db_open(env, 0, &db, err, sizeof(err))) {
+	    sl_state_db_open(env, 0, 0, &db, err, sizeof(err))) {
 		fprintf(stderr, "state_bench: %s\n", err);
 		exit(1);
 	}

@@ -6,6 +6,9 @@
  *
  *   DIR/chk-<n>/<state files>       written by the shards' sl_ckw writers (names: any path
  *                                    relative to chk-<n>; sl_ckpt_state_name gives the usual one)
+ *   DIR/chk-<n>/op<o>-s<s>/<files>   native state (RocksDB checkpoints: hard links, so SST
+ *                                    files unchanged since chk-<n-1> are the same inodes);
+ *                                    retention removing a chk-<n> only drops links
  *   DIR/chk-<n>/MANIFEST.tmp         the manifest being written
  *   DIR/chk-<n>/MANIFEST             present <=> checkpoint n is complete
  *   DIR/corrupt-chk-<n>/             a checkpoint recovery found broken, kept for inspection
@@ -29,6 +32,7 @@
 #ifndef SL_CHECKPOINT_STORE_H
 #define SL_CHECKPOINT_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +59,15 @@ int sl_ckpt_store_path(const struct sl_ckpt_store *st, uint64_t n, const char *r
 		       size_t cap);
 /* The usual state file name of (operator, shard): "op<op>-s<shard>.state". */
 int sl_ckpt_state_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap);
+/*
+ * The directory of (operator, shard)'s native state in chk-<n>: "op<op>-s<shard>" (a RocksDB
+ * checkpoint, state/backend.h). The manifest lists each of its files as "op<op>-s<shard>/
+ * <name>"; such a file (a path with a directory) is verified at recovery like any state file
+ * but restored by the backend from the directory, not read through an operator's restore.
+ */
+int sl_ckpt_state_dir_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap);
+/* True if the manifest path `path` is a file of a native state directory (see above). */
+bool sl_ckpt_path_is_native(const char *path);
 
 /* One more than the highest checkpoint id in DIR, whatever its state (ids are never reused). */
 uint64_t sl_ckpt_store_next_id(struct sl_ckpt_store *st);
@@ -118,6 +131,8 @@ struct sl_ckpt_mapped {
  * Recovery's load: maps every state file of checkpoint m into out[0..m->nfiles) (the page
  * cache's own pages, read ahead with MAP_POPULATE: no copy into fresh memory) and checks
  * each one's size and CRC32C again, the files in parallel on up to one thread per CPU.
+ * Native files (sl_ckpt_path_is_native: a RocksDB checkpoint's) are left unmapped: their
+ * backend opens them where they are.
  * Returns 0, or -EINVAL (a file is corrupt: reported) / -errno with nothing left mapped.
  */
 int sl_ckpt_store_map_all(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m,

@@ -27,6 +27,7 @@
 #include "checkpointing.h"
 #include "hash.h"
 #include "runtime.h"
+#include "state/backend.h"
 
 struct sl_ckpt_ctl {
 	struct sl_ckpt_store *store;   /* the checkpoint directory; NULL: none */
@@ -201,27 +202,48 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 	return 0;
 }
 
+/* The key groups of shard `shard` of `nshards`: a contiguous range [*lo, *hi) (hash.h);
+ * empty (*lo >= *hi) when the shard has none. */
+static void kg_range(uint32_t max_par, uint32_t nshards, uint32_t shard, uint32_t *lo,
+		     uint32_t *hi)
+{
+	*lo = UINT32_MAX;
+	*hi = 0;
+	for (uint32_t kg = 0; kg < max_par; kg++) {
+		if (sl_key_group_shard(kg, max_par, nshards) != shard)
+			continue;
+		if (kg < *lo)
+			*lo = kg;
+		*hi = kg + 1;
+	}
+}
+
 int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id)
 {
 	struct sl_runtime *rt = sh->rt;
 	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
-	uint32_t lo = UINT32_MAX, hi = 0;
+	uint32_t lo, hi;
 
 	if (!c || !c->restored.ckpt_id || !ctx->def->ops->restore)
 		return 0;
-	/* this shard's key groups: a contiguous range (hash.h) */
-	for (uint32_t kg = 0; kg < rt->max_par; kg++) {
-		if (sl_key_group_shard(kg, rt->max_par, (uint32_t)rt->nshards) != (uint32_t)sh->index)
-			continue;
-		if (kg < lo)
-			lo = kg;
-		hi = kg + 1;
-	}
+	kg_range(rt->max_par, (uint32_t)rt->nshards, (uint32_t)sh->index, &lo, &hi);
+	/*
+	 * Pass 0 restores the old instance that held exactly this shard's key groups (there is
+	 * one when the shard count is the same), pass 1 the others: the result does not depend
+	 * on the order, but a RocksDB kstate takes its entry count from that instance's native
+	 * section only if it comes before anything asks for the count (else it scans the db).
+	 */
+	for (int pass = 0; pass < 2; pass++)
 	for (uint32_t i = 0; i < c->restored.nfiles; i++) {
+		const struct sl_ckpt_state_file *f = &c->restored.files[i];
 		struct sl_snap_reader r;
+		uint32_t olo, ohi;
 		int rc;
 
-		if (c->restored.files[i].op_id != (uint32_t)op_id)
+		if (f->op_id != (uint32_t)op_id || sl_ckpt_path_is_native(f->path))
+			continue;
+		kg_range(c->restored.max_parallelism, c->restored.nshards, f->shard, &olo, &ohi);
+		if ((olo == lo && ohi == hi) != (pass == 0))
 			continue;
 		sl_snap_reader_init(&r, c->state[i].data, c->state[i].len);
 		rc = ctx->def->ops->restore(ctx, &r, lo, hi);
@@ -232,6 +254,91 @@ int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id)
 				      : rc == -EPROTO ? "the job's state layout changed since the "
 							"checkpoint"
 						      : strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Hands db the CRC32C the manifest records for the files of native directory `rel`
+ * (listed together from m->files[at]), verified at recovery: the db's next checkpoint then
+ * reads only the SSTs made after the restore. */
+static int seed_crcs(struct sl_state_db *db, const struct sl_ckpt_manifest *m, uint32_t at,
+		     const char *rel)
+{
+	size_t rl = strlen(rel), n = 0;
+	struct sl_state_ckpt_file *v = calloc(m->nfiles + 1, sizeof(*v));
+	int rc;
+
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = at; i < m->nfiles; i++) {
+		const struct sl_ckpt_state_file *f = &m->files[i];
+
+		if (strncmp(f->path, rel, rl) || f->path[rl] != '/')
+			break;
+		if (strlen(f->path + rl + 1) >= sizeof(v[n].name))
+			continue;
+		strcpy(v[n].name, f->path + rl + 1);
+		v[n].size = f->size;
+		v[n].crc32c = f->crc32c;
+		n++;
+	}
+	rc = sl_state_db_seed_crc(db, v, n);
+	free(v);
+	return rc;
+}
+
+int sl_ckpt_restore_db(struct sl_shard *sh, int op_id, struct sl_state_db *db)
+{
+	struct sl_runtime *rt = sh->rt;
+	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
+	const struct sl_ckpt_manifest *m = c ? &c->restored : NULL;
+	struct sl_ckpt_store *from = c && c->sp_from ? c->sp_from : c ? c->store : NULL;
+	uint32_t lo, hi, last = UINT32_MAX;
+	int loaded = 0;
+
+	if (!m || !m->ckpt_id || !db)
+		return 0;
+	kg_range(rt->max_par, (uint32_t)rt->nshards, (uint32_t)sh->index, &lo, &hi);
+	/* the files of one old instance's directory are listed together (commit_shard_files) */
+	for (uint32_t i = 0; i < m->nfiles; i++) {
+		const struct sl_ckpt_state_file *f = &m->files[i];
+		uint32_t olo, ohi;
+		char rel[64], path[4096], err[512];
+		int rc;
+
+		if (f->op_id != (uint32_t)op_id || !sl_ckpt_path_is_native(f->path) ||
+		    f->shard == last)
+			continue;
+		last = f->shard;
+		kg_range(m->max_parallelism, m->nshards, f->shard, &olo, &ohi);
+		if (olo >= lo && ohi <= hi) {
+			/* all of it is ours (same shard count, or fewer shards now): load it
+			 * whole, without range tombstones, whose write can wait seconds behind
+			 * the level-0 compactions of a freshly linked DB */
+			olo = 0;
+			ohi = 65536;
+		} else {
+			olo = olo > lo ? olo : lo;
+			ohi = ohi < hi ? ohi : hi;
+			if (olo >= ohi)
+				continue; /* none of this shard's key groups were there */
+		}
+		rc = sl_ckpt_state_dir_name(f->op_id, f->shard, rel, sizeof rel);
+		if (!rc)
+			rc = sl_ckpt_store_path(from, m->ckpt_id, rel, path, sizeof path);
+		if (!rc)
+			rc = sl_state_db_load(db, path, olo, ohi, err, sizeof err);
+		else
+			snprintf(err, sizeof err, "%s", strerror(-rc));
+		/* the first load linked this directory in: its SSTs' checksums are known (a
+		 * cache: without it the next checkpoint reads the SSTs again) */
+		if (!rc && !loaded++)
+			seed_crcs(db, m, i, rel);
+		if (rc) {
+			sl_shard_fail(sh, rc, "restoring the state of '%s' from checkpoint %" PRIu64
+				      ": %s", rt->job->node[op_id]->name, m->ckpt_id, err);
 			return rc;
 		}
 	}
@@ -358,6 +465,7 @@ int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoi
 		sl_ckpt_ctl_close(rt);
 		return err;
 	}
+	rt->ckpt_store = c->store;
 	job_identity(rt->job, c->job_id, sizeof c->job_id);
 	err = restore_prepare(rt, c);
 	if (err) {
@@ -382,6 +490,7 @@ void sl_ckpt_ctl_close(struct sl_runtime *rt)
 	if (!c)
 		return;
 	sl_ckw_destroy(c->writer);
+	rt->ckpt_store = NULL;
 	sl_ckpt_store_close(c->store);
 	sl_ckpt_store_close(c->sp_from);
 	sl_ckpt_store_unmap_all(c->state, c->restored.nfiles);
@@ -468,6 +577,29 @@ static int write_to(struct sl_ckpt_ctl *c, struct sl_ckpt_store *st,
 	return rc;
 }
 
+/* The files of the native checkpoint (a RocksDB checkpoint directory) that shard file f's
+ * operator took, each with its CRC32C (the shard had them all before acknowledging). The
+ * db is the shard's, read here between its acknowledgement and the release of the
+ * checkpoint, when the shard does not touch it. */
+static int add_native(struct sl_ckpt_manifest *m, const struct sl_shard_file *f, uint32_t shard)
+{
+	const struct sl_state_ckpt_file *v;
+	char rel[64], path[192];
+	size_t n;
+	int rc;
+
+	v = sl_state_db_checkpoint_files(f->native, &n);
+	rc = sl_ckpt_state_dir_name((uint32_t)f->node, shard, rel, sizeof rel);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!v[i].crc_ok)
+			return -EIO;
+		snprintf(path, sizeof path, "%s/%s", rel, v[i].name);
+		rc = sl_ckpt_manifest_add_file(m, (uint32_t)f->node, shard, path, v[i].size,
+					       v[i].crc32c);
+	}
+	return rc;
+}
+
 /*
  * The shards wrote their state files of checkpoint m->ckpt_id before acknowledging it (each
  * through its own io_uring, shard.c): the manifest takes their sizes and checksums, then is
@@ -491,6 +623,8 @@ static int commit_shard_files(struct sl_runtime *rt, struct sl_ckpt_manifest *m)
 			rc = f->error ? f->error
 				      : sl_ckpt_manifest_add_file(m, (uint32_t)f->node, (uint32_t)i,
 								  f->rel, f->size, f->crc32c);
+			if (!rc && f->native)
+				rc = add_native(m, f, (uint32_t)i);
 		}
 	}
 	if (!rc)

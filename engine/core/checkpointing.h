@@ -34,6 +34,14 @@ struct sl_ctx;
  * snapshot of that operator in the restored checkpoint, keeping this shard's key groups.
  * 0 (also when there is nothing to restore) or -errno with the shard failed. */
 int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id);
+struct sl_state_db;
+
+/* On a shard before it wires itself: loads the native state (RocksDB checkpoint
+ * directories) of operator op_id in the restored checkpoint into db, keeping this shard's
+ * key groups: the directory is hard-linked in when one old instance covers them all (same
+ * shard count), else each old instance's overlapping range is copied. 0 (also when there is
+ * nothing native to restore) or -errno with the shard failed. */
+int sl_ckpt_restore_db(struct sl_shard *sh, int op_id, struct sl_state_db *db);
 /* The restored position of split `split` of source node op_id: returns 1 with its event
  * time so far and the connector's bytes, 0 when there is none, -EINVAL if malformed. */
 int sl_ckpt_restore_split(struct sl_runtime *rt, int op_id, int split, int64_t *max_ts,

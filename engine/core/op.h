@@ -180,8 +180,18 @@ uint32_t sl_shard_max_par(const struct sl_shard *sh);
  * an exactly-once sink then publishes its last rows through that checkpoint's commit,
  * not by flushing at end of input. */
 bool sl_shard_final_checkpoint(const struct sl_shard *sh);
-/* The shard's RocksDB for keyed state (state/backend.h), or NULL: the heap backend. */
-struct sl_state_db *sl_shard_state_db(const struct sl_shard *sh);
+/* The RocksDB holding keyed state of operator instance `op_id` on this shard
+ * (state/backend.h), or NULL: the heap backend (or no shard). */
+struct sl_state_db *sl_shard_state_db(const struct sl_shard *sh, int op_id);
+/*
+ * Where operator instance op_id puts its native state (a RocksDB checkpoint of its db) for
+ * checkpoint `ckpt`: returns 1 with the directory (chk-<n>/op<id>-s<shard>, not created yet)
+ * in buf; 0 when this checkpoint needs the logical snapshot instead (no checkpoint
+ * directory, or the checkpoint is also a savepoint, which must be self-contained and
+ * portable between backends); -ENAMETOOLONG. Shard thread, at the barrier.
+ */
+int sl_shard_native_ckpt_dir(const struct sl_shard *sh, uint64_t ckpt, int op_id, char *buf,
+			     size_t cap);
 /* Records a fatal operator error; the job stops with it. */
 void sl_shard_fail(struct sl_shard *sh, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

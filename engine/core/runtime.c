@@ -75,6 +75,8 @@ static int open_state(struct sl_runtime *rt, const struct sl_run_opts *o)
 	char err[512];
 	int rc;
 
+	for (int i = 0; i < rt->job->nnodes; i++)
+		eo.dbs_per_shard += rt->job->node[i]->kind == SL_NODE_PROCESS;
 	if (!o->state_backend || !strcmp(o->state_backend, "heap") ||
 	    !strcmp(o->state_backend, "hashmap"))
 		return 0;
@@ -343,6 +345,9 @@ static void coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 			n++;
 			if (rt->sp.active)
 				rt->sp.ckpt = n;
+			/* a savepoint's state must be logical (portable): shards read this */
+			if (rt->sp.active)
+				atomic_store_explicit(&rt->ckpt_savepoint, n, memory_order_relaxed);
 			int brc = sl_ckpt_ctl_begin(rt, n);
 
 			if (brc) {

@@ -91,7 +91,9 @@ struct sl_shard {
 	uint64_t ckpt_announced;         /* newest completed checkpoint told to the sources */
 	_Atomic uint64_t ckpt_acked;
 	_Atomic bool input_done;         /* every stage ended: waiting for the final checkpoint */
-	struct sl_state_db *state_db;    /* RocksDB backend: this shard's DB; NULL: heap */
+	struct sl_state_db **state_dbs;  /* [node id] RocksDB backend: each keyed operator
+					  * instance's DB (opened, and restored from a native
+					  * checkpoint, before wiring); NULL: heap */
 	/* checkpoint files: the shard's own writer (a checkpoint directory is set) and the
 	 * state files of checkpoint files_ckpt, read by the coordinator once acknowledged */
 	struct sl_ckw *ckw;
@@ -109,6 +111,8 @@ struct sl_shard_file {
 	uint64_t size;
 	uint32_t crc32c;
 	int error;                       /* 0, or why it is not on disk */
+	struct sl_state_db *native;      /* the operator's db, when it also took a native
+					  * checkpoint into chk-<n>/op<node>-s<shard>/ */
 };
 
 /* A savepoint asked for by sl_job_savepoint (another thread), served by the coordinator. */
@@ -155,6 +159,10 @@ struct sl_runtime {
 	_Atomic int *src_splits;         /* [node]: a growing source's splits now (the
 					  * coordinator's sl_source_discover writes, the
 					  * shards' sl_source_stage_tick reads) */
+	struct sl_ckpt_store *ckpt_store; /* its store (borrowed from ckpt_ctl; NULL: none):
+					  * shards name their native state directories with it */
+	_Atomic uint64_t ckpt_savepoint; /* the checkpoint that is also a savepoint, 0: none;
+					  * stored before that checkpoint's ckpt_req release */
 	pthread_mutex_t err_lock;        /* first error wins (error path only) */
 };
 

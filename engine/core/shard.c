@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -441,6 +442,19 @@ static void file_done(void *arg, const struct sl_ckw_result *res)
 	}
 }
 
+/* The db of node's instance if it took a native checkpoint for n at its barrier (it did
+ * unless n needed the logical snapshot: sl_shard_native_ckpt_dir). */
+static struct sl_state_db *native_ckpt(struct sl_shard *sh, int node, uint64_t n)
+{
+	struct sl_state_db *db = sh->state_dbs ? sh->state_dbs[node] : NULL;
+	const char *last = sl_state_db_checkpoint_dir(db);
+	char want[4096];
+
+	if (!last || sl_shard_native_ckpt_dir(sh, n, node, want, sizeof want) != 1)
+		return NULL;
+	return strcmp(last, want) ? NULL : db;
+}
+
 /*
  * Hands the state files of checkpoint n (the snapshots this shard's operators took) to the
  * shard's own io_uring writer: write + fsync run while the shard goes on with records, and
@@ -471,6 +485,7 @@ static void submit_files(struct sl_shard *sh, uint64_t n)
 			f->error = x->snap_rc ? x->snap_rc : -EIO;
 			continue;
 		}
+		f->native = native_ckpt(sh, node, n);
 		rc = sl_ckpt_file_path(rt, n, f->rel, path, sizeof path);
 		/* counted first: the writer may finish a small file within submit */
 		sh->files_pending++;
@@ -483,6 +498,37 @@ static void submit_files(struct sl_shard *sh, uint64_t n)
 	}
 }
 
+/* Checksums read per loop turn for native checkpoints: about as long a pause as the
+ * writer's own 1 MiB CRC slices (uring_writer.h). */
+#define NATIVE_CRC_SLICE ((size_t)1 << 20)
+
+/* True once the native checkpoint files of checkpoint n have their checksums (or one
+ * failed: the node's file then carries the error). Runs one slice of checksumming a turn:
+ * the barrier itself paid only for the flush and the hard links. */
+static bool natives_checked(struct sl_shard *sh)
+{
+	bool done = true;
+
+	for (int i = 0; i < sh->nfiles; i++) {
+		struct sl_shard_file *f = &sh->files[i];
+		char err[512];
+		int rc;
+
+		if (!f->native || f->error)
+			continue;
+		rc = sl_state_db_checkpoint_crc(f->native, NATIVE_CRC_SLICE, err, sizeof err);
+		if (rc < 0) {
+			fprintf(stderr, "sluice: checkpoint state of shard %d: %s\n", sh->index,
+				err);
+			f->error = rc;
+		} else if (rc == 0) {
+			done = false;
+			break; /* one slice a turn */
+		}
+	}
+	return done;
+}
+
 /* True once checkpoint n's state files of this shard are durable (or failed). */
 static bool files_durable(struct sl_shard *sh, uint64_t n)
 {
@@ -492,7 +538,7 @@ static bool files_durable(struct sl_shard *sh, uint64_t n)
 		submit_files(sh, n);
 	if (sh->files_pending)
 		sl_ckw_poll(sh->ckw);
-	return sh->files_pending == 0;
+	return sh->files_pending == 0 && natives_checked(sh);
 }
 
 /* Bytes a copy-on-write snapshot of one operator instance takes on per loop turn: about
@@ -591,6 +637,50 @@ static void final_checkpoints(struct sl_shard *sh)
 	}
 }
 
+/*
+ * RocksDB backend: one DB for each keyed operator instance of this shard (backend.h says why
+ * not one per shard), opened before wiring so that an operator's open finds it. 0, or -errno
+ * with the shard failed.
+ */
+static int open_state_dbs(struct sl_shard *sh)
+{
+	struct sl_job *job = sh->rt->job;
+
+	sh->state_dbs = calloc((size_t)job->nnodes + 1, sizeof(*sh->state_dbs));
+	if (!sh->state_dbs) {
+		sl_shard_fail(sh, -ENOMEM, "shard %d: out of memory opening its state", sh->index);
+		return -ENOMEM;
+	}
+	for (int node = 0; node < job->nnodes; node++) {
+		char err[256];
+		int rc;
+
+		if (job->node[node]->kind != SL_NODE_PROCESS)
+			continue;
+		rc = sl_state_db_open(sh->rt->state_env, sh->index, (uint32_t)node,
+				      &sh->state_dbs[node], err, sizeof err);
+		if (rc) {
+			sl_shard_fail(sh, rc, "shard %d: opening the state store of '%s': %s",
+				      sh->index, job->node[node]->name, err);
+			return rc;
+		}
+		/* a native checkpoint's state goes in before any kstate exists on the db */
+		rc = sl_ckpt_restore_db(sh, node, sh->state_dbs[node]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* After unwiring: the kstates on the DBs are destroyed. Removes the working DBs. */
+static void close_state_dbs(struct sl_shard *sh)
+{
+	for (int node = 0; sh->state_dbs && node < sh->rt->job->nnodes; node++)
+		sl_state_db_close(sh->state_dbs[node]);
+	free(sh->state_dbs);
+	sh->state_dbs = NULL;
+}
+
 void *sl_shard_main(void *arg)
 {
 	struct sl_shard *sh = arg;
@@ -613,16 +703,8 @@ void *sl_shard_main(void *arg)
 			goto out;
 		}
 	}
-	if (rt->state_env) {
-		char err[256];
-		int rc = sl_state_db_open(rt->state_env, sh->index, &sh->state_db, err, sizeof err);
-
-		if (rc) {
-			sl_shard_fail(sh, rc, "shard %d: opening its state store: %s", sh->index,
-				      err);
-			goto out;
-		}
-	}
+	if (rt->state_env && open_state_dbs(sh) < 0)
+		goto out;
 	if (sl_shard_wire(sh) < 0) {
 		if (!sh->error)
 			sl_shard_fail(sh, -ENOMEM, "shard %d: out of memory wiring the job",
@@ -702,8 +784,7 @@ out:
 	sl_shard_unwire(sh);
 	sl_ckw_destroy(sh->ckw); /* waits for files in flight: their bytes were the operators' */
 	sh->ckw = NULL;
-	sl_state_db_close(sh->state_db);
-	sh->state_db = NULL;
+	close_state_dbs(sh);
 	atomic_store_explicit(&sh->finished, true, memory_order_release);
 	return NULL;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "checkpoint/snap.h"
+#include "core/hash.h"
 #include "process.h"
 #include "state/backend.h"
 #include "state/kvtab.h"
@@ -95,8 +96,9 @@ static int process_open(struct sl_ctx *ctx)
 			goto out_release;
 		p->own_out = true;
 	}
-	/* the job's backend: the shard's RocksDB, or the heap when it has none */
-	ctx->kstate = sl_kstate_create_in(sl_shard_state_db(ctx->shard), (uint32_t)ctx->def->id,
+	/* the job's backend: this instance's RocksDB, or the heap when it has none */
+	ctx->kstate = sl_kstate_create_in(sl_shard_state_db(ctx->shard, ctx->def->id),
+					  (uint32_t)ctx->def->id,
 					  fn->states, fn->nstates, max_par, &rc);
 	if (!ctx->kstate) {
 		what = rc == -EINVAL ? "bad state descriptor" : what;
@@ -187,6 +189,59 @@ static void process_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
 #define PR_MAGIC 0x52504c53u /* "SLPR" */
 #define PR_VERSION 2u
 
+/* This instance's key groups: a contiguous range (core/hash.h). */
+static void kg_range(const struct sl_ctx *ctx, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t max_par = sl_shard_max_par(ctx->shard), n = (uint32_t)sl_shard_count(ctx->shard);
+	uint32_t me = (uint32_t)sl_shard_index(ctx->shard);
+
+	*lo = UINT32_MAX;
+	*hi = 0;
+	for (uint32_t kg = 0; kg < max_par; kg++) {
+		if (sl_key_group_shard(kg, max_par, n) != me)
+			continue;
+		if (kg < *lo)
+			*lo = kg;
+		*hi = kg + 1;
+	}
+}
+
+/*
+ * The keyed state at the barrier. With RocksDB, and unless the checkpoint is also a
+ * savepoint, a native checkpoint: this instance's db is flushed and hard-linked into
+ * chk-<n>/op<id>-s<shard>/ (the SSTs unchanged since the last checkpoint are shared, so
+ * the cost is the memtable flush and the links), and the snapshot keeps only the layout.
+ * Otherwise the logical section (heap; savepoints, portable between backends), taken
+ * copy-on-write on the heap: returns 1 while it goes on (process_snapshot_step), 0 when
+ * complete, -errno on failure. A failed native checkpoint fails the checkpoint, not the job
+ * (a state failure is sticky in the db and fails the job through the state calls).
+ */
+static int snapshot_state(struct sl_ctx *ctx, uint64_t ckpt, sl_ts_t now,
+			  struct sl_snap_buf *out)
+{
+	struct sl_state_db *db = sl_shard_state_db(ctx->shard, ctx->def->id);
+	uint32_t lo, hi;
+	char dir[4096];
+	int rc = db ? sl_shard_native_ckpt_dir(ctx->shard, ckpt, ctx->def->id, dir, sizeof dir)
+		    : 0;
+
+	if (rc == 0)
+		return sl_kstate_snapshot_begin(ctx->kstate, now, out);
+	if (rc > 0)
+		rc = sl_state_db_checkpoint(db, dir, NULL);
+	if (rc) {
+		fprintf(stderr, "sluice: checkpoint %llu: process '%s': native state checkpoint "
+				"failed: %s\n", (unsigned long long)ckpt, ctx->def->name,
+			sl_state_db_error(db)[0] ? sl_state_db_error(db) : strerror(-rc));
+		if (!out->error)
+			out->error = rc;
+		return rc;
+	}
+	kg_range(ctx, &lo, &hi);
+	sl_kstate_snapshot_native(ctx->kstate, lo, hi, out);
+	return out->error;
+}
+
 static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
 {
 	struct proc *p = ctx->self;
@@ -201,8 +256,8 @@ static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_bu
 	/* the state's size is measured here and at the end (wire.c), not per record: a map
 	 * descriptor's size is a walk over its keys */
 	ctx->m.state_bytes = sl_kstate_bytes(ctx->kstate);
-	rc = out->error ? out->error : sl_kstate_snapshot_begin(ctx->kstate, now, out);
-	if (rc < 0)
+	rc = out->error ? out->error : snapshot_state(ctx, ckpt, now, out);
+	if (rc == -ENOMEM)
 		fail(ctx, rc, "out of memory writing a snapshot");
 	return rc;
 }

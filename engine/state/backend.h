@@ -1,11 +1,16 @@
 /*
- * backend.h - where keyed state lives: on the heap, or in one RocksDB per shard under one
- * process-wide memory budget (DESIGN §6).
+ * backend.h - where keyed state lives: on the heap, or in one RocksDB per (keyed operator
+ * instance, shard) under one process-wide memory budget (DESIGN §6).
  *
- * The caller (the runtime) owns one env for the process and, per shard, one db opened and
- * closed on that shard's thread. Operators then make their state with sl_kstate_create_in()
- * and use it through state.h exactly as with the heap backend. With the heap kind the env is
- * trivial and every db is NULL, so the same calls work whatever the job chose.
+ * The caller (the runtime) owns one env for the process and, per keyed operator instance, one
+ * db opened and closed on its shard's thread. One db per instance rather than per shard
+ * because each instance reaches a checkpoint's barrier at its own moment (stages of one shard
+ * align separately): only a db holding nothing but that instance's state can be checkpointed
+ * whole at its barrier (sl_state_db_checkpoint). Every db shares the env's block cache and
+ * write buffer manager, so the budget stays one. Operators make their state with
+ * sl_kstate_create_in() and use it through state.h exactly as with the heap backend. With the
+ * heap kind the env is trivial and every db is NULL, so the same calls work whatever the job
+ * chose.
  *
  * Lifetime:
  *   sl_state_env_open                      (any thread, once)
@@ -21,6 +26,7 @@
 #ifndef SL_STATE_BACKEND_H
 #define SL_STATE_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,8 +37,10 @@ enum sl_state_backend_kind { SL_STATE_HEAP = 0, SL_STATE_ROCKSDB = 1 };
 struct sl_state_env_opts {
 	enum sl_state_backend_kind kind;
 	size_t memory_bytes; /* the whole process's budget: 0 = SL_STATE_MEMORY_DEFAULT */
-	const char *dir;     /* the shards' working DBs (created; old ones wiped at db open) */
+	const char *dir;     /* the working DBs (created; old ones wiped at db open) */
 	int nshards;
+	int dbs_per_shard; /* keyed operator instances on a shard (0: 1): the entry cache
+			    * and memtable shares of a shard are split between them */
 };
 
 #define SL_STATE_MEMORY_DEFAULT ((size_t)512 << 20)
@@ -59,22 +67,23 @@ enum sl_state_backend_kind sl_state_env_kind(const struct sl_state_env *env);
 size_t sl_state_env_memory_used(const struct sl_state_env *env);
 
 /*
- * Opens shard `shard`'s DB in env's dir (DIR/shard-N, wiped first: a working DB is never
- * reused, checkpoints are restored with sl_state_db_load). Call on the shard's thread. Heap
- * kind: returns 0 with *out = NULL. Returns 0 or -EINVAL / -EIO with RocksDB's message.
+ * Opens the DB of operator instance (op_uid, shard) in env's dir (DIR/shard-N-opM, wiped
+ * first: a working DB is never reused, checkpoints are restored with sl_state_db_load). Call
+ * on the shard's thread. Heap kind: returns 0 with *out = NULL. Returns 0 or -EINVAL / -EIO
+ * with RocksDB's message.
  */
-int sl_state_db_open(struct sl_state_env *env, int shard, struct sl_state_db **out, char *err,
-		     size_t errcap);
+int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid, struct sl_state_db **out,
+		     char *err, size_t errcap);
 /* Closes the DB (its kstates must be destroyed first) and removes its working files.
  * Accepts NULL. */
 void sl_state_db_close(struct sl_state_db *db);
 
 /*
  * Returns keyed state for descs[0..n) as sl_kstate_create() does, kept in db (NULL: on the
- * heap). op_uid tells apart the operator instances sharing the shard's DB: two live kstates
- * of one db must not share it. RocksDB: at most 127 descriptors (else -EINVAL); value
- * pointers returned by the state.h calls are valid until the next call on that kstate
- * (operator.h's wording), and writes through them are kept.
+ * heap). op_uid is part of every key (a db is one instance's, but a test or tool may put
+ * several kstates in one): two live kstates of one db must not share it. RocksDB: at most 127
+ * descriptors (else -EINVAL); value pointers returned by the state.h calls are valid until the next
+ * call on that kstate (operator.h's wording), and writes through them are kept.
  */
 struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
 				      const struct sl_state_desc *descs, int n, uint32_t max_par,
@@ -85,17 +94,64 @@ struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
 enum sl_state_backend_kind sl_kstate_backend(const struct sl_kstate *ks);
 
 /*
+ * The keyed state section of a native checkpoint, in place of sl_kstate_snapshot's: only
+ * ks's layout (descriptors, max parallelism), its entry count and the key groups [kg_lo,
+ * kg_hi) the instance holds, since the entries are in its db's checkpoint directory
+ * (sl_state_db_checkpoint). sl_kstate_restore of such a section into a RocksDB kstate checks
+ * the layout (the entries were loaded with sl_state_db_load before the kstate was made) and,
+ * when the range is the restoring instance's own, takes the count instead of scanning the
+ * db for it; into a heap kstate it is refused with -EPROTO. 0, -ENOMEM, or -EINVAL for a
+ * heap ks.
+ */
+int sl_kstate_snapshot_native(const struct sl_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+			      struct sl_snap_buf *out);
+
+/*
  * Barrier: writes every dirty cached entry of every kstate of db to RocksDB. 0 or -EIO (the
  * db is then in a sticky error state: every later flush/checkpoint fails the same way).
  */
 int sl_state_db_flush(struct sl_state_db *db);
 /*
  * Flushes, then makes a RocksDB checkpoint in `path` (must not exist): hard links of the
- * SST files, so files unchanged since the previous checkpoint are shared (incremental).
- * *bytes_new (may be NULL) gets the bytes of SST files new since the previous checkpoint of
- * this db. 0 or -errno.
+ * SST files, so files unchanged since the previous checkpoint are shared (incremental); the
+ * memtables are flushed into new SSTs first (the WAL is off). Blocks the caller for the
+ * flush and the links only. Lists the checkpoint's files (sl_state_db_checkpoint_files):
+ * SSTs an earlier checkpoint of this db checksummed keep their CRC32C, the others are
+ * checksummed by sl_state_db_checkpoint_crc. *bytes_new (may be NULL) gets the bytes of the
+ * files still to checksum: those new since the previous checkpoint. 0 or -errno.
  */
 int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *bytes_new);
+
+/* One file of a db's last checkpoint, as a checkpoint manifest lists it. */
+struct sl_state_ckpt_file {
+	char name[64]; /* in the checkpoint's directory */
+	uint64_t size;
+	uint32_t crc32c; /* of the whole file, once crc_ok */
+	bool crc_ok;
+};
+
+/*
+ * Checksums the last checkpoint's files that have no CRC32C yet, reading at most about
+ * `budget` bytes (0: no limit) so a shard loop can spread the work over its turns. Returns
+ * 1 once every file has its checksum, 0 while some remain, or -errno (a file unreadable or
+ * shorter than listed) with a message naming the file in err. NULL db: 1.
+ */
+int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err, size_t errcap);
+/* The last checkpoint's files, sorted by name: *n of them; valid until the next checkpoint
+ * or close. Borrowed. */
+const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
+							      size_t *n);
+/*
+ * After sl_state_db_load linked a checkpoint directory into a fresh db (its first load):
+ * the CRC32C of that directory's SST files as its manifest recorded them (verified at
+ * recovery), so the db's next checkpoint takes them from the cache instead of reading
+ * every restored SST again. files[0..n) are copied; entries that are not SSTs are skipped.
+ * Only for the directory of the first load: a later load copies entries into new SSTs,
+ * whose names may be any other directory's. 0 or -ENOMEM.
+ */
+int sl_state_db_seed_crc(struct sl_state_db *db, const struct sl_state_ckpt_file *files, size_t n);
+/* The directory of the last checkpoint sl_state_db_checkpoint made, or NULL. Borrowed. */
+const char *sl_state_db_checkpoint_dir(const struct sl_state_db *db);
 /*
  * Restores the entries of key groups [kg_lo, kg_hi) from a directory written by
  * sl_state_db_checkpoint (once per old shard's directory when the shard count changed).
@@ -110,7 +166,7 @@ int sl_state_db_load(struct sl_state_db *db, const char *path, uint32_t kg_lo, u
 int sl_state_db_compact(struct sl_state_db *db);
 /* Approximate bytes of live state in db (SST files + memtables + cached entries). */
 size_t sl_state_db_bytes(const struct sl_state_db *db);
-/* The last RocksDB error of db, or "". */
+/* The last RocksDB error of db (a sticky one, or a checkpoint or load that failed), or "". */
 const char *sl_state_db_error(const struct sl_state_db *db);
 
 #endif

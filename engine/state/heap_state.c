@@ -1077,3 +1077,10 @@ void sl_heap_foreach(const struct heap_kstate *ks,
 		}
 	}
 }
+
+int sl_heap_refuse_native(struct heap_kstate *ks)
+{
+	return refuse(ks, -EPROTO,
+		      "the checkpoint holds this state in RocksDB's native format: restore it "
+		      "with the rocksdb state backend, or change backends through a savepoint");
+}

@@ -1,15 +1,16 @@
 /*
  * rocks_env.c - the RocksDB side of backend.h: the process env (one block cache and write
- * buffer manager under one memory budget), one DB per shard, and the DB-level barrier,
- * checkpoint and load.
+ * buffer manager under one memory budget), one DB per keyed operator instance, and the
+ * DB-level barrier, checkpoint and load.
  *
  * Memory budget M (Flink's "managed memory", DESIGN §6):
- *   3/4 M  block cache, strict capacity, shared by all shards' DBs:
+ *   3/4 M  block cache, strict capacity, shared by every DB:
  *            - memtables reserve their memory in it (write buffer manager of half the
  *              cache: all memtables together flush at 3/8 M),
  *            - index and filter blocks live in it, at high priority (10% pool),
  *            - data blocks fill the rest;
- *   1/4 M  the kstates' write-back entry caches (rocks_state.c), M/4/nshards per shard.
+ *   1/4 M  the kstates' write-back entry caches (rocks_state.c), M/4/nshards per shard,
+ *          split evenly between the shard's DBs.
  * Outside the budget (the stated overhead, measured by tests/unit/state/rocks_budget.c):
  * table-reader metadata of open SST files, iterators and compaction buffers, the allocator's
  * slack, and the process itself.
@@ -29,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint/crc32c.h"
 #include "core/op.h"
 #include "rocks_shim.h"
 #include "state_int.h"
@@ -147,11 +150,11 @@ static int rocks_env_init(struct sl_state_env *env, char *err, size_t errcap)
 {
 	size_t cache_bytes = env->memory - env->memory / 4;
 	size_t wbm = cache_bytes / 2;
-	size_t wbs = wbm / (size_t)(2 * env->nshards);
+	size_t wbs = wbm / (size_t)(2 * env->nshards * env->dbs_per_shard);
 	rocksdb_options_t *o;
 	int rc;
 
-	env->kcache_db = env->memory / 4 / (size_t)env->nshards;
+	env->kcache_db = env->memory / 4 / (size_t)env->nshards / (size_t)env->dbs_per_shard;
 	env->cache = sl_rocks_cache_create_strict(cache_bytes, 0.1);
 	env->bbto = rocksdb_block_based_options_create();
 	env->ttl_filter =
@@ -171,7 +174,7 @@ static int rocks_env_init(struct sl_state_env *env, char *err, size_t errcap)
 	rocksdb_options_set_create_if_missing(o, 1);
 	rocksdb_options_set_compression(o, rocksdb_lz4_compression);
 	rocksdb_options_set_compaction_filter(o, env->ttl_filter);
-	/* each DB's memtable: small enough that every shard's two fit the manager's share */
+	/* each DB's memtable: small enough that every DB's two fit the manager's share */
 	/* at most 16 MiB: random inserts into a bigger skip list miss the CPU caches on every
 	 * level (the write-back path spent most of its time there with 96 MiB memtables) */
 	if (wbs > (16u << 20))
@@ -213,6 +216,7 @@ int sl_state_env_open(const struct sl_state_env_opts *o, struct sl_state_env **o
 		return -ENOMEM;
 	env->kind = o->kind;
 	env->nshards = o->nshards > 0 ? o->nshards : 1;
+	env->dbs_per_shard = o->dbs_per_shard > 0 ? o->dbs_per_shard : 1;
 	env->memory = o->memory_bytes ? o->memory_bytes : SL_STATE_MEMORY_DEFAULT;
 	if (env->kind == SL_STATE_HEAP) {
 		*out = env;
@@ -244,7 +248,7 @@ int sl_state_env_open(const struct sl_state_env_opts *o, struct sl_state_env **o
 	return 0;
 }
 
-/* ---- one db per shard --------------------------------------------------------------------- */
+/* ---- one db per operator instance ---------------------------------------------------------- */
 
 int sl_rocks_fail(struct sl_state_db *db, const char *what, char *msg)
 {
@@ -280,15 +284,6 @@ int sl_rocks_commit(struct sl_state_db *db)
 	return 0;
 }
 
-static void free_ssts(struct sl_state_db *db)
-{
-	for (size_t i = 0; i < db->nckpt_ssts; i++)
-		free(db->ckpt_ssts[i]);
-	free(db->ckpt_ssts);
-	db->ckpt_ssts = NULL;
-	db->nckpt_ssts = 0;
-}
-
 static void db_free(struct sl_state_db *db)
 {
 	if (db->db)
@@ -301,7 +296,9 @@ static void db_free(struct sl_state_db *db)
 		rocksdb_readoptions_destroy(db->ro);
 	if (db->ro_scan)
 		rocksdb_readoptions_destroy(db->ro_scan);
-	free_ssts(db);
+	free(db->ck);
+	free(db->ck_dir);
+	free(db->crc_buf);
 	free(db->path);
 	free(db);
 }
@@ -319,8 +316,8 @@ static int db_reopen(struct sl_state_db *db, char *err, size_t errcap)
 	return 0;
 }
 
-int sl_state_db_open(struct sl_state_env *env, int shard, struct sl_state_db **out, char *err,
-		     size_t errcap)
+int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid, struct sl_state_db **out,
+		     char *err, size_t errcap)
 {
 	struct sl_state_db *db;
 	int rc;
@@ -333,11 +330,12 @@ int sl_state_db_open(struct sl_state_env *env, int shard, struct sl_state_db **o
 		return -ENOMEM;
 	db->env = env;
 	db->shard = shard;
+	db->op_uid = op_uid;
 	db->wo = rocksdb_writeoptions_create();
 	db->ro = rocksdb_readoptions_create();
 	db->ro_scan = rocksdb_readoptions_create();
 	db->wb = rocksdb_writebatch_create();
-	if (asprintf(&db->path, "%s/shard-%d", env->dir, shard) < 0)
+	if (asprintf(&db->path, "%s/shard-%d-op%u", env->dir, shard, op_uid) < 0)
 		db->path = NULL;
 	if (!db->wo || !db->ro || !db->ro_scan || !db->wb || !db->path) {
 		db_free(db);
@@ -388,7 +386,7 @@ int sl_state_db_compact(struct sl_state_db *db)
 
 const char *sl_state_db_error(const struct sl_state_db *db)
 {
-	return db && db->error ? db->msg : "";
+	return db ? db->msg : "";
 }
 
 size_t sl_state_db_bytes(const struct sl_state_db *db)
@@ -414,69 +412,95 @@ static bool is_sst(const char *name)
 	return n > 4 && !strcmp(name + n - 4, ".sst");
 }
 
-static int cmp_str(const void *a, const void *b)
+static int cmp_file(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct sl_state_ckpt_file *)a)->name,
+		      ((const struct sl_state_ckpt_file *)b)->name);
 }
 
-/* Sums the bytes of path's files not among the previous checkpoint's SSTs and remembers
- * this checkpoint's SSTs: what an incremental upload of this checkpoint would copy. */
-static int count_new(struct sl_state_db *db, const char *path, uint64_t *bytes_new)
+/* The CRC32C of SST `name` if an earlier checkpoint of db checksummed it: SST files are
+ * immutable and their names never reused, so a checksum stays true for the file's life. */
+static const struct sl_state_ckpt_file *known_sst(const struct sl_state_db *db, const char *name)
+{
+	struct sl_state_ckpt_file k;
+
+	if (!db->nck || strlen(name) >= sizeof(k.name))
+		return NULL;
+	strcpy(k.name, name);
+	return bsearch(&k, db->ck, db->nck, sizeof(k), cmp_file);
+}
+
+/*
+ * Lists the files of checkpoint directory `path` as the new db->ck: the SSTs an earlier
+ * checkpoint checksummed keep their CRC32C, every other file (new SSTs; MANIFEST, OPTIONS,
+ * CURRENT, which RocksDB writes anew each time) waits for sl_state_db_checkpoint_crc.
+ * *bytes_new: the bytes of those other files, which is what an incremental upload of this
+ * checkpoint would copy. 0 or -errno.
+ */
+static int list_ckpt(struct sl_state_db *db, const char *path, uint64_t *bytes_new)
 {
 	DIR *dir = opendir(path);
-	char **names = NULL, full[4096];
+	struct sl_state_ckpt_file *v = NULL;
 	size_t n = 0, cap = 0;
 	uint64_t sum = 0;
+	char full[4096];
 	struct dirent *de;
 	struct stat st;
+	int rc = 0;
 
 	if (!dir)
 		return -errno;
-	while ((de = readdir(dir))) {
+	while (!rc && (de = readdir(dir))) {
+		const struct sl_state_ckpt_file *old;
+		struct sl_state_ckpt_file *f;
+
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
-		if (stat(full, &st))
+		if (stat(full, &st) || !S_ISREG(st.st_mode))
 			continue;
-		if (is_sst(de->d_name)) {
-			char *key = de->d_name;
-
-			/* bsearch must not be given a NULL array, even an empty one */
-			if (db->nckpt_ssts &&
-			    bsearch(&key, db->ckpt_ssts, db->nckpt_ssts, sizeof(char *), cmp_str))
-				continue;
-			if (n == cap) {
-				char **nn =
-					realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*nn));
-
-				if (!nn)
-					break;
-				names = nn;
-			}
-			if (!(names[n] = strdup(de->d_name)))
-				break;
-			n++;
+		if (strlen(de->d_name) >= sizeof(f->name)) {
+			rc = -ENAMETOOLONG;
+			break;
 		}
-		sum += (uint64_t)st.st_size;
+		if (n == cap) {
+			struct sl_state_ckpt_file *nv =
+				realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*nv));
+
+			if (!nv) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		f = &v[n++];
+		memset(f, 0, sizeof(*f));
+		strcpy(f->name, de->d_name);
+		f->size = (uint64_t)st.st_size;
+		old = is_sst(f->name) ? known_sst(db, f->name) : NULL;
+		if (old && old->crc_ok && old->size == f->size) {
+			f->crc32c = old->crc32c;
+			f->crc_ok = true;
+		} else {
+			sum += f->size;
+		}
 	}
 	closedir(dir);
-	/* keep the old names too: they are still in this checkpoint unless compacted away,
-	 * and a name is never reused by a DB */
-	for (size_t i = 0; i < db->nckpt_ssts; i++) {
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*nn));
-
-			if (!nn)
-				break;
-			names = nn;
-		}
-		names[n++] = db->ckpt_ssts[i];
+	if (rc) {
+		free(v);
+		return rc;
 	}
-	free(db->ckpt_ssts);
-	db->ckpt_ssts = names;
-	db->nckpt_ssts = n;
 	if (n) /* qsort must not be given a NULL array, even an empty one */
-		qsort(names, n, sizeof(char *), cmp_str);
+		qsort(v, n, sizeof(*v), cmp_file);
+	free(db->ck);
+	db->ck = v;
+	db->nck = n;
+	db->ck_at = 0;
+	db->ck_off = 0;
+	free(db->ck_dir);
+	db->ck_dir = strdup(path);
+	if (!db->ck_dir)
+		return -ENOMEM;
 	if (bytes_new)
 		*bytes_new = sum;
 	return 0;
@@ -508,7 +532,111 @@ int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *b
 		rocksdb_free(msg);
 		return rc;
 	}
-	return count_new(db, path, bytes_new);
+	return list_ckpt(db, path, bytes_new);
+}
+
+#define CRC_SLICE ((size_t)1 << 20)
+
+/* Reads up to `budget` more bytes of file db->ck[db->ck_at] into its checksum. 0 or -errno. */
+static int crc_slice(struct sl_state_db *db, size_t budget, size_t *used)
+{
+	struct sl_state_ckpt_file *f = &db->ck[db->ck_at];
+	char full[4096];
+	int fd, rc = 0;
+
+	if (!db->crc_buf && !(db->crc_buf = malloc(CRC_SLICE)))
+		return -ENOMEM;
+	snprintf(full, sizeof(full), "%s/%s", db->ck_dir, f->name);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (db->ck_off < f->size && *used < budget) {
+		size_t want = f->size - db->ck_off < CRC_SLICE ? (size_t)(f->size - db->ck_off)
+							       : CRC_SLICE;
+		ssize_t r = pread(fd, db->crc_buf, want, (off_t)db->ck_off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			rc = r < 0 ? -errno : -EIO; /* shorter than listed: not what was linked */
+			break;
+		}
+		f->crc32c = sl_crc32c(db->ck_off ? f->crc32c : 0, db->crc_buf, (size_t)r);
+		db->ck_off += (uint64_t)r;
+		*used += (size_t)r;
+	}
+	close(fd);
+	if (!rc && db->ck_off >= f->size) {
+		f->crc_ok = true;
+		db->ck_off = 0;
+	}
+	return rc;
+}
+
+int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err, size_t errcap)
+{
+	size_t used = 0;
+
+	if (!db)
+		return 1;
+	if (!budget)
+		budget = SIZE_MAX;
+	while (db->ck_at < db->nck && used < budget) {
+		int rc;
+
+		if (db->ck[db->ck_at].crc_ok) {
+			db->ck_at++;
+			continue;
+		}
+		rc = crc_slice(db, budget, &used);
+		if (rc) {
+			if (err && errcap)
+				snprintf(err, errcap, "checksumming %s/%s: %s", db->ck_dir,
+					 db->ck[db->ck_at].name, strerror(-rc));
+			return rc;
+		}
+		if (db->ck[db->ck_at].crc_ok)
+			db->ck_at++;
+	}
+	return db->ck_at >= db->nck;
+}
+
+const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
+							      size_t *n)
+{
+	*n = db ? db->nck : 0;
+	return db ? db->ck : NULL;
+}
+
+int sl_state_db_seed_crc(struct sl_state_db *db, const struct sl_state_ckpt_file *files, size_t n)
+{
+	struct sl_state_ckpt_file *v;
+	size_t k = 0;
+
+	if (!db || !n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (is_sst(files[i].name)) {
+			v[k] = files[i];
+			v[k++].crc_ok = true;
+		}
+	if (k) /* qsort must not be given an empty array */
+		qsort(v, k, sizeof(*v), cmp_file);
+	/* the cache only: no checkpoint of this db was made, so no directory is named */
+	free(db->ck);
+	db->ck = v;
+	db->nck = k;
+	db->ck_at = k;
+	db->ck_off = 0;
+	return 0;
+}
+
+const char *sl_state_db_checkpoint_dir(const struct sl_state_db *db)
+{
+	return db ? db->ck_dir : NULL;
 }
 
 /* ---- load --------------------------------------------------------------------------------- */

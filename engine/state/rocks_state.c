@@ -49,8 +49,10 @@
  * env's compaction filter, which compares their expiry with the wall clock.
  *
  * entries: exact for what this kstate wrote, read and restored; entries a compaction filter
- * dropped are counted until a restart (state loaded by sl_state_db_load is counted by a
- * scan when the kstate is created).
+ * dropped are counted until a restart. State loaded by sl_state_db_load is counted by a
+ * scan of the db on the kstate's first use (count_pending), unless a native restore brings
+ * the count its checkpoint recorded for exactly this key-group range (same shard count):
+ * a scan of a gigabyte of state costs seconds of recovery.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -106,8 +108,9 @@ struct rocks_kstate {
 	uint32_t op_uid;
 	uint32_t max_par;
 	int n;
-	int iterating; /* map foreach calls in progress: no eviction */
-	int evict_at;  /* descriptor the eviction hand is on */
+	int iterating;	    /* map foreach calls in progress: no eviction */
+	int evict_at;	    /* descriptor the eviction hand is on */
+	bool count_pending; /* loaded state not counted yet (see entries above) */
 	size_t entries;
 	size_t cbytes; /* cache bytes charged */
 	size_t budget;
@@ -615,8 +618,7 @@ struct rocks_kstate *sl_rks_create(struct sl_state_db *db, uint32_t op_uid,
 		}
 		sl_kvtab_iter_init(&d->hand);
 	}
-	if (db->loaded)
-		ks->entries = count_stored(ks);
+	ks->count_pending = db->loaded;
 	ks->next = db->kstates;
 	db->kstates = ks;
 	db->nks++;
@@ -626,8 +628,13 @@ struct rocks_kstate *sl_rks_create(struct sl_state_db *db, uint32_t op_uid,
 	return ks;
 }
 
+static void settle(struct rocks_kstate *ks);
+
 size_t sl_rks_entries(const struct rocks_kstate *ks)
 {
+	/* const in the interface: counting changes no state */
+	if (__builtin_expect(ks->count_pending, 0))
+		settle((struct rocks_kstate *)ks);
 	return ks->entries;
 }
 
@@ -667,8 +674,17 @@ bool sl_rks_desc_ttl(const struct rocks_kstate *ks, int id)
 	return id >= 0 && id < ks->n && ks->d[id].ttl;
 }
 
+/* Counts loaded state before anything changes it. */
+static void settle(struct rocks_kstate *ks)
+{
+	ks->count_pending = false;
+	ks->entries += count_stored(ks);
+}
+
 static inline struct rdesc *desc(struct rocks_kstate *ks, int id, enum sl_state_kind kind)
 {
+	if (__builtin_expect(ks->count_pending, 0))
+		settle(ks);
 	if (id < 0 || id >= ks->n || ks->d[id].kind != kind)
 		return NULL;
 	return &ks->d[id];
@@ -1009,16 +1025,9 @@ static uint64_t snap_desc(const struct rocks_kstate *ks, const struct rdesc *d, 
 	return n;
 }
 
-int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+/* The layout a section starts with: max parallelism, then each descriptor. */
+static void put_layout(const struct rocks_kstate *ks, struct sl_snap_buf *out)
 {
-	size_t sec;
-	rocksdb_iterator_t *it;
-
-	scan_flush(ks);
-	if (ks->db->error)
-		return ks->db->error;
-	it = rocksdb_create_iterator(ks->db->db, ks->db->ro_scan);
-	sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION_1);
 	sl_snap_put_u32(out, ks->max_par);
 	sl_snap_put_u32(out, (uint32_t)ks->n);
 	for (int i = 0; i < ks->n; i++) {
@@ -1029,6 +1038,19 @@ int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_b
 		sl_snap_put_u32(out, d->value_size);
 		sl_snap_put_u32(out, d->ttl ? 1 : 0);
 	}
+}
+
+int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+{
+	size_t sec;
+	rocksdb_iterator_t *it;
+
+	scan_flush(ks);
+	if (ks->db->error)
+		return ks->db->error;
+	it = rocksdb_create_iterator(ks->db->db, ks->db->ro_scan);
+	sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION_1);
+	put_layout(ks, out);
 	for (int i = 0; i < ks->n && !out->error; i++) {
 		size_t at = out->len;
 		uint64_t n;
@@ -1135,6 +1157,8 @@ int sl_rks_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t k
 	int rc;
 
 	ks->err[0] = '\0';
+	if (ks->count_pending)
+		settle(ks);
 	if (!descs)
 		return refuse(ks, -ENOMEM, "out of memory restoring state");
 	for (int i = 0; i < ks->n; i++)
@@ -1192,4 +1216,73 @@ out:
 const char *sl_rks_error(const struct rocks_kstate *ks)
 {
 	return ks->err;
+}
+
+/* ---- native checkpoints --------------------------------------------------------------------
+ *
+ * The entries of a native checkpoint are the db's RocksDB checkpoint directory; the
+ * operator's snapshot file keeps only this section, the layout, so a restore into a job
+ * whose state descriptors changed is refused as with the logical format.
+ */
+int sl_rks_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+			   struct sl_snap_buf *out)
+{
+	size_t sec = sl_state_sec_begin(out, KN_MAGIC, KN_VERSION);
+
+	put_layout(ks, out);
+	sl_snap_put_u64(out, sl_rks_entries(ks));
+	sl_snap_put_u32(out, kg_lo);
+	sl_snap_put_u32(out, kg_hi);
+	sl_state_sec_end(out, sec);
+	return out->error;
+}
+
+int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+			  uint32_t kg_hi)
+{
+	struct sl_snap_reader b;
+	uint32_t ver, max_par, n, kind, vsize, ttl, nlen, olo, ohi;
+	uint64_t entries;
+	const void *name;
+	int rc;
+
+	ks->err[0] = '\0';
+	rc = sl_state_sec_open(r, KN_MAGIC, KN_VERSION, &b, &ver);
+	if (rc)
+		return refuse(ks, rc,
+			      rc == -EPROTO ? "native state section of a newer format"
+					    : "native state section is corrupt");
+	if (sl_snap_get_u32(&b, &max_par) || sl_snap_get_u32(&b, &n))
+		return refuse(ks, -EINVAL, "native state section is corrupt");
+	if (max_par != ks->max_par)
+		return refuse(ks, -EPROTO, "checkpoint has max parallelism %u, the job %u", max_par,
+			      ks->max_par);
+	if (n != (uint32_t)ks->n)
+		return refuse(ks, -EPROTO, "checkpoint has %u state descriptors, the job %d", n,
+			      ks->n);
+	for (int i = 0; i < ks->n; i++) {
+		const struct rdesc *d = &ks->d[i];
+
+		if (sl_snap_get_bytes(&b, &name, &nlen) || sl_snap_get_u32(&b, &kind) ||
+		    sl_snap_get_u32(&b, &vsize) || sl_snap_get_u32(&b, &ttl))
+			return refuse(ks, -EINVAL, "native state section is corrupt");
+		if (nlen != strlen(d->name) || memcmp(name, d->name, nlen) ||
+		    kind != (d->kind == SL_STATE_MAP ? KIND_MAP : KIND_VALUE) ||
+		    vsize != d->value_size || ttl != (d->ttl ? 1u : 0u))
+			return refuse(ks, -EPROTO,
+				      "state '%s' (descriptor %d) differs from the "
+				      "checkpoint's",
+				      d->name, i);
+	}
+	if (sl_snap_get_u64(&b, &entries) || sl_snap_get_u32(&b, &olo) || sl_snap_get_u32(&b, &ohi))
+		return refuse(ks, -EINVAL, "native state section is corrupt");
+	/* the entries came with sl_state_db_load, before this kstate was made */
+	if (!ks->db->loaded)
+		return refuse(ks, -EINVAL, "native state: its checkpoint directory was not loaded");
+	/* the old instance had exactly these key groups: its count is this one's */
+	if (ks->count_pending && olo == kg_lo && ohi == kg_hi) {
+		ks->count_pending = false;
+		ks->entries = (size_t)entries;
+	}
+	return 0;
 }

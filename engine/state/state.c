@@ -162,11 +162,35 @@ bool sl_kstate_snapshot_pending(const struct sl_kstate *ks)
 	return !IS_ROCKS(ks) && sl_heap_snapshot_pending(CHEAP(ks));
 }
 
+int sl_kstate_snapshot_native(const struct sl_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+			      struct sl_snap_buf *out)
+{
+	if (!IS_ROCKS(ks))
+		return -EINVAL;
+	return sl_rks_snapshot_native(CROCKS(ks), kg_lo, kg_hi, out);
+}
+
+/* The section under r is a native checkpoint's (peeked, r does not move). */
+static bool native_section(const struct sl_snap_reader *r)
+{
+	uint32_t magic;
+
+	if (r->len - r->pos < 4)
+		return false;
+	memcpy(&magic, r->p + r->pos, 4);
+	return magic == KN_MAGIC;
+}
+
 int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		      uint32_t kg_hi)
 {
+	bool native = native_section(r);
+
 	if (IS_ROCKS(ks))
-		return sl_rks_restore(ROCKS(ks), r, kg_lo, kg_hi);
+		return native ? sl_rks_restore_native(ROCKS(ks), r, kg_lo, kg_hi)
+			      : sl_rks_restore(ROCKS(ks), r, kg_lo, kg_hi);
+	if (native)
+		return sl_heap_refuse_native(HEAP(ks));
 	return sl_heap_restore(HEAP(ks), r, kg_lo, kg_hi);
 }
 

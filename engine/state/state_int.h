@@ -27,6 +27,13 @@ struct sl_kstate {
 #define SEC_HDR	     16u
 #define NAME_LEN_MAX 4096u
 
+/* The keyed state section of a native checkpoint (rocks_state.c): the same layout fields
+ * as KS_MAGIC's (max parallelism, descriptors), then u64 entries and the u32 [lo, hi)
+ * key-group range the instance held; no entries: those are in the checkpoint's RocksDB
+ * directory. */
+#define KN_MAGIC   0x4e4b4c53u /* "SLKN" */
+#define KN_VERSION 1u
+
 /* A record's header in a keyed state section. */
 struct rec_hdr {
 	uint64_t hash;
@@ -67,15 +74,18 @@ bool sl_heap_snapshot_pending(const struct heap_kstate *ks);
 int sl_heap_restore(struct heap_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		    uint32_t kg_hi);
 const char *sl_heap_error(const struct heap_kstate *ks);
+/* Refuses a native (RocksDB) checkpoint section: -EPROTO with the reason in sl_heap_error. */
+int sl_heap_refuse_native(struct heap_kstate *ks);
 void sl_heap_foreach(const struct heap_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
 		     void *arg);
 
-/* ---- rocks_env.c: the process env and the shards' DBs ---- */
+/* ---- rocks_env.c: the process env and the operator instances' DBs ---- */
 #include <rocksdb/c.h>
 
 struct sl_state_env {
 	enum sl_state_backend_kind kind;
 	int nshards;
+	int dbs_per_shard;
 	size_t memory;	  /* the whole budget */
 	size_t kcache_db; /* kstate entry caches of one db */
 	char *dir;
@@ -88,6 +98,7 @@ struct sl_state_env {
 struct sl_state_db {
 	struct sl_state_env *env;
 	int shard;
+	uint32_t op_uid; /* the operator instance it holds (its path's name) */
 	char *path;
 	rocksdb_t *db;
 	rocksdb_writeoptions_t *wo;	/* WAL off */
@@ -96,12 +107,18 @@ struct sl_state_db {
 	rocksdb_writebatch_t *wb;	/* write-backs, committed by sl_rocks_commit */
 	struct rocks_kstate *kstates;	/* live kstates of this db (list through ->next) */
 	int nks;
-	bool written;	  /* anything ever written: a load can no longer link */
-	bool loaded;	  /* sl_state_db_load ran: kstates count their entries */
-	int error;	  /* sticky: first failed write or read, -EIO */
-	char msg[256];	  /* its RocksDB message */
-	char **ckpt_ssts; /* SST names of the previous checkpoint */
-	size_t nckpt_ssts;
+	bool written;  /* anything ever written: a load can no longer link */
+	bool loaded;   /* sl_state_db_load ran: kstates count their entries */
+	int error;     /* sticky: first failed write or read, -EIO */
+	char msg[256]; /* its RocksDB message */
+	/* the last checkpoint's files, sorted by name; their SSTs' checksums are the cache the
+	 * next checkpoint takes unchanged SSTs' CRC32C from (computed once per file) */
+	struct sl_state_ckpt_file *ck;
+	size_t nck;
+	size_t ck_at;	  /* sl_state_db_checkpoint_crc: the file it is on */
+	uint64_t ck_off;  /* ... and the bytes of it checksummed */
+	char *ck_dir;	  /* the last checkpoint's directory */
+	uint8_t *crc_buf; /* a 1 MiB read slice, allocated on first use */
 };
 
 /* Records a RocksDB failure (frees msg; first one wins) and returns -EIO. */
@@ -138,6 +155,10 @@ void sl_rks_map_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
 int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
 int sl_rks_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		   uint32_t kg_hi);
+int sl_rks_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+			   struct sl_snap_buf *out);
+int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+			  uint32_t kg_hi);
 const char *sl_rks_error(const struct rocks_kstate *ks);
 void sl_rks_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
 		    void *arg);

@@ -80,8 +80,12 @@ def fresh(*dirs):
         shutil.rmtree(d, ignore_errors=True)
 
 
+# extra `sluice run` arguments of every run, e.g. ["--state-backend", "rocksdb"]
+EXTRA = []
+
+
 def cmd(sluice, job, shards, ckpt=None):
-    c = [sluice, "run", job, "--shards", str(shards), "--quiet"]
+    c = [sluice, "run", job, "--shards", str(shards), "--quiet"] + EXTRA
     return c + (["--checkpoint-dir", ckpt] if ckpt else [])
 
 

@@ -19,8 +19,11 @@ Last, "after-finish": the job is started once more on the checkpoint directory o
 finished, which is what a SIGKILL landing after the end-of-input flush (the last part files
 renamed) and before the process exits leaves behind: it must not change the output.
 
-Usage: crash_sql.py SLUICE [SEED] [ROWS]     (the seed is printed; pass it to replay the kill
-plan; the moments themselves are timing and only approximately replayed)
+Usage: crash_sql.py [--state-backend B] [--kills N] [--jobs a,b] SLUICE [SEED] [ROWS]
+(the seed is printed; pass it to replay the kill plan, 0 for a new one; the moments themselves are timing and
+only approximately replayed). --state-backend rocksdb runs every job on RocksDB, whose
+checkpoints are native (hard-linked SST files); --kills N sets the kills of phase "same"
+(default 20; "rescale" keeps a third of it, at least 2); --jobs picks jobs of common.JOBS.
 """
 import os
 import signal
@@ -175,18 +178,36 @@ def check_job(sluice, work, data, name, rnd):
 
 
 def main():
-    sluice = os.path.abspath(sys.argv[1])
-    seed = int(sys.argv[2]) if len(sys.argv) > 2 else int(time.time() * 1000) % 1000000007
-    rows = int(sys.argv[3]) if len(sys.argv) > 3 else 1000000
-    print("crash_sql: seed %d (replay: crash_sql.py SLUICE %d %d)" % (seed, seed, rows),
-          flush=True)
+    global KILLS, RESCALE_KILLS
+    args = sys.argv[1:]
+    jobs = list(common.JOBS)
+    while args and args[0].startswith("--"):
+        opt, val = args[0], args[1]
+        args = args[2:]
+        if opt == "--state-backend":
+            common.EXTRA = ["--state-backend", val]
+        elif opt == "--kills":
+            KILLS = int(val)
+            RESCALE_KILLS = max(2, KILLS // 3)
+        elif opt == "--jobs":
+            jobs = val.split(",")
+        else:
+            print("crash_sql: unknown option %s" % opt)
+            return 2
+    sluice = os.path.abspath(args[0])
+    seed = int(args[1]) if len(args) > 1 else 0   # 0: a new one
+    seed = seed or int(time.time() * 1000) % 1000000007 or 1
+    rows = int(args[2]) if len(args) > 2 else 1000000
+    print("crash_sql: seed %d (replay: crash_sql.py %sSLUICE %d %d)" % (
+        seed, " ".join(sys.argv[1:-len(args)] + [""]) if len(args) < len(sys.argv) - 1
+        else "", seed, rows), flush=True)
     rnd = random.Random(seed)
     work = tempfile.mkdtemp(prefix="sluice-crash-")
     t0 = time.monotonic()
     try:
         data = common.make_data(work, rows)
         ok = True
-        for name in common.JOBS:
+        for name in jobs:
             ok &= check_job(sluice, work, data, name, rnd)
         print("crash_sql: %s in %.0f s (seed %d)" % ("PASS" if ok else "FAIL",
                                                      time.monotonic() - t0, seed))

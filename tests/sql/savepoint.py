@@ -16,6 +16,12 @@ once without interruption for the expected rows. Then:
    naming the savepoint, and a missing savepoint directory is an error naming it; a
    savepoint into a directory that cannot be written fails with its name, and the job goes
    on.
+4. RocksDB keyed state: an updating GROUP BY (keyed state in RocksDB, not window slices)
+   with --state-backend rocksdb and a checkpoint directory, so its checkpoints are native;
+   a savepoint taken while it runs is in the logical format (state files only, no
+   op<id>-s<shard>/ RocksDB directories) and restores on the heap and on RocksDB to the
+   reference's final counts; the native checkpoint restored on the heap is refused with a
+   message saying so.
 
 Usage: savepoint.py SLUICE
 """
@@ -45,6 +51,75 @@ INSERT INTO out_t SELECT user_id, window_start, %(agg)s
 FROM TABLE(TUMBLE(TABLE gen, DESCRIPTOR(ts), INTERVAL '2' SECOND))
 GROUP BY user_id, window_start, window_end;
 """
+
+
+GROUP_JOB = """SET 'parallelism.default' = '2';
+CREATE TABLE gen (user_id BIGINT, ts TIMESTAMP(3)) WITH ('connector' = 'datagen',
+  'number-of-rows' = '%(rows)d', 'rows-per-second' = '%(rate)d', 'seed' = '7',
+  'fields.user_id.min' = '1', 'fields.user_id.max' = '5000',
+  'fields.ts.kind' = 'event-time', 'fields.ts.step' = '10 ms');
+CREATE TABLE out_t (user_id BIGINT, n BIGINT) WITH ('connector' = 'print');
+INSERT INTO out_t SELECT user_id, COUNT(*) FROM gen GROUP BY user_id;
+"""
+
+
+def final_counts(text):
+    """The last count printed per user by an updating GROUP BY (+I / +U rows)."""
+    last = {}
+    for line in text.splitlines():
+        for tag in ("+I[", "+U["):
+            i = line.find(tag)
+            if i >= 0:
+                k, v = line[i + 3:line.index("]", i)].split(", ")
+                last[int(k)] = int(v)
+    return last
+
+
+def rocksdb_phase(sluice, work):
+    job = os.path.join(work, "group.sql")
+    with open(job, "w") as f:
+        f.write(GROUP_JOB % {"rows": ROWS, "rate": RATE})
+    ref = subprocess.run([sluice, "run", job, "--quiet"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, timeout=120)
+    want = final_counts(ref.stdout.decode())
+    if ref.returncode or sum(want.values()) != ROWS:
+        fail("group reference run: %d rows counted: %s" % (sum(want.values()),
+                                                          ref.stderr.decode()[-400:]))
+    ck, spdir, sock = (os.path.join(work, n) for n in ("gck", "gsp", "g.sock"))
+    p = subprocess.Popen([sluice, "run", job, "--quiet", "--state-backend", "rocksdb",
+                          "--checkpoint-dir", ck, "--control", sock],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_socket(sock, p)
+    time.sleep(1.0)
+    s = subprocess.run([sluice, "savepoint", sock, spdir], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    if p.wait(timeout=120) or s.returncode:
+        fail("rocksdb run or its savepoint failed: " + s.stderr.decode()[-400:])
+    sp = s.stdout.decode().strip().splitlines()[-1]
+    for root, dirs, files in os.walk(sp):
+        if any(d.startswith("op") for d in dirs):
+            fail("the savepoint %s holds native RocksDB directories %s" % (sp, dirs))
+    natives = [d for c in os.listdir(ck) for d in os.listdir(os.path.join(ck, c))
+               if d.startswith("op") and os.path.isdir(os.path.join(ck, c, d))]
+    if not natives:
+        fail("the rocksdb run's checkpoints in %s are not native" % ck)
+    for backend in ("heap", "rocksdb"):
+        r = subprocess.run([sluice, "run", job, "--quiet", "--state-backend", backend,
+                            "--from-savepoint", sp], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+        got = final_counts(r.stdout.decode())
+        if r.returncode or got != want:
+            fail("savepoint of the rocksdb job restored on %s: %d of %d users right: %s" % (
+                backend, sum(1 for k in want if got.get(k) == want[k]), len(want),
+                r.stderr.decode()[-400:]))
+    r = subprocess.run([sluice, "run", job, "--quiet", "--state-backend", "heap",
+                        "--checkpoint-dir", ck], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=120)
+    err = r.stderr.decode()
+    if r.returncode == 0 or "native format" not in err:
+        fail("a native checkpoint restored on the heap was not refused clearly: " + err[-400:])
+    print("ok: rocksdb: native checkpoints, a logical savepoint restored on heap and rocksdb, "
+          "the native checkpoint refused on the heap")
 
 
 def write_job(work, name, out, agg="COUNT(*)"):
@@ -188,6 +263,7 @@ def main():
         if r.returncode == 0 or "no running job" not in r.stderr.decode():
             fail("a savepoint of no job did not fail clearly: " + r.stderr.decode())
         print("ok: refusals name the savepoint and the cause")
+        rocksdb_phase(sluice, work)
         print("savepoint: all passed")
     finally:
         shutil.rmtree(work, ignore_errors=True)

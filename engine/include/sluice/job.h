@@ -313,9 +313,10 @@ struct sl_run_opts {
 	/* Restore this savepoint (a directory sl_job_savepoint wrote, or a checkpoint
 	 * directory) instead of the newest checkpoint in checkpoint_dir. */
 	const char *from_savepoint;
-	/* State backend (DESIGN §6): NULL or "heap", or "rocksdb" (one DB per shard under
-	 * state_dir, NULL: a temporary directory) with state_memory bytes for all shards
-	 * (0: 512 MiB): block cache and memtables. */
+	/* State backend (DESIGN §6): NULL or "heap", or "rocksdb" (one DB per keyed operator
+	 * and shard under state_dir, NULL: a temporary directory; native, incremental
+	 * checkpoints) with state_memory bytes for all shards (0: 512 MiB): block cache and
+	 * memtables. */
 	const char *state_backend;
 	size_t state_memory;
 	const char *state_dir;

@@ -5,7 +5,10 @@
  * load into a fresh db gives back the same entries and entry counts, loads restricted to
  * key-group ranges split the state for a new shard count (hard links for the first load of
  * a db, a copy for the next ones), and a directory that is not a DB is refused with -EINVAL
- * and a message, leaving the db usable.
+ * and a message, leaving the db usable. Each checkpoint lists its files with their true
+ * sizes and CRC32C, unchanged SSTs' checksums coming from the previous one. The operator's
+ * native section restores the entry count for the same key groups and leaves other ranges
+ * to a scan; a heap kstate refuses it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -13,6 +16,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include "checkpoint/crc32c.h"
 #include "rocks_common.h"
 
 #define MAX_PAR 128
@@ -97,6 +101,71 @@ static bool shares_ssts(const char *path)
 	return shared;
 }
 
+/* Whole-file CRC32C, read independently of the code under test. */
+static uint32_t file_crc(const char *path, uint64_t *size)
+{
+	FILE *fp = fopen(path, "rb");
+	uint8_t buf[65536];
+	uint32_t crc = 0;
+	size_t r;
+
+	T_ASSERT(fp);
+	*size = 0;
+	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0) {
+		crc = sl_crc32c(crc, buf, r);
+		*size += r;
+	}
+	fclose(fp);
+	return crc;
+}
+
+/*
+ * Checks the file list of db's last checkpoint (in `path`): every regular file of the
+ * directory, each with its true size and, once sl_state_db_checkpoint_crc is done (called
+ * with a small budget, so it must resume mid-file), its true CRC32C. Returns the bytes of
+ * SST files whose checksum was known before any reading (taken from the cache).
+ */
+static uint64_t check_files(struct sl_state_db *db, const char *path)
+{
+	const struct sl_state_ckpt_file *f;
+	uint64_t cached = 0;
+	char err[256], full[1024];
+	size_t n, ndir = 0;
+	int rc, turns = 0;
+	DIR *d;
+	struct dirent *de;
+
+	f = sl_state_db_checkpoint_files(db, &n);
+	for (size_t i = 0; i < n; i++)
+		if (f[i].crc_ok)
+			cached += f[i].size;
+	while ((rc = sl_state_db_checkpoint_crc(db, 256 << 10, err, sizeof(err))) == 0)
+		turns++;
+	if (rc < 0)
+		fprintf(stderr, "crc: %s\n", err);
+	T_ASSERT(rc == 1);
+	f = sl_state_db_checkpoint_files(db, &n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t size;
+		uint32_t crc;
+
+		snprintf(full, sizeof(full), "%s/%s", path, f[i].name);
+		crc = file_crc(full, &size);
+		T_ASSERT(f[i].crc_ok);
+		T_ASSERT_EQ_I64(f[i].size, size);
+		T_ASSERT(f[i].crc32c == crc);
+	}
+	d = opendir(path);
+	T_ASSERT(d);
+	while ((de = readdir(d)))
+		ndir += de->d_name[0] != '.';
+	closedir(d);
+	T_ASSERT_EQ_I64(ndir, n);
+	printf("%s: %zu files, %llu bytes of SSTs checksummed before, %d slices\n", path, n,
+	       (unsigned long long)cached, turns);
+	return cached;
+}
+
 int main(void)
 {
 	char *dir = tmp_dir("rocks-ckpt");
@@ -107,6 +176,10 @@ int main(void)
 	char c1[512], c2[512], c3[512], bad[512], err[256];
 	uint64_t b1, b2, b3;
 	struct dump d0, d0lo, d0hi, d3hi, x;
+	struct sl_snap_buf nat;
+	struct sl_state_ckpt_file *c1files;
+	size_t nc1;
+	char c4[512];
 	size_t e0;
 
 	snprintf(c1, sizeof(c1), "%s/ckpt-1", dir);
@@ -123,16 +196,30 @@ int main(void)
 	d0hi = dump_of(ks, descs, NDESC, now, 64, MAX_PAR);
 	e0 = sl_kstate_entries(ks);
 	T_ASSERT(d0.n > 60000 && e0 == d0.n);
+	/* the operator's side of that checkpoint (its native section: layout, count, range) */
+	sl_snap_init(&nat);
+	T_ASSERT(sl_kstate_snapshot_native(ks, 0, MAX_PAR, &nat) == 0);
 	T_ASSERT(b1 > 30000 * 24);
+	T_ASSERT(check_files(db, c1) == 0);
+	{
+		const struct sl_state_ckpt_file *f = sl_state_db_checkpoint_files(db, &nc1);
+
+		c1files = malloc(nc1 * sizeof(*c1files));
+		T_ASSERT(c1files);
+		memcpy(c1files, f, nc1 * sizeof(*c1files));
+	}
 	T_ASSERT(sl_state_db_checkpoint(db, c1, &b2) == -EEXIST);
 	/* nothing changed: the second checkpoint shares every SST with the first */
 	T_ASSERT(sl_state_db_checkpoint(db, c2, &b2) == 0);
 	T_ASSERT(shares_ssts(c2));
 	T_ASSERT(b2 < b1 / 10);
+	/* its SSTs' checksums come from the first: only the small files are read */
+	T_ASSERT(check_files(db, c2) > b1 / 2);
 	/* a few keys changed: only their new SST is new */
 	populate(ks, 0, 300, 2, now);
 	T_ASSERT(sl_state_db_checkpoint(db, c3, &b3) == 0);
 	T_ASSERT(b3 < b1 / 4);
+	T_ASSERT(check_files(db, c3) > 0);
 	d3hi = dump_of(ks, descs, NDESC, now, 64, MAX_PAR);
 	printf("checkpoint bytes: full %llu, unchanged %llu, 1%% changed %llu\n",
 	       (unsigned long long)b1, (unsigned long long)b2, (unsigned long long)b3);
@@ -147,6 +234,13 @@ int main(void)
 	dump_eq(&d0, &x);
 	dump_free(&x);
 	T_ASSERT_EQ_I64(sl_kstate_entries(k1), e0);
+	/* told the checksums the first checkpoint's manifest would hold, the restored db's
+	 * next checkpoint reads none of the linked SSTs */
+	T_ASSERT(sl_state_db_seed_crc(d1, c1files, nc1) == 0);
+	snprintf(c4, sizeof(c4), "%s/ckpt-4", dir);
+	T_ASSERT(sl_state_db_checkpoint(d1, c4, NULL) == 0);
+	T_ASSERT(check_files(d1, c4) > b1 / 2);
+	free(c1files);
 	/* and it reads like the original through the API */
 	{
 		struct sl_kkey k = key("c77");
@@ -156,6 +250,37 @@ int main(void)
 	}
 	sl_kstate_destroy(k1);
 	sl_state_db_close(d1);
+
+	/* a native restore: the section's count for the same key groups, a scan for others;
+	 * a heap kstate refuses the section */
+	{
+		struct sl_state_db *dn = load(env, 5, c1, 0, MAX_PAR), *dl = load(env, 6, c1, 0, 64);
+		struct sl_kstate *kn = mk(dn), *kl = mk(dl), *kh;
+		struct sl_snap_reader r;
+		int e;
+
+		sl_snap_reader_init(&r, nat.data, nat.len);
+		T_ASSERT(sl_kstate_restore(kn, &r, 0, MAX_PAR) == 0);
+		T_ASSERT(r.pos == r.len);
+		T_ASSERT_EQ_I64(sl_kstate_entries(kn), e0);
+		x = dump_of(kn, descs, NDESC, now, 0, MAX_PAR);
+		dump_eq(&d0, &x);
+		dump_free(&x);
+		sl_snap_reader_init(&r, nat.data, nat.len);
+		T_ASSERT(sl_kstate_restore(kl, &r, 0, 64) == 0);
+		T_ASSERT_EQ_I64(sl_kstate_entries(kl), d0lo.n);
+		kh = sl_kstate_create(descs, NDESC, MAX_PAR, &e);
+		T_ASSERT(kh);
+		sl_snap_reader_init(&r, nat.data, nat.len);
+		T_ASSERT(sl_kstate_restore(kh, &r, 0, MAX_PAR) == -EPROTO);
+		T_ASSERT(strstr(sl_kstate_error(kh), "native format"));
+		sl_kstate_destroy(kh);
+		sl_kstate_destroy(kn);
+		sl_kstate_destroy(kl);
+		sl_state_db_close(dn);
+		sl_state_db_close(dl);
+		sl_snap_free(&nat);
+	}
 
 	/* two shards from one: each keeps its key groups */
 	da = load(env, 2, c1, 0, 64);

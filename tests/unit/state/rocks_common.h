@@ -50,7 +50,7 @@ static inline char *tmp_dir(const char *tag)
 
 static inline struct sl_state_env *rocks_env(const char *dir, size_t mem, int nshards)
 {
-	struct sl_state_env_opts o = { SL_STATE_ROCKSDB, mem, dir, nshards };
+	struct sl_state_env_opts o = { SL_STATE_ROCKSDB, mem, dir, nshards, 1 };
 	struct sl_state_env *env;
 	char err[256];
 	int rc = sl_state_env_open(&o, &env, err, sizeof(err));
@@ -65,7 +65,7 @@ static inline struct sl_state_db *rocks_db(struct sl_state_env *env, int shard)
 {
 	struct sl_state_db *db;
 	char err[256];
-	int rc = sl_state_db_open(env, shard, &db, err, sizeof(err));
+	int rc = sl_state_db_open(env, shard, 0, &db, err, sizeof(err));
 
 	if (rc)
 		fprintf(stderr, "db open: %d %s\n", rc, err);
