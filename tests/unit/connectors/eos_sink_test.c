@@ -17,6 +17,7 @@
  * SLUICE_EOS_SEED=<n> replays one random run.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -107,6 +108,9 @@ static int expect_rows(const char *dir, int64_t n, bool csv)
 	int hidden = 0;
 	DIR *d = opendir(dir);
 
+	/* a kill before the sink made its directory: nothing may be visible then */
+	if (!d && errno == ENOENT && n == 0)
+		return 0;
 	T_ASSERT(d);
 	if ((size_t)n > seen_cap) {
 		seen = realloc(seen, (size_t)n * sizeof(*seen));
