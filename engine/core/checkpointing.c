@@ -202,22 +202,6 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 	return 0;
 }
 
-/* The key groups of shard `shard` of `nshards`: a contiguous range [*lo, *hi) (hash.h);
- * empty (*lo >= *hi) when the shard has none. */
-static void kg_range(uint32_t max_par, uint32_t nshards, uint32_t shard, uint32_t *lo,
-		     uint32_t *hi)
-{
-	*lo = UINT32_MAX;
-	*hi = 0;
-	for (uint32_t kg = 0; kg < max_par; kg++) {
-		if (sl_key_group_shard(kg, max_par, nshards) != shard)
-			continue;
-		if (kg < *lo)
-			*lo = kg;
-		*hi = kg + 1;
-	}
-}
-
 int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id)
 {
 	struct sl_runtime *rt = sh->rt;
@@ -226,7 +210,7 @@ int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id)
 
 	if (!c || !c->restored.ckpt_id || !ctx->def->ops->restore)
 		return 0;
-	kg_range(rt->max_par, (uint32_t)rt->nshards, (uint32_t)sh->index, &lo, &hi);
+	sl_key_group_range(rt->max_par, (uint32_t)rt->nshards, (uint32_t)sh->index, &lo, &hi);
 	/*
 	 * Pass 0 restores the old instance that held exactly this shard's key groups (there is
 	 * one when the shard count is the same), pass 1 the others: the result does not depend
@@ -242,7 +226,7 @@ int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id)
 
 		if (f->op_id != (uint32_t)op_id || sl_ckpt_path_is_native(f->path))
 			continue;
-		kg_range(c->restored.max_parallelism, c->restored.nshards, f->shard, &olo, &ohi);
+		sl_key_group_range(c->restored.max_parallelism, c->restored.nshards, f->shard, &olo, &ohi);
 		if ((olo == lo && ohi == hi) != (pass == 0))
 			continue;
 		sl_snap_reader_init(&r, c->state[i].data, c->state[i].len);
@@ -300,7 +284,7 @@ int sl_ckpt_restore_db(struct sl_shard *sh, int op_id, struct sl_state_db *db)
 
 	if (!m || !m->ckpt_id || !db)
 		return 0;
-	kg_range(rt->max_par, (uint32_t)rt->nshards, (uint32_t)sh->index, &lo, &hi);
+	sl_key_group_range(rt->max_par, (uint32_t)rt->nshards, (uint32_t)sh->index, &lo, &hi);
 	/* the files of one old instance's directory are listed together (commit_shard_files) */
 	for (uint32_t i = 0; i < m->nfiles; i++) {
 		const struct sl_ckpt_state_file *f = &m->files[i];
@@ -312,7 +296,7 @@ int sl_ckpt_restore_db(struct sl_shard *sh, int op_id, struct sl_state_db *db)
 		    f->shard == last)
 			continue;
 		last = f->shard;
-		kg_range(m->max_parallelism, m->nshards, f->shard, &olo, &ohi);
+		sl_key_group_range(m->max_parallelism, m->nshards, f->shard, &olo, &ohi);
 		if (olo >= lo && ohi <= hi) {
 			/* all of it is ours (same shard count, or fewer shards now): load it
 			 * whole, without range tombstones, whose write can wait seconds behind

@@ -57,4 +57,20 @@ static inline uint32_t sl_key_group_shard(uint32_t kg, uint32_t max_par, uint32_
 	return (uint32_t)((uint64_t)kg * nshards / max_par);
 }
 
+/* The key groups of shard `shard` of `nshards`: the contiguous range [*lo, *hi) that
+ * sl_key_group_shard gives it; empty (*lo >= *hi) when the shard has none. */
+static inline void sl_key_group_range(uint32_t max_par, uint32_t nshards, uint32_t shard,
+				      uint32_t *lo, uint32_t *hi)
+{
+	*lo = UINT32_MAX;
+	*hi = 0;
+	for (uint32_t kg = 0; kg < max_par; kg++) {
+		if (sl_key_group_shard(kg, max_par, nshards) != shard)
+			continue;
+		if (kg < *lo)
+			*lo = kg;
+		*hi = kg + 1;
+	}
+}
+
 #endif

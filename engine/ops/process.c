@@ -192,18 +192,8 @@ static void process_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
 /* This instance's key groups: a contiguous range (core/hash.h). */
 static void kg_range(const struct sl_ctx *ctx, uint32_t *lo, uint32_t *hi)
 {
-	uint32_t max_par = sl_shard_max_par(ctx->shard), n = (uint32_t)sl_shard_count(ctx->shard);
-	uint32_t me = (uint32_t)sl_shard_index(ctx->shard);
-
-	*lo = UINT32_MAX;
-	*hi = 0;
-	for (uint32_t kg = 0; kg < max_par; kg++) {
-		if (sl_key_group_shard(kg, max_par, n) != me)
-			continue;
-		if (kg < *lo)
-			*lo = kg;
-		*hi = kg + 1;
-	}
+	sl_key_group_range(sl_shard_max_par(ctx->shard), (uint32_t)sl_shard_count(ctx->shard),
+			   (uint32_t)sl_shard_index(ctx->shard), lo, hi);
 }
 
 /*

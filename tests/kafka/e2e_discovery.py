@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 
+from dev_broker import Broker
+
 TIMEOUT = 60
 
 JOB = """SET 'execution.checkpointing.interval' = '100 ms';
@@ -53,32 +55,6 @@ CREATE TABLE out_t (id BIGINT, tp STRING, part INT, off BIGINT) WITH (
   'sink.delivery-guarantee' = 'exactly-once');
 INSERT INTO out_t SELECT id, tp, part, off FROM src;
 """
-
-
-class Broker:
-    """sluice-kafka-broker with its command channel (stdin) open."""
-
-    def __init__(self, exe, topics):
-        args = [exe, "--brokers", "2"]
-        for t in topics:
-            args += ["--topic", t]
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True)
-        self.addr = self.p.stdout.readline().strip()
-        if not self.addr.startswith("127.0.0.1:"):
-            self.stop()
-            raise SystemExit("FAIL: the broker printed %r, not a bootstrap list" % self.addr)
-
-    def command(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        answer = self.p.stdout.readline().strip()
-        if answer != "ok " + line:
-            raise SystemExit("FAIL: broker command %r answered %r" % (line, answer))
-
-    def stop(self):
-        self.p.terminate()
-        self.p.wait(timeout=10)
 
 
 def produce(addr, topic, ids):

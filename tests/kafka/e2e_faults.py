@@ -36,6 +36,8 @@ import sys
 import tempfile
 import time
 
+from dev_broker import Broker
+
 TIMEOUT = 30
 WAIT = 15  # seconds an injected fault may take to be recovered from
 
@@ -59,32 +61,6 @@ NO_ABORT = [
     ("leader in 0 2", "input leader moved"),
     ("leader out 0 3", "output leader moved"),
 ]
-
-
-class Broker:
-    """sluice-kafka-broker with its command channel (stdin) open."""
-
-    def __init__(self, exe, nbrokers, topics):
-        args = [exe, "--brokers", str(nbrokers)]
-        for t in topics:
-            args += ["--topic", t]
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True)
-        self.addr = self.p.stdout.readline().strip()
-        if not self.addr.startswith("127.0.0.1:"):
-            self.stop()
-            raise SystemExit("FAIL: the broker printed %r, not a bootstrap list" % self.addr)
-
-    def command(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        answer = self.p.stdout.readline().strip()
-        if answer != "ok " + line:
-            raise SystemExit("FAIL: broker command %r answered %r" % (line, answer))
-
-    def stop(self):
-        self.p.terminate()
-        self.p.wait(timeout=10)
 
 
 def produce_start(addr, ids):
@@ -262,7 +238,7 @@ def main():
         print("SKIP: kcat is not installed")
         return 77
     work = tempfile.mkdtemp(prefix="sluice-kafka-faults-")
-    broker = Broker(exe, 3, ["in:4", "out:2", "faults_markers:1"])
+    broker = Broker(exe, ["in:4", "out:2", "faults_markers:1"], nbrokers=3)
     job = None
     try:
         path, ck = os.path.join(work, "faults.sql"), os.path.join(work, "ck")
