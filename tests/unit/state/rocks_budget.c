@@ -5,8 +5,10 @@
  * grows by more than budget + OVERHEAD over what the process held before the env opened;
  * then read a sample back to show the state is all there.
  *
- * OVERHEAD (48 MiB) is what the process holds outside the budget, which no RocksDB option
- * bounds; measured with this test (peak growth 96-102 MiB, so 32-38 over the budget):
+ * OVERHEAD (64 MiB) is what the process holds outside the budget, which no RocksDB option
+ * bounds; measured with this test: peak growth 96-102 MiB (32-38 over the budget) with one
+ * RocksDB per shard, 104-112 MiB (40-48 over) since one RocksDB per keyed operator (a clean
+ * CI-like run hit 112.x against the old 48 MiB limit), made of:
  *  - the allocator's retained pages: jemalloc keeps freed pages for its decay time (10 s by
  *    default) and the cache churns fast here (blocks evicted, memtable arenas freed at each
  *    flush); with MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 the growth drops to 84 MiB,
@@ -14,7 +16,7 @@
  *  - about 20 MiB that is RocksDB's own and roughly fixed: table readers of open SST files,
  *    compaction input/output buffers and LZ4 state of 2 background jobs, thread-local
  *    caches, size-class rounding of cached blocks, the kvtab slabs' carving granularity.
- * With a 2 GiB budget the same ~50 MiB would be under 3%.
+ * With a 2 GiB budget the same ~50-60 MiB would be under 3%.
  */
 #include <stdint.h>
 #include <string.h>
@@ -22,7 +24,7 @@
 #include "rocks_common.h"
 
 #define BUDGET	 ((size_t)64 << 20)
-#define OVERHEAD ((size_t)48 << 20)
+#define OVERHEAD ((size_t)64 << 20)
 #define STATE	 ((size_t)640 << 20)
 #define VSIZE	 240u
 #define MAX_PAR	 128
