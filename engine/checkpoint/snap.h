@@ -155,4 +155,20 @@ static inline int sl_snap_get_bytes(struct sl_snap_reader *r, const void **p, ui
 	return 0;
 }
 
+#define SL_SNAP_SEC_HDR 16u /* bytes of a section header */
+
+/*
+ * A section of a snapshot: [u32 magic][u32 version][u64 body length][body]. Each module's
+ * state is one section, so a reader can check what it is given, refuse a format it does not
+ * know, and never read past the section whatever its body says.
+ * begin appends the header and returns where it starts (pass it to end, which fills in the
+ * length once the body is written). open reads a header: returns 0 and a reader over the
+ * body (r moves past it), -EINVAL for a wrong magic or a length beyond the bytes (corrupt),
+ * or -EPROTO for a version newer than `version`.
+ */
+size_t sl_snap_sec_begin(struct sl_snap_buf *out, uint32_t magic, uint32_t version);
+void sl_snap_sec_end(struct sl_snap_buf *out, size_t at);
+int sl_snap_sec_open(struct sl_snap_reader *r, uint32_t magic, uint32_t version,
+		     struct sl_snap_reader *body, uint32_t *got_version);
+
 #endif

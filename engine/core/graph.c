@@ -13,8 +13,6 @@
 
 #include "graph.h"
 #include "runtime.h"
-#include "ops/process.h"
-#include "ops/window/window.h"
 
 void sl_job_set_error(struct sl_job *job, int code, const char *fmt, ...)
 {
@@ -50,8 +48,8 @@ void sl_job_destroy(struct sl_job *job)
 	for (int i = 0; i < job->nnodes; i++) {
 		struct sl_stream *n = job->node[i];
 
-		if (n->wcfg)
-			sl_window_cfg_destroy(n->wcfg);
+		if (n->cfg_free)
+			n->cfg_free(n->op_cfg);
 		sl_schema_destroy(n->schema);
 		free(n->name);
 		free(n);
@@ -315,7 +313,7 @@ struct sl_stream *sl_stream_union_key_by(struct sl_stream *const *ins, int nins,
 	return head;
 }
 
-static bool keyed_ok(struct sl_stream *keyed, const char *what)
+bool sl_stream_check_keyed(struct sl_stream *keyed, const char *what)
 {
 	if (!input_ok(keyed, what))
 		return false;
@@ -327,48 +325,22 @@ static bool keyed_ok(struct sl_stream *keyed, const char *what)
 	return true;
 }
 
-struct sl_stream *sl_stream_window(struct sl_stream *keyed, const char *name,
-				   const struct sl_window_spec *win, const struct sl_agg_spec *aggs,
-				   int naggs)
+struct sl_stream *sl_stream_keyed_op(struct sl_stream *keyed, const char *name,
+				     const struct sl_op_ops *ops, void *cfg,
+				     void (*cfg_free)(void *cfg), const struct sl_schema *out)
 {
-	struct sl_schema *out = NULL;
-	struct sl_window_cfg *cfg;
-	struct sl_stream *n;
-	struct sl_error err = { 0 };
+	struct sl_stream *n = NULL;
 
-	if (!keyed_ok(keyed, "window"))
-		return NULL;
-	cfg = sl_window_cfg_create(win, aggs, naggs, keyed->schema, keyed->fields,
-				   keyed->nfields, &out, &err);
-	if (!cfg) {
-		sl_job_set_error(keyed->job, err.code ? err.code : -EINVAL, "window '%s': %s",
-				 name, err.msg);
-		return NULL;
-	}
-	n = node_add(keyed->job, SL_NODE_WINDOW, name, keyed, out);
-	sl_schema_destroy(out);
+	if (sl_stream_check_keyed(keyed, ops->name))	/* checked by the callers, kept for others */
+		n = node_add(keyed->job, SL_NODE_KEYED, name, keyed, out);
 	if (!n) {
-		sl_window_cfg_destroy(cfg);
+		if (cfg_free)
+			cfg_free(cfg);
 		return NULL;
 	}
-	n->wcfg = cfg;
-	return n;
-}
-
-struct sl_stream *sl_stream_process(struct sl_stream *keyed, const char *name,
-				    const struct sl_process_fn *fn, const struct sl_schema *out)
-{
-	struct sl_stream *n;
-
-	if (!keyed_ok(keyed, "process"))
-		return NULL;
-	if (!fn || !fn->process || !out) {
-		sl_job_set_error(keyed->job, -EINVAL, "process '%s': no function or schema", name);
-		return NULL;
-	}
-	n = node_add(keyed->job, SL_NODE_PROCESS, name, keyed, out);
-	if (n)
-		n->pfn = *fn;
+	n->ops = ops;
+	n->op_cfg = cfg;
+	n->cfg_free = cfg_free;
 	return n;
 }
 

@@ -19,13 +19,10 @@ enum sl_node_kind {
 	SL_NODE_PROJECT,
 	SL_NODE_FLATMAP,
 	SL_NODE_KEYBY,
-	SL_NODE_WINDOW,
-	SL_NODE_PROCESS,
+	SL_NODE_KEYED,     /* a keyed operator: its table and config come with the node */
 	SL_NODE_SIDE,
 	SL_NODE_SINK,
 };
-
-struct sl_window_cfg;
 
 struct sl_stream {
 	struct sl_job *job;
@@ -52,8 +49,11 @@ struct sl_stream {
 	int fields[SL_SCHEMA_MAX_FIELDS]; /* project fields / key fields */
 	int nfields;
 	int side_tag;                  /* SIDE */
-	struct sl_window_cfg *wcfg;    /* WINDOW (owned) */
-	struct sl_process_fn pfn;      /* PROCESS (copied) */
+	/* KEYED: the operator's table and its plan-time config, owned by the node and freed
+	 * with cfg_free. The runtime knows operators only through these. */
+	const struct sl_op_ops *ops;
+	void *op_cfg;
+	void (*cfg_free)(void *cfg);
 
 	/* operator definitions built by the planner */
 	struct sl_op_def def;          /* this node's operator */
@@ -80,6 +80,27 @@ struct sl_job {
 	_Atomic bool stop;             /* sl_job_stop(): any thread */
 	struct sl_runtime *rt;         /* the last run, kept for stats until destroy */
 };
+
+/*
+ * Adds a keyed operator after `keyed` (a key_by stream): `ops` runs on every shard with
+ * `cfg` as its def's cfg; the node owns cfg and frees it with cfg_free (may be NULL) when the
+ * job is destroyed, also when this call fails. `out` is copied. This is how the operators
+ * below the runtime (windows, process functions) join a graph without the graph knowing
+ * them. Returns the node, or NULL with the job's error set.
+ */
+struct sl_stream *sl_stream_keyed_op(struct sl_stream *keyed, const char *name,
+				     const struct sl_op_ops *ops, void *cfg,
+				     void (*cfg_free)(void *cfg), const struct sl_schema *out);
+
+/* True when `keyed` can feed a keyed operator (a key_by stream of a job without errors);
+ * else false with the job's error set, naming `what`. */
+bool sl_stream_check_keyed(struct sl_stream *keyed, const char *what);
+
+/* True when the node's operator keeps keyed state (gets a RocksDB of its own there). */
+static inline bool sl_node_keeps_keyed_state(const struct sl_stream *n)
+{
+	return n->kind == SL_NODE_KEYED && n->ops->keyed_state;
+}
 
 /* Builds op definitions and stages. Returns 0 or -EINVAL with job->err set. */
 int sl_plan_build(struct sl_job *job);

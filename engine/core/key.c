@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "op.h"
+#include "key.h"
 
 uint32_t sl_key_encode(const struct sl_row *row, const int *fields, const enum sl_type *types,
 		       int nfields, uint8_t *buf)

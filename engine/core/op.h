@@ -20,11 +20,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <sluice/job.h>
 #include <sluice/operator.h>
 
 #include "checkpoint/snap.h"
+#include "key.h"
 
 struct sl_shard;
 struct sl_ctx;
@@ -78,10 +80,14 @@ struct sl_op_ops {
 	void (*forward_idle)(struct sl_ctx *ctx, bool idle);
 	void (*forward_end)(struct sl_ctx *ctx);
 	void (*forward_barrier)(struct sl_ctx *ctx, uint64_t ckpt);
+	/* Plan-time facts the runtime and EXPLAIN read instead of knowing operators:
+	 * keyed_state: its instances keep keyed state through state/state.h (on the RocksDB
+	 * backend each instance then gets a database of its own);
+	 * explain: prints what state the operator keeps for EXPLAIN ("state: ..."), from its
+	 * def's cfg. Optional: none means stateless. */
+	bool keyed_state;
+	void (*explain)(const void *cfg, FILE *f);
 };
-
-#define SL_MAX_KEY_FIELDS 8
-#define SL_KEY_MAX 1024 /* bytes of an encoded key */
 
 /* Plan-time description of one operator; shared read-only by all shards. */
 struct sl_op_def {
@@ -162,14 +168,6 @@ void sl_op_snapshot_chain(struct sl_ctx *ctx, uint64_t ckpt);
 /* Moves a copy-on-write snapshot of ctx on by about `budget` bytes (SIZE_MAX: to its end).
  * Returns true while it is still pending. */
 bool sl_op_snapshot_step(struct sl_ctx *ctx, size_t budget);
-
-/* Encodes key fields of `row` into buf (SL_KEY_MAX bytes; strings are cut so the whole key
- * fits, which only merges keys sharing a ~1000-byte prefix). Returns the length. */
-uint32_t sl_key_encode(const struct sl_row *row, const int *fields, const enum sl_type *types,
-		       int nfields, uint8_t *buf);
-/* Decodes key field `i` of an encoded key into builder field `field` (type from schema). */
-void sl_key_decode_field(const uint8_t *key, uint32_t klen, int i, enum sl_type type,
-			 struct sl_row_builder *out, int field);
 
 /* The shard-wide services operators use. */
 sl_ts_t sl_shard_now(const struct sl_shard *sh);

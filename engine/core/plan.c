@@ -11,20 +11,17 @@
 #include <stdlib.h>
 
 #include "graph.h"
-#include "ops/process.h"
-#include "ops/window/window.h"
 
-static const struct sl_op_ops *ops_of(enum sl_node_kind k)
+static const struct sl_op_ops *ops_of(const struct sl_stream *n)
 {
-	switch (k) {
+	switch (n->kind) {
 	case SL_NODE_SOURCE: return &sl_source_root_ops;
 	case SL_NODE_FILTER: return &sl_filter_ops;
 	case SL_NODE_MAP: return &sl_map_ops;
 	case SL_NODE_PROJECT: return &sl_project_ops;
 	case SL_NODE_FLATMAP: return &sl_flat_map_ops;
 	case SL_NODE_KEYBY: return &sl_keyby_in_ops;
-	case SL_NODE_WINDOW: return &sl_window_ops;
-	case SL_NODE_PROCESS: return &sl_process_ops;
+	case SL_NODE_KEYED: return n->ops;
 	case SL_NODE_SIDE: return &sl_side_ops;
 	case SL_NODE_SINK: return &sl_sink_ops_adapter;
 	}
@@ -91,23 +88,21 @@ int sl_plan_build(struct sl_job *job)
 		}
 		nsinks += n->kind == SL_NODE_SINK;
 
-		d->ops = ops_of(n->kind);
+		d->ops = ops_of(n);
 		d->name = n->name;
 		d->id = n->id;
 		d->in_schema = n->in ? n->in->schema : NULL;
 		d->out_schema = n->schema;
 		d->cfg = n;
-		if (n->kind == SL_NODE_WINDOW)
-			d->cfg = n->wcfg;
-		else if (n->kind == SL_NODE_PROCESS)
-			d->cfg = &n->pfn;
+		if (n->kind == SL_NODE_KEYED)
+			d->cfg = n->op_cfg;
 		if (n->kind == SL_NODE_KEYBY) {
 			d->in_schema = n->schema;
 			set_key(d, n);
 			n->xdef = *d;
 			n->xdef.ops = &sl_exchange_out_ops;
 			n->xdef.name = "exchange";
-		} else if (n->kind == SL_NODE_WINDOW || n->kind == SL_NODE_PROCESS) {
+		} else if (n->kind == SL_NODE_KEYED) {
 			set_key(d, n->in);
 		}
 	}

@@ -76,7 +76,7 @@ static int open_state(struct sl_runtime *rt, const struct sl_run_opts *o)
 	int rc;
 
 	for (int i = 0; i < rt->job->nnodes; i++)
-		eo.dbs_per_shard += rt->job->node[i]->kind == SL_NODE_PROCESS;
+		eo.dbs_per_shard += sl_node_keeps_keyed_state(rt->job->node[i]);
 	if (!o->state_backend || !strcmp(o->state_backend, "heap") ||
 	    !strcmp(o->state_backend, "hashmap"))
 		return 0;

@@ -655,7 +655,7 @@ static int open_state_dbs(struct sl_shard *sh)
 		char err[256];
 		int rc;
 
-		if (job->node[node]->kind != SL_NODE_PROCESS)
+		if (!sl_node_keeps_keyed_state(job->node[node]))
 			continue;
 		rc = sl_state_db_open(sh->rt->state_env, sh->index, (uint32_t)node,
 				      &sh->state_dbs[node], err, sizeof err);

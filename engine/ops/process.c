@@ -236,11 +236,11 @@ static int process_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_bu
 {
 	struct proc *p = ctx->self;
 	sl_ts_t now = sl_kstate_has_ttl(ctx->kstate) ? sl_ctx_proctime(ctx) : 0;
-	size_t sec = sl_state_sec_begin(out, PR_MAGIC, PR_VERSION);
+	size_t sec = sl_snap_sec_begin(out, PR_MAGIC, PR_VERSION);
 	int rc;
 
 	sl_snap_put_u64(out, (uint64_t)ctx->watermark);
-	sl_state_sec_end(out, sec);
+	sl_snap_sec_end(out, sec);
 	sl_timers_snapshot(ctx->event_timers, p->max_par, out);
 	sl_timers_snapshot(ctx->proc_timers, p->max_par, out);
 	/* the state's size is measured here and at the end (wire.c), not per record: a map
@@ -294,7 +294,7 @@ static int process_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_
 		fail(ctx, -EINVAL, "restore before open");
 		return -EINVAL;
 	}
-	rc = sl_state_sec_open(r, PR_MAGIC, PR_VERSION, &b, &ver);
+	rc = sl_snap_sec_open(r, PR_MAGIC, PR_VERSION, &b, &ver);
 	if (!rc && (sl_snap_get_u64(&b, &wm) || b.pos != b.len))
 		rc = r->error = -EINVAL;
 	if (rc) {
@@ -329,8 +329,21 @@ out_fail:
 	return rc;
 }
 
+static void process_explain(const void *cfg, FILE *f)
+{
+	const struct sl_process_fn *fn = cfg;
+
+	fprintf(f, "state:");
+	for (int i = 0; i < fn->nstates; i++)
+		fprintf(f, "%s %s %s%s", i ? "," : "", fn->states[i].name,
+			fn->states[i].kind == SL_STATE_MAP ? "(map)" : "(value)",
+			fn->states[i].ttl_ms ? " with TTL" : "");
+	if (fn->nstates == 0)
+		fprintf(f, " none");
+}
+
 const struct sl_op_ops sl_process_ops = {
-	.name = "process",
+	.name = "keyed process",
 	.open = process_open,
 	.process = process_process,
 	.on_watermark = process_on_watermark,
@@ -339,4 +352,6 @@ const struct sl_op_ops sl_process_ops = {
 	.snapshot = process_snapshot,
 	.snapshot_step = process_snapshot_step,
 	.restore = process_restore,
+	.keyed_state = true,
+	.explain = process_explain,
 };

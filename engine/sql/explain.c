@@ -10,20 +10,18 @@
 #include <string.h>
 
 #include "core/graph.h"
-#include "ops/window/window_int.h"
 #include "plan_int.h"
 
-static const char *node_kind(enum sl_node_kind k)
+static const char *node_kind(const struct sl_stream *n)
 {
-	switch (k) {
+	switch (n->kind) {
 	case SL_NODE_SOURCE: return "source";
 	case SL_NODE_FILTER: return "filter";
 	case SL_NODE_MAP: return "map";
 	case SL_NODE_PROJECT: return "project";
 	case SL_NODE_FLATMAP: return "calc";
 	case SL_NODE_KEYBY: return "exchange";
-	case SL_NODE_WINDOW: return "window";
-	case SL_NODE_PROCESS: return "keyed process";
+	case SL_NODE_KEYED: return n->ops->name;
 	case SL_NODE_SIDE: return "side output";
 	case SL_NODE_SINK: return "sink";
 	}
@@ -60,33 +58,10 @@ static void print_wm(FILE *f, const struct sl_stream *n)
 
 static void print_state(FILE *f, const struct sl_stream *n)
 {
-	if (n->kind == SL_NODE_WINDOW) {
-		const struct sl_window_spec *s = &n->wcfg->spec;
-
-		if (s->kind == SL_WIN_SESSION)
-			fprintf(f, "state: per key, one accumulator per open session (gap %" PRId64
-				   " ms)", s->gap_ms);
-		else
-			fprintf(f, "state: per key, one accumulator per %" PRId64 " ms slice "
-				   "(size %" PRId64 " ms%s)", n->wcfg->slice, s->size_ms,
-				s->kind == SL_WIN_HOP ? ", hopping"
-				: s->kind == SL_WIN_CUMULATE ? ", cumulating" : "");
-		if (s->allowed_lateness_ms)
-			fprintf(f, ", kept %" PRId64 " ms after firing for late updates",
-				s->allowed_lateness_ms);
-		return;
-	}
-	if (n->kind == SL_NODE_PROCESS) {
-		fprintf(f, "state:");
-		for (int i = 0; i < n->pfn.nstates; i++)
-			fprintf(f, "%s %s %s%s", i ? "," : "", n->pfn.states[i].name,
-				n->pfn.states[i].kind == SL_STATE_MAP ? "(map)" : "(value)",
-				n->pfn.states[i].ttl_ms ? " with TTL" : "");
-		if (n->pfn.nstates == 0)
-			fprintf(f, " none");
-		return;
-	}
-	fprintf(f, "stateless");
+	if (n->kind == SL_NODE_KEYED && n->ops->explain)
+		n->ops->explain(n->op_cfg, f);
+	else
+		fprintf(f, "stateless");
 }
 
 static void print_keys(FILE *f, const struct sl_stream *k)
@@ -125,7 +100,7 @@ static void explain_job(struct sl_job *job, const char *name, FILE *f)
 
 			if (n->stage != s || n == st->input || n->kind == SL_NODE_KEYBY)
 				continue;
-			fprintf(f, "    %-13s %-28s ", node_kind(n->kind), n->name);
+			fprintf(f, "    %-13s %-28s ", node_kind(n), n->name);
 			print_state(f, n);
 			fprintf(f, "\n");
 		}

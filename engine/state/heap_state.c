@@ -34,7 +34,7 @@
 
 #include "checkpoint/snap.h"
 #include "core/hash.h"
-#include "core/op.h"
+#include "core/key.h"
 #include "kvtab.h"
 #include "state_int.h"
 
@@ -611,7 +611,7 @@ static void blk_close(struct blk *b, struct sl_snap_buf *out)
 
 int sl_heap_snapshot(const struct heap_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
 {
-	size_t sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
+	size_t sec = sl_snap_sec_begin(out, KS_MAGIC, KS_VERSION);
 
 	put_layout(ks, out);
 	for (int i = 0; i < ks->n && !out->error; i++) {
@@ -627,7 +627,7 @@ int sl_heap_snapshot(const struct heap_kstate *ks, sl_ts_t now, struct sl_snap_b
 				blk_count(&b, &kv);
 		blk_close(&b, out);
 	}
-	sl_state_sec_end(out, sec);
+	sl_snap_sec_end(out, sec);
 	return out->error;
 }
 
@@ -681,7 +681,7 @@ int sl_heap_snapshot_begin(struct heap_kstate *ks, sl_ts_t now, struct sl_snap_b
 			return rc;
 	}
 	*cs = (struct cow_snap){ .out = out, .now = now, .blk = { .desc = -1 } };
-	cs->sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION);
+	cs->sec = sl_snap_sec_begin(out, KS_MAGIC, KS_VERSION);
 	put_layout(ks, out);
 	sl_kvtab_iter_init(&cs->it);
 	for (int i = 0; i < ks->n; i++)
@@ -719,7 +719,7 @@ int sl_heap_snapshot_step(struct heap_kstate *ks, size_t budget)
 			return 1;
 	}
 	blk_close(&cs->blk, out);
-	sl_state_sec_end(out, cs->sec);
+	sl_snap_sec_end(out, cs->sec);
 	rc = out->error;
 	cs->out = NULL;
 	if (rc)
@@ -1003,7 +1003,7 @@ int sl_heap_restore(struct heap_kstate *ks, struct sl_snap_reader *r, uint32_t k
 	int rc, i = 0;
 
 	ks->err[0] = '\0';
-	rc = sl_state_sec_open(r, KS_MAGIC, KS_VERSION, &b, &ver);
+	rc = sl_snap_sec_open(r, KS_MAGIC, KS_VERSION, &b, &ver);
 	if (rc == -EPROTO)
 		return refuse(ks, rc, "state snapshot format version %u is newer than this build's %u",
 			      ver, KS_VERSION);

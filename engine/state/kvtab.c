@@ -39,7 +39,7 @@
 #include <sys/mman.h>
 
 #include "core/hash.h"
-#include "core/op.h"
+#include "core/key.h"
 #include "kvtab.h"
 
 #define SLAB_BITS 16 /* up to 64K-entry slabs: big enough for huge pages */

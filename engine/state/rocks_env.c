@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "checkpoint/crc32c.h"
-#include "core/op.h"
+#include "core/key.h"
 #include "rocks_shim.h"
 #include "state_int.h"
 

@@ -61,7 +61,7 @@
 #include <string.h>
 
 #include "core/hash.h"
-#include "core/op.h"
+#include "core/key.h"
 #include "kvtab.h"
 #include "state_int.h"
 
@@ -1049,7 +1049,7 @@ int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_b
 	if (ks->db->error)
 		return ks->db->error;
 	it = rocksdb_create_iterator(ks->db->db, ks->db->ro_scan);
-	sec = sl_state_sec_begin(out, KS_MAGIC, KS_VERSION_1);
+	sec = sl_snap_sec_begin(out, KS_MAGIC, KS_VERSION_1);
 	put_layout(ks, out);
 	for (int i = 0; i < ks->n && !out->error; i++) {
 		size_t at = out->len;
@@ -1062,7 +1062,7 @@ int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_b
 		memcpy(out->data + at, &n, 8);
 	}
 	rocksdb_iter_destroy(it);
-	sl_state_sec_end(out, sec);
+	sl_snap_sec_end(out, sec);
 	return out->error;
 }
 
@@ -1227,13 +1227,13 @@ const char *sl_rks_error(const struct rocks_kstate *ks)
 int sl_rks_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
 			   struct sl_snap_buf *out)
 {
-	size_t sec = sl_state_sec_begin(out, KN_MAGIC, KN_VERSION);
+	size_t sec = sl_snap_sec_begin(out, KN_MAGIC, KN_VERSION);
 
 	put_layout(ks, out);
 	sl_snap_put_u64(out, sl_rks_entries(ks));
 	sl_snap_put_u32(out, kg_lo);
 	sl_snap_put_u32(out, kg_hi);
-	sl_state_sec_end(out, sec);
+	sl_snap_sec_end(out, sec);
 	return out->error;
 }
 
@@ -1247,7 +1247,7 @@ int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uin
 	int rc;
 
 	ks->err[0] = '\0';
-	rc = sl_state_sec_open(r, KN_MAGIC, KN_VERSION, &b, &ver);
+	rc = sl_snap_sec_open(r, KN_MAGIC, KN_VERSION, &b, &ver);
 	if (rc)
 		return refuse(ks, rc,
 			      rc == -EPROTO ? "native state section of a newer format"

@@ -1,6 +1,5 @@
 /*
- * state.c - keyed state's one interface (state.h) over its backends, the snapshot section
- * helpers they share, and operator.h's state and timer calls on the current key.
+ * state.c - keyed state's one interface (state.h) over its backends.
  *
  * Dispatch: each kstate starts with struct sl_kstate naming its backend (state_int.h);
  * every sl_kstate_* call here is one branch on it and a direct call into heap_state.c or
@@ -10,9 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/op.h"
 #include "state_int.h"
-#include "time/timer.h"
 
 #define HEAP(ks)     ((struct heap_kstate *)(ks))
 #define ROCKS(ks)    ((struct rocks_kstate *)(ks))
@@ -62,6 +59,11 @@ size_t sl_kstate_bytes(const struct sl_kstate *ks)
 	if (IS_ROCKS(ks))
 		return sl_rks_bytes(CROCKS(ks));
 	return sl_heap_bytes(CHEAP(ks));
+}
+
+bool sl_kstate_desc_ttl(const struct sl_kstate *ks, int id)
+{
+	return IS_ROCKS(ks) ? sl_rks_desc_ttl(CROCKS(ks), id) : sl_heap_desc_ttl(CHEAP(ks), id);
 }
 
 bool sl_kstate_has_ttl(const struct sl_kstate *ks)
@@ -208,144 +210,4 @@ void sl_kstate_foreach(const struct sl_kstate *ks, bool (*fn)(const struct sl_ke
 		sl_rks_foreach(CROCKS(ks), fn, arg);
 	else
 		sl_heap_foreach(CHEAP(ks), fn, arg);
-}
-
-/* ---- snapshot sections ------------------------------------------------------------------ */
-
-size_t sl_state_sec_begin(struct sl_snap_buf *out, uint32_t magic, uint32_t version)
-{
-	size_t at = out->len;
-
-	sl_snap_put_u32(out, magic);
-	sl_snap_put_u32(out, version);
-	sl_snap_put_u64(out, 0);
-	return at;
-}
-
-void sl_state_sec_end(struct sl_snap_buf *out, size_t at)
-{
-	uint64_t n;
-
-	if (out->error)
-		return;
-	n = out->len - at - SEC_HDR;
-	memcpy(out->data + at + 8, &n, 8);
-}
-
-int sl_state_sec_open(struct sl_snap_reader *r, uint32_t magic, uint32_t version,
-		      struct sl_snap_reader *body, uint32_t *got_version)
-{
-	uint32_t m, v;
-	uint64_t n;
-
-	*got_version = 0;
-	if (sl_snap_get_u32(r, &m) || sl_snap_get_u32(r, &v) || sl_snap_get_u64(r, &n))
-		return r->error;
-	if (m != magic || v == 0 || n > r->len - r->pos)
-		return r->error = -EINVAL;
-	*got_version = v;
-	sl_snap_reader_init(body, r->p + r->pos, (size_t)n);
-	r->pos += (size_t)n;
-	return v > version ? -EPROTO : 0;
-}
-
-/* ---- operator.h: the current key of ctx ------------------------------------------------- */
-
-static inline struct sl_kkey cur(const struct sl_ctx *ctx)
-{
-	return (struct sl_kkey){ ctx->hash, ctx->key, ctx->klen };
-}
-
-/* Processing time only for descriptors with a TTL: a plain lookup reads no clock. */
-static inline sl_ts_t now_for(const struct sl_ctx *ctx, int id)
-{
-	const struct sl_kstate *ks = ctx->kstate;
-	bool ttl = IS_ROCKS(ks) ? sl_rks_desc_ttl(CROCKS(ks), id) : sl_heap_desc_ttl(CHEAP(ks), id);
-
-	return ttl ? sl_ctx_proctime(ctx) : 0;
-}
-
-void *sl_value_get(struct sl_ctx *ctx, int id)
-{
-	struct sl_kkey k = cur(ctx);
-
-	return sl_kstate_value_get(ctx->kstate, id, &k, now_for(ctx, id));
-}
-
-void *sl_value_put(struct sl_ctx *ctx, int id)
-{
-	struct sl_kkey k = cur(ctx);
-
-	return sl_kstate_value_put(ctx->kstate, id, &k, now_for(ctx, id));
-}
-
-void sl_value_clear(struct sl_ctx *ctx, int id)
-{
-	struct sl_kkey k = cur(ctx);
-
-	sl_kstate_value_clear(ctx->kstate, id, &k);
-}
-
-void *sl_map_get(struct sl_ctx *ctx, int id, const void *mkey, uint32_t mklen)
-{
-	struct sl_kkey k = cur(ctx);
-
-	return sl_kstate_map_get(ctx->kstate, id, &k, mkey, mklen, now_for(ctx, id));
-}
-
-void *sl_map_put(struct sl_ctx *ctx, int id, const void *mkey, uint32_t mklen)
-{
-	struct sl_kkey k = cur(ctx);
-
-	return sl_kstate_map_put(ctx->kstate, id, &k, mkey, mklen, now_for(ctx, id));
-}
-
-void sl_map_remove(struct sl_ctx *ctx, int id, const void *mkey, uint32_t mklen)
-{
-	struct sl_kkey k = cur(ctx);
-
-	sl_kstate_map_remove(ctx->kstate, id, &k, mkey, mklen);
-}
-
-void sl_map_foreach(struct sl_ctx *ctx, int id,
-		    bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg), void *arg)
-{
-	struct sl_kkey k = cur(ctx);
-
-	sl_kstate_map_foreach(ctx->kstate, id, &k, fn, arg, now_for(ctx, id));
-}
-
-void sl_map_clear(struct sl_ctx *ctx, int id)
-{
-	struct sl_kkey k = cur(ctx);
-
-	sl_kstate_map_clear(ctx->kstate, id, &k);
-}
-
-/* ---- operator.h: timers of the current key ----------------------------------------------- */
-
-int sl_timer_event(struct sl_ctx *ctx, sl_ts_t at)
-{
-	if (!ctx->event_timers)
-		return -EINVAL;
-	return sl_timers_add(ctx->event_timers, at, ctx->hash, ctx->key, ctx->klen, 0);
-}
-
-int sl_timer_proc(struct sl_ctx *ctx, sl_ts_t at)
-{
-	if (!ctx->proc_timers)
-		return -EINVAL;
-	return sl_timers_add(ctx->proc_timers, at, ctx->hash, ctx->key, ctx->klen, 0);
-}
-
-void sl_timer_event_delete(struct sl_ctx *ctx, sl_ts_t at)
-{
-	if (ctx->event_timers)
-		sl_timers_delete(ctx->event_timers, at, ctx->hash, ctx->key, ctx->klen, 0);
-}
-
-void sl_timer_proc_delete(struct sl_ctx *ctx, sl_ts_t at)
-{
-	if (ctx->proc_timers)
-		sl_timers_delete(ctx->proc_timers, at, ctx->hash, ctx->key, ctx->klen, 0);
 }

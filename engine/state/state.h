@@ -42,6 +42,8 @@ size_t sl_kstate_entries(const struct sl_kstate *ks);
 size_t sl_kstate_bytes(const struct sl_kstate *ks);
 /* True if some descriptor has a TTL (the operator then needs the processing time). */
 bool sl_kstate_has_ttl(const struct sl_kstate *ks);
+/* True if descriptor `id` has a TTL: only then do its calls need the processing time. */
+bool sl_kstate_desc_ttl(const struct sl_kstate *ks, int id);
 
 /* The operations behind operator.h; `now` is processing time in ms (ignored without TTL).
  * A bad id or a descriptor of the other kind gives NULL / does nothing. */
@@ -65,20 +67,6 @@ void sl_kstate_map_clear(struct sl_kstate *ks, int id, const struct sl_kkey *k);
 
 struct sl_snap_buf;
 struct sl_snap_reader;
-
-/*
- * A section of a snapshot: [u32 magic][u32 version][u64 body length][body]. Each module's
- * state is one section, so a reader can check what it is given, refuse a format it does not
- * know, and never read past the section whatever its body says.
- * begin appends the header and returns where it starts (pass it to end, which fills in the
- * length once the body is written). open reads a header: returns 0 and a reader over the
- * body (r moves past it), -EINVAL for a wrong magic or a length beyond the bytes (corrupt),
- * or -EPROTO for a version newer than `version`.
- */
-size_t sl_state_sec_begin(struct sl_snap_buf *out, uint32_t magic, uint32_t version);
-void sl_state_sec_end(struct sl_snap_buf *out, size_t at);
-int sl_state_sec_open(struct sl_snap_reader *r, uint32_t magic, uint32_t version,
-		      struct sl_snap_reader *body, uint32_t *got_version);
 
 /*
  * Appends every live entry to `out` as one section: the layout (max parallelism, each

@@ -24,7 +24,7 @@ struct sl_kstate {
 #define KS_VERSION_1 1u
 #define KIND_VALUE   1u
 #define KIND_MAP     2u
-#define SEC_HDR	     16u
+#define SEC_HDR	     SL_SNAP_SEC_HDR
 #define NAME_LEN_MAX 4096u
 
 /* The keyed state section of a native checkpoint (rocks_state.c): the same layout fields

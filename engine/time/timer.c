@@ -23,7 +23,6 @@
 #include "checkpoint/snap.h"
 #include "core/hash.h"
 #include "state/kvtab.h"
-#include "state/state.h"
 #include "timer.h"
 
 struct tval {
@@ -274,7 +273,7 @@ _Static_assert(sizeof(struct trec) == 32, "a timer record header has no padding"
 
 int sl_timers_snapshot(const struct sl_timers *tm, uint32_t max_par, struct sl_snap_buf *out)
 {
-	size_t sec = sl_state_sec_begin(out, TM_MAGIC, TM_VERSION);
+	size_t sec = sl_snap_sec_begin(out, TM_MAGIC, TM_VERSION);
 	struct sl_kvtab_iter it;
 	struct sl_kv kv;
 
@@ -297,7 +296,7 @@ int sl_timers_snapshot(const struct sl_timers *tm, uint32_t max_par, struct sl_s
 		memcpy(p + sizeof(t), kv.key, t.klen);
 		out->len += sizeof(t) + t.klen;
 	}
-	sl_state_sec_end(out, sec);
+	sl_snap_sec_end(out, sec);
 	return out->error;
 }
 
@@ -337,7 +336,7 @@ int sl_timers_restore(struct sl_timers *tm, struct sl_snap_reader *r, uint32_t m
 	size_t start;
 	int rc;
 
-	rc = sl_state_sec_open(r, TM_MAGIC, TM_VERSION, &b, &ver);
+	rc = sl_snap_sec_open(r, TM_MAGIC, TM_VERSION, &b, &ver);
 	if (rc)
 		return rc;
 	if (sl_snap_get_u32(&b, &mp) || sl_snap_get_u32(&b, &rsv) || sl_snap_get_u64(&b, &n) ||

@@ -268,4 +268,5 @@ const struct sl_op_ops sl_window_ops = {
 	.close = window_close,
 	.snapshot = window_snapshot,
 	.restore = window_restore,
+	.explain = sl_window_explain,
 };

@@ -9,6 +9,7 @@
  * accumulator offset is 8-aligned, and nkey + 2 + naggs <= 64 output fields.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,4 +275,22 @@ void sl_window_cfg_destroy(struct sl_window_cfg *cfg)
 		return;
 	free(cfg->agg);
 	free(cfg);
+}
+
+void sl_window_explain(const void *cfgp, FILE *f)
+{
+	const struct sl_window_cfg *cfg = cfgp;
+	const struct sl_window_spec *s = &cfg->spec;
+
+	if (s->kind == SL_WIN_SESSION)
+		fprintf(f, "state: per key, one accumulator per open session (gap %" PRId64 " ms)",
+			s->gap_ms);
+	else
+		fprintf(f, "state: per key, one accumulator per %" PRId64 " ms slice "
+			   "(size %" PRId64 " ms%s)", cfg->slice, s->size_ms,
+			s->kind == SL_WIN_HOP ? ", hopping"
+			: s->kind == SL_WIN_CUMULATE ? ", cumulating" : "");
+	if (s->allowed_lateness_ms)
+		fprintf(f, ", kept %" PRId64 " ms after firing for late updates",
+			s->allowed_lateness_ms);
 }

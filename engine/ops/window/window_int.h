@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "agg.h"
 #include "window.h"
@@ -177,5 +178,8 @@ bool snap_ts_ok(sl_ts_t t);
  * is overwritten with the block; on failure it is empty (nothing to free). */
 int win_acc_serialize(const struct win *w, const void *acc, struct sl_snap_buf *out);
 int win_acc_deserialize(const struct win *w, void *acc, struct sl_snap_reader *r);
+
+/* EXPLAIN's description of a window operator's state (sl_op_ops.explain; window_cfg.c). */
+void sl_window_explain(const void *cfg, FILE *f);
 
 #endif
