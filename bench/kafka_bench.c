@@ -75,7 +75,7 @@
 
 #include <sluice/job.h>
 
-#include "sql/planner.h"
+#include "planner.h"
 
 #define NPART	   4
 #define NCUST	   1000

@@ -39,7 +39,7 @@
 
 #include <sluice/connectors.h>
 
-#include "core/hash.h"
+#include "hash.h"
 
 #define SEED 11
 #define BASE_TS 1704067200000LL /* 2024-01-01 00:00:00 UTC, a whole minute */

@@ -19,7 +19,7 @@
 
 #include <sluice/job.h>
 
-#include "core/ring.h"
+#include "ring.h"
 
 #define PERIOD_NS 200000L
 #define NREC 20000

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "core/ring.h"
+#include "hash.h"
+#include "ring.h"
 #include "gbench_shim.h"
 
 /* reserve + commit + peek + consume of one 32-byte frame, SL_RING_PUBLISH_EVERY at a time

@@ -33,7 +33,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/ring.h"
+#include "ring.h"
 
 #define FRAME_SIZE 32
 #define CHECK_CLOCK_EVERY 4096 /* producer reads the clock once per this many frames */

@@ -27,7 +27,7 @@
 
 #include <sluice/connectors.h>
 
-#include "sql/planner.h"
+#include "planner.h"
 
 #define BASE_TS 1704067200000LL
 #define PER_WINDOW 4000000LL

@@ -9,7 +9,7 @@
  *   heap     sl_kstate_value_put + increment                     (the heap backend)
  *   rocks    the same on a RocksDB kstate: write-back entry cache under the default
  *            512 MiB budget (block cache, memtables, entry caches), a barrier
- *            (sl_state_db_flush) every 1M records as a checkpoint every second would
+ *            (sl_rocks_db_flush) every 1M records as a checkpoint every second would
  *   raw      rocksdb_get + rocksdb_put of the same key layout, per record, no cache, the
  *            same table options but a non-strict cache of the same size: the ceiling of a
  *            backend that reads and writes RocksDB per record ("direct" variant)
@@ -35,9 +35,9 @@
 
 #include <rocksdb/c.h>
 
-#include "core/hash.h"
-#include "state/backend.h"
-#include "state/state.h"
+#include "hash.h"
+#include "backend.h"
+#include "state.h"
 
 #define MAX_PAR	      128
 #define BARRIER_EVERY 1000000
@@ -89,7 +89,7 @@ static void cleanup(void)
 }
 
 /* heap or rocks through state.h; db NULL = heap. Returns events/s. */
-static double run_kstate(struct sl_state_db *db, uint64_t nkeys, uint64_t nrec, bool hot)
+static double run_kstate(struct sl_rocks_db *db, uint64_t nkeys, uint64_t nrec, bool hot)
 {
 	struct gen g = { 0x9e3779b97f4a7c15ull, nkeys, hot };
 	struct sl_kstate *ks;
@@ -108,16 +108,16 @@ static double run_kstate(struct sl_state_db *db, uint64_t nkeys, uint64_t nrec, 
 		uint64_t *v = sl_kstate_value_put(ks, 0, &k, 0);
 
 		if (!v) {
-			fprintf(stderr, "state_bench: put failed: %s\n", sl_state_db_error(db));
+			fprintf(stderr, "state_bench: put failed: %s\n", sl_rocks_db_error(db));
 			exit(1);
 		}
 		++*v;
-		if (db && i % BARRIER_EVERY == BARRIER_EVERY - 1 && sl_state_db_flush(db)) {
-			fprintf(stderr, "state_bench: flush: %s\n", sl_state_db_error(db));
+		if (db && i % BARRIER_EVERY == BARRIER_EVERY - 1 && sl_rocks_db_flush(db)) {
+			fprintf(stderr, "state_bench: flush: %s\n", sl_rocks_db_error(db));
 			exit(1);
 		}
 	}
-	if (db && sl_state_db_flush(db))
+	if (db && sl_rocks_db_flush(db))
 		exit(1);
 	t = now_s() - t0;
 	/* check: the first keys of the stream (replayed) all have a count */
@@ -224,17 +224,17 @@ static double run_rocks(uint64_t nkeys, uint64_t nrec, bool hot)
 {
 	struct sl_state_env_opts eo = { SL_STATE_ROCKSDB, 0, tmpdir, 1, 1 };
 	struct sl_state_env *env;
-	struct sl_state_db *db;
+	struct sl_rocks_db *db;
 	char err[256];
 	double r;
 
 	if (sl_state_env_open(&eo, &env, err, sizeof(err)) ||
-	    sl_state_db_open(env, 0, 0, &db, err, sizeof(err))) {
+	    sl_rocks_db_open(env, 0, 0, &db, err, sizeof(err))) {
 		fprintf(stderr, "state_bench: %s\n", err);
 		exit(1);
 	}
 	r = run_kstate(db, nkeys, nrec, hot);
-	sl_state_db_close(db);
+	sl_rocks_db_close(db);
 	sl_state_env_close(env);
 	return r;
 }

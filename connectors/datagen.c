@@ -21,7 +21,7 @@
 
 #include <sluice/connectors.h>
 
-#include "core/source.h"
+#include "source.h"
 
 #define STR_DEFAULT 10
 #define STR_MAX 1024

@@ -31,8 +31,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/source.h"
-#include "formats/format.h"
+#include "source.h"
+#include "format.h"
 
 #define DEFAULT_READ (1u << 20)
 #define MAX_RECORD ((size_t)64 << 20)

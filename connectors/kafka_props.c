@@ -3,7 +3,7 @@
  * and sink (see kafka_props.h). Plan/open time only; errors are one line naming the property
  * or topic.
  */
-#include "connectors/kafka_props.h"
+#include "kafka_props.h"
 
 #include <errno.h>
 #include <stdio.h>

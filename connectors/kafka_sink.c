@@ -59,8 +59,8 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "connectors/kafka_props.h"
-#include "connectors/kafka_sink.h"
+#include "kafka_props.h"
+#include "kafka_sink.h"
 
 #define META_MAGIC  "sluice-kafka-sink 1"
 #define ENC_BUF	    (64u << 10)

@@ -36,10 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/kafka_props.h"
-#include "connectors/kafka_source.h"
-#include "core/source.h"
-#include "formats/format.h"
+#include "kafka_props.h"
+#include "kafka_source.h"
+#include "source.h"
+#include "format.h"
 
 #define MAX_BATCH	   256
 #define DEFAULT_TIMEOUT_MS 10000

@@ -51,10 +51,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "connectors/formats/format.h"
-#include "connectors/kafka_props.h"
-#include "connectors/kafka_source.h"
-#include "connectors/sql_options.h"
+#include "format.h"
+#include "kafka_props.h"
+#include "kafka_source.h"
+#include "sql_options.h"
 
 #define KNOWN                                                                                      \
 	"topic, topic-pattern, properties.bootstrap.servers, properties.group.id, properties.*, "  \

@@ -33,10 +33,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "connectors/formats/format.h"
-#include "connectors/kafka_props.h"
-#include "connectors/kafka_sink.h"
-#include "connectors/sql_options.h"
+#include "format.h"
+#include "kafka_props.h"
+#include "kafka_sink.h"
+#include "sql_options.h"
 
 #define KNOWN                                                                                      \
 	"topic, properties.bootstrap.servers, properties.*, format, value.format, "                \

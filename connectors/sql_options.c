@@ -19,10 +19,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "connectors/formats/format.h"
-#include "connectors/kafka_sink.h"
-#include "connectors/kafka_source.h"
-#include "connectors/sql_options.h"
+#include "format.h"
+#include "kafka_sink.h"
+#include "kafka_source.h"
+#include "sql_options.h"
 
 /* The options of one table being configured, and where to report. */
 struct optctx {

@@ -22,9 +22,9 @@
 
 #include <sluice/job.h>
 
-#include "cli/control.h"
-#include "cli/demos.h"
-#include "sql/planner.h"
+#include "control.h"
+#include "demos.h"
+#include "planner.h"
 
 static struct sl_job *running_job;
 

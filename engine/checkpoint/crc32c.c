@@ -11,7 +11,7 @@
  * Invariants: both versions give the same value for every input (the test compares them on
  * random buffers); the tables are built once, before main, so no call races on them.
  */
-#include "checkpoint/crc32c.h"
+#include "crc32c.h"
 
 #include <string.h>
 

@@ -7,10 +7,10 @@
  * recovery); every count is capped by the bytes that remain, so a bad count cannot make decode
  * allocate gigabytes. Encode writes fields in one fixed order that decode reads back.
  */
-#include "checkpoint/manifest.h"
+#include "manifest.h"
 
-#include "checkpoint/crc32c.h"
-#include "checkpoint/snap.h"
+#include "crc32c.h"
+#include "snap.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /*
  * par.c - sl_par_for: workers take indices from one shared counter until none are left.
  */
-#include "checkpoint/par.h"
+#include "par.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

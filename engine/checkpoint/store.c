@@ -13,12 +13,12 @@
  *   checkpoint of its directory, and every state file's size and CRC32C.
  * These calls block on the disk: the coordinator and recovery call them, never a shard loop.
  */
-#include "checkpoint/store.h"
+#include "store.h"
 
-#include "checkpoint/crc32c.h"
-#include "checkpoint/manifest.h"
-#include "checkpoint/par.h"
-#include "checkpoint/snap.h"
+#include "crc32c.h"
+#include "manifest.h"
+#include "par.h"
+#include "snap.h"
 
 #include <dirent.h>
 #include <errno.h>

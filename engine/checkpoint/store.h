@@ -4,7 +4,7 @@
  *
  * Layout:
  *
- *   DIR/chk-<n>/<state files>       written by the shards' sl_ckw writers (names: any path
+ *   DIR/chk-<n>/<state files>       written by the shards' sl_uring_writer writers (names: any path
  *                                    relative to chk-<n>; sl_ckpt_state_name gives the usual one)
  *   DIR/chk-<n>/op<o>-s<s>/<files>   native state (RocksDB checkpoints: hard links, so SST
  *                                    files unchanged since chk-<n-1> are the same inodes);

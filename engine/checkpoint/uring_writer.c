@@ -4,7 +4,7 @@
  *
  * One file goes through steps; a step is the requests for one stretch of its bytes:
  *
- *   sl_ckw_submit: open(O_EXCL), queue (the CRC32C is computed in slices by sl_ckw_poll
+ *   sl_uring_writer_submit: open(O_EXCL), queue (the CRC32C is computed in slices by sl_uring_writer_poll
  *                  while the write is in flight, CRC_BUDGET bytes a call)
  *        |
  *        v
@@ -23,9 +23,9 @@
  * in the shard's submit call; the checksum is spread over poll calls for the same reason: a
  * 100 MB snapshot's CRC in one go would stall the shard ~10 ms.
  */
-#include "checkpoint/uring_writer.h"
+#include "uring_writer.h"
 
-#include "checkpoint/crc32c.h"
+#include "crc32c.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,11 +59,11 @@ struct op {
 	int inject;	  /* armed fault for the next write request */
 	int inject_now;	  /* the fault the in-flight NOP stands for */
 	unsigned pending; /* requests of the current step not yet completed */
-	sl_ckw_done_fn done;
+	sl_uring_writer_done_fn done;
 	void *arg;
 } __attribute__((aligned(8)));
 
-struct sl_ckw {
+struct sl_uring_writer {
 	struct io_uring ring;
 	unsigned depth;
 	unsigned sqes_inflight; /* requests submitted, completion not yet reaped */
@@ -83,7 +83,7 @@ static inline uint64_t tag(struct op *op, enum req_kind k)
 	return (uint64_t)(uintptr_t)op | (uint64_t)k;
 }
 
-static void enqueue(struct sl_ckw *w, struct op *op)
+static void enqueue(struct sl_uring_writer *w, struct op *op)
 {
 	op->next = NULL;
 	if (w->wait_tail)
@@ -110,9 +110,9 @@ static int parse_fault(const char *s, int *err, unsigned *nth)
 	return 0;
 }
 
-struct sl_ckw *sl_ckw_create(unsigned depth, int *err)
+struct sl_uring_writer *sl_uring_writer_create(unsigned depth, int *err)
 {
-	struct sl_ckw *w;
+	struct sl_uring_writer *w;
 	const char *fault;
 	int rc;
 
@@ -140,7 +140,7 @@ struct sl_ckw *sl_ckw_create(unsigned depth, int *err)
 }
 
 /* Takes op out of the checksum queue (short: the files in flight). */
-static void crc_unlink(struct sl_ckw *w, struct op *op)
+static void crc_unlink(struct sl_uring_writer *w, struct op *op)
 {
 	struct op **pp = &w->crc_head, *prev = NULL;
 
@@ -156,7 +156,7 @@ static void crc_unlink(struct sl_ckw *w, struct op *op)
 }
 
 /* Checksums up to `budget` bytes of the oldest unfinished files. */
-static void crc_some(struct sl_ckw *w, size_t budget)
+static void crc_some(struct sl_uring_writer *w, size_t budget)
 {
 	while (budget && w->crc_head) {
 		struct op *op = w->crc_head;
@@ -175,9 +175,9 @@ static void crc_some(struct sl_ckw *w, size_t budget)
 	}
 }
 
-static void finish(struct sl_ckw *w, struct op *op)
+static void finish(struct sl_uring_writer *w, struct op *op)
 {
-	struct sl_ckw_result res;
+	struct sl_uring_writer_result res;
 
 	if (op->crc_off < op->len) {
 		/* The write outran the slices (small files usually do): finish the sum now. */
@@ -186,7 +186,7 @@ static void finish(struct sl_ckw *w, struct op *op)
 			op->crc = sl_crc32c(op->crc, op->data + op->crc_off, op->len - op->crc_off);
 		op->crc_off = op->len;
 	}
-	res = (struct sl_ckw_result){
+	res = (struct sl_uring_writer_result){
 		.path = op->path,
 		.bytes = op->error ? op->off : op->len,
 		.crc32c = op->crc,
@@ -210,7 +210,7 @@ static void finish(struct sl_ckw *w, struct op *op)
 }
 
 /* Prepares the next step of `op`; false when the ring has no room for it now. */
-static bool prep_step(struct sl_ckw *w, struct op *op)
+static bool prep_step(struct sl_uring_writer *w, struct op *op)
 {
 	size_t n = op->len - op->off;
 	bool last = n <= CHUNK;
@@ -255,7 +255,7 @@ static bool prep_step(struct sl_ckw *w, struct op *op)
 }
 
 /* Moves waiting files into the ring as far as it has room and submits them. */
-static void kick(struct sl_ckw *w)
+static void kick(struct sl_uring_writer *w)
 {
 	while (w->wait_head && prep_step(w, w->wait_head)) {
 		w->wait_head = w->wait_head->next;
@@ -276,7 +276,7 @@ static void fail(struct op *op, int err, const char *stage)
 }
 
 /* All requests of op's step completed: decide what comes next. */
-static void advance(struct sl_ckw *w, struct op *op)
+static void advance(struct sl_uring_writer *w, struct op *op)
 {
 	if (op->error || op->fd < 0)
 		finish(w, op);
@@ -284,7 +284,7 @@ static void advance(struct sl_ckw *w, struct op *op)
 		enqueue(w, op);
 }
 
-static void complete(struct sl_ckw *w, uint64_t data, int res)
+static void complete(struct sl_uring_writer *w, uint64_t data, int res)
 {
 	struct op *op = (struct op *)(uintptr_t)(data & ~(uint64_t)7);
 
@@ -318,7 +318,7 @@ static void complete(struct sl_ckw *w, uint64_t data, int res)
 		advance(w, op);
 }
 
-static void reap(struct sl_ckw *w)
+static void reap(struct sl_uring_writer *w)
 {
 	struct io_uring_cqe *cqes[32];
 	struct {
@@ -339,7 +339,7 @@ static void reap(struct sl_ckw *w)
 	}
 }
 
-int sl_ckw_poll(struct sl_ckw *w)
+int sl_uring_writer_poll(struct sl_uring_writer *w)
 {
 	w->finished = 0;
 	if (!w->files)
@@ -350,14 +350,14 @@ int sl_ckw_poll(struct sl_ckw *w)
 	return w->finished;
 }
 
-int sl_ckw_drain(struct sl_ckw *w)
+int sl_uring_writer_drain(struct sl_uring_writer *w)
 {
 	int total = 0;
 
 	while (w->files) {
 		struct io_uring_cqe *cqe;
 
-		total += sl_ckw_poll(w);
+		total += sl_uring_writer_poll(w);
 		if (!w->files)
 			break;
 		if (w->sqes_inflight && io_uring_wait_cqe(&w->ring, &cqe) < 0)
@@ -366,8 +366,8 @@ int sl_ckw_drain(struct sl_ckw *w)
 	return total;
 }
 
-int sl_ckw_submit(struct sl_ckw *w, const char *path, const void *data, size_t len,
-		  sl_ckw_done_fn done, void *arg)
+int sl_uring_writer_submit(struct sl_uring_writer *w, const char *path, const void *data, size_t len,
+		  sl_uring_writer_done_fn done, void *arg)
 {
 	struct op *op;
 	int fd;
@@ -412,32 +412,32 @@ int sl_ckw_submit(struct sl_ckw *w, const char *path, const void *data, size_t l
 	return 0;
 }
 
-unsigned sl_ckw_inflight(const struct sl_ckw *w)
+unsigned sl_uring_writer_inflight(const struct sl_uring_writer *w)
 {
 	return w->files;
 }
 
-int sl_ckw_error(const struct sl_ckw *w)
+int sl_uring_writer_error(const struct sl_uring_writer *w)
 {
 	return w->sticky;
 }
 
-void sl_ckw_clear(struct sl_ckw *w)
+void sl_uring_writer_clear(struct sl_uring_writer *w)
 {
 	w->sticky = 0;
 }
 
-void sl_ckw_inject(struct sl_ckw *w, int err, unsigned nth)
+void sl_uring_writer_inject(struct sl_uring_writer *w, int err, unsigned nth)
 {
 	w->inject_err = err;
 	w->inject_nth = nth ? nth : 1;
 }
 
-void sl_ckw_destroy(struct sl_ckw *w)
+void sl_uring_writer_destroy(struct sl_uring_writer *w)
 {
 	if (!w)
 		return;
-	sl_ckw_drain(w);
+	sl_uring_writer_drain(w);
 	io_uring_queue_exit(&w->ring);
 	free(w);
 }

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/op.h"
+#include "op.h"
 #include "dedup.h"
 
 enum { META = 0, ROW = 1 };

@@ -34,9 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/op.h"
+#include "op.h"
 #include "group_agg.h"
-#include "window/agg.h"
+#include "agg.h"
 
 enum { ST_ACC = 0, ST_CUR = 1, ST_MS = 2 };
 

@@ -23,13 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/snap.h"
-#include "core/hash.h"
+#include "snap.h"
+#include "hash.h"
 #include "process.h"
-#include "state/backend.h"
-#include "state/kvtab.h"
-#include "state/state.h"
-#include "time/timer.h"
+#include "backend.h"
+#include "kvtab.h"
+#include "state.h"
+#include "timer.h"
 
 struct proc {
 	const struct sl_process_fn *fn;
@@ -209,7 +209,7 @@ static void kg_range(const struct sl_ctx *ctx, uint32_t *lo, uint32_t *hi)
 static int snapshot_state(struct sl_ctx *ctx, uint64_t ckpt, sl_ts_t now,
 			  struct sl_snap_buf *out)
 {
-	struct sl_state_db *db = sl_shard_state_db(ctx->shard, ctx->def->id);
+	struct sl_rocks_db *db = sl_shard_state_db(ctx->shard, ctx->def->id);
 	uint32_t lo, hi;
 	char dir[4096];
 	int rc = db ? sl_shard_native_ckpt_dir(ctx->shard, ckpt, ctx->def->id, dir, sizeof dir)
@@ -218,11 +218,11 @@ static int snapshot_state(struct sl_ctx *ctx, uint64_t ckpt, sl_ts_t now,
 	if (rc == 0)
 		return sl_kstate_snapshot_begin(ctx->kstate, now, out);
 	if (rc > 0)
-		rc = sl_state_db_checkpoint(db, dir, NULL);
+		rc = sl_rocks_db_checkpoint(db, dir, NULL);
 	if (rc) {
 		fprintf(stderr, "sluice: checkpoint %llu: process '%s': native state checkpoint "
 				"failed: %s\n", (unsigned long long)ckpt, ctx->def->name,
-			sl_state_db_error(db)[0] ? sl_state_db_error(db) : strerror(-rc));
+			sl_rocks_db_error(db)[0] ? sl_rocks_db_error(db) : strerror(-rc));
 		if (!out->error)
 			out->error = rc;
 		return rc;

@@ -9,7 +9,7 @@
 #ifndef SL_OPS_PROCESS_H
 #define SL_OPS_PROCESS_H
 
-#include "core/op.h"
+#include "op.h"
 
 extern const struct sl_op_ops sl_process_ops;
 

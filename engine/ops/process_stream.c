@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "core/graph.h"
+#include "graph.h"
 #include "process.h"
 
 struct sl_stream *sl_stream_process(struct sl_stream *keyed, const char *name,

@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/op.h"
+#include "op.h"
 #include "temporal_join.h"
 
 enum { LEFT = 0, RIGHT = 1, META = 2 };

@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "core/graph.h"
+#include "graph.h"
 #include "plan_int.h"
 
 static const char *node_kind(const struct sl_stream *n)

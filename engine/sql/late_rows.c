@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/sql_options.h"
+#include "sql_options.h"
 #include "late_rows.h"
 #include "plan_int.h"
 

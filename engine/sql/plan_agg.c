@@ -18,7 +18,7 @@
 
 #include "calc.h"
 #include "late_rows.h"
-#include "ops/group_agg.h"
+#include "group_agg.h"
 #include "plan_int.h"
 
 struct agg_call {

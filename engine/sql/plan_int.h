@@ -16,7 +16,7 @@
 #include <sluice/connectors.h>
 #include <sluice/job.h>
 
-#include "core/op.h"
+#include "op.h"
 #include "ddl.h"
 #include "eval.h"
 #include "expr.h"

@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "calc.h"
-#include "connectors/sql_options.h"
-#include "ops/dedup.h"
-#include "ops/temporal_join.h"
+#include "sql_options.h"
+#include "dedup.h"
+#include "temporal_join.h"
 #include "plan_int.h"
 #include "window_assign.h"
 

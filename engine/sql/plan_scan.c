@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "calc.h"
-#include "connectors/sql_options.h"
+#include "sql_options.h"
 #include "plan_int.h"
 
 struct pl_rowtime {

@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "connectors/kafka_sink.h"
-#include "connectors/kafka_source.h"
-#include "connectors/sql_options.h"
+#include "kafka_sink.h"
+#include "kafka_source.h"
+#include "sql_options.h"
 #include "plan_int.h"
 
 int pl_fail(struct pl_ctx *c, uint32_t line, uint32_t col, const char *fmt, ...)

@@ -6,7 +6,7 @@
  * db opened and closed on its shard's thread. One db per instance rather than per shard
  * because each instance reaches a checkpoint's barrier at its own moment (stages of one shard
  * align separately): only a db holding nothing but that instance's state can be checkpointed
- * whole at its barrier (sl_state_db_checkpoint). Every db shares the env's block cache and
+ * whole at its barrier (sl_rocks_db_checkpoint). Every db shares the env's block cache and
  * write buffer manager, so the budget stays one. Operators make their state with
  * sl_kstate_create_in() and use it through state.h exactly as with the heap backend. With the
  * heap kind the env is trivial and every db is NULL, so the same calls work whatever the job
@@ -14,11 +14,11 @@
  *
  * Lifetime:
  *   sl_state_env_open                      (any thread, once)
- *     sl_state_db_open                     (shard thread; heap: *out = NULL)
- *       [sl_state_db_load ...]             (before any kstate is created on the db)
+ *     sl_rocks_db_open                     (shard thread; heap: *out = NULL)
+ *       [sl_rocks_db_load ...]             (before any kstate is created on the db)
  *       sl_kstate_create_in ... destroy    (shard thread)
- *       sl_state_db_flush / _checkpoint    (shard thread, at barriers)
- *     sl_state_db_close                    (shard thread, after its kstates are destroyed)
+ *       sl_rocks_db_flush / _checkpoint    (shard thread, at barriers)
+ *     sl_rocks_db_close                    (shard thread, after its kstates are destroyed)
  *   sl_state_env_close                     (after every db is closed)
  *
  * Errors: 0 or -errno; where a message helps, RocksDB's own text goes to err (errcap bytes).
@@ -46,7 +46,7 @@ struct sl_state_env_opts {
 #define SL_STATE_MEMORY_DEFAULT ((size_t)512 << 20)
 
 struct sl_state_env;
-struct sl_state_db;
+struct sl_rocks_db;
 
 /*
  * Opens the process-wide part of the backend. For RocksDB: a block cache of 3/4 of the
@@ -68,15 +68,15 @@ size_t sl_state_env_memory_used(const struct sl_state_env *env);
 
 /*
  * Opens the DB of operator instance (op_uid, shard) in env's dir (DIR/shard-N-opM, wiped
- * first: a working DB is never reused, checkpoints are restored with sl_state_db_load). Call
+ * first: a working DB is never reused, checkpoints are restored with sl_rocks_db_load). Call
  * on the shard's thread. Heap kind: returns 0 with *out = NULL. Returns 0 or -EINVAL / -EIO
  * with RocksDB's message.
  */
-int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid, struct sl_state_db **out,
+int sl_rocks_db_open(struct sl_state_env *env, int shard, uint32_t op_uid, struct sl_rocks_db **out,
 		     char *err, size_t errcap);
 /* Closes the DB (its kstates must be destroyed first) and removes its working files.
  * Accepts NULL. */
-void sl_state_db_close(struct sl_state_db *db);
+void sl_rocks_db_close(struct sl_rocks_db *db);
 
 /*
  * Returns keyed state for descs[0..n) as sl_kstate_create() does, kept in db (NULL: on the
@@ -85,11 +85,11 @@ void sl_state_db_close(struct sl_state_db *db);
  * descriptors (else -EINVAL); value pointers returned by the state.h calls are valid until the next
  * call on that kstate (operator.h's wording), and writes through them are kept.
  */
-struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
+struct sl_kstate *sl_kstate_create_in(struct sl_rocks_db *db, uint32_t op_uid,
 				      const struct sl_state_desc *descs, int n, uint32_t max_par,
 				      int *err);
 
-/* Which backend holds ks. A RocksDB kstate's checkpoint is its db's sl_state_db_checkpoint;
+/* Which backend holds ks. A RocksDB kstate's checkpoint is its db's sl_rocks_db_checkpoint;
  * sl_kstate_snapshot() (the logical format) is for savepoints and backend changes. */
 enum sl_state_backend_kind sl_kstate_backend(const struct sl_kstate *ks);
 
@@ -97,8 +97,8 @@ enum sl_state_backend_kind sl_kstate_backend(const struct sl_kstate *ks);
  * The keyed state section of a native checkpoint, in place of sl_kstate_snapshot's: only
  * ks's layout (descriptors, max parallelism), its entry count and the key groups [kg_lo,
  * kg_hi) the instance holds, since the entries are in its db's checkpoint directory
- * (sl_state_db_checkpoint). sl_kstate_restore of such a section into a RocksDB kstate checks
- * the layout (the entries were loaded with sl_state_db_load before the kstate was made) and,
+ * (sl_rocks_db_checkpoint). sl_kstate_restore of such a section into a RocksDB kstate checks
+ * the layout (the entries were loaded with sl_rocks_db_load before the kstate was made) and,
  * when the range is the restoring instance's own, takes the count instead of scanning the
  * db for it; into a heap kstate it is refused with -EPROTO. 0, -ENOMEM, or -EINVAL for a
  * heap ks.
@@ -110,17 +110,17 @@ int sl_kstate_snapshot_native(const struct sl_kstate *ks, uint32_t kg_lo, uint32
  * Barrier: writes every dirty cached entry of every kstate of db to RocksDB. 0 or -EIO (the
  * db is then in a sticky error state: every later flush/checkpoint fails the same way).
  */
-int sl_state_db_flush(struct sl_state_db *db);
+int sl_rocks_db_flush(struct sl_rocks_db *db);
 /*
  * Flushes, then makes a RocksDB checkpoint in `path` (must not exist): hard links of the
  * SST files, so files unchanged since the previous checkpoint are shared (incremental); the
  * memtables are flushed into new SSTs first (the WAL is off). Blocks the caller for the
- * flush and the links only. Lists the checkpoint's files (sl_state_db_checkpoint_files):
+ * flush and the links only. Lists the checkpoint's files (sl_rocks_db_checkpoint_files):
  * SSTs an earlier checkpoint of this db checksummed keep their CRC32C, the others are
- * checksummed by sl_state_db_checkpoint_crc. *bytes_new (may be NULL) gets the bytes of the
+ * checksummed by sl_rocks_db_checkpoint_crc. *bytes_new (may be NULL) gets the bytes of the
  * files still to checksum: those new since the previous checkpoint. 0 or -errno.
  */
-int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *bytes_new);
+int sl_rocks_db_checkpoint(struct sl_rocks_db *db, const char *path, uint64_t *bytes_new);
 
 /* One file of a db's last checkpoint, as a checkpoint manifest lists it. */
 struct sl_state_ckpt_file {
@@ -136,37 +136,37 @@ struct sl_state_ckpt_file {
  * 1 once every file has its checksum, 0 while some remain, or -errno (a file unreadable or
  * shorter than listed) with a message naming the file in err. NULL db: 1.
  */
-int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err, size_t errcap);
+int sl_rocks_db_checkpoint_crc(struct sl_rocks_db *db, size_t budget, char *err, size_t errcap);
 /* The last checkpoint's files, sorted by name: *n of them; valid until the next checkpoint
  * or close. Borrowed. */
-const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
+const struct sl_state_ckpt_file *sl_rocks_db_checkpoint_files(const struct sl_rocks_db *db,
 							      size_t *n);
 /*
- * After sl_state_db_load linked a checkpoint directory into a fresh db (its first load):
+ * After sl_rocks_db_load linked a checkpoint directory into a fresh db (its first load):
  * the CRC32C of that directory's SST files as its manifest recorded them (verified at
  * recovery), so the db's next checkpoint takes them from the cache instead of reading
  * every restored SST again. files[0..n) are copied; entries that are not SSTs are skipped.
  * Only for the directory of the first load: a later load copies entries into new SSTs,
  * whose names may be any other directory's. 0 or -ENOMEM.
  */
-int sl_state_db_seed_crc(struct sl_state_db *db, const struct sl_state_ckpt_file *files, size_t n);
-/* The directory of the last checkpoint sl_state_db_checkpoint made, or NULL. Borrowed. */
-const char *sl_state_db_checkpoint_dir(const struct sl_state_db *db);
+int sl_rocks_db_seed_crc(struct sl_rocks_db *db, const struct sl_state_ckpt_file *files, size_t n);
+/* The directory of the last checkpoint sl_rocks_db_checkpoint made, or NULL. Borrowed. */
+const char *sl_rocks_db_checkpoint_dir(const struct sl_rocks_db *db);
 /*
  * Restores the entries of key groups [kg_lo, kg_hi) from a directory written by
- * sl_state_db_checkpoint (once per old shard's directory when the shard count changed).
+ * sl_rocks_db_checkpoint (once per old shard's directory when the shard count changed).
  * Before any kstate is created on db. When the db is still empty and the range covers all
  * that the directory holds, the SST files are hard-linked in (ingested), not copied.
  * Returns 0 or -errno: -EINVAL for a directory that is not a readable DB (message in err).
  */
-int sl_state_db_load(struct sl_state_db *db, const char *path, uint32_t kg_lo, uint32_t kg_hi,
+int sl_rocks_db_load(struct sl_rocks_db *db, const char *path, uint32_t kg_lo, uint32_t kg_hi,
 		     char *err, size_t errcap);
 /* Writes the cache back and compacts the whole DB now (the TTL filter runs on every entry).
  * For tests and tools: RocksDB compacts by itself. 0 or -EIO. */
-int sl_state_db_compact(struct sl_state_db *db);
+int sl_rocks_db_compact(struct sl_rocks_db *db);
 /* Approximate bytes of live state in db (SST files + memtables + cached entries). */
-size_t sl_state_db_bytes(const struct sl_state_db *db);
+size_t sl_rocks_db_bytes(const struct sl_rocks_db *db);
 /* The last RocksDB error of db (a sticky one, or a checkpoint or load that failed), or "". */
-const char *sl_state_db_error(const struct sl_state_db *db);
+const char *sl_rocks_db_error(const struct sl_rocks_db *db);
 
 #endif

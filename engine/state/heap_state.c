@@ -32,9 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/snap.h"
-#include "core/hash.h"
-#include "core/key.h"
+#include "snap.h"
+#include "hash.h"
+#include "key.h"
 #include "kvtab.h"
 #include "state_int.h"
 

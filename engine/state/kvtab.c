@@ -38,8 +38,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "core/hash.h"
-#include "core/key.h"
+#include "hash.h"
+#include "key.h"
 #include "kvtab.h"
 
 #define SLAB_BITS 16 /* up to 64K-entry slabs: big enough for huge pages */

@@ -16,7 +16,7 @@
  * slack, and the process itself.
  *
  * WAL off: a checkpoint is the durability point; a crash restores the last one. Working DBs
- * are therefore wiped at open; state comes back only through sl_state_db_load.
+ * are therefore wiped at open; state comes back only through sl_rocks_db_load.
  *
  * Threads: the env is shared (RocksDB's cache and write buffer manager are thread-safe);
  * a db and its kstates belong to one shard thread. Background flushes and compactions run
@@ -38,8 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checkpoint/crc32c.h"
-#include "core/key.h"
+#include "crc32c.h"
+#include "key.h"
 #include "rocks_shim.h"
 #include "state_int.h"
 
@@ -250,7 +250,7 @@ int sl_state_env_open(const struct sl_state_env_opts *o, struct sl_state_env **o
 
 /* ---- one db per operator instance ---------------------------------------------------------- */
 
-int sl_rocks_fail(struct sl_state_db *db, const char *what, char *msg)
+int sl_rocks_fail(struct sl_rocks_db *db, const char *what, char *msg)
 {
 	if (!db->error) {
 		db->error = -EIO;
@@ -268,7 +268,7 @@ size_t sl_rocks_wb_bytes(rocksdb_writebatch_t *wb)
 	return n;
 }
 
-int sl_rocks_commit(struct sl_state_db *db)
+int sl_rocks_commit(struct sl_rocks_db *db)
 {
 	char *msg = NULL;
 
@@ -284,7 +284,7 @@ int sl_rocks_commit(struct sl_state_db *db)
 	return 0;
 }
 
-static void db_free(struct sl_state_db *db)
+static void db_free(struct sl_rocks_db *db)
 {
 	if (db->db)
 		rocksdb_close(db->db);
@@ -303,7 +303,7 @@ static void db_free(struct sl_state_db *db)
 	free(db);
 }
 
-static int db_reopen(struct sl_state_db *db, char *err, size_t errcap)
+static int db_reopen(struct sl_rocks_db *db, char *err, size_t errcap)
 {
 	char *msg = NULL;
 
@@ -316,10 +316,10 @@ static int db_reopen(struct sl_state_db *db, char *err, size_t errcap)
 	return 0;
 }
 
-int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid, struct sl_state_db **out,
+int sl_rocks_db_open(struct sl_state_env *env, int shard, uint32_t op_uid, struct sl_rocks_db **out,
 		     char *err, size_t errcap)
 {
-	struct sl_state_db *db;
+	struct sl_rocks_db *db;
 	int rc;
 
 	*out = NULL;
@@ -353,7 +353,7 @@ int sl_state_db_open(struct sl_state_env *env, int shard, uint32_t op_uid, struc
 	return 0;
 }
 
-void sl_state_db_close(struct sl_state_db *db)
+void sl_rocks_db_close(struct sl_rocks_db *db)
 {
 	char *path;
 
@@ -367,16 +367,16 @@ void sl_state_db_close(struct sl_state_db *db)
 	free(path);
 }
 
-int sl_state_db_flush(struct sl_state_db *db)
+int sl_rocks_db_flush(struct sl_rocks_db *db)
 {
 	if (!db)
 		return 0;
-	return sl_rks_writeback_all(db);
+	return sl_rocks_kstate_writeback_all(db);
 }
 
-int sl_state_db_compact(struct sl_state_db *db)
+int sl_rocks_db_compact(struct sl_rocks_db *db)
 {
-	int rc = sl_state_db_flush(db);
+	int rc = sl_rocks_db_flush(db);
 
 	if (rc || !db)
 		return rc;
@@ -384,12 +384,12 @@ int sl_state_db_compact(struct sl_state_db *db)
 	return 0;
 }
 
-const char *sl_state_db_error(const struct sl_state_db *db)
+const char *sl_rocks_db_error(const struct sl_rocks_db *db)
 {
 	return db ? db->msg : "";
 }
 
-size_t sl_state_db_bytes(const struct sl_state_db *db)
+size_t sl_rocks_db_bytes(const struct sl_rocks_db *db)
 {
 	uint64_t live = 0, mem = 0;
 	size_t b;
@@ -399,7 +399,7 @@ size_t sl_state_db_bytes(const struct sl_state_db *db)
 	rocksdb_property_int(db->db, "rocksdb.estimate-live-data-size", &live);
 	rocksdb_property_int(db->db, "rocksdb.cur-size-all-mem-tables", &mem);
 	b = (size_t)(live + mem);
-	b += sl_rks_cache_bytes_all(db);
+	b += sl_rocks_kstate_cache_bytes_all(db);
 	return b;
 }
 
@@ -420,7 +420,7 @@ static int cmp_file(const void *a, const void *b)
 
 /* The CRC32C of SST `name` if an earlier checkpoint of db checksummed it: SST files are
  * immutable and their names never reused, so a checksum stays true for the file's life. */
-static const struct sl_state_ckpt_file *known_sst(const struct sl_state_db *db, const char *name)
+static const struct sl_state_ckpt_file *known_sst(const struct sl_rocks_db *db, const char *name)
 {
 	struct sl_state_ckpt_file k;
 
@@ -433,11 +433,11 @@ static const struct sl_state_ckpt_file *known_sst(const struct sl_state_db *db, 
 /*
  * Lists the files of checkpoint directory `path` as the new db->ck: the SSTs an earlier
  * checkpoint checksummed keep their CRC32C, every other file (new SSTs; MANIFEST, OPTIONS,
- * CURRENT, which RocksDB writes anew each time) waits for sl_state_db_checkpoint_crc.
+ * CURRENT, which RocksDB writes anew each time) waits for sl_rocks_db_checkpoint_crc.
  * *bytes_new: the bytes of those other files, which is what an incremental upload of this
  * checkpoint would copy. 0 or -errno.
  */
-static int list_ckpt(struct sl_state_db *db, const char *path, uint64_t *bytes_new)
+static int list_ckpt(struct sl_rocks_db *db, const char *path, uint64_t *bytes_new)
 {
 	DIR *dir = opendir(path);
 	struct sl_state_ckpt_file *v = NULL;
@@ -506,7 +506,7 @@ static int list_ckpt(struct sl_state_db *db, const char *path, uint64_t *bytes_n
 	return 0;
 }
 
-int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *bytes_new)
+int sl_rocks_db_checkpoint(struct sl_rocks_db *db, const char *path, uint64_t *bytes_new)
 {
 	rocksdb_checkpoint_t *cp;
 	char *msg = NULL;
@@ -516,7 +516,7 @@ int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *b
 		*bytes_new = 0;
 	if (!db)
 		return -EINVAL;
-	rc = sl_state_db_flush(db);
+	rc = sl_rocks_db_flush(db);
 	if (rc)
 		return rc;
 	cp = rocksdb_checkpoint_object_create(db->db, &msg);
@@ -538,7 +538,7 @@ int sl_state_db_checkpoint(struct sl_state_db *db, const char *path, uint64_t *b
 #define CRC_SLICE ((size_t)1 << 20)
 
 /* Reads up to `budget` more bytes of file db->ck[db->ck_at] into its checksum. 0 or -errno. */
-static int crc_slice(struct sl_state_db *db, size_t budget, size_t *used)
+static int crc_slice(struct sl_rocks_db *db, size_t budget, size_t *used)
 {
 	struct sl_state_ckpt_file *f = &db->ck[db->ck_at];
 	char full[4096];
@@ -573,7 +573,7 @@ static int crc_slice(struct sl_state_db *db, size_t budget, size_t *used)
 	return rc;
 }
 
-int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err, size_t errcap)
+int sl_rocks_db_checkpoint_crc(struct sl_rocks_db *db, size_t budget, char *err, size_t errcap)
 {
 	size_t used = 0;
 
@@ -601,14 +601,14 @@ int sl_state_db_checkpoint_crc(struct sl_state_db *db, size_t budget, char *err,
 	return db->ck_at >= db->nck;
 }
 
-const struct sl_state_ckpt_file *sl_state_db_checkpoint_files(const struct sl_state_db *db,
+const struct sl_state_ckpt_file *sl_rocks_db_checkpoint_files(const struct sl_rocks_db *db,
 							      size_t *n)
 {
 	*n = db ? db->nck : 0;
 	return db ? db->ck : NULL;
 }
 
-int sl_state_db_seed_crc(struct sl_state_db *db, const struct sl_state_ckpt_file *files, size_t n)
+int sl_rocks_db_seed_crc(struct sl_rocks_db *db, const struct sl_state_ckpt_file *files, size_t n)
 {
 	struct sl_state_ckpt_file *v;
 	size_t k = 0;
@@ -634,7 +634,7 @@ int sl_state_db_seed_crc(struct sl_state_db *db, const struct sl_state_ckpt_file
 	return 0;
 }
 
-const char *sl_state_db_checkpoint_dir(const struct sl_state_db *db)
+const char *sl_rocks_db_checkpoint_dir(const struct sl_rocks_db *db)
 {
 	return db ? db->ck_dir : NULL;
 }
@@ -697,7 +697,7 @@ static int link_dir(const char *from, const char *to)
 
 /* Deletes what lies outside key groups [lo, hi): range tombstones, dropped by compaction.
  * The upper range ends at a run of 0xff longer than any key (RK_HDR + two SL_KEY_MAX). */
-static int keep_range(struct sl_state_db *db, uint32_t lo, uint32_t hi)
+static int keep_range(struct sl_rocks_db *db, uint32_t lo, uint32_t hi)
 {
 	static uint8_t top[RK_HDR + 2 * SL_KEY_MAX + 8];
 	uint8_t a[2] = { 0, 0 }, b[2] = { (uint8_t)(lo >> 8), (uint8_t)lo };
@@ -713,7 +713,7 @@ static int keep_range(struct sl_state_db *db, uint32_t lo, uint32_t hi)
 }
 
 /* Copies the entries of key groups [lo, hi) of DB dir `from` (opened read-only) into db. */
-static int copy_range(struct sl_state_db *db, const char *from, uint32_t lo, uint32_t hi, char *err,
+static int copy_range(struct sl_rocks_db *db, const char *from, uint32_t lo, uint32_t hi, char *err,
 		      size_t errcap)
 {
 	uint8_t start[2] = { (uint8_t)(lo >> 8), (uint8_t)lo };
@@ -762,7 +762,7 @@ static int copy_range(struct sl_state_db *db, const char *from, uint32_t lo, uin
 	return rc;
 }
 
-int sl_state_db_load(struct sl_state_db *db, const char *path, uint32_t kg_lo, uint32_t kg_hi,
+int sl_rocks_db_load(struct sl_rocks_db *db, const char *path, uint32_t kg_lo, uint32_t kg_hi,
 		     char *err, size_t errcap)
 {
 	struct stat st;

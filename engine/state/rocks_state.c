@@ -23,7 +23,7 @@
  * (F_ABSENT), so get-then-put of a new key reads RocksDB once.
  *
  * Entry flags and what write-back does with them (write-back = on eviction and at
- * sl_state_db_flush, into the db's write batch):
+ * sl_rocks_db_flush, into the db's write batch):
  *
  *                 F_ABSENT   F_INDB   F_DIRTY   write-back
  *   live, new        0          0        1       Put, then INDB, clean
@@ -49,7 +49,7 @@
  * env's compaction filter, which compares their expiry with the wall clock.
  *
  * entries: exact for what this kstate wrote, read and restored; entries a compaction filter
- * dropped are counted until a restart. State loaded by sl_state_db_load is counted by a
+ * dropped are counted until a restart. State loaded by sl_rocks_db_load is counted by a
  * scan of the db on the kstate's first use (count_pending), unless a native restore brings
  * the count its checkpoint recorded for exactly this key-group range (same shard count):
  * a scan of a gigabyte of state costs seconds of recovery.
@@ -60,8 +60,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "core/key.h"
+#include "hash.h"
+#include "key.h"
 #include "kvtab.h"
 #include "state_int.h"
 
@@ -103,7 +103,7 @@ struct rdesc {
 
 struct rocks_kstate {
 	struct sl_kstate hdr; /* backend SL_STATE_ROCKSDB: first, state.c casts */
-	struct sl_state_db *db;
+	struct sl_rocks_db *db;
 	struct rocks_kstate *next; /* db->kstates */
 	uint32_t op_uid;
 	uint32_t max_par;
@@ -207,7 +207,7 @@ static int refuse(struct rocks_kstate *ks, int rc, const char *fmt, ...)
 static void wb_entry(struct rocks_kstate *ks, const struct rdesc *d, struct chdr *h,
 		     const uint8_t *kb, uint32_t kl)
 {
-	struct sl_state_db *db = ks->db;
+	struct sl_rocks_db *db = ks->db;
 	uint64_t sum;
 
 	if (h->flags & F_ABSENT) {
@@ -262,7 +262,7 @@ static int maybe_commit(struct rocks_kstate *ks)
 	return sl_rocks_commit(ks->db);
 }
 
-int sl_rks_writeback(struct rocks_kstate *ks)
+int sl_rocks_kstate_writeback(struct rocks_kstate *ks)
 {
 	for (int i = 0; i < ks->n; i++) {
 		struct rdesc *d = &ks->d[i];
@@ -367,7 +367,7 @@ static void fill_loaded(const struct rdesc *d, struct chdr *h, const void *val)
  * on ENOMEM or a RocksDB error (sticky in the db). */
 static struct chdr *value_entry(struct rocks_kstate *ks, struct rdesc *d, const struct sl_kkey *k)
 {
-	struct sl_state_db *db = ks->db;
+	struct sl_rocks_db *db = ks->db;
 	rocksdb_pinnableslice_t *ps;
 	struct chdr *h;
 	char *msg = NULL;
@@ -421,7 +421,7 @@ static struct chdr *value_entry(struct rocks_kstate *ks, struct rdesc *d, const 
 /* Loads all map entries under prefix kb[0..kl) into r. 0 or -errno. */
 static int map_load(struct rocks_kstate *ks, const struct rdesc *d, struct mref *r, uint32_t kl)
 {
-	struct sl_state_db *db = ks->db;
+	struct sl_rocks_db *db = ks->db;
 	rocksdb_iterator_t *it = rocksdb_create_iterator(db->db, db->ro);
 	char *msg = NULL;
 	int rc = 0;
@@ -503,7 +503,7 @@ static struct mref *map_entry(struct rocks_kstate *ks, struct rdesc *d, const st
 
 /* ---- create / destroy --------------------------------------------------------------------- */
 
-void sl_rks_rebudget(struct sl_state_db *db)
+void sl_rocks_kstate_rebudget(struct sl_rocks_db *db)
 {
 	size_t each = db->env->kcache_db / (size_t)(db->nks ? db->nks : 1);
 
@@ -511,7 +511,7 @@ void sl_rks_rebudget(struct sl_state_db *db)
 		ks->budget = each;
 }
 
-void sl_rks_destroy(struct rocks_kstate *ks)
+void sl_rocks_kstate_destroy(struct rocks_kstate *ks)
 {
 	struct rocks_kstate **pp;
 
@@ -519,7 +519,7 @@ void sl_rks_destroy(struct rocks_kstate *ks)
 		return;
 	/* cached writes are kept: the db outlives its kstates until closed */
 	if (!ks->db->error)
-		sl_rks_writeback(ks);
+		sl_rocks_kstate_writeback(ks);
 	for (pp = &ks->db->kstates; *pp; pp = &(*pp)->next) {
 		if (*pp == ks) {
 			*pp = ks->next;
@@ -527,7 +527,7 @@ void sl_rks_destroy(struct rocks_kstate *ks)
 			break;
 		}
 	}
-	sl_rks_rebudget(ks->db);
+	sl_rocks_kstate_rebudget(ks->db);
 	for (int i = 0; i < ks->n; i++) {
 		struct rdesc *d = &ks->d[i];
 		struct sl_kvtab_iter it;
@@ -548,7 +548,7 @@ void sl_rks_destroy(struct rocks_kstate *ks)
 /* Counts the entries of ks in db (after a load). */
 static size_t count_stored(struct rocks_kstate *ks)
 {
-	struct sl_state_db *db = ks->db;
+	struct sl_rocks_db *db = ks->db;
 	rocksdb_iterator_t *it = rocksdb_create_iterator(db->db, db->ro_scan);
 	uint8_t pre[RK_PREFIX];
 	size_t n = 0;
@@ -571,7 +571,7 @@ static size_t count_stored(struct rocks_kstate *ks)
 	return n;
 }
 
-struct rocks_kstate *sl_rks_create(struct sl_state_db *db, uint32_t op_uid,
+struct rocks_kstate *sl_rocks_kstate_create(struct sl_rocks_db *db, uint32_t op_uid,
 				   const struct sl_state_desc *descs, int n, uint32_t max_par,
 				   int *err)
 {
@@ -623,14 +623,14 @@ struct rocks_kstate *sl_rks_create(struct sl_state_db *db, uint32_t op_uid,
 	db->kstates = ks;
 	db->nks++;
 	db->written = true;
-	sl_rks_rebudget(db);
+	sl_rocks_kstate_rebudget(db);
 	*err = 0;
 	return ks;
 }
 
 static void settle(struct rocks_kstate *ks);
 
-size_t sl_rks_entries(const struct rocks_kstate *ks)
+size_t sl_rocks_kstate_entries(const struct rocks_kstate *ks)
 {
 	/* const in the interface: counting changes no state */
 	if (__builtin_expect(ks->count_pending, 0))
@@ -638,14 +638,14 @@ size_t sl_rks_entries(const struct rocks_kstate *ks)
 	return ks->entries;
 }
 
-int sl_rks_writeback_all(struct sl_state_db *db)
+int sl_rocks_kstate_writeback_all(struct sl_rocks_db *db)
 {
 	for (struct rocks_kstate *ks = db->kstates; ks && !db->error; ks = ks->next)
-		sl_rks_writeback(ks);
+		sl_rocks_kstate_writeback(ks);
 	return db->error;
 }
 
-size_t sl_rks_cache_bytes_all(const struct sl_state_db *db)
+size_t sl_rocks_kstate_cache_bytes_all(const struct sl_rocks_db *db)
 {
 	size_t b = 0;
 
@@ -655,13 +655,13 @@ size_t sl_rks_cache_bytes_all(const struct sl_state_db *db)
 }
 
 /* The db's live bytes shared out by entries would be guesswork: this kstate's own figure
- * is its cache; sl_state_db_bytes() gives the db's whole. */
-size_t sl_rks_bytes(const struct rocks_kstate *ks)
+ * is its cache; sl_rocks_db_bytes() gives the db's whole. */
+size_t sl_rocks_kstate_bytes(const struct rocks_kstate *ks)
 {
 	return sizeof(*ks) + ks->cbytes;
 }
 
-bool sl_rks_has_ttl(const struct rocks_kstate *ks)
+bool sl_rocks_kstate_has_ttl(const struct rocks_kstate *ks)
 {
 	for (int i = 0; i < ks->n; i++)
 		if (ks->d[i].ttl)
@@ -669,7 +669,7 @@ bool sl_rks_has_ttl(const struct rocks_kstate *ks)
 	return false;
 }
 
-bool sl_rks_desc_ttl(const struct rocks_kstate *ks, int id)
+bool sl_rocks_kstate_desc_ttl(const struct rocks_kstate *ks, int id)
 {
 	return id >= 0 && id < ks->n && ks->d[id].ttl;
 }
@@ -699,7 +699,7 @@ static void kill(struct rocks_kstate *ks, struct chdr *h)
 	ks->entries--;
 }
 
-void *sl_rks_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
+void *sl_rocks_kstate_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_VALUE);
 	struct chdr *h;
@@ -717,7 +717,7 @@ void *sl_rks_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
 	return (uint8_t *)blk(h) + d->off;
 }
 
-void *sl_rks_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
+void *sl_rocks_kstate_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_VALUE);
 	struct chdr *h;
@@ -740,7 +740,7 @@ void *sl_rks_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
 	return (uint8_t *)blk(h) + d->off;
 }
 
-void sl_rks_value_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k)
+void sl_rocks_kstate_value_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_VALUE);
 	struct chdr *h;
@@ -768,7 +768,7 @@ static void map_kill(struct rocks_kstate *ks, const struct rdesc *d, struct mref
 	sl_kvtab_remove_value(r->m, h);
 }
 
-void *sl_rks_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+void *sl_rocks_kstate_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
 		     uint32_t mklen, sl_ts_t now)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_MAP);
@@ -787,7 +787,7 @@ void *sl_rks_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, c
 	return (uint8_t *)blk(h) + d->off;
 }
 
-void *sl_rks_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+void *sl_rocks_kstate_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
 		     uint32_t mklen, sl_ts_t now)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_MAP);
@@ -820,7 +820,7 @@ void *sl_rks_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, c
 	return (uint8_t *)blk(h) + d->off;
 }
 
-void sl_rks_map_remove(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+void sl_rocks_kstate_map_remove(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
 		       uint32_t mklen)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_MAP);
@@ -857,7 +857,7 @@ static bool walk_one(const struct sl_kv *kv, void *arg)
 	return w->fn(kv->key, kv->klen, (uint8_t *)blk(h) + w->d->off, w->arg);
 }
 
-void sl_rks_map_foreach(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+void sl_rocks_kstate_map_foreach(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
 			bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
 			void *arg, sl_ts_t now)
 {
@@ -884,7 +884,7 @@ static bool clear_one(const struct sl_kv *kv, void *arg)
 	return true;
 }
 
-void sl_rks_map_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k)
+void sl_rocks_kstate_map_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_MAP);
 	struct mref *r;
@@ -961,7 +961,7 @@ static void scan_flush(const struct rocks_kstate *ks)
 	struct rocks_kstate *w = (struct rocks_kstate *)ks;
 
 	if (!ks->db->error)
-		sl_rks_writeback(w);
+		sl_rocks_kstate_writeback(w);
 }
 
 static void put_block(struct sl_snap_buf *out, const void *p, size_t n)
@@ -1040,7 +1040,7 @@ static void put_layout(const struct rocks_kstate *ks, struct sl_snap_buf *out)
 	}
 }
 
-int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
+int sl_rocks_kstate_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
 {
 	size_t sec;
 	rocksdb_iterator_t *it;
@@ -1066,7 +1066,7 @@ int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_b
 	return out->error;
 }
 
-void sl_rks_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
+void sl_rocks_kstate_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
 		    void *arg)
 {
 	rocksdb_iterator_t *it;
@@ -1148,7 +1148,7 @@ static bool restore_one(const struct sl_kentry *e, void *arg)
  * bytes are in memory anyway); the cache is written back and emptied first so no cached
  * entry can shadow a restored one.
  */
-int sl_rks_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+int sl_rocks_kstate_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		   uint32_t kg_hi)
 {
 	struct sl_state_desc *descs = calloc((size_t)ks->n + 1, sizeof(*descs));
@@ -1173,7 +1173,7 @@ int sl_rks_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t k
 		refuse(ks, rc, "%s", sl_heap_error(tmp));
 		goto out;
 	}
-	rc = sl_rks_writeback(ks);
+	rc = sl_rocks_kstate_writeback(ks);
 	if (rc) {
 		refuse(ks, rc, "state backend failed: %s", ks->db->msg);
 		goto out;
@@ -1213,7 +1213,7 @@ out:
 	return rc;
 }
 
-const char *sl_rks_error(const struct rocks_kstate *ks)
+const char *sl_rocks_kstate_error(const struct rocks_kstate *ks)
 {
 	return ks->err;
 }
@@ -1224,20 +1224,20 @@ const char *sl_rks_error(const struct rocks_kstate *ks)
  * operator's snapshot file keeps only this section, the layout, so a restore into a job
  * whose state descriptors changed is refused as with the logical format.
  */
-int sl_rks_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+int sl_rocks_kstate_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
 			   struct sl_snap_buf *out)
 {
 	size_t sec = sl_snap_sec_begin(out, KN_MAGIC, KN_VERSION);
 
 	put_layout(ks, out);
-	sl_snap_put_u64(out, sl_rks_entries(ks));
+	sl_snap_put_u64(out, sl_rocks_kstate_entries(ks));
 	sl_snap_put_u32(out, kg_lo);
 	sl_snap_put_u32(out, kg_hi);
 	sl_snap_sec_end(out, sec);
 	return out->error;
 }
 
-int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+int sl_rocks_kstate_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 			  uint32_t kg_hi)
 {
 	struct sl_snap_reader b;
@@ -1276,7 +1276,7 @@ int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uin
 	}
 	if (sl_snap_get_u64(&b, &entries) || sl_snap_get_u32(&b, &olo) || sl_snap_get_u32(&b, &ohi))
 		return refuse(ks, -EINVAL, "native state section is corrupt");
-	/* the entries came with sl_state_db_load, before this kstate was made */
+	/* the entries came with sl_rocks_db_load, before this kstate was made */
 	if (!ks->db->loaded)
 		return refuse(ks, -EINVAL, "native state: its checkpoint directory was not loaded");
 	/* the old instance had exactly these key groups: its count is this one's */

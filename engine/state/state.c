@@ -23,13 +23,13 @@ struct sl_kstate *sl_kstate_create(const struct sl_state_desc *descs, int n, uin
 	return (struct sl_kstate *)sl_heap_create(descs, n, max_par, err);
 }
 
-struct sl_kstate *sl_kstate_create_in(struct sl_state_db *db, uint32_t op_uid,
+struct sl_kstate *sl_kstate_create_in(struct sl_rocks_db *db, uint32_t op_uid,
 				      const struct sl_state_desc *descs, int n, uint32_t max_par,
 				      int *err)
 {
 	if (!db)
 		return (struct sl_kstate *)sl_heap_create(descs, n, max_par, err);
-	return (struct sl_kstate *)sl_rks_create(db, op_uid, descs, n, max_par, err);
+	return (struct sl_kstate *)sl_rocks_kstate_create(db, op_uid, descs, n, max_par, err);
 }
 
 enum sl_state_backend_kind sl_kstate_backend(const struct sl_kstate *ks)
@@ -42,7 +42,7 @@ void sl_kstate_destroy(struct sl_kstate *ks)
 	if (!ks)
 		return;
 	if (IS_ROCKS(ks))
-		sl_rks_destroy(ROCKS(ks));
+		sl_rocks_kstate_destroy(ROCKS(ks));
 	else
 		sl_heap_destroy(HEAP(ks));
 }
@@ -50,47 +50,47 @@ void sl_kstate_destroy(struct sl_kstate *ks)
 size_t sl_kstate_entries(const struct sl_kstate *ks)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_entries(CROCKS(ks));
+		return sl_rocks_kstate_entries(CROCKS(ks));
 	return sl_heap_entries(CHEAP(ks));
 }
 
 size_t sl_kstate_bytes(const struct sl_kstate *ks)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_bytes(CROCKS(ks));
+		return sl_rocks_kstate_bytes(CROCKS(ks));
 	return sl_heap_bytes(CHEAP(ks));
 }
 
 bool sl_kstate_desc_ttl(const struct sl_kstate *ks, int id)
 {
-	return IS_ROCKS(ks) ? sl_rks_desc_ttl(CROCKS(ks), id) : sl_heap_desc_ttl(CHEAP(ks), id);
+	return IS_ROCKS(ks) ? sl_rocks_kstate_desc_ttl(CROCKS(ks), id) : sl_heap_desc_ttl(CHEAP(ks), id);
 }
 
 bool sl_kstate_has_ttl(const struct sl_kstate *ks)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_has_ttl(CROCKS(ks));
+		return sl_rocks_kstate_has_ttl(CROCKS(ks));
 	return sl_heap_has_ttl(CHEAP(ks));
 }
 
 void *sl_kstate_value_get(struct sl_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_value_get(ROCKS(ks), id, k, now);
+		return sl_rocks_kstate_value_get(ROCKS(ks), id, k, now);
 	return sl_heap_value_get(HEAP(ks), id, k, now);
 }
 
 void *sl_kstate_value_put(struct sl_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_value_put(ROCKS(ks), id, k, now);
+		return sl_rocks_kstate_value_put(ROCKS(ks), id, k, now);
 	return sl_heap_value_put(HEAP(ks), id, k, now);
 }
 
 void sl_kstate_value_clear(struct sl_kstate *ks, int id, const struct sl_kkey *k)
 {
 	if (IS_ROCKS(ks))
-		sl_rks_value_clear(ROCKS(ks), id, k);
+		sl_rocks_kstate_value_clear(ROCKS(ks), id, k);
 	else
 		sl_heap_value_clear(HEAP(ks), id, k);
 }
@@ -99,7 +99,7 @@ void *sl_kstate_map_get(struct sl_kstate *ks, int id, const struct sl_kkey *k, c
 			uint32_t mklen, sl_ts_t now)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_map_get(ROCKS(ks), id, k, mkey, mklen, now);
+		return sl_rocks_kstate_map_get(ROCKS(ks), id, k, mkey, mklen, now);
 	return sl_heap_map_get(HEAP(ks), id, k, mkey, mklen, now);
 }
 
@@ -107,7 +107,7 @@ void *sl_kstate_map_put(struct sl_kstate *ks, int id, const struct sl_kkey *k, c
 			uint32_t mklen, sl_ts_t now)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_map_put(ROCKS(ks), id, k, mkey, mklen, now);
+		return sl_rocks_kstate_map_put(ROCKS(ks), id, k, mkey, mklen, now);
 	return sl_heap_map_put(HEAP(ks), id, k, mkey, mklen, now);
 }
 
@@ -115,7 +115,7 @@ void sl_kstate_map_remove(struct sl_kstate *ks, int id, const struct sl_kkey *k,
 			  uint32_t mklen)
 {
 	if (IS_ROCKS(ks))
-		sl_rks_map_remove(ROCKS(ks), id, k, mkey, mklen);
+		sl_rocks_kstate_map_remove(ROCKS(ks), id, k, mkey, mklen);
 	else
 		sl_heap_map_remove(HEAP(ks), id, k, mkey, mklen);
 }
@@ -125,7 +125,7 @@ void sl_kstate_map_foreach(struct sl_kstate *ks, int id, const struct sl_kkey *k
 			   void *arg, sl_ts_t now)
 {
 	if (IS_ROCKS(ks))
-		sl_rks_map_foreach(ROCKS(ks), id, k, fn, arg, now);
+		sl_rocks_kstate_map_foreach(ROCKS(ks), id, k, fn, arg, now);
 	else
 		sl_heap_map_foreach(HEAP(ks), id, k, fn, arg, now);
 }
@@ -133,7 +133,7 @@ void sl_kstate_map_foreach(struct sl_kstate *ks, int id, const struct sl_kkey *k
 void sl_kstate_map_clear(struct sl_kstate *ks, int id, const struct sl_kkey *k)
 {
 	if (IS_ROCKS(ks))
-		sl_rks_map_clear(ROCKS(ks), id, k);
+		sl_rocks_kstate_map_clear(ROCKS(ks), id, k);
 	else
 		sl_heap_map_clear(HEAP(ks), id, k);
 }
@@ -141,14 +141,14 @@ void sl_kstate_map_clear(struct sl_kstate *ks, int id, const struct sl_kkey *k)
 int sl_kstate_snapshot(const struct sl_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_snapshot(CROCKS(ks), now, out);
+		return sl_rocks_kstate_snapshot(CROCKS(ks), now, out);
 	return sl_heap_snapshot(CHEAP(ks), now, out);
 }
 
 int sl_kstate_snapshot_begin(struct sl_kstate *ks, sl_ts_t now, struct sl_snap_buf *out)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_snapshot(CROCKS(ks), now, out);
+		return sl_rocks_kstate_snapshot(CROCKS(ks), now, out);
 	return sl_heap_snapshot_begin(HEAP(ks), now, out);
 }
 
@@ -169,7 +169,7 @@ int sl_kstate_snapshot_native(const struct sl_kstate *ks, uint32_t kg_lo, uint32
 {
 	if (!IS_ROCKS(ks))
 		return -EINVAL;
-	return sl_rks_snapshot_native(CROCKS(ks), kg_lo, kg_hi, out);
+	return sl_rocks_kstate_snapshot_native(CROCKS(ks), kg_lo, kg_hi, out);
 }
 
 /* The section under r is a native checkpoint's (peeked, r does not move). */
@@ -189,8 +189,8 @@ int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t k
 	bool native = native_section(r);
 
 	if (IS_ROCKS(ks))
-		return native ? sl_rks_restore_native(ROCKS(ks), r, kg_lo, kg_hi)
-			      : sl_rks_restore(ROCKS(ks), r, kg_lo, kg_hi);
+		return native ? sl_rocks_kstate_restore_native(ROCKS(ks), r, kg_lo, kg_hi)
+			      : sl_rocks_kstate_restore(ROCKS(ks), r, kg_lo, kg_hi);
 	if (native)
 		return sl_heap_refuse_native(HEAP(ks));
 	return sl_heap_restore(HEAP(ks), r, kg_lo, kg_hi);
@@ -199,7 +199,7 @@ int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t k
 const char *sl_kstate_error(const struct sl_kstate *ks)
 {
 	if (IS_ROCKS(ks))
-		return sl_rks_error(CROCKS(ks));
+		return sl_rocks_kstate_error(CROCKS(ks));
 	return sl_heap_error(CHEAP(ks));
 }
 
@@ -207,7 +207,7 @@ void sl_kstate_foreach(const struct sl_kstate *ks, bool (*fn)(const struct sl_ke
 		       void *arg)
 {
 	if (IS_ROCKS(ks))
-		sl_rks_foreach(CROCKS(ks), fn, arg);
+		sl_rocks_kstate_foreach(CROCKS(ks), fn, arg);
 	else
 		sl_heap_foreach(CHEAP(ks), fn, arg);
 }

@@ -10,7 +10,7 @@
 #define SL_STATE_STATE_INT_H
 
 #include "backend.h"
-#include "checkpoint/snap.h"
+#include "snap.h"
 #include "state.h"
 
 struct sl_kstate {
@@ -95,7 +95,7 @@ struct sl_state_env {
 	rocksdb_options_t *opts; /* copied by each db open */
 };
 
-struct sl_state_db {
+struct sl_rocks_db {
 	struct sl_state_env *env;
 	int shard;
 	uint32_t op_uid; /* the operator instance it holds (its path's name) */
@@ -108,67 +108,67 @@ struct sl_state_db {
 	struct rocks_kstate *kstates;	/* live kstates of this db (list through ->next) */
 	int nks;
 	bool written;  /* anything ever written: a load can no longer link */
-	bool loaded;   /* sl_state_db_load ran: kstates count their entries */
+	bool loaded;   /* sl_rocks_db_load ran: kstates count their entries */
 	int error;     /* sticky: first failed write or read, -EIO */
 	char msg[256]; /* its RocksDB message */
 	/* the last checkpoint's files, sorted by name; their SSTs' checksums are the cache the
 	 * next checkpoint takes unchanged SSTs' CRC32C from (computed once per file) */
 	struct sl_state_ckpt_file *ck;
 	size_t nck;
-	size_t ck_at;	  /* sl_state_db_checkpoint_crc: the file it is on */
+	size_t ck_at;	  /* sl_rocks_db_checkpoint_crc: the file it is on */
 	uint64_t ck_off;  /* ... and the bytes of it checksummed */
 	char *ck_dir;	  /* the last checkpoint's directory */
 	uint8_t *crc_buf; /* a 1 MiB read slice, allocated on first use */
 };
 
 /* Records a RocksDB failure (frees msg; first one wins) and returns -EIO. */
-int sl_rocks_fail(struct sl_state_db *db, const char *what, char *msg);
+int sl_rocks_fail(struct sl_rocks_db *db, const char *what, char *msg);
 /* Bytes queued in a write batch. */
 size_t sl_rocks_wb_bytes(rocksdb_writebatch_t *wb);
 /* Writes db->wb (if not empty) and clears it. 0 or the sticky error. */
-int sl_rocks_commit(struct sl_state_db *db);
+int sl_rocks_commit(struct sl_rocks_db *db);
 
 /* ---- rocks_state.c ---- */
 struct rocks_kstate;
 
-struct rocks_kstate *sl_rks_create(struct sl_state_db *db, uint32_t op_uid,
+struct rocks_kstate *sl_rocks_kstate_create(struct sl_rocks_db *db, uint32_t op_uid,
 				   const struct sl_state_desc *descs, int n, uint32_t max_par,
 				   int *err);
-void sl_rks_destroy(struct rocks_kstate *ks);
-size_t sl_rks_entries(const struct rocks_kstate *ks);
-size_t sl_rks_bytes(const struct rocks_kstate *ks);
-bool sl_rks_has_ttl(const struct rocks_kstate *ks);
-bool sl_rks_desc_ttl(const struct rocks_kstate *ks, int id);
-void *sl_rks_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
-void *sl_rks_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
-void sl_rks_value_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
-void *sl_rks_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+void sl_rocks_kstate_destroy(struct rocks_kstate *ks);
+size_t sl_rocks_kstate_entries(const struct rocks_kstate *ks);
+size_t sl_rocks_kstate_bytes(const struct rocks_kstate *ks);
+bool sl_rocks_kstate_has_ttl(const struct rocks_kstate *ks);
+bool sl_rocks_kstate_desc_ttl(const struct rocks_kstate *ks, int id);
+void *sl_rocks_kstate_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
+void *sl_rocks_kstate_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
+void sl_rocks_kstate_value_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
+void *sl_rocks_kstate_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
 		     uint32_t mklen, sl_ts_t now);
-void *sl_rks_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+void *sl_rocks_kstate_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
 		     uint32_t mklen, sl_ts_t now);
-void sl_rks_map_remove(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+void sl_rocks_kstate_map_remove(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
 		       uint32_t mklen);
-void sl_rks_map_foreach(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+void sl_rocks_kstate_map_foreach(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
 			bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
 			void *arg, sl_ts_t now);
-void sl_rks_map_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
-int sl_rks_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
-int sl_rks_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+void sl_rocks_kstate_map_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
+int sl_rocks_kstate_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
+int sl_rocks_kstate_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		   uint32_t kg_hi);
-int sl_rks_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
+int sl_rocks_kstate_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
 			   struct sl_snap_buf *out);
-int sl_rks_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
+int sl_rocks_kstate_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 			  uint32_t kg_hi);
-const char *sl_rks_error(const struct rocks_kstate *ks);
-void sl_rks_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
+const char *sl_rocks_kstate_error(const struct rocks_kstate *ks);
+void sl_rocks_kstate_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
 		    void *arg);
 /* Writes every dirty cached entry of ks into db->wb (then committed). 0 or -errno. */
-int sl_rks_writeback(struct rocks_kstate *ks);
+int sl_rocks_kstate_writeback(struct rocks_kstate *ks);
 /* Shares db's entry cache budget out between its kstates again. */
-void sl_rks_rebudget(struct sl_state_db *db);
+void sl_rocks_kstate_rebudget(struct sl_rocks_db *db);
 /* Every kstate of db written back (the barrier), and their cache bytes together. */
-int sl_rks_writeback_all(struct sl_state_db *db);
-size_t sl_rks_cache_bytes_all(const struct sl_state_db *db);
+int sl_rocks_kstate_writeback_all(struct sl_rocks_db *db);
+size_t sl_rocks_kstate_cache_bytes_all(const struct sl_rocks_db *db);
 /* The prefix byte of a RocksDB key marking a descriptor with TTL: its value then begins with
  * the expiry (sl_ts_t, native byte order), which the compaction filter reads. */
 #define RK_TTL_BIT 0x80u

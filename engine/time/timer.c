@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/snap.h"
-#include "core/hash.h"
-#include "state/kvtab.h"
+#include "snap.h"
+#include "hash.h"
+#include "kvtab.h"
 #include "timer.h"
 
 struct tval {

@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sql/ddl.h"
-#include "sql/expr.h"
-#include "sql/planner.h"
-#include "sql/query.h"
+#include "ddl.h"
+#include "expr.h"
+#include "planner.h"
+#include "query.h"
 
 static char err[512];
 static unsigned long n_parsed, n_trees, n_multiline, n_planned;

@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/snap.h"
-#include "state/kvtab.h"
-#include "time/timer.h"
+#include "snap.h"
+#include "kvtab.h"
+#include "timer.h"
 #include "window_int.h"
 
 struct sess {
@@ -46,7 +46,9 @@ struct sdir {
 	struct sess *head;
 };
 
-int session_open(struct win *w, uint32_t max_par)
+static void session_close(struct win *w);
+
+static int session_open(struct win *w, uint32_t max_par)
 {
 	w->hdr = sizeof(struct sess);
 	w->tab = sl_kvtab_create(w->hdr + w->cfg->acc_size, max_par);
@@ -63,11 +65,11 @@ static bool destroy_one(const struct sl_kv *kv, void *arg)
 {
 	struct win *w = arg;
 
-	win_acc_destroy(w, accs_of(w, kv->value));
+	sl_win_acc_destroy(w, accs_of(w, kv->value));
 	return true;
 }
 
-void session_close(struct win *w)
+static void session_close(struct win *w)
 {
 	if (w->tab && w->cfg->has_dyn)
 		sl_kvtab_foreach(w->tab, destroy_one, w);
@@ -87,14 +89,14 @@ static sl_ts_t cleanup_at(const struct win *w, const struct sess *s)
 static void arm(struct win *w, struct sl_ctx *ctx, sl_ts_t at)
 {
 	if (sl_timers_add(w->timers, at, ctx->hash, ctx->key, ctx->klen, 0) < 0)
-		win_fail(ctx, -ENOMEM, "out of memory for session timers");
+		sl_win_fail(ctx, -ENOMEM, "out of memory for session timers");
 }
 
 /* Emits a session that is already due (a late record within lateness) and arms its
  * cleanup. */
 static void fire_now(struct win *w, struct sl_ctx *ctx, struct sess *s)
 {
-	win_emit(w, ctx, s->start, s->end, accs_of(w, s), SL_ROW_INSERT);
+	sl_win_emit(w, ctx, s->start, s->end, accs_of(w, s), SL_ROW_INSERT);
 	s->fired = 1;
 	arm(w, ctx, cleanup_at(w, s));
 }
@@ -112,7 +114,7 @@ static struct sess *session_new(struct win *w, struct sl_ctx *ctx, struct sess *
 	s->end = end;
 	s->seq = w->seq - 1;
 	s->fired = 0;
-	win_acc_init(w, accs_of(w, s));
+	sl_win_acc_init(w, accs_of(w, s));
 	s->next = *link;
 	*link = s;
 	ctx->m.state_entries++;
@@ -125,7 +127,7 @@ static bool session_drop(struct win *w, struct sl_ctx *ctx, struct sdir *d, stru
 			 struct sess *s)
 {
 	*link = s->next;
-	win_acc_destroy(w, accs_of(w, s));
+	sl_win_acc_destroy(w, accs_of(w, s));
 	sl_kvtab_remove_value(w->tab, s);
 	ctx->m.state_entries--;
 	if (d->head)
@@ -144,10 +146,10 @@ static struct sess *merge_run(struct win *w, struct sl_ctx *ctx, struct sdir *d,
 
 	for (int i = 0; i < k; i++, s = s->next)
 		if (s->fired)
-			win_emit(w, ctx, s->start, s->end, accs_of(w, s), SL_ROW_DELETE);
+			sl_win_emit(w, ctx, s->start, s->end, accs_of(w, s), SL_ROW_DELETE);
 	for (int i = 1; i < k; i++) {
 		s = first->next;
-		win_acc_merge(w, accs_of(w, first), accs_of(w, s));
+		sl_win_acc_merge(w, accs_of(w, first), accs_of(w, s));
 		session_drop(w, ctx, d, &first->next, s);
 	}
 	first->start = lo;
@@ -159,7 +161,7 @@ static struct sess *merge_run(struct win *w, struct sl_ctx *ctx, struct sdir *d,
 	return first;
 }
 
-void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+static void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 {
 	struct win *w = ctx->self;
 	sl_ts_t wm = ctx->watermark;
@@ -171,7 +173,7 @@ void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 
 	d = sl_kvtab_put(w->dir, ctx->hash, ctx->key, ctx->klen, 0, &created);
 	if (!d) {
-		win_fail(ctx, -ENOMEM, "out of memory for session state");
+		sl_win_fail(ctx, -ENOMEM, "out of memory for session state");
 		return;
 	}
 	/* skip the sessions ending before lo, then take the run touching [lo, hi] */
@@ -186,7 +188,7 @@ void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 	if (ts_add_sat(hi - 1, w->cfg->lateness) <= wm) {
 		if (created)
 			sl_kvtab_remove_value(w->dir, d);
-		win_late(w, ctx, ts, row);
+		sl_win_late(w, ctx, ts, row);
 		return;
 	}
 	first = *link;
@@ -195,10 +197,10 @@ void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 		if (!s) {
 			if (!d->head)
 				sl_kvtab_remove_value(w->dir, d);
-			win_fail(ctx, -ENOMEM, "out of memory for session state");
+			sl_win_fail(ctx, -ENOMEM, "out of memory for session state");
 			return;
 		}
-		win_acc_add(w, accs_of(w, s), row);
+		sl_win_acc_add(w, accs_of(w, s), row);
 		if (hi - 1 <= wm)
 			fire_now(w, ctx, s);
 		else
@@ -208,17 +210,17 @@ void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 	if (k == 1 && lo == first->start && hi == first->end) {
 		/* inside one session: bounds unchanged */
 		if (!first->fired) {
-			win_acc_add(w, accs_of(w, first), row);
+			sl_win_acc_add(w, accs_of(w, first), row);
 			return;
 		}
-		win_acc_copy(w, w->save, accs_of(w, first));
-		win_acc_add(w, accs_of(w, first), row);
-		win_emit_update(w, ctx, first->start, first->end, w->save, accs_of(w, first));
-		win_acc_destroy(w, w->save);
+		sl_win_acc_copy(w, w->save, accs_of(w, first));
+		sl_win_acc_add(w, accs_of(w, first), row);
+		sl_win_emit_update(w, ctx, first->start, first->end, w->save, accs_of(w, first));
+		sl_win_acc_destroy(w, w->save);
 		return;
 	}
 	s = merge_run(w, ctx, d, link, k, lo, hi);
-	win_acc_add(w, accs_of(w, s), row);
+	sl_win_acc_add(w, accs_of(w, s), row);
 	if (hi - 1 <= wm)
 		fire_now(w, ctx, s);
 }
@@ -244,7 +246,7 @@ static void on_timer(struct win *w, struct sl_ctx *ctx, sl_ts_t at)
 		if (!s)
 			break;
 		if (!s->fired) {
-			win_emit(w, ctx, s->start, s->end, accs_of(w, s), SL_ROW_INSERT);
+			sl_win_emit(w, ctx, s->start, s->end, accs_of(w, s), SL_ROW_INSERT);
 			s->fired = 1;
 			if (cleanup_at(w, s) > at) {
 				arm(w, ctx, cleanup_at(w, s));
@@ -259,7 +261,7 @@ static void on_timer(struct win *w, struct sl_ctx *ctx, sl_ts_t at)
 		arm(w, ctx, s->fired ? cleanup_at(w, s) : s->end - 1);
 }
 
-void session_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
+static void session_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 {
 	struct win *w = ctx->self;
 	struct sl_timer t;
@@ -288,20 +290,20 @@ static bool snap_key(const struct sl_kv *kv, void *arg)
 
 	for (const struct sess *s = d->head; s; s = s->next)
 		n++;
-	snap_put_key(sw->out, kv->kg, kv->key, kv->klen);
+	sl_win_snap_put_key(sw->out, kv->kg, kv->key, kv->klen);
 	sl_snap_put_u32(sw->out, n);
 	for (const struct sess *s = d->head; s; s = s->next) {
 		uint64_t h[4] = { (uint64_t)s->start, (uint64_t)s->end, s->seq, s->fired };
 
 		sl_snap_put(sw->out, h, sizeof h);
-		win_acc_serialize(sw->w, accs_of(sw->w, (void *)s), sw->out);
+		sl_win_acc_serialize(sw->w, accs_of(sw->w, (void *)s), sw->out);
 	}
 	sw->nkeys++;
 	return !sw->out->error;
 }
 
 /* O(keys + sessions): the key count, then each key's sessions in list order. */
-int session_snapshot(struct win *w, struct sl_snap_buf *out)
+static int session_snapshot(struct win *w, struct sl_snap_buf *out)
 {
 	struct snap_walk sw = { .w = w, .out = out };
 	size_t at = out->len;
@@ -347,21 +349,21 @@ static int restore_key(struct win *w, struct sl_snap_reader *r, bool keep, uint6
 		start = (sl_ts_t)h[0];
 		end = (sl_ts_t)h[1];
 		/* sorted, non-touching sessions of sane bounds and a usable id */
-		if (!snap_ts_ok(start) || !snap_ts_ok(end) || start >= end ||
+		if (!sl_win_snap_ts_ok(start) || !sl_win_snap_ts_ok(end) || start >= end ||
 		    (i && start <= prev_end) || h[2] >= (1ull << 62) || h[3] > 1) {
 			rc = -EINVAL;
 			break;
 		}
 		prev_end = end;
-		if ((rc = win_acc_deserialize(w, w->tmp, r)))
+		if ((rc = sl_win_acc_deserialize(w, w->tmp, r)))
 			break;
 		if (!keep) {
-			win_acc_destroy(w, w->tmp);
+			sl_win_acc_destroy(w, w->tmp);
 			continue;
 		}
 		s = sl_kvtab_put(w->tab, hash, key, klen, h[2], &created);
 		if (!s || !created) {
-			win_acc_destroy(w, w->tmp);
+			sl_win_acc_destroy(w, w->tmp);
 			rc = s ? -EINVAL : -ENOMEM;
 			break;
 		}
@@ -387,7 +389,7 @@ static int restore_key(struct win *w, struct sl_snap_reader *r, bool keep, uint6
 	return rc;
 }
 
-int session_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi)
+static int session_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi)
 {
 	uint64_t nkeys;
 
@@ -400,9 +402,18 @@ int session_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uin
 		uint64_t hash;
 		int rc;
 
-		rc = snap_get_key(w, r, &kg, &key, &klen, &hash);
+		rc = sl_win_snap_get_key(w, r, &kg, &key, &klen, &hash);
 		if (rc || (rc = restore_key(w, r, kg >= kg_lo && kg < kg_hi, hash, key, klen)))
 			return rc;
 	}
 	return 0;
 }
+
+const struct sl_win_kind_ops sl_win_sessions = {
+	.open = session_open,
+	.close = session_close,
+	.process = session_process,
+	.on_watermark = session_on_watermark,
+	.snapshot = session_snapshot,
+	.restore = session_restore,
+};

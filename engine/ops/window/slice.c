@@ -44,8 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/snap.h"
-#include "state/kvtab.h"
+#include "snap.h"
+#include "kvtab.h"
 #include "window_int.h"
 
 /* How many entries ahead firing and cleanup prefetch: enough misses in flight to cover
@@ -84,7 +84,7 @@ static inline sl_ts_t last_end(const struct sl_window_cfg *c, sl_ts_t s)
 	return x - floor_mod(x - c->spec.offset_ms, c->slide);
 }
 
-void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage)
+static void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage)
 {
 	if (stage == 0)
 		sl_kvtab_prefetch(w->tab, hash);
@@ -92,7 +92,7 @@ void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage)
 		sl_kvtab_prefetch_entry(w->tab, hash, (uint64_t)slice_end_of(w->cfg, ts));
 }
 
-int slice_open(struct win *w, uint32_t max_par)
+static int slice_open(struct win *w, uint32_t max_par)
 {
 	w->hdr = 0; /* the accumulators are the whole value (at least 8 bytes: no aggregates) */
 	w->tab = sl_kvtab_create(w->cfg->acc_size ? w->cfg->acc_size : 8, max_par);
@@ -102,12 +102,12 @@ int slice_open(struct win *w, uint32_t max_par)
 	return 0;
 }
 
-void slice_close(struct win *w)
+static void slice_close(struct win *w)
 {
 	for (uint32_t i = 0; i < w->nbkt; i++) {
 		/* every live entry is in exactly one bucket: free what its accumulators own */
 		for (uint32_t j = 0; w->cfg->has_dyn && j < w->bkt[i].nrun; j++)
-			win_acc_destroy(w, accs_of(w, w->bkt[i].run[j].v));
+			sl_win_acc_destroy(w, accs_of(w, w->bkt[i].run[j].v));
 		free(w->bkt[i].run);
 	}
 	sl_kvtab_destroy(w->tab);
@@ -203,10 +203,10 @@ static const void *window_acc(struct win *w, struct sl_ctx *ctx, sl_ts_t e, sl_t
 			continue;
 		}
 		if (n == 2) {
-			win_acc_init(w, dst);
-			win_acc_merge(w, dst, first);
+			sl_win_acc_init(w, dst);
+			sl_win_acc_merge(w, dst, first);
 		}
-		win_acc_merge(w, dst, a);
+		sl_win_acc_merge(w, dst, a);
 	}
 	return n > 1 ? dst : first;
 }
@@ -218,8 +218,8 @@ static void merge_slice2(struct win *w, struct sl_ctx *ctx, sl_ts_t t, void *a, 
 
 	if (!v)
 		return;
-	win_acc_merge(w, a, accs_of(w, v));
-	win_acc_merge(w, b, accs_of(w, v));
+	sl_win_acc_merge(w, a, accs_of(w, v));
+	sl_win_acc_merge(w, b, accs_of(w, v));
 	(*n)++;
 }
 
@@ -235,30 +235,30 @@ static void refire_cum(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, 
 	sl_ts_t wm = ctx->watermark, p = win_start(c, s), hi = p + c->spec.size_ms;
 	int n_old = 0; /* slices the key had in the window before this record */
 
-	win_acc_copy(w, w->save, acc);
-	win_acc_add(w, acc, row);
-	win_acc_init(w, w->tmp);
-	win_acc_init(w, w->tmp2);
+	sl_win_acc_copy(w, w->save, acc);
+	sl_win_acc_add(w, acc, row);
+	sl_win_acc_init(w, w->tmp);
+	sl_win_acc_init(w, w->tmp2);
 	for (sl_ts_t t = p + c->slice; t < s; t += c->slice)
 		merge_slice2(w, ctx, t, w->tmp, w->tmp2, &n_old);
 	if (!created) {
-		win_acc_merge(w, w->tmp, w->save);
+		sl_win_acc_merge(w, w->tmp, w->save);
 		n_old++;
 	}
-	win_acc_merge(w, w->tmp2, acc);
+	sl_win_acc_merge(w, w->tmp2, acc);
 	for (sl_ts_t e = s; e <= hi && e - 1 <= wm; e += c->slide) {
 		if (e != s)
 			merge_slice2(w, ctx, e, w->tmp, w->tmp2, &n_old);
 		if (ts_add_sat(e - 1, c->lateness) <= wm)
 			continue; /* beyond lateness: not re-emitted */
 		if (n_old)
-			win_emit_update(w, ctx, p, e, w->tmp, w->tmp2);
+			sl_win_emit_update(w, ctx, p, e, w->tmp, w->tmp2);
 		else
-			win_emit(w, ctx, p, e, w->tmp2, SL_ROW_INSERT);
+			sl_win_emit(w, ctx, p, e, w->tmp2, SL_ROW_INSERT);
 	}
-	win_acc_destroy(w, w->tmp);
-	win_acc_destroy(w, w->tmp2);
-	win_acc_destroy(w, w->save);
+	sl_win_acc_destroy(w, w->tmp);
+	sl_win_acc_destroy(w, w->tmp2);
+	sl_win_acc_destroy(w, w->save);
 }
 
 /*
@@ -276,8 +276,8 @@ static void refire(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, bool
 		refire_cum(w, ctx, s, acc, created, row);
 		return;
 	}
-	win_acc_copy(w, w->save, acc);
-	win_acc_add(w, acc, row);
+	sl_win_acc_copy(w, w->save, acc);
+	sl_win_acc_add(w, acc, row);
 	for (sl_ts_t e = first_end(c, s); e <= hi && e - 1 <= wm; e += c->slide) {
 		const void *old, *new;
 
@@ -286,16 +286,16 @@ static void refire(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, bool
 		old = window_acc(w, ctx, e, s, created ? NULL : w->save, w->tmp);
 		new = window_acc(w, ctx, e, s, acc, w->tmp2);
 		if (old)
-			win_emit_update(w, ctx, e - c->spec.size_ms, e, old, new);
+			sl_win_emit_update(w, ctx, e - c->spec.size_ms, e, old, new);
 		else
-			win_emit(w, ctx, e - c->spec.size_ms, e, new, SL_ROW_INSERT);
+			sl_win_emit(w, ctx, e - c->spec.size_ms, e, new, SL_ROW_INSERT);
 		/* merged scratch blocks (hop windows) own copies: free them */
 		if (old == w->tmp)
-			win_acc_destroy(w, w->tmp);
+			sl_win_acc_destroy(w, w->tmp);
 		if (new == w->tmp2)
-			win_acc_destroy(w, w->tmp2);
+			sl_win_acc_destroy(w, w->tmp2);
 	}
-	win_acc_destroy(w, w->save);
+	sl_win_acc_destroy(w, w->save);
 }
 
 /* Slow part of slice_process: the slice of ts and its window bounds (three divisions). */
@@ -311,7 +311,7 @@ static void locate(struct win *w, sl_ts_t ts)
 }
 
 /* Hot path: one kvtab lookup and the aggregates' add per in-order record. */
-void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+static void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 {
 	struct win *w = ctx->self;
 	sl_ts_t wm = ctx->watermark;
@@ -321,30 +321,30 @@ void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 	if (__builtin_expect(ts < w->c_lo || ts >= w->c_hi, 0))
 		locate(w, ts);
 	if (__builtin_expect(w->c_drop <= wm, 0)) {
-		win_late(w, ctx, ts, row);
+		sl_win_late(w, ctx, ts, row);
 		return;
 	}
 	v = sl_kvtab_put(w->tab, ctx->hash, ctx->key, ctx->klen, (uint64_t)w->c_hi, &created);
 	if (__builtin_expect(!v, 0)) {
-		win_fail(ctx, -ENOMEM, "out of memory for window state");
+		sl_win_fail(ctx, -ENOMEM, "out of memory for window state");
 		return;
 	}
 	acc = accs_of(w, v);
 	if (created) {
 		if (entry_link(w, v, ctx->hash, w->c_hi)) {
 			sl_kvtab_remove_value(w->tab, v);
-			win_fail(ctx, -ENOMEM, "out of memory for window fire lists");
+			sl_win_fail(ctx, -ENOMEM, "out of memory for window fire lists");
 			return;
 		}
 		if (w->cfg->has_init)
-			win_acc_init(w, acc);
+			sl_win_acc_init(w, acc);
 		ctx->m.state_entries++;
 	}
 	if (__builtin_expect(w->c_fire <= wm, 0)) {
 		refire(w, ctx, w->c_hi, acc, created, row);
 		return;
 	}
-	win_acc_add(w, acc, row);
+	sl_win_acc_add(w, acc, row);
 }
 
 /* Orders entries by key hash, then key bytes (equal hashes of different keys are rare). */
@@ -472,7 +472,7 @@ static void emit_key(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t e
 	ctx->key = kv.key;
 	ctx->klen = kv.klen;
 	ctx->hash = kv.hash;
-	win_emit(w, ctx, start, e, acc, SL_ROW_INSERT);
+	sl_win_emit(w, ctx, start, e, acc, SL_ROW_INSERT);
 }
 
 static int grp_qcmp(const void *pa, const void *pb, void *tab)
@@ -499,15 +499,15 @@ static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t
 
 		for (j = i + 1; j < n && ref_cmp(w->tab, g[i].p, g[j].p) == 0; j++) {
 			if (j == i + 1) {
-				win_acc_init(w, w->tmp);
-				win_acc_merge(w, w->tmp, acc);
+				sl_win_acc_init(w, w->tmp);
+				sl_win_acc_merge(w, w->tmp, acc);
 				acc = w->tmp;
 			}
-			win_acc_merge(w, w->tmp, accs_of(w, g[j].p->v));
+			sl_win_acc_merge(w, w->tmp, accs_of(w, g[j].p->v));
 		}
 		emit_key(w, ctx, start, e, g[i].p, acc);
 		if (acc == w->tmp)
-			win_acc_destroy(w, w->tmp);
+			sl_win_acc_destroy(w, w->tmp);
 	}
 }
 
@@ -577,7 +577,7 @@ static void fire_window(struct win *w, struct sl_ctx *ctx, sl_ts_t e)
 	return;
 
 out_nomem:
-	win_fail(ctx, -ENOMEM, "out of memory firing a window");
+	sl_win_fail(ctx, -ENOMEM, "out of memory firing a window");
 }
 
 /* The earliest window after fired_upto that holds data, or SL_TS_MAX when none. */
@@ -613,7 +613,7 @@ static void cleanup(struct win *w, struct sl_ctx *ctx, sl_ts_t wm)
 				__builtin_prefetch(b->run[i + PREFETCH].v);
 				sl_kvtab_prefetch(w->tab, b->run[i + PREFETCH].hash);
 			}
-			win_acc_destroy(w, accs_of(w, b->run[i].v));
+			sl_win_acc_destroy(w, accs_of(w, b->run[i].v));
 			sl_kvtab_remove_value(w->tab, b->run[i].v);
 		}
 		free(b->run);
@@ -625,7 +625,7 @@ static void cleanup(struct win *w, struct sl_ctx *ctx, sl_ts_t wm)
 	ctx->m.state_entries = sl_kvtab_count(w->tab);
 }
 
-void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
+static void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 {
 	struct win *w = ctx->self;
 	const struct sl_window_cfg *c = w->cfg;
@@ -651,7 +651,7 @@ void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 
 /* One pass over the fire lists: O(entries), a random read of each entry (prefetched ahead as
  * cleanup does) and a copy of its key and block. */
-int slice_snapshot(struct win *w, struct sl_snap_buf *out)
+static int slice_snapshot(struct win *w, struct sl_snap_buf *out)
 {
 	sl_snap_put_u32(out, w->nbkt);
 	for (uint32_t i = 0; i < w->nbkt; i++) {
@@ -665,8 +665,8 @@ int slice_snapshot(struct win *w, struct sl_snap_buf *out)
 			if (j + PREFETCH < b->nrun)
 				__builtin_prefetch(b->run[j + PREFETCH].v);
 			sl_kvtab_entry(w->tab, b->run[j].v, &kv);
-			snap_put_key(out, kv.kg, kv.key, kv.klen);
-			if (win_acc_serialize(w, accs_of(w, b->run[j].v), out))
+			sl_win_snap_put_key(out, kv.kg, kv.key, kv.klen);
+			if (sl_win_acc_serialize(w, accs_of(w, b->run[j].v), out))
 				return out->error;
 		}
 	}
@@ -693,7 +693,7 @@ static int restore_entry(struct win *w, uint64_t hash, const uint8_t *key, uint3
 	return 0;
 }
 
-int slice_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi)
+static int slice_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi)
 {
 	const struct sl_window_cfg *c = w->cfg;
 	uint32_t nbkt;
@@ -707,7 +707,7 @@ int slice_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint3
 		sl_snap_get_u64(r, &s_end);
 		if (sl_snap_get_u32(r, &n))
 			return r->error;
-		if (!snap_ts_ok((sl_ts_t)s_end) ||
+		if (!sl_win_snap_ts_ok((sl_ts_t)s_end) ||
 		    floor_mod((sl_ts_t)s_end - c->spec.offset_ms, c->slice))
 			return -EINVAL; /* not a slice end of this window */
 		for (uint32_t j = 0; j < n; j++) {
@@ -716,16 +716,16 @@ int slice_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint3
 			uint64_t hash;
 			int rc;
 
-			rc = snap_get_key(w, r, &kg, &key, &klen, &hash);
-			if (rc || (rc = win_acc_deserialize(w, w->tmp, r)))
+			rc = sl_win_snap_get_key(w, r, &kg, &key, &klen, &hash);
+			if (rc || (rc = sl_win_acc_deserialize(w, w->tmp, r)))
 				return rc;
 			if (kg < kg_lo || kg >= kg_hi) {
-				win_acc_destroy(w, w->tmp); /* another instance's key group */
+				sl_win_acc_destroy(w, w->tmp); /* another instance's key group */
 				continue;
 			}
 			rc = restore_entry(w, hash, key, klen, (sl_ts_t)s_end, w->tmp);
 			if (rc) {
-				win_acc_destroy(w, w->tmp);
+				sl_win_acc_destroy(w, w->tmp);
 				return rc;
 			}
 		}
@@ -733,3 +733,13 @@ int slice_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint3
 	w->c_lo = w->c_hi = 0; /* the slice cache is recomputed on the next record */
 	return 0;
 }
+
+const struct sl_win_kind_ops sl_win_slices = {
+	.open = slice_open,
+	.close = slice_close,
+	.process = slice_process,
+	.prefetch = slice_prefetch,
+	.on_watermark = slice_on_watermark,
+	.snapshot = slice_snapshot,
+	.restore = slice_restore,
+};

@@ -36,9 +36,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "checkpoint/snap.h"
-#include "core/hash.h"
-#include "state/kvtab.h"
+#include "snap.h"
+#include "hash.h"
+#include "kvtab.h"
 #include "window_int.h"
 
 #define SNAP_MAGIC    0x4e574c53u /* "SLWN" */
@@ -49,7 +49,7 @@
 /* Restored timestamps stay within +-2^62 ms, so sums of two of them cannot overflow. */
 #define TS_SANE ((sl_ts_t)1 << 62)
 
-bool snap_ts_ok(sl_ts_t t)
+bool sl_win_snap_ts_ok(sl_ts_t t)
 {
 	return t > -TS_SANE && t < TS_SANE;
 }
@@ -98,12 +98,12 @@ static uint64_t checksum(const uint8_t *p, size_t n)
 /* A watermark or fired_upto: the ends of time or a sane timestamp. */
 static bool ts_restorable(sl_ts_t t)
 {
-	return t == SL_TS_MIN || t == SL_TS_MAX || snap_ts_ok(t);
+	return t == SL_TS_MIN || t == SL_TS_MAX || sl_win_snap_ts_ok(t);
 }
 
 /* ---- keys and accumulator blocks --------------------------------------------------------- */
 
-int snap_put_key(struct sl_snap_buf *out, uint32_t kg, const uint8_t *key, uint32_t klen)
+int sl_win_snap_put_key(struct sl_snap_buf *out, uint32_t kg, const uint8_t *key, uint32_t klen)
 {
 	uint16_t h[2] = { (uint16_t)kg, (uint16_t)klen };
 
@@ -144,7 +144,7 @@ static bool key_valid(const struct sl_op_def *def, const uint8_t *key, uint32_t 
 	return n == klen;
 }
 
-int snap_get_key(const struct win *w, struct sl_snap_reader *r, uint32_t *kg, const uint8_t **key,
+int sl_win_snap_get_key(const struct win *w, struct sl_snap_reader *r, uint32_t *kg, const uint8_t **key,
 		 uint32_t *klen, uint64_t *hash)
 {
 	uint16_t h[2];
@@ -166,7 +166,7 @@ int snap_get_key(const struct win *w, struct sl_snap_reader *r, uint32_t *kg, co
 	return 0;
 }
 
-int win_acc_serialize(const struct win *w, const void *acc, struct sl_snap_buf *out)
+int sl_win_acc_serialize(const struct win *w, const void *acc, struct sl_snap_buf *out)
 {
 	const struct sl_window_cfg *c = w->cfg;
 
@@ -175,7 +175,7 @@ int win_acc_serialize(const struct win *w, const void *acc, struct sl_snap_buf *
 	return out->error;
 }
 
-int win_acc_deserialize(const struct win *w, void *acc, struct sl_snap_reader *r)
+int sl_win_acc_deserialize(const struct win *w, void *acc, struct sl_snap_reader *r)
 {
 	const struct sl_window_cfg *c = w->cfg;
 	int rc = 0;
@@ -184,7 +184,7 @@ int win_acc_deserialize(const struct win *w, void *acc, struct sl_snap_reader *r
 	for (int i = 0; i < c->naggs && !rc; i++)
 		rc = c->agg[i].k->deserialize(&c->agg[i], (uint8_t *)acc + c->agg[i].off, r);
 	if (rc)
-		win_acc_destroy(w, acc);
+		sl_win_acc_destroy(w, acc);
 	return rc;
 }
 
@@ -336,7 +336,7 @@ static bool agg_eq(const struct agg_shape *a, const struct agg_shape *b)
 
 /* ---- the hooks ------------------------------------------------------------------------------ */
 
-int window_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
+int sl_window_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
 {
 	struct win *w = ctx->self;
 	const struct sl_window_cfg *c = w->cfg;
@@ -362,7 +362,7 @@ int window_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
 	len_at = out->len;
 	sl_snap_put_u64(out, 0);
 	body = out->len;
-	rc = c->spec.kind == SL_WIN_SESSION ? session_snapshot(w, out) : slice_snapshot(w, out);
+	rc = w->kind->snapshot(w, out);
 	if (rc || out->error)
 		return rc ? rc : out->error;
 	n = out->len - body;
@@ -374,11 +374,11 @@ int window_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out)
 static int refuse(struct sl_ctx *ctx, struct win *w, int code, const char *why)
 {
 	snprintf(w->err, sizeof w->err, "window '%s': %s", ctx->def->name, why);
-	win_fail(ctx, code, why);
+	sl_win_fail(ctx, code, why);
 	return code;
 }
 
-int window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi)
+int sl_window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi)
 {
 	struct win *w = ctx->self;
 	const struct sl_window_cfg *c = w->cfg;
@@ -455,8 +455,7 @@ int window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
 		return refuse(ctx, w, -EPROTO, msg);
 	}
 	sl_snap_reader_init(&body, r->p + r->pos, len);
-	rc = c->spec.kind == SL_WIN_SESSION ? session_restore(w, &body, kg_lo, kg_hi)
-					    : slice_restore(w, &body, kg_lo, kg_hi);
+	rc = w->kind->restore(w, &body, kg_lo, kg_hi);
 	if (rc == -ENOMEM)
 		return refuse(ctx, w, -ENOMEM, "out of memory restoring window state");
 	if (rc || body.pos != body.len)

@@ -27,10 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "state/kvtab.h"
+#include "kvtab.h"
 #include "window_int.h"
 
-void win_acc_init(const struct win *w, void *acc)
+void sl_win_acc_init(const struct win *w, void *acc)
 {
 	const struct sl_window_cfg *c = w->cfg;
 
@@ -43,7 +43,7 @@ void win_acc_init(const struct win *w, void *acc)
 }
 
 /* Hot path: one indirect call per aggregate. */
-void win_acc_add(const struct win *w, void *acc, const struct sl_row *row)
+void sl_win_acc_add(const struct win *w, void *acc, const struct sl_row *row)
 {
 	const struct sl_window_cfg *c = w->cfg;
 
@@ -51,7 +51,7 @@ void win_acc_add(const struct win *w, void *acc, const struct sl_row *row)
 		c->agg[i].k->add(&c->agg[i], (uint8_t *)acc + c->agg[i].off, row);
 }
 
-void win_acc_copy(const struct win *w, void *dst, const void *src)
+void sl_win_acc_copy(const struct win *w, void *dst, const void *src)
 {
 	const struct sl_window_cfg *c = w->cfg;
 
@@ -64,7 +64,7 @@ void win_acc_copy(const struct win *w, void *dst, const void *src)
 			    (const uint8_t *)src + c->agg[i].off);
 }
 
-void win_acc_destroy(const struct win *w, void *acc)
+void sl_win_acc_destroy(const struct win *w, void *acc)
 {
 	const struct sl_window_cfg *c = w->cfg;
 
@@ -80,11 +80,11 @@ static void check_nomem(const struct win *w, struct sl_ctx *ctx)
 {
 	if (__builtin_expect(w->cfg->has_dyn && sl_agg_nomem, 0)) {
 		sl_agg_nomem = false;
-		win_fail(ctx, -ENOMEM, "out of memory for aggregate values");
+		sl_win_fail(ctx, -ENOMEM, "out of memory for aggregate values");
 	}
 }
 
-void win_acc_merge(const struct win *w, void *acc, const void *other)
+void sl_win_acc_merge(const struct win *w, void *acc, const void *other)
 {
 	const struct sl_window_cfg *c = w->cfg;
 
@@ -93,7 +93,7 @@ void win_acc_merge(const struct win *w, void *acc, const void *other)
 				   (const uint8_t *)other + c->agg[i].off);
 }
 
-const struct sl_row *win_row_build(struct win *w, struct sl_ctx *ctx, void *buf, sl_ts_t start,
+const struct sl_row *sl_win_row_build(struct win *w, struct sl_ctx *ctx, void *buf, sl_ts_t start,
 				   sl_ts_t end, const void *acc, enum sl_row_kind kind)
 {
 	const struct sl_window_cfg *c = w->cfg;
@@ -117,16 +117,16 @@ const struct sl_row *win_row_build(struct win *w, struct sl_ctx *ctx, void *buf,
 static void emit_row(struct sl_ctx *ctx, sl_ts_t end, const struct sl_row *row)
 {
 	if (!row) {
-		win_fail(ctx, -ENOSPC, "output row larger than the row scratch buffer");
+		sl_win_fail(ctx, -ENOSPC, "output row larger than the row scratch buffer");
 		return;
 	}
 	sl_emit(ctx, end - 1, row);
 }
 
-void win_emit(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end, const void *acc,
+void sl_win_emit(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end, const void *acc,
 	      enum sl_row_kind kind)
 {
-	emit_row(ctx, end, win_row_build(w, ctx, NULL, start, end, acc, kind));
+	emit_row(ctx, end, sl_win_row_build(w, ctx, NULL, start, end, acc, kind));
 }
 
 static bool same_values(const struct sl_row *a, const struct sl_row *b)
@@ -135,13 +135,13 @@ static bool same_values(const struct sl_row *a, const struct sl_row *b)
 	       memcmp(a->slot, b->slot, a->size - SL_ROW_HDR) == 0;
 }
 
-void win_emit_update(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end,
+void sl_win_emit_update(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end,
 		     const void *old_acc, const void *new_acc)
 {
 	const struct sl_row *old, *new;
 
-	old = win_row_build(w, ctx, w->rowbuf, start, end, old_acc, SL_ROW_UPDATE_BEFORE);
-	new = win_row_build(w, ctx, NULL, start, end, new_acc, SL_ROW_UPDATE_AFTER);
+	old = sl_win_row_build(w, ctx, w->rowbuf, start, end, old_acc, SL_ROW_UPDATE_BEFORE);
+	new = sl_win_row_build(w, ctx, NULL, start, end, new_acc, SL_ROW_UPDATE_AFTER);
 	if (!old || !new) {
 		emit_row(ctx, end, NULL);
 		return;
@@ -153,14 +153,14 @@ void win_emit_update(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t e
 	sl_emit(ctx, end - 1, new);
 }
 
-void win_late(struct win *w, struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
+void sl_win_late(struct win *w, struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 {
 	sl_ctx_count_late(ctx);
 	if (w->cfg->spec.late_tag)
 		sl_emit_side(ctx, w->cfg->spec.late_tag, ts, row);
 }
 
-void win_fail(struct sl_ctx *ctx, int code, const char *what)
+void sl_win_fail(struct sl_ctx *ctx, int code, const char *what)
 {
 	/* Unit tests drive instances without a shard; the job path always has one. */
 	if (ctx->shard)
@@ -189,7 +189,8 @@ static int window_open(struct sl_ctx *ctx)
 		rc = -ENOMEM;
 		goto out_free;
 	}
-	rc = c->spec.kind == SL_WIN_SESSION ? session_open(w, max_par) : slice_open(w, max_par);
+	w->kind = c->spec.kind == SL_WIN_SESSION ? &sl_win_sessions : &sl_win_slices;
+	rc = w->kind->open(w, max_par);
 	if (rc)
 		goto out_free;
 	ctx->self = w;
@@ -208,10 +209,7 @@ static void window_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *
 {
 	const struct win *w = ctx->self;
 
-	if (w->cfg->spec.kind == SL_WIN_SESSION)
-		session_process(ctx, ts, row);
-	else
-		slice_process(ctx, ts, row);
+	w->kind->process(ctx, ts, row);
 	check_nomem(w, ctx);
 }
 
@@ -219,8 +217,8 @@ static void window_prefetch(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int s
 {
 	const struct win *w = ctx->self;
 
-	if (w->cfg->spec.kind != SL_WIN_SESSION)
-		slice_prefetch(w, hash, ts, stage);
+	if (w->kind->prefetch)
+		w->kind->prefetch(w, hash, ts, stage);
 }
 
 static void window_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
@@ -231,10 +229,7 @@ static void window_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 	uint64_t hash = ctx->hash;
 
 	/* firing points ctx->key at each fired key; give the runtime its own back */
-	if (w->cfg->spec.kind == SL_WIN_SESSION)
-		session_on_watermark(ctx, wm);
-	else
-		slice_on_watermark(ctx, wm);
+	w->kind->on_watermark(ctx, wm);
 	check_nomem(w, ctx);
 	ctx->key = key;
 	ctx->klen = klen;
@@ -247,10 +242,7 @@ static void window_close(struct sl_ctx *ctx)
 
 	if (!w)
 		return;
-	if (w->cfg->spec.kind == SL_WIN_SESSION)
-		session_close(w);
-	else
-		slice_close(w);
+	w->kind->close(w);
 	free(w->rowbuf);
 	free(w->save);
 	free(w->tmp2);
@@ -266,7 +258,7 @@ const struct sl_op_ops sl_window_ops = {
 	.prefetch = window_prefetch,
 	.on_watermark = window_on_watermark,
 	.close = window_close,
-	.snapshot = window_snapshot,
-	.restore = window_restore,
+	.snapshot = sl_window_snapshot,
+	.restore = sl_window_restore,
 	.explain = sl_window_explain,
 };

@@ -10,7 +10,7 @@
 
 #include <sluice/job.h>
 
-#include "core/op.h"
+#include "op.h"
 
 extern const struct sl_op_ops sl_window_ops;
 

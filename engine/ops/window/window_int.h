@@ -64,8 +64,11 @@ struct fcur {
 };
 
 /* The per-shard instance (ctx->self). */
+struct sl_win_kind_ops;
+
 struct win {
 	const struct sl_window_cfg *cfg;
+	const struct sl_win_kind_ops *kind; /* slices or sessions, chosen at open */
 	const struct sl_op_def *def;
 	uint32_t max_par;         /* key groups of the job: [0, max_par) */
 	uint32_t nrestored;       /* snapshots restored (rescaling: several) */
@@ -120,64 +123,65 @@ static inline void *accs_of(const struct win *w, void *v)
 }
 
 /* window.c */
-void win_acc_init(const struct win *w, void *acc);
-void win_acc_add(const struct win *w, void *acc, const struct sl_row *row);
-void win_acc_merge(const struct win *w, void *acc, const void *other);
+void sl_win_acc_init(const struct win *w, void *acc);
+void sl_win_acc_add(const struct win *w, void *acc, const struct sl_row *row);
+void sl_win_acc_merge(const struct win *w, void *acc, const void *other);
 /* dst = a copy of src that shares no memory with it (dst holds no live accumulators). */
-void win_acc_copy(const struct win *w, void *dst, const void *src);
+void sl_win_acc_copy(const struct win *w, void *dst, const void *src);
 /* Frees what the block's accumulators own (agg.h); the block is empty afterwards. Every
  * block that is dropped or reused goes through this: purged slices, merged or fired sessions,
  * the scratch blocks after a merge, everything left at close. */
-void win_acc_destroy(const struct win *w, void *acc);
+void sl_win_acc_destroy(const struct win *w, void *acc);
 /* Builds the output row for the current ctx key into b (over buf) and finishes it. */
-const struct sl_row *win_row_build(struct win *w, struct sl_ctx *ctx, void *buf, sl_ts_t start,
+const struct sl_row *sl_win_row_build(struct win *w, struct sl_ctx *ctx, void *buf, sl_ts_t start,
 				   sl_ts_t end, const void *acc, enum sl_row_kind kind);
 /* Emits the row of (ctx key, [start, end)) with `kind`: +I on a first firing, -D for a
  * fired session absorbed by a merge. */
-void win_emit(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end, const void *acc,
+void sl_win_emit(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end, const void *acc,
 	      enum sl_row_kind kind);
 /* Emits -U old / +U new, or nothing when the rows are equal (Flink suppresses those). */
-void win_emit_update(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end,
+void sl_win_emit_update(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end,
 		     const void *old_acc, const void *new_acc);
 /* Counts a record beyond allowed lateness and sends it to the late side output. */
-void win_late(struct win *w, struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
-void win_fail(struct sl_ctx *ctx, int code, const char *what);
+void sl_win_late(struct win *w, struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
+void sl_win_fail(struct sl_ctx *ctx, int code, const char *what);
 
-/* slice.c */
-int slice_open(struct win *w, uint32_t max_par);
-void slice_close(struct win *w);
-void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
-/* Starts the cache misses of a coming record's slice lookup (see sl_op_ops.prefetch). */
-void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage);
-void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm);
+/*
+ * What differs between the window kinds, one table each: the slice-based kinds (tumbling,
+ * hopping, cumulating: slice.c) and sessions (session.c). window.c and snapshot.c call
+ * through w->kind and never test the kind themselves. prefetch is optional (sessions
+ * cannot know a record's window before it arrives).
+ */
+struct sl_win_kind_ops {
+	int (*open)(struct win *w, uint32_t max_par);
+	void (*close)(struct win *w);
+	void (*process)(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
+	/* Starts the cache misses of a coming record's lookup (see sl_op_ops.prefetch). */
+	void (*prefetch)(const struct win *w, uint64_t hash, sl_ts_t ts, int stage);
+	void (*on_watermark)(struct sl_ctx *ctx, sl_ts_t wm);
+	int (*snapshot)(struct win *w, struct sl_snap_buf *out);
+	int (*restore)(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi);
+};
 
-int slice_snapshot(struct win *w, struct sl_snap_buf *out);
-int slice_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi);
-
-/* session.c */
-int session_open(struct win *w, uint32_t max_par);
-void session_close(struct win *w);
-void session_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
-void session_on_watermark(struct sl_ctx *ctx, sl_ts_t wm);
-int session_snapshot(struct win *w, struct sl_snap_buf *out);
-int session_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi);
+extern const struct sl_win_kind_ops sl_win_slices;   /* slice.c */
+extern const struct sl_win_kind_ops sl_win_sessions; /* session.c */
 
 /* snapshot.c: the pieces slice.c and session.c write their entries with */
-int window_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out);
-int window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi);
+int sl_window_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *out);
+int sl_window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi);
 /* Appends a key: key group (u16), length (u16), bytes. */
-int snap_put_key(struct sl_snap_buf *out, uint32_t kg, const uint8_t *key, uint32_t klen);
-/* Reads a key written by snap_put_key, borrowing its bytes from r, and its hash; checks
+int sl_win_snap_put_key(struct sl_snap_buf *out, uint32_t kg, const uint8_t *key, uint32_t klen);
+/* Reads a key written by sl_win_snap_put_key, borrowing its bytes from r, and its hash; checks
  * that the key group is the one the key hashes to. Returns 0 or -EINVAL. */
-int snap_get_key(const struct win *w, struct sl_snap_reader *r, uint32_t *kg,
+int sl_win_snap_get_key(const struct win *w, struct sl_snap_reader *r, uint32_t *kg,
 		 const uint8_t **key, uint32_t *klen, uint64_t *hash);
 /* A timestamp a snapshot may hold: far enough from the ends of time that window arithmetic
  * (start + size, end - 1 + lateness) cannot overflow. */
-bool snap_ts_ok(sl_ts_t t);
+bool sl_win_snap_ts_ok(sl_ts_t t);
 /* Appends / reads one accumulator block (its aggregates one after another). Reading: acc
  * is overwritten with the block; on failure it is empty (nothing to free). */
-int win_acc_serialize(const struct win *w, const void *acc, struct sl_snap_buf *out);
-int win_acc_deserialize(const struct win *w, void *acc, struct sl_snap_reader *r);
+int sl_win_acc_serialize(const struct win *w, const void *acc, struct sl_snap_buf *out);
+int sl_win_acc_deserialize(const struct win *w, void *acc, struct sl_snap_reader *r);
 
 /* EXPLAIN's description of a window operator's state (sl_op_ops.explain; window_cfg.c). */
 void sl_window_explain(const void *cfg, FILE *f);

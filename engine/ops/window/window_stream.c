@@ -5,7 +5,7 @@
  */
 #include <errno.h>
 
-#include "core/graph.h"
+#include "graph.h"
 #include "window_int.h"
 
 static void window_cfg_free(void *cfg)

@@ -4,7 +4,7 @@
  * every alignment and at lengths that take the three-stream path (>= 24 KiB), and
  * incremental use.
  */
-#include "checkpoint/crc32c.h"
+#include "crc32c.h"
 
 #include "tests/test.h"
 #include "tests/unit/checkpoint/ckpt_util.h"

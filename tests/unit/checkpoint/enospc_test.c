@@ -5,9 +5,9 @@
  * - as root where `mount -t tmpfs -o size=64k` works: a real full file system, for state
  *   files (the writer) and for the manifest (the commit); unmounted at exit.
  */
-#include "checkpoint/manifest.h"
-#include "checkpoint/store.h"
-#include "checkpoint/uring_writer.h"
+#include "manifest.h"
+#include "store.h"
+#include "uring_writer.h"
 
 #include "tests/test.h"
 #include "tests/unit/checkpoint/ckpt_util.h"
@@ -34,7 +34,7 @@ struct slot {
 	char path[512];
 };
 
-static void on_written(void *arg, const struct sl_ckw_result *res)
+static void on_written(void *arg, const struct sl_uring_writer_result *res)
 {
 	struct slot *s = arg;
 
@@ -51,7 +51,7 @@ static void on_written(void *arg, const struct sl_ckw_result *res)
  * Checkpoint n: `nfiles` files of `size` bytes, then commit. Returns the first file error
  * (the checkpoint is then aborted, as the coordinator would) or the commit's result.
  */
-static int checkpoint(struct sl_ckpt_store *st, struct sl_ckw *w, uint64_t n, int nfiles,
+static int checkpoint(struct sl_ckpt_store *st, struct sl_uring_writer *w, uint64_t n, int nfiles,
 		      size_t size)
 {
 	struct sl_ckpt_manifest m;
@@ -68,11 +68,11 @@ static int checkpoint(struct sl_ckpt_store *st, struct sl_ckw *w, uint64_t n, in
 		s[i].m = &m;
 		snprintf(s[i].name, sizeof(s[i].name), "f%d.state", i);
 		T_ASSERT(sl_ckpt_store_path(st, n, s[i].name, path, sizeof(path)) == 0);
-		rc = sl_ckw_submit(w, path, data, size, on_written, &s[i]);
+		rc = sl_uring_writer_submit(w, path, data, size, on_written, &s[i]);
 		if (rc)
 			break; /* sticky: an earlier file of this checkpoint failed */
 	}
-	sl_ckw_drain(w);
+	sl_uring_writer_drain(w);
 	for (int i = 0; i < nfiles && !rc; i++)
 		if (s[i].err) {
 			rc = s[i].err;
@@ -83,7 +83,7 @@ static int checkpoint(struct sl_ckpt_store *st, struct sl_ckw *w, uint64_t n, in
 		rc = sl_ckpt_store_commit(st, &m);
 	if (rc) {
 		T_ASSERT(sl_ckpt_store_abort(st, n) == 0);
-		sl_ckw_clear(w);
+		sl_uring_writer_clear(w);
 	}
 	sl_ckpt_manifest_fini(&m);
 	free(data);
@@ -99,7 +99,7 @@ static void expect_latest(struct sl_ckpt_store *st, uint64_t n)
 	sl_ckpt_manifest_fini(&m);
 }
 
-static void test_injected(struct sl_ckw *w)
+static void test_injected(struct sl_uring_writer *w)
 {
 	char dir[256];
 	struct sl_ckpt_store *st;
@@ -110,7 +110,7 @@ static void test_injected(struct sl_ckw *w)
 	T_ASSERT(st);
 	sl_ckpt_store_set_report(st, capture, NULL);
 	T_ASSERT_EQ_I64(checkpoint(st, w, 1, 4, 5000), 0);
-	sl_ckw_inject(w, -ENOSPC, 2);
+	sl_uring_writer_inject(w, -ENOSPC, 2);
 	T_ASSERT_EQ_I64(checkpoint(st, w, 2, 4, 5000), -ENOSPC);
 	expect_latest(st, 1);
 	T_ASSERT_EQ_I64(checkpoint(st, w, 3, 4, 5000), 0); /* and the job goes on */
@@ -147,7 +147,7 @@ static void fill(const char *dir, char *path, size_t cap)
 	close(fd);
 }
 
-static bool test_tmpfs(struct sl_ckw *w)
+static bool test_tmpfs(struct sl_uring_writer *w)
 {
 	char dir[300], filler[320];
 	struct sl_ckpt_store *st;
@@ -202,10 +202,10 @@ static bool test_tmpfs(struct sl_ckw *w)
 
 int main(void)
 {
-	struct sl_ckw *w;
+	struct sl_uring_writer *w;
 	int err;
 
-	w = sl_ckw_create(0, &err);
+	w = sl_uring_writer_create(0, &err);
 	if (!w) {
 		fprintf(stderr, "io_uring unavailable: %s\n", strerror(-err));
 		return T_EXIT_SKIP;
@@ -213,6 +213,6 @@ int main(void)
 	test_injected(w);
 	if (!test_tmpfs(w))
 		printf("tmpfs ENOSPC: not root or no tmpfs mount here: injected faults only\n");
-	sl_ckw_destroy(w);
+	sl_uring_writer_destroy(w);
 	return T_EXIT_PASS;
 }

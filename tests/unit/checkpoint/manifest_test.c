@@ -3,9 +3,9 @@
  * encode/decode field for field; every truncation, every single flipped byte, a newer
  * format version and a path escaping the directory are refused with a reason.
  */
-#include "checkpoint/crc32c.h"
-#include "checkpoint/manifest.h"
-#include "checkpoint/snap.h"
+#include "crc32c.h"
+#include "manifest.h"
+#include "snap.h"
 
 #include "tests/test.h"
 #include "tests/unit/checkpoint/ckpt_util.h"

@@ -11,11 +11,11 @@
  *   quarantines the broken one and ids are never reused;
  * - a checkpoint of another job is refused, not skipped.
  */
-#include "checkpoint/crc32c.h"
-#include "checkpoint/manifest.h"
-#include "checkpoint/snap.h"
-#include "checkpoint/store.h"
-#include "checkpoint/uring_writer.h"
+#include "crc32c.h"
+#include "manifest.h"
+#include "snap.h"
+#include "store.h"
+#include "uring_writer.h"
 
 #include "tests/test.h"
 #include "tests/unit/checkpoint/ckpt_util.h"
@@ -53,7 +53,7 @@ struct pending {
 	int err;
 };
 
-static void on_written(void *arg, const struct sl_ckw_result *res)
+static void on_written(void *arg, const struct sl_uring_writer_result *res)
 {
 	struct pending *p = arg;
 
@@ -64,7 +64,7 @@ static void on_written(void *arg, const struct sl_ckw_result *res)
 }
 
 /* Writes checkpoint n's state files through the writer; commits unless `commit` is false. */
-static void make_ckpt(struct sl_ckpt_store *st, struct sl_ckw *w, uint64_t n, bool commit)
+static void make_ckpt(struct sl_ckpt_store *st, struct sl_uring_writer *w, uint64_t n, bool commit)
 {
 	struct sl_ckpt_manifest m;
 	struct pending p[NOPS * NSHARDS];
@@ -83,9 +83,9 @@ static void make_ckpt(struct sl_ckpt_store *st, struct sl_ckw *w, uint64_t n, bo
 			T_ASSERT(sl_ckpt_store_path(st, n, p[k].name, path, sizeof(path)) == 0);
 			bufs[k] = malloc(len + 1);
 			util_fill(bufs[k], len, state_seed(n, op, sh));
-			T_ASSERT(sl_ckw_submit(w, path, bufs[k], len, on_written, &p[k]) == 0);
+			T_ASSERT(sl_uring_writer_submit(w, path, bufs[k], len, on_written, &p[k]) == 0);
 		}
-	sl_ckw_drain(w);
+	sl_uring_writer_drain(w);
 	for (int i = 0; i < k; i++) {
 		T_ASSERT_EQ_I64(p[i].err, 0);
 		free(bufs[i]);
@@ -167,7 +167,7 @@ static struct sl_ckpt_store *fresh(char *dir, size_t cap, const char *tag)
 	return st;
 }
 
-static void test_round_trip_and_retention(struct sl_ckw *w)
+static void test_round_trip_and_retention(struct sl_uring_writer *w)
 {
 	char dir[256];
 	struct sl_ckpt_store *st = fresh(dir, sizeof(dir), "store");
@@ -214,7 +214,7 @@ static void test_round_trip_and_retention(struct sl_ckw *w)
 
 enum damage { TRUNC_MANIFEST, FLIP_STATE, MISSING_STATE, TRUNC_STATE, TEMP_MANIFEST };
 
-static void test_damage(struct sl_ckw *w, enum damage d, const char *expect)
+static void test_damage(struct sl_uring_writer *w, enum damage d, const char *expect)
 {
 	char dir[256], path[512];
 	struct sl_ckpt_store *st = fresh(dir, sizeof(dir), "damage");
@@ -285,7 +285,7 @@ static void test_damage(struct sl_ckw *w, enum damage d, const char *expect)
 }
 
 /* A state file damaged after recovery verified it is still caught by load. */
-static void test_load_recheck(struct sl_ckw *w)
+static void test_load_recheck(struct sl_uring_writer *w)
 {
 	char dir[256], path[512];
 	struct sl_ckpt_store *st = fresh(dir, sizeof(dir), "reload");
@@ -314,10 +314,10 @@ static void test_load_recheck(struct sl_ckw *w)
 
 int main(void)
 {
-	struct sl_ckw *w;
+	struct sl_uring_writer *w;
 	int err;
 
-	w = sl_ckw_create(8, &err);
+	w = sl_uring_writer_create(8, &err);
 	if (!w) {
 		fprintf(stderr, "io_uring unavailable: %s\n", strerror(-err));
 		return T_EXIT_SKIP;
@@ -329,6 +329,6 @@ int main(void)
 	test_damage(w, TRUNC_STATE, "op3-s0.state: 10 bytes, the manifest says");
 	test_damage(w, TEMP_MANIFEST, "only a temp manifest");
 	test_load_recheck(w);
-	sl_ckw_destroy(w);
+	sl_uring_writer_destroy(w);
 	return T_EXIT_PASS;
 }

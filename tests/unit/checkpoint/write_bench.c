@@ -7,8 +7,8 @@
  * (open + CRC32C + queueing) and the longest single poll, which is what record processing
  * waits for. Usage: ckpt_write_bench [DIR] [MB]  (default $TMPDIR or /tmp, 100).
  */
-#include "checkpoint/crc32c.h"
-#include "checkpoint/uring_writer.h"
+#include "crc32c.h"
+#include "uring_writer.h"
 
 #include "tests/test.h"
 #include "tests/unit/checkpoint/ckpt_util.h"
@@ -37,7 +37,7 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void on_done(void *arg, const struct sl_ckw_result *res)
+static void on_done(void *arg, const struct sl_uring_writer_result *res)
 {
 	*(int *)arg = res->error ? res->error : 1;
 }
@@ -72,20 +72,20 @@ static double cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double ring(struct sl_ckw *w, const char *path, const uint8_t *data, size_t len,
+static double ring(struct sl_uring_writer *w, const char *path, const uint8_t *data, size_t len,
 		   double *submit_s, double *max_poll_s, double *max_poll_cpu_s)
 {
 	double t0 = now(), t1;
 	int state = 0;
 
-	T_ASSERT(sl_ckw_submit(w, path, data, len, on_done, &state) == 0);
+	T_ASSERT(sl_uring_writer_submit(w, path, data, len, on_done, &state) == 0);
 	*submit_s = now() - t0;
 	*max_poll_s = 0;
 	*max_poll_cpu_s = 0;
 	while (!state) {
 		double p0 = now(), c0 = cpu_now(), d, dc;
 
-		sl_ckw_poll(w);
+		sl_uring_writer_poll(w);
 		d = now() - p0;
 		dc = cpu_now() - c0;
 		if (d > *max_poll_s)
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	double tp[ROUNDS], tpc[ROUNDS], tr[ROUNDS], sub[ROUNDS], poll[ROUNDS], pollc[ROUNDS];
 	char dir[512], path[600];
 	uint8_t *data = malloc(len);
-	struct sl_ckw *w;
+	struct sl_uring_writer *w;
 	int err;
 
 	if (getenv("SL_BENCH_NAP_US"))
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s/sl-ckwbench-XXXXXX", base);
 	T_ASSERT(mkdtemp(dir));
 	util_fill(data, len, 1);
-	w = sl_ckw_create(0, &err);
+	w = sl_uring_writer_create(0, &err);
 	if (!w)
 		return T_EXIT_SKIP;
 	for (int r = 0; r < ROUNDS; r++) {
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 	       "wall, %.3f ms on-CPU (worst round %.3f ms on-CPU)\n",
 	       sub[ROUNDS / 2] * 1e3, poll[ROUNDS / 2] * 1e3, pollc[ROUNDS / 2] * 1e3,
 	       pollc[ROUNDS - 1] * 1e3);
-	sl_ckw_destroy(w);
+	sl_uring_writer_destroy(w);
 	util_rm_rf(dir);
 	free(data);
 	return T_EXIT_PASS;

@@ -11,8 +11,8 @@
  *   from there and reports the kernel's EFBIG for the rest, with the bytes it got;
  * - open errors (an existing file) come back from submit, with no callback.
  */
-#include "checkpoint/crc32c.h"
-#include "checkpoint/uring_writer.h"
+#include "crc32c.h"
+#include "uring_writer.h"
 
 #include "tests/test.h"
 #include "tests/unit/checkpoint/ckpt_util.h"
@@ -38,7 +38,7 @@ struct file {
 
 static int done_count;
 
-static void on_done(void *arg, const struct sl_ckw_result *res)
+static void on_done(void *arg, const struct sl_uring_writer_result *res)
 {
 	struct file *f = arg;
 
@@ -63,10 +63,10 @@ static size_t size_of(int i)
 static void test_load(const char *dir)
 {
 	struct file *f = calloc(NFILES, sizeof(*f));
-	struct sl_ckw *w;
+	struct sl_uring_writer *w;
 	int err, submitted = 0, finished = 0, overtakes = 0;
 
-	w = sl_ckw_create(16, &err);
+	w = sl_uring_writer_create(16, &err);
 	if (!w) {
 		fprintf(stderr, "io_uring unavailable: %s\n", strerror(-err));
 		exit(T_EXIT_SKIP);
@@ -81,14 +81,14 @@ static void test_load(const char *dir)
 			x->len = size_of(submitted);
 			x->data = malloc(x->len ? x->len : 1);
 			util_fill(x->data, x->len, (uint64_t)submitted);
-			T_ASSERT(sl_ckw_submit(w, x->path, x->data, x->len, on_done, x) == 0);
+			T_ASSERT(sl_uring_writer_submit(w, x->path, x->data, x->len, on_done, x) == 0);
 		}
-		finished += sl_ckw_poll(w);
+		finished += sl_uring_writer_poll(w);
 	}
-	finished += sl_ckw_drain(w);
+	finished += sl_uring_writer_drain(w);
 	T_ASSERT_EQ_I64(finished, NFILES);
-	T_ASSERT_EQ_I64(sl_ckw_inflight(w), 0);
-	T_ASSERT_EQ_I64(sl_ckw_error(w), 0);
+	T_ASSERT_EQ_I64(sl_uring_writer_inflight(w), 0);
+	T_ASSERT_EQ_I64(sl_uring_writer_error(w), 0);
 	for (int i = 0; i < NFILES; i++) {
 		uint8_t *disk = NULL;
 		long n;
@@ -108,30 +108,30 @@ static void test_load(const char *dir)
 	for (int i = 0; i < NFILES; i++)
 		free(f[i].data);
 	free(f);
-	sl_ckw_destroy(w);
+	sl_uring_writer_destroy(w);
 }
 
 static void test_inject(const char *dir, int fault, const char *env)
 {
 	struct file f[5] = { 0 };
 	uint8_t data[5][4096];
-	struct sl_ckw *w;
+	struct sl_uring_writer *w;
 	int err;
 
 	if (env)
 		setenv("SLUICE_CKPT_FAULT", env, 1);
-	w = sl_ckw_create(0, &err);
+	w = sl_uring_writer_create(0, &err);
 	unsetenv("SLUICE_CKPT_FAULT");
 	T_ASSERT(w);
 	if (!env)
-		sl_ckw_inject(w, fault, 3);
+		sl_uring_writer_inject(w, fault, 3);
 	for (int i = 0; i < 5; i++) {
 		snprintf(f[i].path, sizeof(f[i].path), "%s/inj%d-%d.state", dir, -fault, i);
 		util_fill(data[i], sizeof(data[i]), 100 + i);
-		T_ASSERT(sl_ckw_submit(w, f[i].path, data[i], sizeof(data[i]), on_done, &f[i]) ==
+		T_ASSERT(sl_uring_writer_submit(w, f[i].path, data[i], sizeof(data[i]), on_done, &f[i]) ==
 			 0);
 	}
-	sl_ckw_drain(w);
+	sl_uring_writer_drain(w);
 	for (int i = 0; i < 5; i++) {
 		struct stat sb;
 
@@ -148,29 +148,29 @@ static void test_inject(const char *dir, int fault, const char *env)
 		}
 	}
 	/* Sticky: nothing more is accepted until the failed checkpoint is abandoned. */
-	T_ASSERT_EQ_I64(sl_ckw_error(w), fault);
+	T_ASSERT_EQ_I64(sl_uring_writer_error(w), fault);
 	{
 		char p[512];
 
 		snprintf(p, sizeof(p), "%s/after%d.state", dir, -fault);
-		T_ASSERT_EQ_I64(sl_ckw_submit(w, p, data[0], 10, on_done, &f[0]), fault);
+		T_ASSERT_EQ_I64(sl_uring_writer_submit(w, p, data[0], 10, on_done, &f[0]), fault);
 		T_ASSERT(access(p, F_OK) != 0);
-		sl_ckw_clear(w);
+		sl_uring_writer_clear(w);
 		f[0].calls = 0;
 		snprintf(f[0].path, sizeof(f[0].path), "%s", p);
-		T_ASSERT(sl_ckw_submit(w, p, data[0], 10, on_done, &f[0]) == 0);
-		sl_ckw_drain(w);
+		T_ASSERT(sl_uring_writer_submit(w, p, data[0], 10, on_done, &f[0]) == 0);
+		sl_uring_writer_drain(w);
 		T_ASSERT_EQ_I64(f[0].calls, 1);
 		T_ASSERT_EQ_I64(f[0].error, 0);
 	}
-	sl_ckw_destroy(w);
+	sl_uring_writer_destroy(w);
 }
 
 static void test_short_write(const char *dir)
 {
 	struct rlimit old, lim;
 	struct file f = { 0 };
-	struct sl_ckw *w;
+	struct sl_uring_writer *w;
 	size_t len = 3 << 20;
 	uint8_t *data = malloc(len);
 	int err;
@@ -181,11 +181,11 @@ static void test_short_write(const char *dir)
 	lim = old;
 	lim.rlim_cur = 1 << 20;
 	T_ASSERT(setrlimit(RLIMIT_FSIZE, &lim) == 0);
-	w = sl_ckw_create(0, &err);
+	w = sl_uring_writer_create(0, &err);
 	T_ASSERT(w);
 	snprintf(f.path, sizeof(f.path), "%s/short.state", dir);
-	T_ASSERT(sl_ckw_submit(w, f.path, data, len, on_done, &f) == 0);
-	sl_ckw_drain(w);
+	T_ASSERT(sl_uring_writer_submit(w, f.path, data, len, on_done, &f) == 0);
+	sl_uring_writer_drain(w);
 	T_ASSERT(setrlimit(RLIMIT_FSIZE, &old) == 0);
 	T_ASSERT_EQ_I64(f.calls, 1);
 	printf("short write: %s: %llu of %zu bytes, then %s at %s\n", f.path,
@@ -194,29 +194,29 @@ static void test_short_write(const char *dir)
 	T_ASSERT(!strcmp(f.stage, "write"));
 	T_ASSERT_EQ_I64(f.bytes, 1 << 20); /* the short write was taken and continued */
 	T_ASSERT(access(f.path, F_OK) != 0);
-	sl_ckw_destroy(w);
+	sl_uring_writer_destroy(w);
 	free(data);
 }
 
 static void test_open_error(const char *dir)
 {
 	struct file f = { 0 };
-	struct sl_ckw *w;
+	struct sl_uring_writer *w;
 	char p[600];
 	int err;
 
-	w = sl_ckw_create(0, &err);
+	w = sl_uring_writer_create(0, &err);
 	T_ASSERT(w);
 	snprintf(p, sizeof(p), "%s/exists.state", dir);
 	util_write(p, "x", 1);
-	T_ASSERT_EQ_I64(sl_ckw_submit(w, p, "y", 1, on_done, &f), -EEXIST);
+	T_ASSERT_EQ_I64(sl_uring_writer_submit(w, p, "y", 1, on_done, &f), -EEXIST);
 	snprintf(p, sizeof(p), "%s/no/such/dir.state", dir);
-	T_ASSERT_EQ_I64(sl_ckw_submit(w, p, "y", 1, on_done, &f), -ENOENT);
-	T_ASSERT_EQ_I64(sl_ckw_poll(w), 0);
+	T_ASSERT_EQ_I64(sl_uring_writer_submit(w, p, "y", 1, on_done, &f), -ENOENT);
+	T_ASSERT_EQ_I64(sl_uring_writer_poll(w), 0);
 	T_ASSERT_EQ_I64(f.calls, 0);
-	T_ASSERT_EQ_I64(sl_ckw_error(w), 0); /* refused at submit: nothing to undo */
-	sl_ckw_destroy(w);
-	sl_ckw_destroy(NULL);
+	T_ASSERT_EQ_I64(sl_uring_writer_error(w), 0); /* refused at submit: nothing to undo */
+	sl_uring_writer_destroy(w);
+	sl_uring_writer_destroy(NULL);
 }
 
 int main(void)

@@ -14,7 +14,7 @@
 
 #include <sluice/connectors.h>
 
-#include "core/source.h"
+#include "source.h"
 #include "tests/test.h"
 
 struct dead {

@@ -4,7 +4,7 @@
  * conversions shared with JSON (integers at their limits, timestamps both ways).
  */
 #include "conn_harness.h"
-#include "connectors/formats/format.h"
+#include "format.h"
 
 static _Alignas(8) char rowbuf[SL_ROW_SCRATCH];
 static char why[SL_FMT_WHY_MAX];

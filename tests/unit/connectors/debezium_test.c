@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "conn_harness.h"
-#include "connectors/formats/format.h"
+#include "format.h"
 
 static _Alignas(8) char rowbuf[SL_ROW_SCRATCH];
 static char why[SL_FMT_WHY_MAX];

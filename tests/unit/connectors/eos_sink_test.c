@@ -27,7 +27,7 @@
 #include <time.h>
 
 #include "conn_harness.h"
-#include "connectors/sql_options.h"
+#include "sql_options.h"
 
 static const struct sl_sink_ops *K = &sl_jsonl_sink_ops;
 static const char *const spec[] = { "id", "BIGINT", "s", "STRING", NULL };

@@ -8,8 +8,8 @@
  * parser as an oracle.
  */
 #include "conn_harness.h"
-#include "connectors/formats/format.h"
-#include "engine/sql/decimal.h"
+#include "format.h"
+#include "decimal.h"
 
 #define ITERS 200000
 

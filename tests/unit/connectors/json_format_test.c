@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "conn_harness.h"
-#include "connectors/formats/format.h"
+#include "format.h"
 
 static _Alignas(8) char rowbuf[SL_ROW_SCRATCH];
 static char why[SL_FMT_WHY_MAX];

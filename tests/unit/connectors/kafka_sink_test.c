@@ -30,8 +30,8 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include "conn_harness.h"
-#include "connectors/kafka_sink.h"
-#include "connectors/sql_options.h"
+#include "kafka_sink.h"
+#include "sql_options.h"
 
 #define API_PRODUCE 0 /* Kafka protocol ApiKeys */
 #define API_END_TXN 26

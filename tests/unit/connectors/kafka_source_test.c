@@ -17,8 +17,8 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include "conn_harness.h"
-#include "connectors/kafka_source.h"
-#include "connectors/sql_options.h"
+#include "kafka_source.h"
+#include "sql_options.h"
 
 static rd_kafka_t *mock_rk; /* hosts the cluster and produces the test data */
 static rd_kafka_mock_cluster_t *mc;

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "conn_harness.h"
-#include "connectors/sql_options.h"
+#include "sql_options.h"
 
 static char err[512];
 

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "ops/window/agg.h"
+#include "agg.h"
 #include "tests/test.h"
 
 static void check_result(const struct sl_agg_kernel *k, const struct sl_agg_bound *b,

@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops/window/agg.h"
+#include "agg.h"
 #include "tests/test.h"
 
 /* Input columns: one per type. */

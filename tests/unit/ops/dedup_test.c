@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "core/op.h"
-#include "ops/dedup.h"
-#include "ops/process.h"
-#include "state/state.h"
+#include "hash.h"
+#include "op.h"
+#include "dedup.h"
+#include "process.h"
+#include "state.h"
 #include "tests/test.h"
 
 /* No runtime: stand-ins for the shard services (weak: the real ones win when linked). */

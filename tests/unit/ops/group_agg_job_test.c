@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/group_agg.h"
+#include "group_agg.h"
 #include "tests/test.h"
 
 #define NORDERS 60

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "core/op.h"
-#include "ops/group_agg.h"
-#include "ops/process.h"
-#include "state/state.h"
+#include "hash.h"
+#include "op.h"
+#include "group_agg.h"
+#include "process.h"
+#include "state.h"
 #include "tests/test.h"
 
 static sl_ts_t now_ms;

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "core/op.h"
-#include "ops/process.h"
+#include "hash.h"
+#include "op.h"
+#include "process.h"
 #include "tests/test.h"
-#include "time/timer.h"
+#include "timer.h"
 
 /* No runtime: stand-ins for the shard services (weak: the real ones win when linked). */
 __attribute__((weak)) sl_ts_t sl_shard_now(const struct sl_shard *sh)

@@ -19,15 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/snap.h"
-#include "core/hash.h"
-#include "core/op.h"
-#include "ops/dedup.h"
-#include "ops/group_agg.h"
-#include "ops/process.h"
-#include "state/state.h"
+#include "snap.h"
+#include "hash.h"
+#include "op.h"
+#include "dedup.h"
+#include "group_agg.h"
+#include "process.h"
+#include "state.h"
 #include "tests/test.h"
-#include "time/timer.h"
+#include "timer.h"
 
 #define MAX_PAR 128u
 

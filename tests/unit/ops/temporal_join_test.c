@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "core/op.h"
-#include "ops/process.h"
-#include "ops/temporal_join.h"
-#include "state/state.h"
+#include "hash.h"
+#include "op.h"
+#include "process.h"
+#include "temporal_join.h"
+#include "state.h"
 #include "tests/test.h"
-#include "time/timer.h"
+#include "timer.h"
 
 /* No runtime: stand-ins for the shard services (weak: the real ones win when linked). */
 static sl_ts_t now_ms;

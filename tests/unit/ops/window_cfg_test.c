@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/window/window.h"
+#include "window.h"
 #include "tests/test.h"
 
 static struct sl_schema *in;

@@ -8,8 +8,8 @@
 
 #include <sluice/job.h>
 
-#include "core/hash.h"
-#include "core/op.h"
+#include "hash.h"
+#include "op.h"
 #include "test.h"
 
 #define NKEYS 6000

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "core/op.h"
-#include "ops/window/window.h"
+#include "hash.h"
+#include "op.h"
+#include "window.h"
 #include "tests/test.h"
 
 #define NOV INT64_MIN /* a NULL `v` */

@@ -29,10 +29,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "checkpoint/snap.h"
-#include "core/hash.h"
-#include "core/op.h"
-#include "ops/window/window.h"
+#include "snap.h"
+#include "hash.h"
+#include "op.h"
+#include "window.h"
 #include "tests/test.h"
 
 /* The harness runs instances without a shard: these only satisfy the linker (weak, so the

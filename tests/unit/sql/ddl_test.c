@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "sql/ddl.h"
+#include "ddl.h"
 #include "test.h"
 
 static char err[256];

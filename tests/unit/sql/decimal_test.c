@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sql/decimal.h"
+#include "decimal.h"
 #include "test.h"
 
 #define D(p, s) ((struct sl_dec_type){ .prec = (p), .scale = (s) })

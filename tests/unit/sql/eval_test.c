@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sql/eval.h"
+#include "eval.h"
 #include "test.h"
 
 /* ---- malloc counting (the test links with -Wl,--wrap=malloc,...) ---------------------- */

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "sql/expr.h"
+#include "expr.h"
 #include "test.h"
 
 static char err[256];

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "sql/lexer.h"
+#include "lexer.h"
 #include "test.h"
 
 struct want {

@@ -11,7 +11,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "sql/query.h"
+#include "query.h"
 #include "test.h"
 
 static char err[256];

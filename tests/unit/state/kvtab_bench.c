@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/hash.h"
-#include "state/kvtab.h"
+#include "hash.h"
+#include "kvtab.h"
 
 #define NKEYS 1000000
 #define NOPS 10000000

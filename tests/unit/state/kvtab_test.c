@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "state/kvtab.h"
+#include "hash.h"
+#include "kvtab.h"
 #include "tests/test.h"
 
 #define NKEYS 4000

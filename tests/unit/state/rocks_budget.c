@@ -60,7 +60,7 @@ int main(void)
 	char *dir = tmp_dir("rocks-budget");
 	size_t base = rss_bytes(), peak = 0, ok = 0;
 	struct sl_state_env *env = rocks_env(dir, BUDGET, 1);
-	struct sl_state_db *db = rocks_db(env, 0);
+	struct sl_rocks_db *db = rocks_db(env, 0);
 	int err;
 	struct sl_kstate *ks = sl_kstate_create_in(db, 1, descs, 1, MAX_PAR, &err);
 	char kb[32];
@@ -87,9 +87,9 @@ int main(void)
 					r >> 20, sl_state_env_memory_used(env) >> 20);
 		}
 		if (i % 1000000 == 999999)
-			T_ASSERT(sl_state_db_flush(db) == 0);
+			T_ASSERT(sl_rocks_db_flush(db) == 0);
 	}
-	T_ASSERT(sl_state_db_flush(db) == 0);
+	T_ASSERT(sl_rocks_db_flush(db) == 0);
 	for (size_t n = 0; n < 20000; n++) {
 		size_t i = rnd() % nkeys;
 		struct sl_kkey k;
@@ -106,12 +106,12 @@ int main(void)
 	T_ASSERT_EQ_I64(sl_kstate_entries(ks), nkeys);
 	printf("state %zu MiB (%zu keys), db %zu MiB, budget %zu MiB: rss base %zu MiB, "
 	       "peak %zu MiB, growth %zu MiB (limit %zu)\n",
-	       STATE >> 20, nkeys, sl_state_db_bytes(db) >> 20, BUDGET >> 20, base >> 20,
+	       STATE >> 20, nkeys, sl_rocks_db_bytes(db) >> 20, BUDGET >> 20, base >> 20,
 	       peak >> 20, (peak - base) >> 20, (BUDGET + OVERHEAD) >> 20);
-	T_ASSERT(sl_state_db_bytes(db) > STATE / 2);
+	T_ASSERT(sl_rocks_db_bytes(db) > STATE / 2);
 	T_ASSERT(peak - base <= BUDGET + OVERHEAD);
 	sl_kstate_destroy(ks);
-	sl_state_db_close(db);
+	sl_rocks_db_close(db);
 	sl_state_env_close(env);
 	rm_rf(dir);
 	free(dir);

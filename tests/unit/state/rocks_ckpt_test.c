@@ -16,7 +16,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "checkpoint/crc32c.h"
+#include "crc32c.h"
 #include "rocks_common.h"
 
 #define MAX_PAR 128
@@ -37,7 +37,7 @@ static struct sl_kkey key(const char *s)
 	return (struct sl_kkey){ sl_hash_bytes(s, n), s, n };
 }
 
-static struct sl_kstate *mk(struct sl_state_db *db)
+static struct sl_kstate *mk(struct sl_rocks_db *db)
 {
 	int err;
 	struct sl_kstate *ks = sl_kstate_create_in(db, 7, descs, NDESC, MAX_PAR, &err);
@@ -65,12 +65,12 @@ static void populate(struct sl_kstate *ks, int from, int to, uint64_t salt, sl_t
 	}
 }
 
-static struct sl_state_db *load(struct sl_state_env *env, int shard, const char *path, uint32_t lo,
+static struct sl_rocks_db *load(struct sl_state_env *env, int shard, const char *path, uint32_t lo,
 				uint32_t hi)
 {
-	struct sl_state_db *db = rocks_db(env, shard);
+	struct sl_rocks_db *db = rocks_db(env, shard);
 	char err[256];
-	int rc = sl_state_db_load(db, path, lo, hi, err, sizeof(err));
+	int rc = sl_rocks_db_load(db, path, lo, hi, err, sizeof(err));
 
 	if (rc)
 		fprintf(stderr, "load %s: %d %s\n", path, rc, err);
@@ -121,11 +121,11 @@ static uint32_t file_crc(const char *path, uint64_t *size)
 
 /*
  * Checks the file list of db's last checkpoint (in `path`): every regular file of the
- * directory, each with its true size and, once sl_state_db_checkpoint_crc is done (called
+ * directory, each with its true size and, once sl_rocks_db_checkpoint_crc is done (called
  * with a small budget, so it must resume mid-file), its true CRC32C. Returns the bytes of
  * SST files whose checksum was known before any reading (taken from the cache).
  */
-static uint64_t check_files(struct sl_state_db *db, const char *path)
+static uint64_t check_files(struct sl_rocks_db *db, const char *path)
 {
 	const struct sl_state_ckpt_file *f;
 	uint64_t cached = 0;
@@ -135,16 +135,16 @@ static uint64_t check_files(struct sl_state_db *db, const char *path)
 	DIR *d;
 	struct dirent *de;
 
-	f = sl_state_db_checkpoint_files(db, &n);
+	f = sl_rocks_db_checkpoint_files(db, &n);
 	for (size_t i = 0; i < n; i++)
 		if (f[i].crc_ok)
 			cached += f[i].size;
-	while ((rc = sl_state_db_checkpoint_crc(db, 256 << 10, err, sizeof(err))) == 0)
+	while ((rc = sl_rocks_db_checkpoint_crc(db, 256 << 10, err, sizeof(err))) == 0)
 		turns++;
 	if (rc < 0)
 		fprintf(stderr, "crc: %s\n", err);
 	T_ASSERT(rc == 1);
-	f = sl_state_db_checkpoint_files(db, &n);
+	f = sl_rocks_db_checkpoint_files(db, &n);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t size;
 		uint32_t crc;
@@ -170,7 +170,7 @@ int main(void)
 {
 	char *dir = tmp_dir("rocks-ckpt");
 	struct sl_state_env *env = rocks_env(dir, 32u << 20, 2);
-	struct sl_state_db *db = rocks_db(env, 0), *d1, *da, *db2, *dc;
+	struct sl_rocks_db *db = rocks_db(env, 0), *d1, *da, *db2, *dc;
 	sl_ts_t now = wall_now();
 	struct sl_kstate *ks, *k1, *ka, *kb, *kc;
 	char c1[512], c2[512], c3[512], bad[512], err[256];
@@ -190,7 +190,7 @@ int main(void)
 	ks = mk(db);
 	populate(ks, 0, 30000, 1, now);
 	/* no explicit flush: the checkpoint writes the cache back itself */
-	T_ASSERT(sl_state_db_checkpoint(db, c1, &b1) == 0);
+	T_ASSERT(sl_rocks_db_checkpoint(db, c1, &b1) == 0);
 	d0 = dump_of(ks, descs, NDESC, now, 0, MAX_PAR);
 	d0lo = dump_of(ks, descs, NDESC, now, 0, 64);
 	d0hi = dump_of(ks, descs, NDESC, now, 64, MAX_PAR);
@@ -202,29 +202,29 @@ int main(void)
 	T_ASSERT(b1 > 30000 * 24);
 	T_ASSERT(check_files(db, c1) == 0);
 	{
-		const struct sl_state_ckpt_file *f = sl_state_db_checkpoint_files(db, &nc1);
+		const struct sl_state_ckpt_file *f = sl_rocks_db_checkpoint_files(db, &nc1);
 
 		c1files = malloc(nc1 * sizeof(*c1files));
 		T_ASSERT(c1files);
 		memcpy(c1files, f, nc1 * sizeof(*c1files));
 	}
-	T_ASSERT(sl_state_db_checkpoint(db, c1, &b2) == -EEXIST);
+	T_ASSERT(sl_rocks_db_checkpoint(db, c1, &b2) == -EEXIST);
 	/* nothing changed: the second checkpoint shares every SST with the first */
-	T_ASSERT(sl_state_db_checkpoint(db, c2, &b2) == 0);
+	T_ASSERT(sl_rocks_db_checkpoint(db, c2, &b2) == 0);
 	T_ASSERT(shares_ssts(c2));
 	T_ASSERT(b2 < b1 / 10);
 	/* its SSTs' checksums come from the first: only the small files are read */
 	T_ASSERT(check_files(db, c2) > b1 / 2);
 	/* a few keys changed: only their new SST is new */
 	populate(ks, 0, 300, 2, now);
-	T_ASSERT(sl_state_db_checkpoint(db, c3, &b3) == 0);
+	T_ASSERT(sl_rocks_db_checkpoint(db, c3, &b3) == 0);
 	T_ASSERT(b3 < b1 / 4);
 	T_ASSERT(check_files(db, c3) > 0);
 	d3hi = dump_of(ks, descs, NDESC, now, 64, MAX_PAR);
 	printf("checkpoint bytes: full %llu, unchanged %llu, 1%% changed %llu\n",
 	       (unsigned long long)b1, (unsigned long long)b2, (unsigned long long)b3);
 	sl_kstate_destroy(ks);
-	sl_state_db_close(db);
+	sl_rocks_db_close(db);
 
 	/* same shard count: one load, hard links */
 	d1 = load(env, 1, c1, 0, MAX_PAR);
@@ -236,9 +236,9 @@ int main(void)
 	T_ASSERT_EQ_I64(sl_kstate_entries(k1), e0);
 	/* told the checksums the first checkpoint's manifest would hold, the restored db's
 	 * next checkpoint reads none of the linked SSTs */
-	T_ASSERT(sl_state_db_seed_crc(d1, c1files, nc1) == 0);
+	T_ASSERT(sl_rocks_db_seed_crc(d1, c1files, nc1) == 0);
 	snprintf(c4, sizeof(c4), "%s/ckpt-4", dir);
-	T_ASSERT(sl_state_db_checkpoint(d1, c4, NULL) == 0);
+	T_ASSERT(sl_rocks_db_checkpoint(d1, c4, NULL) == 0);
 	T_ASSERT(check_files(d1, c4) > b1 / 2);
 	free(c1files);
 	/* and it reads like the original through the API */
@@ -249,12 +249,12 @@ int main(void)
 		T_ASSERT(((uint64_t *)sl_kstate_value_get(k1, VTTL, &k, now))[1] == 1);
 	}
 	sl_kstate_destroy(k1);
-	sl_state_db_close(d1);
+	sl_rocks_db_close(d1);
 
 	/* a native restore: the section's count for the same key groups, a scan for others;
 	 * a heap kstate refuses the section */
 	{
-		struct sl_state_db *dn = load(env, 5, c1, 0, MAX_PAR), *dl = load(env, 6, c1, 0, 64);
+		struct sl_rocks_db *dn = load(env, 5, c1, 0, MAX_PAR), *dl = load(env, 6, c1, 0, 64);
 		struct sl_kstate *kn = mk(dn), *kl = mk(dl), *kh;
 		struct sl_snap_reader r;
 		int e;
@@ -277,8 +277,8 @@ int main(void)
 		sl_kstate_destroy(kh);
 		sl_kstate_destroy(kn);
 		sl_kstate_destroy(kl);
-		sl_state_db_close(dn);
-		sl_state_db_close(dl);
+		sl_rocks_db_close(dn);
+		sl_rocks_db_close(dl);
 		sl_snap_free(&nat);
 	}
 
@@ -297,12 +297,12 @@ int main(void)
 	T_ASSERT_EQ_I64(sl_kstate_entries(ka) + sl_kstate_entries(kb), e0);
 	sl_kstate_destroy(ka);
 	sl_kstate_destroy(kb);
-	sl_state_db_close(da);
-	sl_state_db_close(db2);
+	sl_rocks_db_close(da);
+	sl_rocks_db_close(db2);
 
 	/* two old shards into one db: the second load copies its range in */
 	dc = load(env, 4, c1, 0, 64);
-	T_ASSERT(sl_state_db_load(dc, c3, 64, MAX_PAR, err, sizeof(err)) == 0);
+	T_ASSERT(sl_rocks_db_load(dc, c3, 64, MAX_PAR, err, sizeof(err)) == 0);
 	kc = mk(dc);
 	x = dump_of(kc, descs, NDESC, now, 0, 64);
 	dump_eq(&d0lo, &x);
@@ -311,7 +311,7 @@ int main(void)
 	dump_eq(&d3hi, &x);
 	dump_free(&x);
 	sl_kstate_destroy(kc);
-	sl_state_db_close(dc);
+	sl_rocks_db_close(dc);
 
 	/* not a DB: refused, and the db still works */
 	T_ASSERT(mkdir(bad, 0755) == 0);
@@ -325,16 +325,16 @@ int main(void)
 		fputs("MANIFEST-000099\n", fp);
 		fclose(fp);
 		db = rocks_db(env, 5);
-		T_ASSERT(sl_state_db_load(db, bad, 0, MAX_PAR, err, sizeof(err)) == -EINVAL);
+		T_ASSERT(sl_rocks_db_load(db, bad, 0, MAX_PAR, err, sizeof(err)) == -EINVAL);
 		T_ASSERT(err[0] != '\0');
-		T_ASSERT(sl_state_db_load(db, "/nonexistent/x", 0, MAX_PAR, err, sizeof(err)) ==
+		T_ASSERT(sl_rocks_db_load(db, "/nonexistent/x", 0, MAX_PAR, err, sizeof(err)) ==
 			 -EINVAL);
 		ks = mk(db);
 		populate(ks, 0, 10, 3, now);
-		T_ASSERT(sl_state_db_flush(db) == 0);
+		T_ASSERT(sl_rocks_db_flush(db) == 0);
 		T_ASSERT_EQ_I64(sl_kstate_entries(ks), 10 + 10 + 9);
 		sl_kstate_destroy(ks);
-		sl_state_db_close(db);
+		sl_rocks_db_close(db);
 	}
 	dump_free(&d0);
 	dump_free(&d0lo);

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/hash.h"
-#include "checkpoint/snap.h"
-#include "state/backend.h"
-#include "state/state.h"
+#include "hash.h"
+#include "snap.h"
+#include "backend.h"
+#include "state.h"
 #include "tests/test.h"
 
 static inline sl_ts_t wall_now(void)
@@ -61,11 +61,11 @@ static inline struct sl_state_env *rocks_env(const char *dir, size_t mem, int ns
 	return env;
 }
 
-static inline struct sl_state_db *rocks_db(struct sl_state_env *env, int shard)
+static inline struct sl_rocks_db *rocks_db(struct sl_state_env *env, int shard)
 {
-	struct sl_state_db *db;
+	struct sl_rocks_db *db;
 	char err[256];
-	int rc = sl_state_db_open(env, shard, 0, &db, err, sizeof(err));
+	int rc = sl_rocks_db_open(env, shard, 0, &db, err, sizeof(err));
 
 	if (rc)
 		fprintf(stderr, "db open: %d %s\n", rc, err);

@@ -40,7 +40,7 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-static struct sl_kstate *mk(struct sl_state_db *db, uint32_t uid)
+static struct sl_kstate *mk(struct sl_rocks_db *db, uint32_t uid)
 {
 	int err;
 	struct sl_kstate *ks = sl_kstate_create_in(db, uid, descs, NDESC, MAX_PAR, &err);
@@ -68,7 +68,7 @@ static bool drop_odd(const void *mkey, uint32_t mklen, void *value, void *arg)
 	return true;
 }
 
-static void test_basics(struct sl_state_db *db)
+static void test_basics(struct sl_rocks_db *db)
 {
 	struct sl_kstate *ks = mk(db, 1);
 	struct sl_kkey a = key("alice"), b = key("bob");
@@ -85,7 +85,7 @@ static void test_basics(struct sl_state_db *db)
 	T_ASSERT(*(uint64_t *)sl_kstate_value_get(ks, V, &a, 0) == 42);
 	T_ASSERT(*(uint64_t *)sl_kstate_value_put(ks, V, &a, 0) == 42);
 	T_ASSERT_EQ_I64(sl_kstate_entries(ks), 2);
-	T_ASSERT(sl_state_db_flush(db) == 0);
+	T_ASSERT(sl_rocks_db_flush(db) == 0);
 	sl_kstate_value_clear(ks, V, &a);
 	sl_kstate_value_clear(ks, V, &a);
 	T_ASSERT(sl_kstate_value_get(ks, V, &a, 0) == NULL);
@@ -98,7 +98,7 @@ static void test_basics(struct sl_state_db *db)
 	/* maps */
 	for (uint64_t i = 0; i < 10; i++)
 		*(uint64_t *)sl_kstate_map_put(ks, M, &a, &i, 8, 0) = i;
-	T_ASSERT(sl_state_db_flush(db) == 0);
+	T_ASSERT(sl_rocks_db_flush(db) == 0);
 	sl_kstate_map_foreach(ks, M, &a, drop_odd, ctx, 0);
 	sl_kstate_map_foreach(ks, M, &a, count_cb, &n, 0);
 	T_ASSERT_EQ_I64(n, 5);
@@ -124,7 +124,7 @@ static void test_basics(struct sl_state_db *db)
 	v = sl_kstate_value_put(ks, VTTL, &a, t0 + 100);
 	T_ASSERT(v && v[0] == 0); /* recreated, zeroed */
 	*(uint64_t *)sl_kstate_map_put(ks, MTTL, &a, "k", 1, t0) = 1;
-	T_ASSERT(sl_state_db_flush(db) == 0);
+	T_ASSERT(sl_rocks_db_flush(db) == 0);
 	T_ASSERT(sl_kstate_map_get(ks, MTTL, &a, "k", 1, t0 + 150) == NULL);
 	sl_kstate_destroy(ks);
 }
@@ -132,7 +132,7 @@ static void test_basics(struct sl_state_db *db)
 /* The same random operations on a heap kstate and a rocks one, compared on every read and
  * by content at the end. The db's cache budget is far below the state, so most keys are
  * evicted and read back between touches. */
-static void test_random(struct sl_state_db *db)
+static void test_random(struct sl_rocks_db *db)
 {
 	struct sl_kstate *h = sl_kstate_create(descs, NDESC, MAX_PAR, &(int){ 0 });
 	struct sl_kstate *r = mk(db, 2);
@@ -213,7 +213,7 @@ static void test_random(struct sl_state_db *db)
 			}
 		}
 		if (step % 150000 == 0)
-			T_ASSERT(sl_state_db_flush(db) == 0);
+			T_ASSERT(sl_rocks_db_flush(db) == 0);
 	}
 	dh = dump_of(h, descs, NDESC, now, 0, MAX_PAR);
 	dr = dump_of(r, descs, NDESC, now, 0, MAX_PAR);
@@ -221,13 +221,13 @@ static void test_random(struct sl_state_db *db)
 	dump_eq(&dh, &dr);
 	dump_free(&dh);
 	dump_free(&dr);
-	T_ASSERT(sl_state_db_error(db)[0] == '\0');
+	T_ASSERT(sl_rocks_db_error(db)[0] == '\0');
 	sl_kstate_destroy(h);
 	sl_kstate_destroy(r);
 }
 
 /* Two instances on one db see only their own state. */
-static void test_isolation(struct sl_state_db *db)
+static void test_isolation(struct sl_rocks_db *db)
 {
 	struct sl_kstate *a = mk(db, 10), *b = mk(db, 11);
 	struct sl_kkey k = key("same");
@@ -236,10 +236,10 @@ static void test_isolation(struct sl_state_db *db)
 	T_ASSERT(sl_kstate_create_in(db, 10, descs, NDESC, MAX_PAR, &err) == NULL);
 	T_ASSERT(err == -EINVAL);
 	*(uint64_t *)sl_kstate_value_put(a, V, &k, 0) = 1;
-	T_ASSERT(sl_state_db_flush(db) == 0);
+	T_ASSERT(sl_rocks_db_flush(db) == 0);
 	T_ASSERT(sl_kstate_value_get(b, V, &k, 0) == NULL);
 	*(uint64_t *)sl_kstate_value_put(b, V, &k, 0) = 2;
-	T_ASSERT(sl_state_db_flush(db) == 0);
+	T_ASSERT(sl_rocks_db_flush(db) == 0);
 	T_ASSERT(*(uint64_t *)sl_kstate_value_get(a, V, &k, 0) == 1);
 	sl_kstate_destroy(a);
 	sl_kstate_destroy(b);
@@ -281,7 +281,7 @@ static void restore_into(struct sl_kstate *dst, const struct sl_kstate *src, sl_
 }
 
 /* heap -> rocks -> heap, and rocks split in two by key groups: the same entries. */
-static void test_snapshots(struct sl_state_db *db)
+static void test_snapshots(struct sl_rocks_db *db)
 {
 	sl_ts_t now = wall_now();
 	struct sl_kstate *h = sl_kstate_create(descs, NDESC, MAX_PAR, &(int){ 0 });
@@ -363,7 +363,7 @@ static bool count_all(const struct sl_kentry *e, void *arg)
 }
 
 /* Entries expired by the wall clock leave RocksDB at compaction, untouched by anyone. */
-static void test_ttl_compaction(struct sl_state_db *db)
+static void test_ttl_compaction(struct sl_rocks_db *db)
 {
 	struct sl_kstate *ks = mk(db, 30);
 	sl_ts_t now = wall_now();
@@ -380,7 +380,7 @@ static void test_ttl_compaction(struct sl_state_db *db)
 	}
 	sl_kstate_foreach(ks, count_all, &n); /* foreach shows expired entries too */
 	T_ASSERT_EQ_I64(n, 1000);
-	T_ASSERT(sl_state_db_compact(db) == 0);
+	T_ASSERT(sl_rocks_db_compact(db) == 0);
 	n = 0;
 	sl_kstate_foreach(ks, count_all, &n);
 	T_ASSERT_EQ_I64(n, 500);
@@ -392,14 +392,14 @@ int main(void)
 	char *dir = tmp_dir("rocks-state");
 	/* 16 MiB: 4 MiB of entry cache, far below the random test's state */
 	struct sl_state_env *env = rocks_env(dir, 16u << 20, 1);
-	struct sl_state_db *db = rocks_db(env, 0);
+	struct sl_rocks_db *db = rocks_db(env, 0);
 
 	test_basics(db);
 	test_isolation(db);
 	test_random(db);
 	test_snapshots(db);
 	test_ttl_compaction(db);
-	sl_state_db_close(db);
+	sl_rocks_db_close(db);
 	sl_state_env_close(env);
 	rm_rf(dir);
 	free(dir);

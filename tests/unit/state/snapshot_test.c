@@ -28,11 +28,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "checkpoint/snap.h"
-#include "core/hash.h"
-#include "state/state.h"
+#include "snap.h"
+#include "hash.h"
+#include "state.h"
 #include "tests/test.h"
-#include "time/timer.h"
+#include "timer.h"
 
 #define MAX_PAR 128u
 

@@ -8,11 +8,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "core/op.h"
-#include "state/state.h"
+#include "hash.h"
+#include "op.h"
+#include "state.h"
 #include "tests/test.h"
-#include "time/timer.h"
+#include "timer.h"
 
 /* No runtime here: a test clock stands in for the shard's (weak, so libsluice's real shard
  * functions win wherever they are linked in). */

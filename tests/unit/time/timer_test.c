@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "state/kvtab.h"
+#include "kvtab.h"
 #include "tests/test.h"
-#include "time/timer.h"
+#include "timer.h"
 
 #define NK 12
 #define NT 40

@@ -1,0 +1,288 @@
+/*
+ * coordinator.c - the checkpoint coordinator (DESIGN.md, "Checkpoints"), on the thread that
+ * called sl_job_run, and the savepoint requests other threads post to it.
+ *
+ * Checkpoint n, from the coordinator's side (barrier.c has the shards', directory.c the
+ * files'):
+ *
+ *   coordinator                         shard i (each)                  disk
+ *   -----------                         --------------                  ----
+ *   sl_ckpt_ctl_begin(n)  ------------------------------------------->  chk-n/
+ *   ckpt_req = n  (release) ----+
+ *                               +---->  sees ckpt_req (acquire)
+ *                                       sources: positions, BARRIER(n)
+ *                                       stages align, operators snapshot
+ *                                       io_uring: state files  ----->  chk-n/op*-s*
+ *                               +-----  ckpt_acked = n (release)
+ *   sees every ckpt_acked (acquire) <---+
+ *   sl_ckpt_ctl_complete(n): manifest (temp, fsync, rename) --------->  _manifest
+ *                            then sinks commit
+ *   ckpt_complete = n (release) -->   sources told n completed (acquire)
+ *   ckpt_consumed = n (release) -->   snapshot buffers reusable (acquire)
+ *
+ * One checkpoint at a time: n+1 is requested only after n was consumed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coordinator.h"
+#include "directory.h"
+#include "runtime.h"
+
+sl_ts_t sl_wall_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (sl_ts_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Hands a finished savepoint request its result and wakes the thread waiting for it. */
+static void savepoint_done(struct sl_runtime *rt, int rc, const char *why)
+{
+	struct sl_savepoint_req *sp = &rt->sp;
+
+	pthread_mutex_lock(&sp->lock);
+	if (sp->pending || sp->active) {
+		sp->rc = rc;
+		if (rc && why)
+			snprintf(sp->err, sizeof sp->err, "%s", why);
+		sp->pending = sp->active = false;
+		sp->done = true;
+		pthread_cond_broadcast(&sp->done_cond);
+	}
+	pthread_mutex_unlock(&sp->lock);
+}
+
+/*
+ * The checkpoint coordinator (DESIGN §7), on the thread that called sl_job_run: every
+ * interval (and at least min_pause after the last one ended) it asks for checkpoint n (the
+ * shards' source instances inject its barrier), waits until every shard has acknowledged it
+ * (or finished), makes it durable and committed (directory.c), hands it to
+ * on_checkpoint, and lets the shards reuse their snapshot buffers. One checkpoint at a time.
+ *
+ * A checkpoint still unacknowledged after checkpoint_timeout is reported and counted
+ * failed; its barrier still drains before the next one starts (barriers never overtake).
+ * Savepoints are checkpoints taken at once and also written to the savepoint's directory;
+ * stop-with-savepoint stops the sources and lets the final checkpoint be the savepoint.
+ * With a final checkpoint (a checkpoint directory, or a stop-with-savepoint), the shards
+ * wait at the end of their input until one more checkpoint has completed, so that the
+ * last rows of exactly-once sinks are published by a commit a restart can finish.
+ */
+void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
+{
+	struct sl_job *job = rt->job;
+	sl_ts_t interval = o->checkpoint_interval_ms > 0 ? o->checkpoint_interval_ms : 0;
+	sl_ts_t pause = o->checkpoint_min_pause_ms > 0 ? o->checkpoint_min_pause_ms : 0;
+	sl_ts_t timeout = o->checkpoint_timeout_ms > 0 ? o->checkpoint_timeout_ms : 600000;
+	sl_ts_t now = sl_wall_now_ms(), next = interval ? now + interval : SL_TS_MAX, started = 0;
+	uint64_t n = rt->ckpt_base;
+	/* final_inflight: the checkpoint in flight started after every shard's input ended, so
+	 * its snapshots hold everything; only such a one can be the final checkpoint */
+	bool inflight = false, final_ok = false, timed_out = false, final_inflight = false;
+	int final_tries = 0;
+
+	for (;;) {
+		struct timespec ts = { 0, 1000000 };
+		bool all_finished = true, all_ended = true, acked = true, want_final;
+
+		sl_source_discover(rt, sl_wall_now_ms());
+
+		for (int i = 0; i < rt->nshards; i++) {
+			const struct sl_shard *sh = &rt->shards[i];
+			/* acquire finished: pairs with the shard's release of it at the end of
+			 * sl_shard_main (shard.c) */
+			bool fin = atomic_load_explicit(&sh->finished, memory_order_acquire);
+
+			all_finished &= fin;
+			/* acquire input_done: pairs with the shard's release of it (barrier.c,
+			 * sl_barrier_final_checkpoints) */
+			all_ended &= fin || atomic_load_explicit(&sh->input_done,
+								 memory_order_acquire);
+			/* acquire ckpt_acked: pairs with the shard's release of it (barrier.c,
+			 * sl_barrier_ack): its snapshots and files are readable now */
+			if (!fin && atomic_load_explicit(&sh->ckpt_acked, memory_order_acquire) < n)
+				acked = false;
+		}
+		now = sl_wall_now_ms();
+		if (inflight && !acked && !timed_out && now - started > timeout) {
+			timed_out = true;
+			fprintf(stderr, "sluice: checkpoint %" PRIu64 " timed out after %" PRId64
+					" ms (execution.checkpointing.timeout): discarded\n",
+				n, (int64_t)timeout);
+		}
+		if (inflight && acked) {
+			bool sp_here = rt->sp.active && rt->sp.ckpt == n;
+			int rc = 0;
+
+			/* a shard that finished before acknowledging took its state with it */
+			for (int i = 0; i < rt->nshards; i++)
+				if (atomic_load(&rt->shards[i].ckpt_acked) < n)
+					rc = -ECANCELED;
+			if (timed_out)
+				rc = -ETIMEDOUT;
+			rc = rc ? (sl_ckpt_ctl_abort(rt, n), rc) : sl_ckpt_ctl_complete(rt, n);
+			if (!rc && o->on_checkpoint)
+				rc = o->on_checkpoint(job, n, o->checkpoint_arg);
+
+			/* -ECANCELED: the end of input overtook it, nothing went wrong */
+			if (rc && rc != -ECANCELED)
+				rt->ckpt_failed++;
+			else if (!rc) {
+				rt->ckpt_completed++;
+				/* release ckpt_complete: pairs with the shards' acquire of it
+				 * (barrier.c, sl_barrier_announce_complete): n's manifest and
+				 * sink commits are done */
+				atomic_store_explicit(&rt->ckpt_complete, n, memory_order_release);
+			}
+			if (sp_here) {
+				/* the checkpoint may be fine and its savepoint copy not
+				 * (write_savepoint left the cause in the request) */
+				int sprc = rc;
+				bool said;
+
+				pthread_mutex_lock(&rt->sp.lock);
+				if (!sprc)
+					sprc = rt->sp.rc;
+				said = rt->sp.err[0] != 0;
+				pthread_mutex_unlock(&rt->sp.lock);
+				savepoint_done(rt, sprc, rc && !said ? strerror(-rc) : NULL);
+			}
+			if (final_inflight && atomic_load(&rt->final_ckpt)) {
+				if (!rc)
+					final_ok = true;
+				else if (++final_tries >= 3) {
+					sl_job_set_error(job, rc, "the final checkpoint failed %d times "
+							 "(last: %s): what came after checkpoint %" PRIu64
+							 " is not committed; a restart redoes it",
+							 final_tries, strerror(-rc), rt->ckpt_completed
+							 ? n - 1 : 0);
+					final_ok = true;
+				}
+			}
+			/* release ckpt_consumed: pairs with the shards' acquire of it
+			 * (barrier.c, shard.c, source_rt.c): the coordinator is done reading
+			 * their snapshots of n, so the buffers may be reused */
+			atomic_store_explicit(&rt->ckpt_consumed, n, memory_order_release);
+			if (final_ok)
+				atomic_store(&rt->final_done, true);
+			inflight = timed_out = final_inflight = false;
+			now = sl_wall_now_ms();
+			next = interval ? now + (interval > pause ? interval : pause) : SL_TS_MAX;
+		}
+		if (atomic_load(&rt->abort)) {
+			savepoint_done(rt, -ECANCELED, "the job failed");
+			atomic_store(&rt->final_done, true);
+		}
+		if (all_finished && !inflight)
+			break;
+		if (inflight) {
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		/* a savepoint request: at once, or through the final checkpoint when stopping */
+		pthread_mutex_lock(&rt->sp.lock);
+		if (rt->sp.pending && !rt->sp.active) {
+			if (all_ended && !atomic_load(&rt->final_ckpt)) {
+				pthread_mutex_unlock(&rt->sp.lock);
+				savepoint_done(rt, -ESRCH, "the job has finished");
+				pthread_mutex_lock(&rt->sp.lock);
+			} else {
+				rt->sp.active = true;
+				rt->sp.ckpt = n + 1;
+				if (rt->sp.stop) {
+					atomic_store(&rt->final_ckpt, true);
+					sl_job_stop(job);
+				}
+			}
+		}
+		pthread_mutex_unlock(&rt->sp.lock);
+		want_final = all_ended && atomic_load(&rt->final_ckpt) && !final_ok &&
+			     !atomic_load(&rt->final_done);
+		if (!all_ended && rt->sp.active && rt->sp.stop)
+			want_final = false; /* wait for the sources to stop */
+		else if (!all_ended && rt->sp.active)
+			want_final = true;  /* a savepoint: now */
+		if (!atomic_load(&rt->abort) &&
+		    (want_final ||
+		     (!all_ended && !atomic_load(&job->stop) && now >= next))) {
+			n++;
+			if (rt->sp.active)
+				rt->sp.ckpt = n;
+			/* a savepoint's state must be logical (portable): shards read this */
+			if (rt->sp.active)
+				atomic_store_explicit(&rt->ckpt_savepoint, n, memory_order_relaxed);
+			int brc = sl_ckpt_ctl_begin(rt, n);
+
+			if (brc) {
+				fprintf(stderr, "sluice: checkpoint %" PRIu64 ": cannot create its "
+						"directory: %s\n", n, strerror(-brc));
+				rt->ckpt_failed++;
+				if (rt->sp.active && rt->sp.ckpt == n)
+					savepoint_done(rt, -EIO, "cannot create the checkpoint");
+				if (all_ended && ++final_tries >= 3)
+					atomic_store(&rt->final_done, true);
+				next = now + (interval ? interval : 1000);
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			inflight = true;
+			final_inflight = all_ended;
+			started = now;
+			/* release ckpt_req: pairs with the shards' acquire of it (barrier.c,
+			 * sl_barrier_start and sl_barrier_final_checkpoints): n's directory and
+			 * ckpt_savepoint come first */
+			atomic_store_explicit(&rt->ckpt_req, n, memory_order_release);
+		}
+		nanosleep(&ts, NULL);
+	}
+	atomic_store(&rt->final_done, true);
+	savepoint_done(rt, -ECANCELED, "the job ended before the savepoint");
+	/* release ckpt_consumed: pairs with the shards' acquire of it (barrier.c, shard.c,
+	 * source_rt.c): the coordinator is done reading their snapshots of n, so the buffers
+	 * may be reused */
+	atomic_store_explicit(&rt->ckpt_consumed, UINT64_MAX, memory_order_release);
+}
+
+int sl_job_savepoint(struct sl_job *job, const char *dir, bool stop, char *path, size_t cap,
+		     char *err, size_t errcap)
+{
+	struct sl_runtime *rt = __atomic_load_n(&job->rt, __ATOMIC_ACQUIRE);
+	struct sl_savepoint_req *sp;
+	int rc;
+
+	if (!rt || !atomic_load(&rt->coordinating)) {
+		snprintf(err, errcap, "the job is not running (or runs without a coordinator)");
+		return -ESRCH;
+	}
+	if (!dir || !*dir || strlen(dir) >= sizeof sp->dir) {
+		snprintf(err, errcap, "no savepoint directory given (state.savepoints.dir)");
+		return -EINVAL;
+	}
+	sp = &rt->sp;
+	pthread_mutex_lock(&sp->lock);
+	if (sp->pending || sp->active) {
+		pthread_mutex_unlock(&sp->lock);
+		snprintf(err, errcap, "another savepoint is in progress");
+		return -EBUSY;
+	}
+	snprintf(sp->dir, sizeof sp->dir, "%s", dir);
+	sp->stop = stop;
+	sp->done = false;
+	sp->rc = 0;
+	sp->err[0] = sp->path[0] = 0;
+	sp->ckpt = 0;
+	sp->pending = true;
+	while (!sp->done)
+		pthread_cond_wait(&sp->done_cond, &sp->lock);
+	rc = sp->rc;
+	snprintf(path, cap, "%s", sp->path);
+	snprintf(err, errcap, "%s", sp->err);
+	pthread_mutex_unlock(&sp->lock);
+	return rc;
+}
+
