@@ -17,6 +17,12 @@ its input files and what the run must print.
 Usage: run_golden.py SLUICE [--state-backend B] [CASE ...]
   (prints PASS/FAIL per case, exit 1 on any failure; with --state-backend every run keeps
   its keyed state in backend B, and must print exactly what the heap backend prints)
+       run_golden.py SLUICE --update CASE ...
+  (writes the named cases' expected.out from a 1-shard run, and their expected.explain and
+  expected.sink where the case has them, for review with `git diff` before committing; a
+  case with expected.err is left alone: write the error text you want by hand. The runs
+  that check the case follow as usual, so a case whose rows differ on other shard counts
+  still fails.)
 """
 import os
 import re
@@ -101,6 +107,40 @@ def check_case(sluice, d):
     return "PASS %s" % name
 
 
+def update_case(sluice, d):
+    """Writes what the job prints now as the case's expected output (1 shard)."""
+    name = os.path.basename(d)
+    if os.path.exists(os.path.join(d, "expected.err")):
+        return "SKIP %s: an error case (expected.err is written by hand)" % name
+    with open(os.path.join(d, "job.sql")) as f:
+        text = f.read().replace("@DIR@", d)
+    with tempfile.TemporaryDirectory(prefix="golden-") as work:
+        out_dir = os.path.join(work, "out")
+        os.mkdir(out_dir)
+        job = os.path.join(work, "job.sql")
+        with open(job, "w") as f:
+            f.write(text.replace("@OUT@", out_dir))
+        rc, out, err = run(sluice, job, 1, work)
+        if rc != 0:
+            return "FAIL %s: exit %d: %s" % (name, rc, err.strip()[-300:])
+        got = [m.group(1) for m in map(LINE.match, out.splitlines()) if m]
+        with open(os.path.join(d, "expected.out"), "w") as f:
+            f.write("".join(l + "\n" for l in got))
+        if os.path.exists(os.path.join(d, "expected.sink")):
+            lines = []
+            for root, _, files in os.walk(out_dir):
+                for fn in files:
+                    lines += [l for l in open(os.path.join(root, fn)).read().splitlines() if l]
+            with open(os.path.join(d, "expected.sink"), "w") as f:
+                f.write("".join(l + "\n" for l in sorted(lines)))
+        if os.path.exists(os.path.join(d, "expected.explain")):
+            p = subprocess.run([sluice, "explain", job], cwd=work, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            with open(os.path.join(d, "expected.explain"), "w") as f:
+                f.write(p.stdout.decode().replace(job, "@JOB@"))
+    return "UPDATED %s: %d lines (review: git diff %s)" % (name, len(got), d)
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -110,8 +150,20 @@ def main():
     if args[:1] == ["--state-backend"]:
         EXTRA.extend(args[:2])
         args = args[2:]
+    update = args[:1] == ["--update"]
+    if update:
+        args = args[1:]
+        if not args:
+            print("run_golden.py: --update needs the cases to write (it never rewrites all)",
+                  file=sys.stderr)
+            return 2
     names = args or sorted(os.listdir(CASES))
     failed = 0
+    for n in names if update else []:
+        d = n if os.path.isdir(n) else os.path.join(CASES, n)
+        res = update_case(sluice, os.path.abspath(d))
+        print(res)
+        failed += res.startswith("FAIL")
     for n in names:
         d = n if os.path.isdir(n) else os.path.join(CASES, n)
         res = check_case(sluice, os.path.abspath(d))
