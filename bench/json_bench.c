@@ -17,7 +17,7 @@
  *   top        simdjson visiting the top-level fields, nested objects taken as raw text:
  *              the same work as sluice's decode without building the row.
  *
- *   nested     sl_json_dec_lines() with the seeds' SQL table over this topic (issue 3):
+ *   nested     sl_json_dec_lines() with the PyFlink lesson's SQL table over this topic (issue 3):
  *              payload ROW<after ROW<id INT, customer_id INT, product_id INT, quantity INT,
  *              total DECIMAL(10,2), status STRING, created_at TIMESTAMP(3)>, op STRING,
  *              ts_ms BIGINT>, flattened by the planner into nine leaf columns: the real
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	{
-		/* the seeds' table, as the planner flattens its ROW columns */
+		/* the PyFlink lesson's table, as the planner flattens its ROW columns */
 		static const char *const names[] = {
 			"payload.after.id", "payload.after.customer_id", "payload.after.product_id",
 			"payload.after.quantity", "payload.after.total", "payload.after.status",

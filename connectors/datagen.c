@@ -1,7 +1,7 @@
 /*
  * datagen.c - the datagen source: rows of random values, sequences and an event-time column
  * with bounded disorder and late records, for demos, tests and benchmarks (Flink's datagen
- * connector plus the event-time knobs the seeds need).
+ * connector plus the event-time knobs the PyFlink lesson's jobs need).
  *
  * Record i of the source (0-based over all splits) belongs to split i mod nsplits, so a
  * sequence field's range is dealt over the splits the way Flink's SequenceGenerator deals it,

@@ -1,5 +1,5 @@
 /*
- * demo_clicks.c - the default job: clicks per user per minute (the seeds' canonical
+ * demo_clicks.c - the default job: clicks per user per minute (the PyFlink lesson's canonical
  * windowed count), built with the C API from the embedded connectors only.
  *
  *   datagen clicks (user_id, url, ts; up to 5 s disorder, 0.2% up to 3 min late)

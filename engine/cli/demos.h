@@ -15,7 +15,7 @@ struct sl_demo_opts {
 
 struct sl_demo;
 
-/* The seeds' clicks per user per minute: datagen clicks with bounded disorder and some very
+/* The PyFlink lesson's clicks per user per minute: datagen clicks with bounded disorder and some very
  * late ones, key_by user, tumbling 1-minute event-time COUNT, late clicks to a side output,
  * both printed as changelogs. Returns NULL on ENOMEM. */
 struct sl_demo *sl_demo_clicks_create(const struct sl_demo_opts *opts);

@@ -849,9 +849,9 @@ static int str_serialize(const struct sl_agg_bound *a, const void *acc, struct s
 static int str_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
 {
 	struct acc_str *s = acc;
-	const void *p;
+	const void *p = NULL; /* set by sl_snap_get_bytes; gcc -O2 + ASan cannot tell */
 	uint64_t seq;
-	uint32_t len;
+	uint32_t len = 0;
 
 	if (sl_snap_get_u64(r, &seq))
 		return r->error;

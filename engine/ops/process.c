@@ -189,7 +189,7 @@ static void process_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
 #define PR_MAGIC 0x52504c53u /* "SLPR" */
 #define PR_VERSION 2u
 
-/* This instance's key groups: a contiguous range (core/hash.h). */
+/* This instance's key groups: a contiguous range (hash.h). */
 static void kg_range(const struct sl_ctx *ctx, uint32_t *lo, uint32_t *hi)
 {
 	sl_key_group_range(sl_shard_max_par(ctx->shard), (uint32_t)sl_shard_count(ctx->shard),

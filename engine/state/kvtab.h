@@ -19,7 +19,7 @@
 
 struct sl_kvtab;
 
-/* Longest key a table stores: SL_KEY_MAX (core/op.h) plus room for a caller's suffix (the
+/* Longest key a table stores: SL_KEY_MAX (key.h) plus room for a caller's suffix (the
  * timer service appends the timer namespace to the key). */
 #define SL_KVTAB_KEY_MAX 1040
 

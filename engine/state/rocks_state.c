@@ -1,8 +1,9 @@
 /*
- * rocks_state.c - keyed value and map state kept in the shard's RocksDB, behind a write-back
- * entry cache (the RocksDB backend of state.h).
+ * rocks_state.c - keyed value and map state kept in RocksDB, behind a write-back entry cache
+ * (the RocksDB backend of state.h).
  *
- * RocksDB layout (one DB per shard, every operator instance of the shard in it):
+ * RocksDB layout (one DB per keyed operator instance, backend.h says why; op_uid names the
+ * operator within it):
  *
  *   key   [kg u16 BE][op_uid u32 BE][desc id | RK_TTL_BIT][hash u64 BE][klen u16 BE][key]
  *         [map key]                                                  (map entries only)

@@ -2,7 +2,7 @@
 """Kafka source end to end, against the development broker (127.0.0.1 only).
 
 Starts sluice-kafka-broker, checks that kcat can produce to and consume from it, produces
-the seeds' order events (Debezium JSON lines: those of the shared acceptance case
+the PyFlink lesson's order events (Debezium JSON lines: those of the shared acceptance case
 seed_tumble_5min_per_customer when the checkout has ../shared, else generated ones of the
 same shape) with kcat, and runs `sluice run` on SQL jobs reading the topic with
 'scan.bounded.mode' = 'latest-offset' into a filesystem sink:

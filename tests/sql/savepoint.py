@@ -8,7 +8,7 @@ once without interruption for the expected rows. Then:
    stops it and prints the savepoint; `sluice run --from-savepoint PATH` finishes the job
    (on the same shard count: datagen deals its rows over one split per shard, so another
    count would generate other rows; restoring on other shard counts is covered by
-   tests/unit/core/checkpoint_dir_test.c and the recovery tests). The visible rows of both runs must be the expected rows exactly.
+   tests/unit/runtime/checkpoint_dir_test.c and the recovery tests). The visible rows of both runs must be the expected rows exactly.
 2. savepoint then crash: `sluice savepoint SOCK DIR` while the job runs, then kill -9; a run
    from that savepoint must end with the expected rows exactly (what the killed run wrote
    after the savepoint was never committed, and recovery discards it).

@@ -1,5 +1,5 @@
 /*
- * ring_stress.c - two threads hammer one SPSC frame ring (engine/core/ring.h).
+ * ring_stress.c - two threads hammer one SPSC frame ring (engine/base/ring.h).
  *
  * The producer writes N variable-size frames carrying a sequence number and a payload whose
  * checksum travels in the header; the consumer checks order, size and content of every one.

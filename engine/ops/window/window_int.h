@@ -3,7 +3,9 @@
  * outside engine/ops/window.
  *
  *   window_cfg.c   plan-time binding: spec + aggregates -> struct sl_window_cfg, out schema
- *   window.c       the operator hooks, output rows, late records
+ *   window_stream.c  sl_stream_window: the operator as a node of a job graph
+ *   window.c       the operator hooks: a facade over the kind's table (struct win.kind)
+ *   rows.c         accumulator blocks, output rows, late records: shared by both kinds
  *   slice.c        tumbling, hopping and cumulating windows over slices
  *   session.c      merging session windows
  *   snapshot.c     checkpoints: the versioned, checksummed snapshot of an instance
@@ -122,7 +124,7 @@ static inline void *accs_of(const struct win *w, void *v)
 	return (uint8_t *)v + w->hdr;
 }
 
-/* window.c */
+/* rows.c */
 void sl_win_acc_init(const struct win *w, void *acc);
 void sl_win_acc_add(const struct win *w, void *acc, const struct sl_row *row);
 void sl_win_acc_merge(const struct win *w, void *acc, const void *other);

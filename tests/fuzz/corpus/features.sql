@@ -1,6 +1,6 @@
 -- Every statement form of the query parser in one job: window TVFs with named arguments,
 -- SESSION with PARTITION BY, unions, joins of each kind, subqueries, dedup, views with the
--- seeds' trailing WATERMARK, INSERT, EXPLAIN and both statement set forms.
+-- the PyFlink lesson's trailing WATERMARK, INSERT, EXPLAIN and both statement set forms.
 SET 'parallelism.default' = '2';
 
 CREATE TEMPORARY TABLE Bid (

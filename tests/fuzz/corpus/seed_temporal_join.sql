@@ -1,4 +1,4 @@
--- The seeds' temporal join (shared/seeds/000_10a048574c8782e8.txt): orders enriched with
+-- The PyFlink lesson's temporal join: orders enriched with
 -- the product version valid at each order's event time, and the plain join it replaces.
 CREATE TABLE orders (
     order_id INT,

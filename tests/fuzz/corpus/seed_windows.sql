@@ -1,4 +1,4 @@
--- The seeds' window queries (shared/seeds/000_10a048574c8782e8.txt), with the Kafka
+-- The PyFlink lesson's window queries, with the Kafka
 -- options made concrete: legacy TUMBLE/HOP/SESSION group windows over a CDC view.
 CREATE TABLE orders_cdc (
     payload ROW<
@@ -19,7 +19,7 @@ CREATE TABLE orders_cdc (
     'format' = 'json'
 );
 
--- VIEW with watermark: the seeds write it as the last item of the SELECT list
+-- VIEW with watermark: the PyFlink lesson writes it as the last item of the SELECT list
 CREATE VIEW orders_current AS
     SELECT
         payload.after.id AS id,

@@ -31,7 +31,7 @@ static void expect_error(struct sl_json_dec *d, const char *json, const char *wa
 	}
 }
 
-/* The seeds' CDC envelope: payload ROW<after ROW<id, customer_id, total, status>, op, ts_ms> */
+/* The PyFlink lesson's CDC envelope: payload ROW<after ROW<id, customer_id, total, status>, op, ts_ms> */
 static struct sl_schema *cdc_schema(void)
 {
 	struct sl_schema *s = sl_schema_create();

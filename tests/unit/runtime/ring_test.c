@@ -1,5 +1,5 @@
 /*
- * ring_test.c - single-thread tests of the SPSC frame ring (engine/core/ring.h).
+ * ring_test.c - single-thread tests of the SPSC frame ring (engine/base/ring.h).
  *
  * One thread plays both sides, so every step of the protocol is observable: a frame is
  * invisible until published, space comes back only when the consumer releases it, a frame

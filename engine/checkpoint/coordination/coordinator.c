@@ -15,7 +15,7 @@
  *                                       io_uring: state files  ----->  chk-n/op*-s*
  *                               +-----  ckpt_acked = n (release)
  *   sees every ckpt_acked (acquire) <---+
- *   sl_ckpt_ctl_complete(n): manifest (temp, fsync, rename) --------->  _manifest
+ *   sl_ckpt_ctl_complete(n): manifest (temp, fsync, rename) --------->  MANIFEST
  *                            then sinks commit
  *   ckpt_complete = n (release) -->   sources told n completed (acquire)
  *   ckpt_consumed = n (release) -->   snapshot buffers reusable (acquire)

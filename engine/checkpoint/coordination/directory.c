@@ -5,10 +5,10 @@
  * commit.
  *
  * Runs on the coordinator thread while the shards go on processing: a shard only reuses its
- * snapshot buffers after the coordinator has released the checkpoint (runtime.c). The state
- * files are written through the coordinator's own io_uring writer (write + fsync linked);
- * DESIGN §7 puts one writer in each shard, which the coordinator's writer can become without
- * changing the files or the manifest.
+ * snapshot buffers after the coordinator has released the checkpoint (coordinator.c). Each
+ * shard writes its own state files through its own io_uring writer (barrier.c) before it
+ * acknowledges; the coordinator's writer here writes only the copies a savepoint needs and
+ * the manifest's temp file.
  *
  * Checkpoint ids are the store's: a restarted job continues after the highest id in the
  * directory, so sinks that name files by checkpoint never reuse a name.
@@ -586,7 +586,7 @@ static int add_native(struct sl_ckpt_manifest *m, const struct sl_shard_file *f,
 
 /*
  * The shards wrote their state files of checkpoint m->ckpt_id before acknowledging it (each
- * through its own io_uring, shard.c): the manifest takes their sizes and checksums, then is
+ * through its own io_uring, barrier.c): the manifest takes their sizes and checksums, then is
  * committed. 0, or -errno with the checkpoint removed.
  */
 static int commit_shard_files(struct sl_runtime *rt, struct sl_ckpt_manifest *m)
