@@ -195,7 +195,8 @@ static int fill(struct file_split *f, struct sl_src_ctx *c)
 	return 0;
 }
 
-/* Length of the record at head including its newline, or 0 if it is not complete. */
+/* Length of the record at head including its newline, or 0 if it is not complete (a CSV
+ * record at EOF is complete: the decoder decides where a bad quote ends it). */
 static size_t record_len(struct file_split *f)
 {
 	const char *p = f->buf + f->head;
@@ -203,7 +204,7 @@ static size_t record_len(struct file_split *f)
 	const char *nl;
 
 	if (f->csv)
-		return sl_csv_record_len(p, avail);
+		return sl_csv_dec_record_len(f->csv, p, avail, f->eof);
 	nl = memchr(p, '\n', avail);
 	return nl ? (size_t)(nl - p) + 1 : 0;
 }

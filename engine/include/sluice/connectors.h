@@ -140,9 +140,16 @@ void sl_csv_dec_destroy(struct sl_csv_dec *d);
 const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_t len,
 				    void *buf, uint32_t cap, char *why);
 
-/* Returns the length of the first CSV record in buf[0..len) including its '\n' (a newline
- * inside quotes does not end it), or 0 if the record is not complete in the buffer. */
-size_t sl_csv_record_len(const char *buf, size_t len);
+/*
+ * Returns the length of the first CSV record in buf[0..len) including its '\n' (a newline
+ * inside a quoted field does not end it), or 0 if it is not complete in the buffer; with
+ * `eof` (nothing follows buf) the rest is the last record. A quoted field that spans lines
+ * but never closes properly (input ends inside it, its closing quote is followed by other
+ * text than the delimiter or the line end, or it outgrows SL_ROW_SCRATCH) ends the record at
+ * the end of the line where it opened, so one bad quote costs one record. Hot path.
+ */
+size_t sl_csv_dec_record_len(const struct sl_csv_dec *d, const char *buf, size_t len,
+			     bool eof);
 
 /*
  * Writes `r` as one JSON object and a '\n' into buf: keys are field names (dotted names as
