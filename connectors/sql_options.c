@@ -183,10 +183,12 @@ static char *dup_or_null(const char *s, bool *oom)
 /* ---- filesystem ------------------------------------------------------------------------ */
 
 #define FS_COMMON "path, format"
-#define FS_JSON "json.ignore-parse-errors, json.fail-on-missing-field"
-#define FS_DBZ "debezium-json.schema-include, debezium-json.ignore-parse-errors"
+#define FS_JSON "json.ignore-parse-errors, json.fail-on-missing-field, " \
+		"json.fail-on-decimal-overflow"
+#define FS_DBZ "debezium-json.schema-include, debezium-json.ignore-parse-errors, " \
+	       "debezium-json.fail-on-decimal-overflow"
 #define FS_CSV "csv.field-delimiter, csv.null-literal, csv.ignore-parse-errors, " \
-	       "csv.allow-comments"
+	       "csv.allow-comments, csv.fail-on-decimal-overflow"
 
 struct fs_src {
 	struct sl_file_source_cfg cfg; /* first: the pointer handed out */
@@ -227,7 +229,7 @@ static void fs_sink_free(void *p)
 /* The format's own options, shared by source and sink. */
 struct fs_fmt {
 	enum sl_format format;
-	bool ignore_errors, fail_missing, allow_comments;
+	bool ignore_errors, fail_missing, allow_comments, fail_overflow;
 	char delim;
 	const char *null_lit; /* borrowed from the option */
 	const char *known;    /* for the unknown-option message */
@@ -249,6 +251,8 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		rc = opt_bool(c, "json.ignore-parse-errors", &f->ignore_errors);
 		if (!rc)
 			rc = opt_bool(c, "json.fail-on-missing-field", &f->fail_missing);
+		if (!rc)
+			rc = opt_bool(c, "json.fail-on-decimal-overflow", &f->fail_overflow);
 		if (!rc && f->ignore_errors && f->fail_missing)
 			return fail_at(c, o, "json.fail-on-missing-field and "
 				       "json.ignore-parse-errors cannot both be true");
@@ -263,6 +267,9 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		rc = opt_bool(c, "debezium-json.schema-include", &include);
 		if (!rc)
 			rc = opt_bool(c, "debezium-json.ignore-parse-errors", &f->ignore_errors);
+		if (!rc)
+			rc = opt_bool(c, "debezium-json.fail-on-decimal-overflow",
+				      &f->fail_overflow);
 		return rc;
 	}
 	if (!strcmp(o->value, "csv")) {
@@ -284,6 +291,8 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		rc = opt_bool(c, "csv.ignore-parse-errors", &f->ignore_errors);
 		if (!rc)
 			rc = opt_bool(c, "csv.allow-comments", &f->allow_comments);
+		if (!rc)
+			rc = opt_bool(c, "csv.fail-on-decimal-overflow", &f->fail_overflow);
 		return rc;
 	}
 	return fail_at(c, o, "option 'format': unknown format '%s' (known: json, csv, "
@@ -335,6 +344,7 @@ static int fs_source(struct optctx *c, const struct sl_schema *schema,
 	f->cfg.skipped = &f->skipped;
 	f->cfg.json_fail_on_missing = fmt.fail_missing;
 	f->cfg.csv_allow_comments = fmt.allow_comments;
+	f->cfg.fail_on_decimal_overflow = fmt.fail_overflow;
 	out->src_ops = &sl_file_source_ops;
 	out->cfg = f;
 	out->cfg_free = fs_src_free;

@@ -19,6 +19,11 @@
  *     csv.null-literal              text read and written as NULL
  *     csv.ignore-parse-errors
  *     csv.allow-comments            records starting with '#' are skipped
+ *     json.fail-on-decimal-overflow, csv.fail-on-decimal-overflow,
+ *     debezium-json.fail-on-decimal-overflow
+ *                                   a DECIMAL beyond its precision is a record error (dead
+ *                                   letter) instead of NULL; default false: NULL, as Flink,
+ *                                   counted per operator either way
  *     source.monitor-interval       rejected: folders are read once (bounded), not watched
  *
  *   datagen  source (Flink's options, plus event-time knobs)

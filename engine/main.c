@@ -135,6 +135,14 @@ static void print_stats(struct sl_job *job, bool metrics)
 		(unsigned long long)st.records_in, (unsigned long long)st.records_out,
 		(unsigned long long)st.late_records, (unsigned long long)st.dead_letters,
 		(unsigned long long)st.ring_full, (unsigned long long)st.backpressure_ms);
+	/* Flink makes them NULL without a word; say how many, and where to look */
+	if (st.decimal_overflows)
+		fprintf(stderr,
+			"sluice: %llu DECIMAL value%s did not fit their type and became NULL "
+			"(per operator with --metrics; '<format>.fail-on-decimal-overflow' sends "
+			"such source records to the dead-letter output)\n",
+			(unsigned long long)st.decimal_overflows,
+			st.decimal_overflows == 1 ? "" : "s");
 	if (metrics)
 		sl_job_print_metrics(job, stderr);
 }

@@ -1,6 +1,9 @@
 /*
  * csv.c - CSV records (RFC 4180) to rows: columns map to schema fields by position.
  *
+ * A STRING must be UTF-8: other bytes make the record an error (dead letter), as Flink's CSV
+ * format fails on them, so no sink ever receives text that is not UTF-8 from here.
+ *
  * A quoted field may hold the delimiter, line breaks and doubled quotes; it is used in place
  * unless it holds a doubled quote, in which case it is unescaped into the decoder's own
  * buffer (allocated once, as large as a row can be). Unquoted fields are taken as they are,
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 
 #include "format.h"
+#include "utf8.h"
 
 struct sl_csv_dec {
 	int n;
@@ -30,6 +34,7 @@ struct sl_csv_dec {
 	const char *null_lit;                   /* borrowed; NULL: no null literal */
 	size_t null_len;
 	char *unq;                              /* SL_ROW_SCRATCH bytes for unescaping */
+	uint64_t overflows;                     /* DECIMAL values made NULL */
 };
 
 struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema,
@@ -46,11 +51,17 @@ struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema,
 	}
 	d->n = sl_schema_nfields(schema);
 	for (int i = 0; i < d->n; i++)
-		sl_fmt_field_init(&d->f[i], schema, i);
+		sl_fmt_field_init(&d->f[i], schema, i, &d->overflows,
+				  opts && opts->fail_on_decimal_overflow);
 	d->delim = opts && opts->delimiter ? opts->delimiter : ',';
 	d->null_lit = opts ? opts->null_literal : NULL;
 	d->null_len = d->null_lit ? strlen(d->null_lit) : 0;
 	return d;
+}
+
+uint64_t sl_csv_dec_overflows(const struct sl_csv_dec *d)
+{
+	return d->overflows;
 }
 
 void sl_csv_dec_destroy(struct sl_csv_dec *d)
@@ -64,9 +75,17 @@ void sl_csv_dec_destroy(struct sl_csv_dec *d)
 static void set_value(struct sl_csv_dec *d, struct sl_row_builder *b, int i, const char *s,
 		      size_t len, bool quoted, int *rc, char *why)
 {
+	size_t bad;
+
 	if (!quoted && ((d->null_lit && len == d->null_len && memcmp(s, d->null_lit, len) == 0) ||
 			(len == 0 && d->f[i].type != SL_TYPE_STRING))) {
 		sl_rowb_set_null(b, i);
+		return;
+	}
+	if (d->f[i].type == SL_TYPE_STRING && (bad = sl_utf8_check(s, len)) < len) {
+		sl_fmt_why(why, "field '%s': not UTF-8 (byte %zu of the value is 0x%02x)",
+			   d->f[i].name, bad + 1, (unsigned char)s[bad]);
+		*rc = -EINVAL;
 		return;
 	}
 	*rc = sl_fmt_set_text(b, i, &d->f[i], s, len, why);

@@ -9,11 +9,19 @@ valid JSON object per line (strict UTF-8, RFC 8259), with the place, the cause a
                  line parses, `why` and `where` read back as they were meant, and `raw` (or,
                  when the record is not UTF-8, `raw_base64`) gives back the record's bytes
 
+  UTF-8          a CSV record whose STRING is not UTF-8 is a record error (dead letter, as
+                 Flink's CSV format fails on it), never bytes that break the JSON sink's lines
+  DECIMAL        a value beyond its DECIMAL type is NULL (Flink) but counted per operator,
+                 in the source that decoded it and in the calc that computed it, and named in
+                 the run's summary; with '<format>.fail-on-decimal-overflow' = 'true' (csv,
+                 json) the source record goes to the dead-letter output instead
+
 Usage: bad_input.py SLUICE
 """
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -128,11 +136,124 @@ END;
     return True
 
 
+def check_utf8(sluice, work):
+    csv = os.path.join(work, "utf8.csv")
+    bad = b"2,caf\xe9 \xc3\x28 \xed\xa0\x80"   # Latin-1, a broken pair, a surrogate
+    with open(csv, "wb") as f:
+        f.write(b"1,caf\xc3\xa9 \xf0\x9f\x98\x80\n" + bad + b"\n3,ok\n")
+    out = os.path.join(work, "utf8-out")
+    dl = os.path.join(work, "utf8-dead.jsonl")
+    sql = """
+CREATE TABLE c (id INT, s STRING) WITH ('connector' = 'filesystem', 'path' = %s,
+  'format' = 'csv');
+CREATE TABLE o (id INT, s STRING) WITH ('connector' = 'filesystem', 'path' = %s,
+  'format' = 'json');
+INSERT INTO o SELECT id, s FROM c;
+""" % (sql_str(csv), sql_str(out))
+    rc, _, err = run(sluice, work, sql, ["--dead-letter", dl])
+    if rc != 0:
+        print("FAIL: utf-8: exit %d: %s" % (rc, err[-400:]))
+        return False
+    rows = []
+    files = [os.path.join(out, n) for n in sorted(os.listdir(out))] if os.path.isdir(out) \
+        else [out]
+    for name in files:
+        with open(name, "rb") as f:
+            for line in f.read().splitlines():
+                try:
+                    rows.append(json.loads(line.decode("utf-8", "strict")))
+                except (UnicodeDecodeError, ValueError) as e:
+                    print("FAIL: utf-8: a sink line is not UTF-8 JSON (%s): %r" % (e, line))
+                    return False
+    want = [{"id": 1, "s": "caf\u00e9 \U0001f600"}, {"id": 3, "s": "ok"}]
+    if sorted(rows, key=lambda r: r["id"]) != want:
+        print("FAIL: utf-8: sink rows %r, want %r" % (rows, want))
+        return False
+    try:
+        dls = read_dead_letters(dl)
+    except ValueError as e:
+        print("FAIL: utf-8: %s" % e)
+        return False
+    if len(dls) != 1 or dls[0]["where"] != csv + ":2" or "UTF-8" not in dls[0]["why"] \
+            or raw_bytes(dls[0]) != bad:
+        print("FAIL: utf-8: dead letters %r" % dls)
+        return False
+    print("ok: utf-8: the record that is not UTF-8 is a dead letter (%s), the sink's lines "
+          "are UTF-8 JSON" % dls[0]["why"])
+    return True
+
+
+def check_decimal(sluice, work):
+    csv = os.path.join(work, "dec.csv")
+    with open(csv, "w") as f:
+        f.write("a,1.50\nb,12345.678\nc,-99999\nd,9.99\ne,50.00\n")
+    jsn = os.path.join(work, "dec.json")
+    with open(jsn, "w") as f:
+        f.write('{"k":"a","amount":1.5}\n{"k":"b","amount":"1000"}\n{"k":"c","amount":1e3}\n')
+    ok = True
+    for strict in (False, True):
+        dl = os.path.join(work, "dec-dead-%d.jsonl" % strict)
+        opt = ", 'csv.fail-on-decimal-overflow' = 'true'" if strict else ""
+        jopt = ", 'json.fail-on-decimal-overflow' = 'true'" if strict else ""
+        sql = """
+CREATE TABLE t (k STRING, amount DECIMAL(5, 2)) WITH ('connector' = 'filesystem',
+  'path' = %s, 'format' = 'csv'%s);
+CREATE TABLE j (k STRING, amount DECIMAL(5, 2)) WITH ('connector' = 'filesystem',
+  'path' = %s, 'format' = 'json'%s);
+SELECT k, amount, CAST(amount * 100 AS DECIMAL(5, 2)) AS big FROM t;
+SELECT k, amount FROM j;
+""" % (sql_str(csv), opt, sql_str(jsn), jopt)
+        rc, out, err = run(sluice, work, sql, ["--metrics", "--dead-letter", dl])
+        if rc != 0:
+            print("FAIL: decimal (strict %s): exit %d: %s" % (strict, rc, err[-400:]))
+            return False
+        lines = sorted(l for l in out.decode().splitlines() if l.startswith("+I"))
+        dls = read_dead_letters(dl) if os.path.exists(dl) else []
+        if not strict:
+            want = sorted(["+I[a, 1.50, 150.00]", "+I[b, NULL, NULL]", "+I[c, NULL, NULL]",
+                           "+I[d, 9.99, 999.00]", "+I[e, 50.00, NULL]",
+                           "+I[a, 1.50]", "+I[b, NULL]", "+I[c, NULL]"])
+            checks = [(r"operator t\s+stage \d+ in 5 .* overflow 2\b", "the csv source's 2"),
+                      (r"operator select\s+stage \d+ in 5 .* overflow 1\b", "the calc's 1"),
+                      (r"operator j\s+stage \d+ in 3 .* overflow 2\b", "the json source's 2"),
+                      (r"sluice: 3 DECIMAL values did not fit their type and became NULL",
+                       "the first job's summary"),
+                      (r"sluice: 2 DECIMAL values did not fit their type and became NULL",
+                       "the second job's summary")]
+            want_dl = []
+        else:
+            want = sorted(["+I[a, 1.50, 150.00]", "+I[d, 9.99, 999.00]", "+I[e, 50.00, NULL]",
+                           "+I[a, 1.50]"])
+            checks = [(r"operator t\s+stage \d+ in 3 ", "3 rows from the csv source"),
+                      (r"operator select\s+stage \d+ in 3 .* overflow 1\b", "the calc's 1")]
+            want_dl = [(csv + ":2", "field 'amount': 12345.678 does not fit DECIMAL(5, 2)"),
+                       (csv + ":3", "field 'amount': -99999 does not fit DECIMAL(5, 2)"),
+                       (jsn + ":2", "field 'amount': 1000 does not fit DECIMAL(5, 2)"),
+                       (jsn + ":3", "field 'amount': 1e3 does not fit DECIMAL(5, 2)")]
+        if lines != want:
+            print("FAIL: decimal (strict %s): rows %r, want %r" % (strict, lines, want))
+            ok = False
+        for rx, what in checks:
+            if not re.search(rx, err):
+                print("FAIL: decimal (strict %s): no %s in:\n%s" % (strict, what, err[-1500:]))
+                ok = False
+        got_dl = sorted((d["where"], d["why"]) for d in dls)
+        if got_dl != sorted(want_dl):
+            print("FAIL: decimal (strict %s): dead letters %r, want %r" % (strict, got_dl,
+                                                                          want_dl))
+            ok = False
+    if ok:
+        print("ok: decimal overflow: NULL and counted per operator; dead letters when strict")
+    return ok
+
+
 def main():
     sluice = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="sluice-bad-input-")
     try:
         ok = check_dead_letters(sluice, work)
+        ok = check_utf8(sluice, work) and ok
+        ok = check_decimal(sluice, work) and ok
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1

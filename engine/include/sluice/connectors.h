@@ -40,10 +40,11 @@ enum sl_format {
  *   DOUBLE     any number (or its text, incl. NaN / Infinity);
  *   FLOAT      likewise, rounded once to float from the literal's text;
  *   DECIMAL    a number or its text, from the digits (never through a double), rounded
- *              HALF_UP to the scale; a value beyond the precision is NULL (as in Flink);
+ *              HALF_UP to the scale; a value beyond the precision is NULL (as in Flink)
+ *              and counted, or a record error when the decoder is asked to be strict;
  *   DATE       text 'YYYY-MM-DD';
  *   STRING     a string; in JSON a number or boolean gives its literal text, an object or
- *              array its JSON text (as Flink does);
+ *              array its JSON text (as Flink does); it must be UTF-8 (else a record error);
  *   TIMESTAMP, TIMESTAMP_LTZ  epoch milliseconds (an integer), or text
  *              'YYYY-MM-DD HH:MM:SS[.fff]', with 'T' allowed for the blank and an optional
  *              'Z' or +HH:MM offset (UTC otherwise).
@@ -68,6 +69,7 @@ struct sl_json_dec *sl_json_dec_create(const struct sl_schema *schema);
 
 #define SL_JSON_FAIL_ON_MISSING 1u /* a field whose key is absent is a record error */
 #define SL_JSON_DEBEZIUM 2u        /* decode with sl_dbz_dec_rows() (owns a 2nd row buffer) */
+#define SL_JSON_FAIL_ON_DEC_OVERFLOW 4u /* a DECIMAL beyond its precision is a record error */
 
 /* Like sl_json_dec_create() with SL_JSON_* flags. Returns NULL with *err (may be NULL) set to
  * -ENOMEM, or -EINVAL when the dotted names do not form a tree ("a" and "a.b" both fields,
@@ -75,6 +77,11 @@ struct sl_json_dec *sl_json_dec_create(const struct sl_schema *schema);
 struct sl_json_dec *sl_json_dec_create_ex(const struct sl_schema *schema, unsigned flags,
 					  int *err);
 void sl_json_dec_destroy(struct sl_json_dec *d);
+
+/* DECIMAL values this decoder made NULL because they did not fit their precision (Flink's
+ * behaviour; with SL_JSON_FAIL_ON_DEC_OVERFLOW they are record errors instead). The
+ * decoder's thread. */
+uint64_t sl_json_dec_overflows(const struct sl_json_dec *d);
 
 /*
  * Decodes the JSON object in line[0..len) into a row built in `buf` (8-byte aligned, `cap`
@@ -121,12 +128,15 @@ struct sl_csv_opts {
 	char delimiter;            /* 0 means ',' */
 	bool header;               /* the first line is a header and is skipped */
 	const char *null_literal;  /* an unquoted field equal to this is NULL; NULL: none */
+	bool fail_on_decimal_overflow; /* a DECIMAL beyond its precision is a record error
+					* (default: NULL, counted) */
 };
 
 /*
  * A CSV decoder: quoted fields may hold delimiters, newlines and doubled quotes (""). An empty
- * unquoted field is NULL for every type but STRING, where it is the empty string. A record
- * must have exactly as many fields as the schema. No allocation after create.
+ * unquoted field is NULL for every type but STRING, where it is the empty string; a STRING
+ * that is not UTF-8 is a record error. A record must have exactly as many fields as the
+ * schema. No allocation after create.
  */
 struct sl_csv_dec;
 
@@ -134,6 +144,8 @@ struct sl_csv_dec;
 struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema,
 				     const struct sl_csv_opts *opts);
 void sl_csv_dec_destroy(struct sl_csv_dec *d);
+/* DECIMAL values made NULL because they did not fit (see sl_json_dec_overflows()). */
+uint64_t sl_csv_dec_overflows(const struct sl_csv_dec *d);
 
 /* Decodes one record (without its line terminator) into a row in buf. Returns the row or
  * NULL with a reason in why[SL_FMT_WHY_MAX]. Hot path. */
@@ -193,6 +205,8 @@ struct sl_file_source_cfg {
 	uint64_t *skipped;              /* optional: the skipped records of all splits */
 	bool json_fail_on_missing;      /* JSON: a missing key is a record error */
 	bool csv_allow_comments;        /* CSV: records starting with '#' are ignored */
+	bool fail_on_decimal_overflow;  /* a DECIMAL beyond its precision is a record error
+					 * (default: NULL, counted per operator, as Flink) */
 };
 
 /*
