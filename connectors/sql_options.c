@@ -202,6 +202,7 @@ struct fs_sink {
 	struct sl_jsonl_sink_cfg cfg;  /* first */
 	char *path;
 	char *null_lit;
+	bool guarantee_given;          /* sink.delivery-guarantee named: no default applies */
 };
 
 static void fs_src_free(void *p)
@@ -365,8 +366,9 @@ static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
 
 	if (!path)
 		return fail_at(c, c->at, "connector 'filesystem' needs option 'path'");
-	/* exactly-once commits part files at checkpoints; at-least-once (the default) keeps
-	 * the plain part files visible at once */
+	/* exactly-once commits part files at checkpoints (the default when the job takes
+	 * checkpoints, see sl_sql_connector_checkpointing()); at-least-once keeps the plain
+	 * part files visible at once */
 	if (dg && !strcmp(dg->value, "exactly-once"))
 		eos = true;
 	else if (dg && strcmp(dg->value, "at-least-once"))
@@ -391,6 +393,7 @@ static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
 	f->cfg.csv.delimiter = fmt.delim;
 	f->cfg.csv.null_literal = f->null_lit;
 	f->cfg.exactly_once = eos;
+	f->guarantee_given = dg != NULL;
 	out->sink_ops = &sl_jsonl_sink_ops;
 	out->cfg = f;
 	out->cfg_free = fs_sink_free;
@@ -795,6 +798,16 @@ int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt 
 			       "to");
 	return fail_at(&c, c.at, "unknown connector '%s' (known: filesystem, datagen, print, "
 		       "blackhole)", c.conn);
+}
+
+void sl_sql_connector_checkpointing(struct sl_sql_connector *c, bool on)
+{
+	struct fs_sink *f = c->cfg;
+
+	/* Flink's FileSink commits its part files at checkpoints whenever checkpointing is
+	 * on: a table that names no guarantee gets exactly that */
+	if (c->sink_ops == &sl_jsonl_sink_ops && f && !f->guarantee_given)
+		f->cfg.exactly_once = on;
 }
 
 void sl_sql_connector_fini(struct sl_sql_connector *c)

@@ -835,6 +835,17 @@ static int online_cpus(void)
 	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
+/* Defaults that depend on whether the jobs take checkpoints (the filesystem sink's delivery
+ * guarantee), settled once the whole file is planned: a SET anywhere applies to all. */
+static void settle_connectors(struct pl_ctx *c)
+{
+	bool ckpt = c->opts.checkpoint_dir || c->ckpt_dir || c->ckpt_interval > 0;
+
+	for (int i = 0; i < c->nowned; i++)
+		if (c->owned_free[i] == connector_free)
+			sl_sql_connector_checkpointing(c->owned[i], ckpt);
+}
+
 struct sl_sql_script *sl_sql_load(const char *path, const char *src, size_t len,
 				  const struct sl_sql_opts *opts, char *err, size_t errcap)
 {
@@ -894,6 +905,7 @@ struct sl_sql_script *sl_sql_load(const char *path, const char *src, size_t len,
 		sl_sql_destroy(s);
 		return NULL;
 	}
+	settle_connectors(c);
 	return s;
 }
 

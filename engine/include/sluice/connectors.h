@@ -287,9 +287,11 @@ struct sl_blackhole_sink_cfg {
  * Filesystem sink, JSON lines (the default) or CSV. If `path` is a directory (or does not
  * exist and the sink has more than one shard, in which case it is created), shard k writes
  * `<path>/part-<k>.jsonl` (`.csv`); otherwise a single-shard sink writes `path` itself. Files
- * are truncated at open, written in large chunks, and flush() writes out everything buffered
- * (visible, not fsynced). Rows are written whatever their kind: feed it an append stream.
- * This at-least-once mode rewrites its part files when the job restarts.
+ * are appended to (never truncated: a row once visible stays visible, a restart adds after
+ * it, and replayed rows are duplicates), written in large chunks, and flush() writes out
+ * everything buffered (visible, not fsynced). Rows are written whatever their kind: feed it
+ * an append stream. This is the at-least-once mode; SQL tables get exactly-once by default
+ * when the job takes checkpoints, as Flink's FileSink.
  *
  * With `exactly_once`, `path` is always a directory (made if missing; a regular file is
  * refused) and rows go to hidden in-progress files `.part-<k>-<run>-<n>.inprogress` (<run>
