@@ -52,7 +52,8 @@ static void usage(FILE *f)
 		   "                      the newest complete checkpoint found there\n"
 		   "  --from-savepoint D  (run) restore savepoint D (any --shards/--cores)\n"
 		   "  --control SOCKET    (run) control socket (default $SLUICE_RUN_DIR,\n"
-		   "                      $XDG_RUNTIME_DIR or /tmp, /sluice-<pid>.sock)\n"
+		   "                      $XDG_RUNTIME_DIR/sluice or /tmp/sluice-<uid>,\n"
+		   "                      /sluice-<pid>.sock)\n"
 		   "  --state-backend B   (run) heap (default) or rocksdb\n"
 		   "  --state-memory SIZE (run) memory for all RocksDB state, e.g. 2g\n"
 		   "       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
@@ -218,8 +219,13 @@ static int run_sql(bool explain, int argc, char **argv)
 	sl_sql_run_opts(script, &opts);
 	opts.cores = cores;
 	opts.savepoints = true;
-	if (!control && sl_control_default_path(getpid(), ctl_path, sizeof ctl_path) == 0)
-		control = ctl_path;
+	if (!control && !explain) {
+		if (sl_control_prepare_default(getpid(), ctl_path, sizeof ctl_path, err,
+					       sizeof err) == 0)
+			control = ctl_path;
+		else
+			fprintf(stderr, "sluice: %s (savepoints unavailable)\n", err);
+	}
 	if (opts.checkpoint_dir && !opts.checkpoint_interval_ms)
 		opts.checkpoint_interval_ms = 10000; /* a directory asks for checkpoints */
 	for (int i = 0; i < sl_sql_njobs(script) && rc == 0; i++) {

@@ -241,6 +241,9 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 		nanosleep(&ts, NULL);
 	}
 	atomic_store(&rt->final_done, true);
+	pthread_mutex_lock(&rt->sp.lock);
+	atomic_store(&rt->coordinating, false); /* pairs with the check in sl_job_savepoint */
+	pthread_mutex_unlock(&rt->sp.lock);
 	savepoint_done(rt, -ECANCELED, "the job ended before the savepoint");
 	/* release ckpt_consumed: pairs with the shards' acquire of it (barrier.c, shard.c,
 	 * source_rt.c): the coordinator is done reading their snapshots of n, so the buffers
@@ -265,6 +268,13 @@ int sl_job_savepoint(struct sl_job *job, const char *dir, bool stop, char *path,
 	}
 	sp = &rt->sp;
 	pthread_mutex_lock(&sp->lock);
+	/* again under the lock, which the coordinator holds to clear it: a request either
+	 * sees it gone or is pending before the coordinator's last savepoint_done() */
+	if (!atomic_load(&rt->coordinating)) {
+		pthread_mutex_unlock(&sp->lock);
+		snprintf(err, errcap, "the job is not running (or runs without a coordinator)");
+		return -ESRCH;
+	}
 	if (sp->pending || sp->active) {
 		pthread_mutex_unlock(&sp->lock);
 		snprintf(err, errcap, "another savepoint is in progress");
