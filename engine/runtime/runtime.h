@@ -153,6 +153,7 @@ struct sl_runtime {
 	struct sl_savepoint_req sp;
 	struct sl_state_env *state_env;  /* RocksDB backend (state/backend.h); NULL: heap */
 	char state_tmp[256];             /* a working directory we made and remove at the end */
+	int state_lock;                  /* its owner lock (sl_state_workdir_create) */
 	uint64_t ckpt_completed, ckpt_failed;
 	uint64_t ckpt_base;              /* checkpoint ids continue after this one */
 	struct sl_ckpt_ctl *ckpt_ctl;    /* the checkpoint directory, when there is one */
