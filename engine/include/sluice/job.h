@@ -311,6 +311,11 @@ struct sl_run_opts {
 	 * (0: 10 min, Flink's default); the next starts at least min_pause after one ends. */
 	sl_ts_t checkpoint_timeout_ms;
 	sl_ts_t checkpoint_min_pause_ms;
+	/* Failed checkpoints in a row (an I/O error, a timeout; not a savepoint, not one the
+	 * end of input overtook) tolerated before the job fails, as Flink's
+	 * execution.checkpointing.tolerable-failed-checkpoints: 0 (Flink's default) fails it
+	 * at the first; a completed checkpoint starts the count again; < 0: no limit. */
+	int tolerable_failed_checkpoints;
 	/* Accept sl_job_savepoint requests (a coordinator runs even without an interval). */
 	bool savepoints;
 	/* Restore this savepoint (a directory sl_job_savepoint wrote, or a checkpoint
