@@ -16,10 +16,11 @@
  * poll() returns the number of records taken from the file, whether emitted, dead-lettered
  * or skipped, so a run of bad lines still counts as progress.
  *
- * Undecodable records go to the dead-letter output, or with cfg.ignore_parse_errors are
- * skipped and counted (Flink's *.ignore-parse-errors): the split's count is added to
- * *cfg.skipped at close and announced in one stderr line then, so a skip is never silent
- * and costs nothing per record.
+ * A DECIMAL beyond its precision is NULL (Flink) and counted for the source operator, or
+ * with cfg.fail_on_decimal_overflow a record error. Undecodable records go to the
+ * dead-letter output, or with cfg.ignore_parse_errors are skipped and counted (Flink's
+ * *.ignore-parse-errors): the split's count is added to *cfg.skipped at close and announced
+ * in one stderr line then, so a skip is never silent and costs nothing per record.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -116,14 +117,19 @@ static void *file_open(const void *cfgp, int split, struct sl_error *err)
 	if (!f->buf)
 		goto out_close;
 	f->dbz = cfg->format == SL_FORMAT_DEBEZIUM_JSON;
-	if (cfg->format == SL_FORMAT_CSV)
-		f->csv = sl_csv_dec_create(cfg->schema, &cfg->csv);
-	else
-		f->json = sl_json_dec_create_ex(cfg->schema,
-						(f->dbz ? SL_JSON_DEBEZIUM : 0) |
-						(cfg->json_fail_on_missing ? SL_JSON_FAIL_ON_MISSING
-									   : 0),
-						&jerr);
+	if (cfg->format == SL_FORMAT_CSV) {
+		struct sl_csv_opts o = cfg->csv;
+
+		o.fail_on_decimal_overflow |= cfg->fail_on_decimal_overflow;
+		f->csv = sl_csv_dec_create(cfg->schema, &o);
+	} else {
+		f->json = sl_json_dec_create_ex(
+			cfg->schema,
+			(f->dbz ? SL_JSON_DEBEZIUM : 0) |
+				(cfg->json_fail_on_missing ? SL_JSON_FAIL_ON_MISSING : 0) |
+				(cfg->fail_on_decimal_overflow ? SL_JSON_FAIL_ON_DEC_OVERFLOW : 0),
+			&jerr);
+	}
 	if (!f->csv && !f->json && jerr == -EINVAL) {
 		err->code = -EINVAL;
 		snprintf(err->msg, sizeof err->msg,
@@ -195,7 +201,8 @@ static int fill(struct file_split *f, struct sl_src_ctx *c)
 	return 0;
 }
 
-/* Length of the record at head including its newline, or 0 if it is not complete. */
+/* Length of the record at head including its newline, or 0 if it is not complete (a CSV
+ * record at EOF is complete: the decoder decides where a bad quote ends it). */
 static size_t record_len(struct file_split *f)
 {
 	const char *p = f->buf + f->head;
@@ -203,7 +210,7 @@ static size_t record_len(struct file_split *f)
 	const char *nl;
 
 	if (f->csv)
-		return sl_csv_record_len(p, avail);
+		return sl_csv_dec_record_len(f->csv, p, avail, f->eof);
 	nl = memchr(p, '\n', avail);
 	return nl ? (size_t)(nl - p) + 1 : 0;
 }
@@ -264,9 +271,13 @@ static int take(struct file_split *f, struct sl_src_ctx *c, const char *rec, siz
 	return rc < 0 ? rc : 1;
 }
 
-static int file_poll(void *state, struct sl_src_ctx *c, int max)
+static uint64_t overflows(const struct file_split *f)
 {
-	struct file_split *f = state;
+	return f->csv ? sl_csv_dec_overflows(f->csv) : sl_json_dec_overflows(f->json);
+}
+
+static int poll_records(struct file_split *f, struct sl_src_ctx *c, int max)
+{
 	int taken = 0, rc;
 
 	while (taken < max) {
@@ -317,6 +328,19 @@ static int file_poll(void *state, struct sl_src_ctx *c, int max)
 		taken++;
 	}
 	return taken;
+}
+
+/* Polls up to max records; DECIMAL values the decoder made NULL are counted for the source
+ * operator once a poll, not per record. */
+static int file_poll(void *state, struct sl_src_ctx *c, int max)
+{
+	struct file_split *f = state;
+	uint64_t before = overflows(f);
+	int rc = poll_records(f, c, max);
+
+	if (overflows(f) != before)
+		sl_src_count_overflow(c, overflows(f) - before);
+	return rc;
 }
 
 /*

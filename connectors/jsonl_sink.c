@@ -2,9 +2,12 @@
  * jsonl_sink.c - the filesystem sink (JSON lines or CSV), one JSON object or CSV record per
  * row in the format the file source reads back, in two modes:
  *
- * At-least-once (default): each shard's instance writes its own part file
- * (`<dir>/part-<shard>.jsonl` or `.csv`), or a single-shard sink writes the named file;
- * flush() makes the rows visible.
+ * At-least-once (without checkpoints, or when asked): each shard's instance writes its own
+ * part file (`<dir>/part-<shard>.jsonl` or `.csv`), or a single-shard sink writes the named
+ * file; flush() makes the rows visible. A visible row is never taken back: a restart appends
+ * to the file it finds (after a '\n' if a killed run left a partial line), never truncates
+ * or replaces it, and abort_pending() leaves every file alone, so rows replayed after a
+ * crash are duplicates and nothing is lost.
  *
  * Exactly-once (cfg->exactly_once, DESIGN §7, Flink's FileSink): rows go to hidden
  * in-progress files and become visible only by a rename named in a checkpoint's meta. The
@@ -235,6 +238,29 @@ static int open_dir(const struct sl_jsonl_sink_cfg *cfg, bool make, bool *dir)
 	return 0;
 }
 
+/* An at-least-once file found from an earlier run keeps its rows; a partial last line (a
+ * killed write) gets its '\n' so that the next row starts a line of its own. */
+static int end_line(int fd, const char *file)
+{
+	struct stat st;
+	ssize_t n;
+	char c;
+	int rfd;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size == 0)
+		return 0;
+	rfd = open(file, O_RDONLY | O_CLOEXEC);
+	if (rfd < 0)
+		return -errno;
+	n = pread(rfd, &c, 1, st.st_size - 1);
+	close(rfd);
+	if (n != 1)
+		return n < 0 ? -errno : -EIO;
+	return c == '\n' ? 0 : sl_sink_write_all(fd, "\n", 1, NULL);
+}
+
 static void *jsonl_open(const void *cfgp, const struct sl_schema *schema, int shard, int nshards,
 			struct sl_error *err)
 {
@@ -288,13 +314,17 @@ static void *jsonl_open(const void *cfgp, const struct sl_schema *schema, int sh
 		}
 		return j;
 	}
-	j->fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	j->fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (j->fd < 0) {
 		rc = -errno;
 		goto out_free_buf;
 	}
+	if ((rc = end_line(j->fd, file)) < 0)
+		goto out_close;
 	return j;
 
+out_close:
+	close(j->fd);
 out_free_buf:
 	free(j->buf);
 out_free:
@@ -513,6 +543,8 @@ static int jsonl_abort_pending(const void *cfgp, int shard, int nshards, uint64_
 	int dirfd, s, rc = 0;
 	DIR *d;
 
+	if (!cfg->exactly_once)
+		return 0; /* at-least-once: a visible row stays visible */
 	dirfd = open(cfg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno; /* nothing written */

@@ -639,7 +639,9 @@ static int side_init(struct side *sd, enum sl_kafka_format fmt,
 		     const struct sl_kafka_source_cfg *cfg, bool need_buf, struct sl_error *err)
 {
 	int jerr = -ENOMEM;
-	unsigned flags = cfg->json_fail_on_missing ? SL_JSON_FAIL_ON_MISSING : 0;
+	unsigned flags = (cfg->json_fail_on_missing ? SL_JSON_FAIL_ON_MISSING : 0) |
+			 (cfg->fail_on_decimal_overflow ? SL_JSON_FAIL_ON_DEC_OVERFLOW : 0);
+	struct sl_csv_opts csv = cfg->csv;
 
 	sd->fmt = fmt;
 	if (need_buf && !(sd->buf = aligned_alloc(8, SL_ROW_SCRATCH)))
@@ -661,7 +663,8 @@ static int side_init(struct side *sd, enum sl_kafka_format fmt,
 			goto nomem;
 		break;
 	case SL_KAFKA_FMT_CSV:
-		sd->csv = sl_csv_dec_create(sd->schema, &cfg->csv);
+		csv.fail_on_decimal_overflow |= cfg->fail_on_decimal_overflow;
+		sd->csv = sl_csv_dec_create(sd->schema, &csv);
 		if (!sd->csv)
 			goto nomem;
 		break;
@@ -1089,9 +1092,8 @@ static int take(struct kafka_split *k, struct sl_src_ctx *c, const rd_kafka_mess
 	return 0;
 }
 
-static int kafka_poll(void *state, struct sl_src_ctx *c, int max)
+static int poll_messages(struct kafka_split *k, struct sl_src_ctx *c, int max)
 {
-	struct kafka_split *k = state;
 	ssize_t n;
 	int taken = 0, rc = 0;
 	char fatal[256];
@@ -1140,6 +1142,25 @@ static int kafka_poll(void *state, struct sl_src_ctx *c, int max)
 	if (k->ended && !taken)
 		return SL_SRC_EOF;
 	return taken;
+}
+
+static uint64_t side_overflows(const struct side *sd)
+{
+	return sd->json ? sl_json_dec_overflows(sd->json)
+	       : sd->csv ? sl_csv_dec_overflows(sd->csv) : 0;
+}
+
+/* Polls up to max messages; DECIMAL values made NULL count for the source once a poll. */
+static int kafka_poll(void *state, struct sl_src_ctx *c, int max)
+{
+	struct kafka_split *k = state;
+	uint64_t before = side_overflows(&k->val) + side_overflows(&k->key), after;
+	int rc = poll_messages(k, c, max);
+
+	after = side_overflows(&k->val) + side_overflows(&k->key);
+	if (after != before)
+		sl_src_count_overflow(c, after - before);
+	return rc;
 }
 
 /* ---- checkpoints ------------------------------------------------------------------------ */

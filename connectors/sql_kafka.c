@@ -23,7 +23,8 @@
  *   value.fields-include            ALL (default: the value's win) | EXCEPT_KEY)
  *   json.ignore-parse-errors, json.fail-on-missing-field, debezium-json.schema-include,
  *   debezium-json.ignore-parse-errors, csv.field-delimiter, csv.null-literal,
- *   csv.ignore-parse-errors         as for the filesystem connector (also with a
+ *   csv.ignore-parse-errors, *.fail-on-decimal-overflow
+ *                                   as for the filesystem connector (also with a
  *                                   "value." prefix)
  *   sluice.metadata.<column>        timestamp | partition | offset | topic | timestamp-type:
  *                                   the column is filled from the message, as Flink's
@@ -314,7 +315,7 @@ static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct 
 	struct sl_conn_opt *f = take(c, "format"), *vf = take(c, "value.format");
 	struct sl_conn_opt *kf = take(c, "key.format"), *kfl = take(c, "key.fields");
 	struct sl_conn_opt *inc = take(c, "value.fields-include"), *o;
-	bool include, dbz_ignore = false, csv_ignore = false;
+	bool include, dbz_ignore = false, csv_ignore = false, dbz_ovf = false, csv_ovf = false;
 	int rc;
 
 	if (f && vf)
@@ -366,9 +367,13 @@ static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct 
 	    (rc = take_bool(c, "json.fail-on-missing-field", &k->cfg.json_fail_on_missing)) ||
 	    (rc = take_bool(c, "debezium-json.schema-include", &include)) ||
 	    (rc = take_bool(c, "debezium-json.ignore-parse-errors", &dbz_ignore)) ||
-	    (rc = take_bool(c, "csv.ignore-parse-errors", &csv_ignore)))
+	    (rc = take_bool(c, "csv.ignore-parse-errors", &csv_ignore)) ||
+	    (rc = take_bool(c, "json.fail-on-decimal-overflow", &k->cfg.fail_on_decimal_overflow)) ||
+	    (rc = take_bool(c, "debezium-json.fail-on-decimal-overflow", &dbz_ovf)) ||
+	    (rc = take_bool(c, "csv.fail-on-decimal-overflow", &csv_ovf)))
 		return rc;
 	k->cfg.ignore_parse_errors |= dbz_ignore | csv_ignore;
+	k->cfg.fail_on_decimal_overflow |= dbz_ovf | csv_ovf;
 	if (k->cfg.ignore_parse_errors && k->cfg.json_fail_on_missing)
 		return fail(c, NULL,
 			    "json.fail-on-missing-field and json.ignore-parse-errors "

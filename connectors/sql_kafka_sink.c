@@ -351,6 +351,8 @@ static void skip_source_options(struct sctx *c)
 		"value.csv.ignore-parse-errors",
 		"csv.allow-comments",
 		"value.csv.allow-comments",
+		"csv.fail-on-decimal-overflow",
+		"value.csv.fail-on-decimal-overflow",
 	};
 
 	for (int i = 0; i < c->n; i++)

@@ -183,10 +183,12 @@ static char *dup_or_null(const char *s, bool *oom)
 /* ---- filesystem ------------------------------------------------------------------------ */
 
 #define FS_COMMON "path, format"
-#define FS_JSON "json.ignore-parse-errors, json.fail-on-missing-field"
-#define FS_DBZ "debezium-json.schema-include, debezium-json.ignore-parse-errors"
+#define FS_JSON "json.ignore-parse-errors, json.fail-on-missing-field, " \
+		"json.fail-on-decimal-overflow"
+#define FS_DBZ "debezium-json.schema-include, debezium-json.ignore-parse-errors, " \
+	       "debezium-json.fail-on-decimal-overflow"
 #define FS_CSV "csv.field-delimiter, csv.null-literal, csv.ignore-parse-errors, " \
-	       "csv.allow-comments"
+	       "csv.allow-comments, csv.fail-on-decimal-overflow"
 
 struct fs_src {
 	struct sl_file_source_cfg cfg; /* first: the pointer handed out */
@@ -200,6 +202,7 @@ struct fs_sink {
 	struct sl_jsonl_sink_cfg cfg;  /* first */
 	char *path;
 	char *null_lit;
+	bool guarantee_given;          /* sink.delivery-guarantee named: no default applies */
 };
 
 static void fs_src_free(void *p)
@@ -227,7 +230,7 @@ static void fs_sink_free(void *p)
 /* The format's own options, shared by source and sink. */
 struct fs_fmt {
 	enum sl_format format;
-	bool ignore_errors, fail_missing, allow_comments;
+	bool ignore_errors, fail_missing, allow_comments, fail_overflow;
 	char delim;
 	const char *null_lit; /* borrowed from the option */
 	const char *known;    /* for the unknown-option message */
@@ -249,6 +252,8 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		rc = opt_bool(c, "json.ignore-parse-errors", &f->ignore_errors);
 		if (!rc)
 			rc = opt_bool(c, "json.fail-on-missing-field", &f->fail_missing);
+		if (!rc)
+			rc = opt_bool(c, "json.fail-on-decimal-overflow", &f->fail_overflow);
 		if (!rc && f->ignore_errors && f->fail_missing)
 			return fail_at(c, o, "json.fail-on-missing-field and "
 				       "json.ignore-parse-errors cannot both be true");
@@ -263,6 +268,9 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		rc = opt_bool(c, "debezium-json.schema-include", &include);
 		if (!rc)
 			rc = opt_bool(c, "debezium-json.ignore-parse-errors", &f->ignore_errors);
+		if (!rc)
+			rc = opt_bool(c, "debezium-json.fail-on-decimal-overflow",
+				      &f->fail_overflow);
 		return rc;
 	}
 	if (!strcmp(o->value, "csv")) {
@@ -284,6 +292,8 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		rc = opt_bool(c, "csv.ignore-parse-errors", &f->ignore_errors);
 		if (!rc)
 			rc = opt_bool(c, "csv.allow-comments", &f->allow_comments);
+		if (!rc)
+			rc = opt_bool(c, "csv.fail-on-decimal-overflow", &f->fail_overflow);
 		return rc;
 	}
 	return fail_at(c, o, "option 'format': unknown format '%s' (known: json, csv, "
@@ -335,6 +345,7 @@ static int fs_source(struct optctx *c, const struct sl_schema *schema,
 	f->cfg.skipped = &f->skipped;
 	f->cfg.json_fail_on_missing = fmt.fail_missing;
 	f->cfg.csv_allow_comments = fmt.allow_comments;
+	f->cfg.fail_on_decimal_overflow = fmt.fail_overflow;
 	out->src_ops = &sl_file_source_ops;
 	out->cfg = f;
 	out->cfg_free = fs_src_free;
@@ -355,8 +366,9 @@ static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
 
 	if (!path)
 		return fail_at(c, c->at, "connector 'filesystem' needs option 'path'");
-	/* exactly-once commits part files at checkpoints; at-least-once (the default) keeps
-	 * the plain part files visible at once */
+	/* exactly-once commits part files at checkpoints (the default when the job takes
+	 * checkpoints, see sl_sql_connector_checkpointing()); at-least-once keeps the plain
+	 * part files visible at once */
 	if (dg && !strcmp(dg->value, "exactly-once"))
 		eos = true;
 	else if (dg && strcmp(dg->value, "at-least-once"))
@@ -381,6 +393,7 @@ static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
 	f->cfg.csv.delimiter = fmt.delim;
 	f->cfg.csv.null_literal = f->null_lit;
 	f->cfg.exactly_once = eos;
+	f->guarantee_given = dg != NULL;
 	out->sink_ops = &sl_jsonl_sink_ops;
 	out->cfg = f;
 	out->cfg_free = fs_sink_free;
@@ -785,6 +798,16 @@ int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt 
 			       "to");
 	return fail_at(&c, c.at, "unknown connector '%s' (known: filesystem, datagen, print, "
 		       "blackhole)", c.conn);
+}
+
+void sl_sql_connector_checkpointing(struct sl_sql_connector *c, bool on)
+{
+	struct fs_sink *f = c->cfg;
+
+	/* Flink's FileSink commits its part files at checkpoints whenever checkpointing is
+	 * on: a table that names no guarantee gets exactly that */
+	if (c->sink_ops == &sl_jsonl_sink_ops && f && !f->guarantee_given)
+		f->cfg.exactly_once = on;
 }
 
 void sl_sql_connector_fini(struct sl_sql_connector *c)

@@ -10,6 +10,9 @@
  *                                   does not start with '.' or '_' (sorted) is one split; a
  *                                   sink with more than one shard writes part files there
  *     format                        json | csv | debezium-json (source only)
+ *     sink.delivery-guarantee       exactly-once | at-least-once; default: exactly-once
+ *                                   when the job takes checkpoints (Flink's FileSink),
+ *                                   at-least-once otherwise
  *     json.ignore-parse-errors      skip and count bad records instead of dead-lettering
  *     json.fail-on-missing-field    a missing key is a record error (not with the above)
  *     debezium-json.schema-include  accepted either way: the envelope is read at top level
@@ -19,6 +22,11 @@
  *     csv.null-literal              text read and written as NULL
  *     csv.ignore-parse-errors
  *     csv.allow-comments            records starting with '#' are skipped
+ *     json.fail-on-decimal-overflow, csv.fail-on-decimal-overflow,
+ *     debezium-json.fail-on-decimal-overflow
+ *                                   a DECIMAL beyond its precision is a record error (dead
+ *                                   letter) instead of NULL; default false: NULL, as Flink,
+ *                                   counted per operator either way
  *     source.monitor-interval       rejected: folders are read once (bounded), not watched
  *
  *   datagen  source (Flink's options, plus event-time knobs)
@@ -109,6 +117,12 @@ int sl_conn_parse_duration(const char *text, int64_t *ms);
 int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
 			     int nopts, const char *file, struct sl_sql_connector *out, char *err,
 			     size_t errcap);
+
+/* Tells a connector whether its job takes checkpoints, for the defaults that depend on it:
+ * a filesystem sink without 'sink.delivery-guarantee' is exactly-once with checkpoints (as
+ * Flink's FileSink), at-least-once without. Call once the whole script is planned (a SET
+ * anywhere in it applies to every job). */
+void sl_sql_connector_checkpointing(struct sl_sql_connector *c, bool on);
 
 /* Frees what a successful constructor allocated. Accepts a zeroed struct. */
 void sl_sql_connector_fini(struct sl_sql_connector *c);

@@ -52,7 +52,8 @@ static void usage(FILE *f)
 		   "                      the newest complete checkpoint found there\n"
 		   "  --from-savepoint D  (run) restore savepoint D (any --shards/--cores)\n"
 		   "  --control SOCKET    (run) control socket (default $SLUICE_RUN_DIR,\n"
-		   "                      $XDG_RUNTIME_DIR or /tmp, /sluice-<pid>.sock)\n"
+		   "                      $XDG_RUNTIME_DIR/sluice or /tmp/sluice-<uid>,\n"
+		   "                      /sluice-<pid>.sock)\n"
 		   "  --state-backend B   (run) heap (default) or rocksdb\n"
 		   "  --state-memory SIZE (run) memory for all RocksDB state, e.g. 2g\n"
 		   "       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
@@ -135,6 +136,14 @@ static void print_stats(struct sl_job *job, bool metrics)
 		(unsigned long long)st.records_in, (unsigned long long)st.records_out,
 		(unsigned long long)st.late_records, (unsigned long long)st.dead_letters,
 		(unsigned long long)st.ring_full, (unsigned long long)st.backpressure_ms);
+	/* Flink makes them NULL without a word; say how many, and where to look */
+	if (st.decimal_overflows)
+		fprintf(stderr,
+			"sluice: %llu DECIMAL value%s did not fit their type and became NULL "
+			"(per operator with --metrics; '<format>.fail-on-decimal-overflow' sends "
+			"such source records to the dead-letter output)\n",
+			(unsigned long long)st.decimal_overflows,
+			st.decimal_overflows == 1 ? "" : "s");
 	if (metrics)
 		sl_job_print_metrics(job, stderr);
 }
@@ -210,8 +219,13 @@ static int run_sql(bool explain, int argc, char **argv)
 	sl_sql_run_opts(script, &opts);
 	opts.cores = cores;
 	opts.savepoints = true;
-	if (!control && sl_control_default_path(getpid(), ctl_path, sizeof ctl_path) == 0)
-		control = ctl_path;
+	if (!control && !explain) {
+		if (sl_control_prepare_default(getpid(), ctl_path, sizeof ctl_path, err,
+					       sizeof err) == 0)
+			control = ctl_path;
+		else
+			fprintf(stderr, "sluice: %s (savepoints unavailable)\n", err);
+	}
 	if (opts.checkpoint_dir && !opts.checkpoint_interval_ms)
 		opts.checkpoint_interval_ms = 10000; /* a directory asks for checkpoints */
 	for (int i = 0; i < sl_sql_njobs(script) && rc == 0; i++) {

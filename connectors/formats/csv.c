@@ -1,19 +1,31 @@
 /*
  * csv.c - CSV records (RFC 4180) to rows: columns map to schema fields by position.
  *
+ * A STRING must be UTF-8: other bytes make the record an error (dead letter), as Flink's CSV
+ * format fails on them, so no sink ever receives text that is not UTF-8 from here.
+ *
  * A quoted field may hold the delimiter, line breaks and doubled quotes; it is used in place
  * unless it holds a doubled quote, in which case it is unescaped into the decoder's own
  * buffer (allocated once, as large as a row can be). Unquoted fields are taken as they are,
  * a stray quote inside one included (lenient, as most CSV readers are).
  *
- * Record boundaries: a '\n' ends a record only outside quotes. Because every quote inside a
- * quoted field is doubled, "outside quotes" is "an even number of quotes since the record
- * began", which sl_csv_record_len() counts without a per-byte state machine.
+ * Record boundaries (sl_csv_dec_record_len): a '\n' ends a record outside quotes, where a
+ * quote opens a field only at the field's start and closes it unless doubled, exactly as the
+ * decoder reads them, so a stray quote inside an unquoted field is text and changes nothing.
+ * A line without a quote - nearly every line - costs two memchr; a line with one is scanned.
+ *
+ * One bad quote costs one record, never the rest of the input. A quoted field that holds a
+ * line break but does not close properly - its closing quote is followed by something other
+ * than the delimiter or the line end, the input ends inside it, or it grows past
+ * SL_ROW_SCRATCH bytes, more than any row can hold - is an unterminated quote: the record
+ * ends at the end of the line where that field opened (the decoder then reports it as
+ * unterminated) and the next line starts a new record. A well-formed record is never cut.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "format.h"
+#include "utf8.h"
 
 struct sl_csv_dec {
 	int n;
@@ -22,6 +34,7 @@ struct sl_csv_dec {
 	const char *null_lit;                   /* borrowed; NULL: no null literal */
 	size_t null_len;
 	char *unq;                              /* SL_ROW_SCRATCH bytes for unescaping */
+	uint64_t overflows;                     /* DECIMAL values made NULL */
 };
 
 struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema,
@@ -38,11 +51,17 @@ struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema,
 	}
 	d->n = sl_schema_nfields(schema);
 	for (int i = 0; i < d->n; i++)
-		sl_fmt_field_init(&d->f[i], schema, i);
+		sl_fmt_field_init(&d->f[i], schema, i, &d->overflows,
+				  opts && opts->fail_on_decimal_overflow);
 	d->delim = opts && opts->delimiter ? opts->delimiter : ',';
 	d->null_lit = opts ? opts->null_literal : NULL;
 	d->null_len = d->null_lit ? strlen(d->null_lit) : 0;
 	return d;
+}
+
+uint64_t sl_csv_dec_overflows(const struct sl_csv_dec *d)
+{
+	return d->overflows;
 }
 
 void sl_csv_dec_destroy(struct sl_csv_dec *d)
@@ -56,9 +75,17 @@ void sl_csv_dec_destroy(struct sl_csv_dec *d)
 static void set_value(struct sl_csv_dec *d, struct sl_row_builder *b, int i, const char *s,
 		      size_t len, bool quoted, int *rc, char *why)
 {
+	size_t bad;
+
 	if (!quoted && ((d->null_lit && len == d->null_len && memcmp(s, d->null_lit, len) == 0) ||
 			(len == 0 && d->f[i].type != SL_TYPE_STRING))) {
 		sl_rowb_set_null(b, i);
+		return;
+	}
+	if (d->f[i].type == SL_TYPE_STRING && (bad = sl_utf8_check(s, len)) < len) {
+		sl_fmt_why(why, "field '%s': not UTF-8 (byte %zu of the value is 0x%02x)",
+			   d->f[i].name, bad + 1, (unsigned char)s[bad]);
+		*rc = -EINVAL;
 		return;
 	}
 	*rc = sl_fmt_set_text(b, i, &d->f[i], s, len, why);
@@ -161,34 +188,85 @@ const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_
 	return row;
 }
 
-static size_t count_quotes(const char *s, size_t len)
+/*
+ * Scans the record at buf[0..len) that holds a quote (see the file comment). Returns its
+ * length including the '\n', the length of the line where a bad multi-line quoted field
+ * opened, or 0 when more input is needed.
+ */
+static size_t scan_quoted(char delim, const char *buf, size_t len, bool eof)
 {
-	size_t n = 0;
-	const char *e = s + len, *q;
+	enum { FIELD_START, UNQUOTED, QUOTED, CLOSED } st = FIELD_START;
+	size_t i = 0, qstart = 0, open_nl = 0; /* open_nl: end + 1 of the line where the open
+						  quoted field began, once it spans lines */
 
-	while ((q = memchr(s, '"', (size_t)(e - s)))) {
-		n++;
-		s = q + 1;
+	while (i < len) {
+		char ch = buf[i];
+
+		switch (st) {
+		case FIELD_START:
+			if (ch == '"') {
+				st = QUOTED;
+				qstart = i++;
+				open_nl = 0;
+				continue;
+			}
+			st = UNQUOTED;
+			/* fall through */
+		case UNQUOTED:
+			if (ch == '\n')
+				return i + 1;
+			if (ch == delim)
+				st = FIELD_START;
+			i++;
+			continue;
+		case QUOTED: {
+			const char *q = memchr(buf + i, '"', len - i);
+			size_t e = q ? (size_t)(q - buf) : len;
+
+			if (!open_nl) {
+				const char *nl = memchr(buf + i, '\n', e - i);
+
+				if (nl)
+					open_nl = (size_t)(nl - buf) + 1;
+			}
+			if (open_nl && e - qstart > SL_ROW_SCRATCH)
+				return open_nl;
+			i = e + (q != NULL);
+			if (q)
+				st = CLOSED;
+			continue;
+		}
+		case CLOSED:
+			if (ch == '"') {
+				st = QUOTED; /* a doubled quote */
+			} else if (ch == delim) {
+				st = FIELD_START;
+			} else if (ch == '\n') {
+				return i + 1;
+			} else if (ch == '\r' && (i + 1 == len || buf[i + 1] == '\n')) {
+				/* CRLF after the closing quote */
+			} else if (open_nl) {
+				return open_nl;
+			} else {
+				st = UNQUOTED; /* one line: the decoder reports the character */
+			}
+			i++;
+			continue;
+		}
 	}
-	return n;
+	if (!eof)
+		return 0;
+	return st == QUOTED && open_nl ? open_nl : len;
 }
 
-size_t sl_csv_record_len(const char *buf, size_t len)
+size_t sl_csv_dec_record_len(const struct sl_csv_dec *d, const char *buf, size_t len, bool eof)
 {
-	size_t p = 0, quotes = 0;
+	const char *nl = memchr(buf, '\n', len);
+	size_t e = nl ? (size_t)(nl - buf) : len;
 
-	while (p < len) {
-		const char *nl = memchr(buf + p, '\n', len - p);
-		size_t e = nl ? (size_t)(nl - buf) : len;
-
-		quotes += count_quotes(buf + p, e - p);
-		if (!nl)
-			return 0;
-		if (quotes % 2 == 0)
-			return e + 1;
-		p = e + 1;
-	}
-	return 0;
+	if (!memchr(buf, '"', e))
+		return nl ? e + 1 : eof ? len : 0;
+	return scan_quoted(d->delim, buf, len, eof);
 }
 
 /* A STRING needs quotes when it holds the delimiter, a quote or a line break, or is empty

@@ -39,13 +39,17 @@ struct sl_fmt_field {
 	const char *name;   /* borrowed from the schema */
 	enum sl_type type;
 	uint8_t prec, scale; /* DECIMAL */
+	bool fail_overflow;  /* DECIMAL overflow is a record error, not NULL */
+	uint64_t *overflows; /* the decoder's count of DECIMAL values made NULL */
 };
 
-/* Fills f from field i of schema s. */
-void sl_fmt_field_init(struct sl_fmt_field *f, const struct sl_schema *s, int i);
+/* Fills f from field i of schema s (overflow: NULL, counted in *overflows). */
+void sl_fmt_field_init(struct sl_fmt_field *f, const struct sl_schema *s, int i,
+		       uint64_t *overflows, bool fail_overflow);
 
-/* Sets field i of b (described by f) from text: DECIMAL overflow sets NULL, as Flink's
- * formats do. Returns 0, or -EINVAL with why filled. Hot path. */
+/* Sets field i of b (described by f) from text: a DECIMAL beyond its precision is NULL, as
+ * Flink's formats make it, and counted; with f->fail_overflow it is a record error. Returns
+ * 0, or -EINVAL with why filled. Hot path. */
 int sl_fmt_set_text(struct sl_row_builder *b, int i, const struct sl_fmt_field *f,
 		    const char *s, size_t len, char *why);
 

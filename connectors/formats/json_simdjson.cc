@@ -73,6 +73,7 @@ struct sl_json_dec {
 	void *buf2;                                 /* Debezium before-image, SL_ROW_SCRATCH */
 	char *copy;                                 /* padded copies for sl_json_dec_row_copy */
 	size_t copy_cap;
+	uint64_t overflows;                         /* DECIMAL values made NULL */
 };
 
 /* Temporary tree for create(): children per node in first-seen order. */
@@ -164,7 +165,8 @@ extern "C" struct sl_json_dec *sl_json_dec_create_ex(const struct sl_schema *sch
 	d->flags = flags;
 	d->all = d->n >= 64 ? ~0ull : (1ull << d->n) - 1;
 	for (int i = 0; i < d->n; i++)
-		sl_fmt_field_init(&d->f[i], schema, i);
+		sl_fmt_field_init(&d->f[i], schema, i, &d->overflows,
+				  (flags & SL_JSON_FAIL_ON_DEC_OVERFLOW) != 0);
 	try {
 		rc = build_tree(d, schema);
 	} catch (...) {
@@ -191,6 +193,11 @@ out:
 extern "C" struct sl_json_dec *sl_json_dec_create(const struct sl_schema *schema)
 {
 	return sl_json_dec_create_ex(schema, 0, nullptr);
+}
+
+extern "C" uint64_t sl_json_dec_overflows(const struct sl_json_dec *d)
+{
+	return d->overflows;
 }
 
 extern "C" void sl_json_dec_destroy(struct sl_json_dec *d)

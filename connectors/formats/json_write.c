@@ -3,7 +3,9 @@
  * what the JSON decoder reads back).
  *
  * Hot path: values are written by sl_fmt_write_scalar() (by hand, doubles through simdjson's
- * shortest round-trip to_chars) and escapes here, no printf. DECIMAL is a JSON number with
+ * shortest round-trip to_chars) and escapes here, no printf. Every line is UTF-8: a string
+ * byte that is not part of valid UTF-8 is written as U+FFFD (the decoders reject such input,
+ * so only a computed string can hold one), never copied raw into a line JSON readers reject. DECIMAL is a JSON number with
  * its scale (1.10), DATE/TIMESTAMP/TIMESTAMP_LTZ are strings, as Flink's JSON format writes.
  * Room is checked per field against that field's worst case, so a full buffer is detected
  * before anything is written past `cap`.
@@ -18,40 +20,7 @@
 #include <math.h>
 
 #include "format.h"
-
-/* Writes s as a JSON string literal (RFC 8259 escapes). Needs at most 6 * len + 2 bytes. */
-static char *put_str(char *o, const char *s, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	*o++ = '"';
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c != '"' && c != '\\') {
-			*o++ = (char)c;
-			continue;
-		}
-		*o++ = '\\';
-		switch (c) {
-		case '"': *o++ = '"'; break;
-		case '\\': *o++ = '\\'; break;
-		case '\n': *o++ = 'n'; break;
-		case '\r': *o++ = 'r'; break;
-		case '\t': *o++ = 't'; break;
-		case '\b': *o++ = 'b'; break;
-		case '\f': *o++ = 'f'; break;
-		default:
-			*o++ = 'u';
-			*o++ = '0';
-			*o++ = '0';
-			*o++ = hex[c >> 4];
-			*o++ = hex[c & 15];
-		}
-	}
-	*o++ = '"';
-	return o;
-}
+#include "utf8.h"
 
 static char *put_lit(char *o, const char *lit)
 {
@@ -112,7 +81,7 @@ int sl_json_write_row(const struct sl_row *r, const struct sl_schema *s, char *b
 				cl = comp_len(leaf);
 				if (!first)
 					*o++ = ',';
-				o = put_str(o, leaf, cl);
+				o = sl_json_put_str(o, leaf, cl);
 				*o++ = ':';
 				*o++ = '{';
 				open[depth] = leaf;
@@ -125,7 +94,7 @@ int sl_json_write_row(const struct sl_row *r, const struct sl_schema *s, char *b
 		if (!first)
 			*o++ = ',';
 		first = false;
-		o = put_str(o, leaf, nlen);
+		o = sl_json_put_str(o, leaf, nlen);
 		*o++ = ':';
 		if (sl_row_is_null(r, i)) {
 			o = put_lit(o, "null");
@@ -134,7 +103,7 @@ int sl_json_write_row(const struct sl_row *r, const struct sl_schema *s, char *b
 		t = sl_schema_type(s, i);
 		if (t == SL_TYPE_STRING) {
 			str = sl_row_str(r, i, &len);
-			o = put_str(o, str, len);
+			o = sl_json_put_str(o, str, len);
 			continue;
 		}
 		/* dates, timestamps and non-finite numbers are strings (Jackson writes NaN so) */

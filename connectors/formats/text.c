@@ -10,7 +10,9 @@
  *
  * DECIMAL text is rounded HALF_UP to the field's scale from its digits (never through a
  * double), and a value that needs more than the precision becomes NULL, as Flink's
- * DecimalData.fromBigDecimal() does for its JSON and CSV formats.
+ * DecimalData.fromBigDecimal() does for its JSON and CSV formats, and is counted in the
+ * decoder (the source reports it per operator); a table that asks for strictness
+ * ('<format>.fail-on-decimal-overflow') makes it a record error instead.
  */
 #include <errno.h>
 #include <math.h>
@@ -334,12 +336,15 @@ int sl_fmt_parse_ts(const char *s, size_t len, sl_ts_t *out)
 	return 0;
 }
 
-void sl_fmt_field_init(struct sl_fmt_field *f, const struct sl_schema *s, int i)
+void sl_fmt_field_init(struct sl_fmt_field *f, const struct sl_schema *s, int i,
+		       uint64_t *overflows, bool fail_overflow)
 {
 	f->name = sl_schema_name(s, i);
 	f->type = sl_schema_type(s, i);
 	f->prec = (uint8_t)sl_schema_precision(s, i);
 	f->scale = (uint8_t)sl_schema_scale(s, i);
+	f->overflows = overflows;
+	f->fail_overflow = fail_overflow;
 }
 
 static int parse_f32(const char *s, size_t len, float *out)
@@ -407,10 +412,17 @@ int sl_fmt_set_text(struct sl_row_builder *b, int i, const struct sl_fmt_field *
 		rc = sl_fmt_parse_dec(s, len, f->prec, f->scale, &v);
 		if (rc == -EINVAL)
 			break;
-		if (rc == -ERANGE)
+		if (rc == -ERANGE && f->fail_overflow) {
+			sl_fmt_why(why, "field '%s': %.*s does not fit DECIMAL(%d, %d)", f->name,
+				   (int)(len > 40 ? 40 : len), s, f->prec, f->scale);
+			return -EINVAL;
+		}
+		if (rc == -ERANGE) {
 			sl_rowb_set_null(b, i);
-		else
+			(*f->overflows)++;
+		} else {
 			sl_rowb_set_i64(b, i, v);
+		}
 		return 0;
 	case SL_TYPE_DATE:
 		if (sl_fmt_parse_date(s, len, &v) < 0)

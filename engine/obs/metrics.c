@@ -43,6 +43,7 @@ void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out)
 			if (node->kind == SL_NODE_SINK)
 				out->records_out += m->in;
 			out->late_records += m->late;
+			out->decimal_overflows += m->overflow;
 		}
 	}
 }
@@ -63,6 +64,7 @@ void sl_job_print_metrics(const struct sl_job *job, void *f)
 			sum.in += m->in;
 			sum.out += m->out;
 			sum.late += m->late;
+			sum.overflow += m->overflow;
 			sum.state_entries += m->state_entries;
 			sum.state_bytes += m->state_bytes;
 			sum.ckpt_bytes += m->ckpt_bytes;
@@ -75,6 +77,8 @@ void sl_job_print_metrics(const struct sl_job *job, void *f)
 			fprintf(f, " (%" PRIu64 " bytes)", sum.state_bytes);
 		if (sum.ckpt_bytes)
 			fprintf(f, " checkpointed %" PRIu64 " bytes", sum.ckpt_bytes);
+		if (sum.overflow)
+			fprintf(f, " overflow %" PRIu64, sum.overflow);
 		fputc('\n', f);
 	}
 	for (int s = 0; s < job->nstages; s++) {

@@ -196,6 +196,17 @@ void sl_src_dead_letter(struct sl_src_ctx *c, const char *where, const char *why
 	c->dead_letter(c, where, why, raw, rawlen);
 }
 
+void sl_src_count_overflow(struct sl_src_ctx *c, uint64_t n)
+{
+	if (c->overflows)
+		*c->overflows += n;
+}
+
+void sl_ctx_count_overflow(struct sl_ctx *ctx, uint64_t n)
+{
+	ctx->m.overflow += n;
+}
+
 void *sl_src_scratch(struct sl_src_ctx *c)
 {
 	return c->scratch;

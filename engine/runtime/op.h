@@ -108,6 +108,7 @@ struct sl_op_metrics {
 	uint64_t in;
 	uint64_t out;
 	uint64_t late;
+	uint64_t overflow;       /* DECIMAL values made NULL: they did not fit their type */
 	uint64_t state_entries;
 	uint64_t state_bytes;    /* keyed state held, approximate (process functions) */
 	uint64_t ckpt_bytes;     /* size of its last checkpoint snapshot */

@@ -58,6 +58,8 @@ static void close_state(struct sl_runtime *rt)
 {
 	sl_state_env_close(rt->state_env);
 	rt->state_env = NULL;
+	if (rt->state_tmp[0])
+		sl_state_workdir_release(rt->state_tmp, rt->state_lock);
 	if (rt->state_tmp[0] && rmdir(rt->state_tmp))
 		fprintf(stderr, "sluice: removing the state directory %s: %s\n", rt->state_tmp,
 			strerror(errno));
@@ -67,7 +69,8 @@ static void close_state(struct sl_runtime *rt)
 /*
  * Opens the state backend the run asks for (DESIGN §6): nothing for the heap; for RocksDB
  * the process-wide env (one memory budget), in opts->state_dir or a fresh directory under
- * $TMPDIR (default /var/tmp: on disk, since the state may be larger than memory).
+ * $TMPDIR (default /var/tmp: on disk, since the state may be larger than memory), after
+ * removing the directories there of runs that died (kill -9 leaves them).
  */
 static int open_state(struct sl_runtime *rt, const struct sl_run_opts *o)
 {
@@ -89,11 +92,11 @@ static int open_state(struct sl_runtime *rt, const struct sl_run_opts *o)
 	if (!eo.dir) {
 		const char *tmp = getenv("TMPDIR");
 
-		snprintf(rt->state_tmp, sizeof rt->state_tmp, "%s/sluice-state-XXXXXX",
-			 tmp && *tmp ? tmp : "/var/tmp");
-		if (!mkdtemp(rt->state_tmp)) {
-			rc = -errno;
-			sl_job_set_error(rt->job, rc, "state directory %s: %s", rt->state_tmp,
+		tmp = tmp && *tmp ? tmp : "/var/tmp";
+		rc = sl_state_workdir_create(tmp, rt->state_tmp, sizeof rt->state_tmp,
+					     &rt->state_lock);
+		if (rc) {
+			sl_job_set_error(rt->job, rc, "state directory under %s: %s", tmp,
 					 strerror(-rc));
 			rt->state_tmp[0] = 0;
 			return rc;

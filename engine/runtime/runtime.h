@@ -153,6 +153,7 @@ struct sl_runtime {
 	struct sl_savepoint_req sp;
 	struct sl_state_env *state_env;  /* RocksDB backend (state/backend.h); NULL: heap */
 	char state_tmp[256];             /* a working directory we made and remove at the end */
+	int state_lock;                  /* its owner lock (sl_state_workdir_create) */
 	uint64_t ckpt_completed, ckpt_failed;
 	uint64_t ckpt_base;              /* checkpoint ids continue after this one */
 	struct sl_ckpt_ctl *ckpt_ctl;    /* the checkpoint directory, when there is one */
@@ -216,6 +217,24 @@ int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_sta
 /* Writes one undecodable record to the dead-letter output and counts it (error path). */
 void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *why,
 			  const char *raw, size_t rawlen);
+
+/* Bytes of a record shown in its dead letter (a longer one is cut and its length given). */
+#define SL_DEAD_LETTER_RAW_MAX 4096
+/* Room sl_dead_letter_format() needs, whatever it is given. */
+#define SL_DEAD_LETTER_MAX \
+	(6 * (1536 + SL_DEAD_LETTER_RAW_MAX) + 4 * SL_DEAD_LETTER_RAW_MAX / 3 + 256)
+
+/*
+ * Writes one dead-letter line, '\n' included, into buf[SL_DEAD_LETTER_MAX]
+ * (dead_letter.c):
+ *   {"where":"path:line","why":"cause","raw":"record"[,"raw_base64":"..."][,"raw_len":N]}
+ * Always one valid JSON object (RFC 8259 escapes, UTF-8 only: bytes of raw that are not
+ * UTF-8 show as U+FFFD and raw_base64 then holds the exact bytes); raw is cut at
+ * SL_DEAD_LETTER_RAW_MAX bytes (raw_len then says how long it was), where and why at 1 KiB
+ * and 512 bytes. Any argument may be NULL. Returns the length. No allocation; any thread.
+ */
+size_t sl_dead_letter_format(char *buf, const char *where, const char *why, const char *raw,
+			     size_t rawlen);
 
 void sl_runtime_destroy(struct sl_runtime *rt);
 

@@ -79,8 +79,8 @@ void sl_shard_fail(struct sl_shard *sh, int code, const char *fmt, ...)
 void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *why,
 			  const char *raw, size_t rawlen)
 {
-	char line[4096];
-	size_t n = 0;
+	char line[SL_DEAD_LETTER_MAX];
+	size_t n;
 
 	sh->dead_letters++;
 	/* stderr is the dead-letter output unless a file is given: then only the first few
@@ -91,24 +91,8 @@ void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *wh
 				? " (further ones only in the dead-letter file)" : "");
 	if (sh->rt->dl_fd == STDERR_FILENO)
 		return;
-	/* {"where":..,"why":..,"raw":..} with JSON string escapes */
-	n += (size_t)snprintf(line, sizeof line, "{\"where\":\"%s\",\"why\":\"%s\",\"raw\":\"", where,
-			      why);
-	for (size_t i = 0; i < rawlen && n + 8 < sizeof line; i++) {
-		unsigned char ch = (unsigned char)raw[i];
-
-		if (ch == '"' || ch == '\\') {
-			line[n++] = '\\';
-			line[n++] = (char)ch;
-		} else if (ch < 0x20) {
-			n += (size_t)snprintf(line + n, sizeof line - n, "\\u%04x", ch);
-		} else {
-			line[n++] = (char)ch;
-		}
-	}
-	n += (size_t)snprintf(line + n, sizeof line - n, "\"}\n");
-	if (n > sizeof line)
-		n = sizeof line;
+	/* one valid JSON object a line, whatever where, why and raw hold */
+	n = sl_dead_letter_format(line, where, why, raw, rawlen);
 	/* one write per line: O_APPEND keeps lines of different shards whole */
 	if (write(sh->rt->dl_fd, line, n) < 0)
 		sl_shard_fail(sh, -errno, "dead-letter output: %s", strerror(errno));

@@ -16,6 +16,7 @@ struct sl_src_ctx {
 	void *scratch;   /* SL_ROW_SCRATCH bytes for building a row */
 	void *owner;     /* the runtime's (or test's) own state */
 	int split;       /* the split being polled */
+	uint64_t *overflows; /* the source operator's DECIMAL overflow count; NULL: none */
 };
 
 #endif

@@ -119,6 +119,7 @@ static int open_split(struct sl_stage_inst *si, int k)
 	sp->sctx.emit = split_emit;
 	sp->sctx.dead_letter = dead_letter;
 	sp->sctx.scratch = sh->src_scratch;
+	sp->sctx.overflows = &si->root->m.overflow;
 	sp->sctx.owner = sh;
 	sp->sctx.split = k;
 	sp->max_ts = SL_TS_MIN;

@@ -109,10 +109,9 @@ uint64_t pl_calc_errors(const struct pl_calc *c)
 	return n;
 }
 
-static void calc_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void *arg)
+static void calc_one(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in,
+		     struct pl_calc *c, struct sl_eval_ctx *ec)
 {
-	struct pl_calc *c = arg;
-	struct sl_eval_ctx *ec = &c->ev[sl_ctx_shard(ctx)].ec;
 	struct sl_row_builder *b;
 	const struct sl_row *row;
 
@@ -150,6 +149,18 @@ static void calc_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, vo
 		return;
 	}
 	sl_emit(ctx, ts, row);
+}
+
+/* One row; DECIMAL results that did not fit (NULL, as Flink) count for this operator. */
+static void calc_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void *arg)
+{
+	struct pl_calc *c = arg;
+	struct sl_eval_ctx *ec = &c->ev[sl_ctx_shard(ctx)].ec;
+	uint64_t ovf = ec->overflows;
+
+	calc_one(ctx, ts, in, c, ec);
+	if (ec->overflows != ovf)
+		sl_ctx_count_overflow(ctx, ec->overflows - ovf);
 }
 
 struct sl_stream *pl_calc_stream(struct sl_stream *in, const char *name, struct pl_calc *c,

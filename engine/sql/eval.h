@@ -90,6 +90,8 @@ struct sl_eval_ctx {
 	uint64_t errors;        /* evaluations that failed at run time (string too long for
 				 * scratch, invalid CAST text in a non-TRY cast): counted, result
 				 * NULL */
+	uint64_t overflows;     /* of which DECIMAL results beyond their precision (also
+				 * inside a TRY_CAST's operand, not the TRY_CAST itself) */
 };
 #define SL_EVAL_SCRATCH 65536
 

@@ -178,7 +178,9 @@ static bool to_int(struct reg *r, const struct vty *from, bool is_int)
 	return true;
 }
 
-static bool to_dec(struct reg *r, const struct vty *from, const struct vty *to)
+/* To DECIMAL; a value beyond the target's precision also counts in ec->overflows. */
+static bool to_dec(struct reg *r, const struct vty *from, const struct vty *to,
+		   struct sl_eval_ctx *ec)
 {
 	struct sl_dec_type tt = { to->prec, to->scale };
 	sl_dec_t v;
@@ -195,8 +197,10 @@ static bool to_dec(struct reg *r, const struct vty *from, const struct vty *to)
 			/* same scale (narrowing to DECIMAL(18, s)): a range check */
 			sl_dec_t lim = pow10_dec(to->prec);
 
-			if (r->d >= lim || r->d <= -lim)
+			if (r->d >= lim || r->d <= -lim) {
+				ec->overflows++;
 				return false;
+			}
 			return true;
 		}
 		rc = sl_dec_rescale(r->d, (struct sl_dec_type){ from->prec, from->scale }, tt, &v);
@@ -220,6 +224,8 @@ static bool to_dec(struct reg *r, const struct vty *from, const struct vty *to)
 	default:
 		return false;
 	}
+	if (rc == -ERANGE)
+		ec->overflows++;
 	if (rc)
 		return false;
 	r->d = v;
@@ -430,7 +436,7 @@ bool sl_eval_cvt_(struct reg *r, const struct vty *from, const struct vty *to, i
 		ok = to_int(r, from, to->t == SL_TYPE_INT);
 		break;
 	case SL_TYPE_DECIMAL:
-		ok = to_dec(r, from, to);
+		ok = to_dec(r, from, to, ec);
 		break;
 	case SL_TYPE_FLOAT:
 	case SL_TYPE_DOUBLE:

@@ -227,6 +227,7 @@ void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in, struct 
 	case SL_TYPE_DECIMAL:
 		if (r.d > INT64_MAX || r.d < INT64_MIN) {
 			ec->errors++;
+			ec->overflows++;
 			sl_rowb_set_null(out, field);
 			return;
 		}

@@ -618,6 +618,7 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 				sl_dec_add, sl_dec_sub, sl_dec_mul, sl_dec_div, sl_dec_mod,
 			};
 			sl_dec_t v;
+			int rc;
 
 			NULL2();
 			if (in->flag) {
@@ -635,9 +636,12 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 					       B->d * pow10_dec(t->scale - in->x.dec.tb.scale);
 				break;
 			}
-			if (fn[in->op - OP_ADD_D](A->d, in->x.dec.ta, B->d, in->x.dec.tb,
-						  in->x.dec.tr, &v))
+			rc = fn[in->op - OP_ADD_D](A->d, in->x.dec.ta, B->d, in->x.dec.tb,
+						   in->x.dec.tr, &v);
+			if (rc) {
+				ec->overflows += rc == -ERANGE;
 				FAIL();
+			}
 			d->null = false;
 			d->d = v;
 			break;
@@ -684,12 +688,18 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 			d->i = (in->sub >> (c + 1)) & 1;
 			break;
 		}
-		case OP_CVT:
+		case OP_CVT: {
+			uint64_t ovf = ec->overflows;
+
 			*d = *A;
-			if (!sl_eval_cvt_(d, &in->x.cvt.from, &in->x.cvt.to, in->imm2, ec) &&
-			    !in->flag)
-				ec->errors++;
+			if (!sl_eval_cvt_(d, &in->x.cvt.from, &in->x.cvt.to, in->imm2, ec)) {
+				if (in->flag)
+					ec->overflows = ovf; /* TRY_CAST: NULL is what was asked */
+				else
+					ec->errors++;
+			}
 			break;
+		}
 		case OP_IN_I:
 		case OP_IN_F:
 		case OP_IN_D:

@@ -99,6 +99,7 @@ struct pl_ctx {
 	sl_ts_t ckpt_interval;                 /* execution.checkpointing.interval */
 	sl_ts_t ckpt_timeout;                  /* execution.checkpointing.timeout */
 	sl_ts_t ckpt_min_pause;                /* execution.checkpointing.min-pause */
+	int ckpt_tolerable;                    /* ...tolerable-failed-checkpoints (0) */
 	char *ckpt_dir;                        /* state.checkpoints.dir */
 	char *savepoint_dir;                   /* state.savepoints.dir */
 	char *savepoint_path;                  /* execution.savepoint.path: restore it */

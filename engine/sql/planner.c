@@ -186,6 +186,17 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 		c->parallelism = (int)n;
 		return 0;
 	}
+	if (!strcmp(k, "execution.checkpointing.tolerable-failed-checkpoints")) {
+		char *end;
+		long n = strtol(v, &end, 10);
+
+		if (!*v || *end || n < 0 || n > INT32_MAX)
+			return pl_fail(c, st->span.line, st->span.col,
+				       "'%s' must be a number of checkpoints, 0 or more, not '%s'",
+				       k, v);
+		c->ckpt_tolerable = (int)n;
+		return 0;
+	}
 	if (!strcmp(k, "pipeline.name")) {
 		c->pipeline_name = pl_strdup(c, v);
 		return c->pipeline_name ? 0 : -ENOMEM;
@@ -835,6 +846,17 @@ static int online_cpus(void)
 	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
+/* Defaults that depend on whether the jobs take checkpoints (the filesystem sink's delivery
+ * guarantee), settled once the whole file is planned: a SET anywhere applies to all. */
+static void settle_connectors(struct pl_ctx *c)
+{
+	bool ckpt = c->opts.checkpoint_dir || c->ckpt_dir || c->ckpt_interval > 0;
+
+	for (int i = 0; i < c->nowned; i++)
+		if (c->owned_free[i] == connector_free)
+			sl_sql_connector_checkpointing(c->owned[i], ckpt);
+}
+
 struct sl_sql_script *sl_sql_load(const char *path, const char *src, size_t len,
 				  const struct sl_sql_opts *opts, char *err, size_t errcap)
 {
@@ -894,6 +916,7 @@ struct sl_sql_script *sl_sql_load(const char *path, const char *src, size_t len,
 		sl_sql_destroy(s);
 		return NULL;
 	}
+	settle_connectors(c);
 	return s;
 }
 
@@ -946,6 +969,7 @@ void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out)
 	out->checkpoint_interval_ms = s->c.ckpt_interval;
 	out->checkpoint_timeout_ms = s->c.ckpt_timeout;
 	out->checkpoint_min_pause_ms = s->c.ckpt_min_pause;
+	out->tolerable_failed_checkpoints = s->c.ckpt_tolerable;
 	/* the command line wins over the file's SET */
 	out->checkpoint_dir = s->c.opts.checkpoint_dir ? s->c.opts.checkpoint_dir : s->c.ckpt_dir;
 	out->from_savepoint = s->c.opts.from_savepoint ? s->c.opts.from_savepoint

@@ -45,6 +45,19 @@ struct sl_state_env_opts {
 
 #define SL_STATE_MEMORY_DEFAULT ((size_t)512 << 20)
 
+/*
+ * Working directories (workdir.c). sl_state_workdir_create() first removes the directories
+ * under `base` left by runs that died (sl_state_workdir_sweep), then makes a fresh one,
+ * base/sluice-state-XXXXXX, into path[cap], holding its owner lock in *lock_fd for as long
+ * as the process lives (keep it open; the kernel drops it however the process ends).
+ * Returns 0 or -errno. sl_state_workdir_release() removes the lock file and closes the
+ * lock: call it when the directory is empty but for the lock, then rmdir it. The sweep
+ * returns how many it removed; it touches only directories of ours whose lock is free.
+ */
+int sl_state_workdir_create(const char *base, char *path, size_t cap, int *lock_fd);
+void sl_state_workdir_release(const char *path, int lock_fd);
+int sl_state_workdir_sweep(const char *base);
+
 struct sl_state_env;
 struct sl_rocks_db;
 

@@ -310,6 +310,14 @@ def main():
         for name in ("window", "dedup_window"):
             out = os.path.join(work, name + "-out")
             jobs[name] = (common.write_job(work, name, data, out, INTERVAL), out)
+            # these cases are about recovering from checkpoints that failed while the job
+            # went on: tolerate them (the default, 0, fails the job at the first; that is
+            # tests/recovery/ckpt_failures.py)
+            with open(jobs[name][0]) as f:
+                text = f.read()
+            with open(jobs[name][0], "w") as f:
+                f.write("SET 'execution.checkpointing.tolerable-failed-checkpoints' = "
+                        "'1000';\n" + text)
             rc, err = common.run(sluice, jobs[name][0], 2)
             if rc != 0:
                 print("FAIL: the uninterrupted %s run exited %d: %s" % (name, rc, err[-300:]))

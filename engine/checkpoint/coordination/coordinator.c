@@ -58,6 +58,55 @@ static void savepoint_done(struct sl_runtime *rt, int rc, const char *why)
 	pthread_mutex_unlock(&sp->lock);
 }
 
+/* Fails the job (the coordinator's side of sl_shard_fail): "<what failed>; the job stops,
+ * <what is not committed>". */
+static void fail_job(struct sl_runtime *rt, int rc, const char *what)
+{
+	uint64_t last = atomic_load_explicit(&rt->ckpt_complete, memory_order_acquire);
+
+	pthread_mutex_lock(&rt->err_lock);
+	if (last)
+		sl_job_set_error(rt->job, rc ? rc : -EIO, "%s; the job stops: what came after "
+				 "checkpoint %" PRIu64 " is not committed (a restart redoes it)",
+				 what, last);
+	else
+		sl_job_set_error(rt->job, rc ? rc : -EIO, "%s; the job stops: this run's output "
+				 "is not committed (a restart redoes it)", what);
+	pthread_mutex_unlock(&rt->err_lock);
+	atomic_store(&rt->abort, true);
+}
+
+/*
+ * Counts failed checkpoint n (why: its cause). Past the tolerable number of failures in a
+ * row (Flink's execution.checkpointing.tolerable-failed-checkpoints; 0, its default, fails
+ * at the first) the job fails: a job that cannot checkpoint commits nothing, and running on
+ * looking healthy would hide that. Savepoints do not count (their caller hears of it).
+ */
+static void count_failed(struct sl_runtime *rt, const struct sl_run_opts *o, uint64_t n,
+			 int rc, const char *why, int *in_row)
+{
+	char what[512];
+
+	rt->ckpt_failed++;
+	++*in_row;
+	if (o->tolerable_failed_checkpoints < 0 || *in_row <= o->tolerable_failed_checkpoints)
+		return;
+	snprintf(what, sizeof what, "checkpoint %" PRIu64 " failed (%s): %d in a row, more than "
+		 "the %d execution.checkpointing.tolerable-failed-checkpoints tolerates", n, why,
+		 *in_row, o->tolerable_failed_checkpoints);
+	fail_job(rt, rc, what);
+}
+
+/* The final checkpoint could not be taken: never end "done" with the last rows uncommitted. */
+static void final_failed(struct sl_runtime *rt, int rc, uint64_t n, const char *why, int tries)
+{
+	char what[512];
+
+	snprintf(what, sizeof what, "the final checkpoint %" PRIu64 " failed (%s) at the end "
+		 "of input, %d times in a row", n, why, tries);
+	fail_job(rt, rc, what);
+}
+
 /*
  * The checkpoint coordinator (DESIGN §7), on the thread that called sl_job_run: every
  * interval (and at least min_pause after the last one ended) it asks for checkpoint n (the
@@ -84,7 +133,7 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 	/* final_inflight: the checkpoint in flight started after every shard's input ended, so
 	 * its snapshots hold everything; only such a one can be the final checkpoint */
 	bool inflight = false, final_ok = false, timed_out = false, final_inflight = false;
-	int final_tries = 0;
+	int final_tries = 0, in_row = 0; /* in_row: failed checkpoints since the last good one */
 
 	for (;;) {
 		struct timespec ts = { 0, 1000000 };
@@ -130,10 +179,13 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 				rc = o->on_checkpoint(job, n, o->checkpoint_arg);
 
 			/* -ECANCELED: the end of input overtook it, nothing went wrong */
-			if (rc && rc != -ECANCELED)
+			if (rc && rc != -ECANCELED && sp_here)
 				rt->ckpt_failed++;
+			else if (rc && rc != -ECANCELED)
+				count_failed(rt, o, n, rc, strerror(-rc), &in_row);
 			else if (!rc) {
 				rt->ckpt_completed++;
+				in_row = 0;
 				/* release ckpt_complete: pairs with the shards' acquire of it
 				 * (barrier.c, sl_barrier_announce_complete): n's manifest and
 				 * sink commits are done */
@@ -156,11 +208,7 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 				if (!rc)
 					final_ok = true;
 				else if (++final_tries >= 3) {
-					sl_job_set_error(job, rc, "the final checkpoint failed %d times "
-							 "(last: %s): what came after checkpoint %" PRIu64
-							 " is not committed; a restart redoes it",
-							 final_tries, strerror(-rc), rt->ckpt_completed
-							 ? n - 1 : 0);
+					final_failed(rt, rc, n, strerror(-rc), final_tries);
 					final_ok = true;
 				}
 			}
@@ -219,12 +267,20 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 			int brc = sl_ckpt_ctl_begin(rt, n);
 
 			if (brc) {
-				fprintf(stderr, "sluice: checkpoint %" PRIu64 ": cannot create its "
-						"directory: %s\n", n, strerror(-brc));
-				rt->ckpt_failed++;
-				if (rt->sp.active && rt->sp.ckpt == n)
+				char why[160];
+
+				snprintf(why, sizeof why, "cannot create its directory: %s",
+					 strerror(-brc));
+				fprintf(stderr, "sluice: checkpoint %" PRIu64 ": %s\n", n, why);
+				if (rt->sp.active && rt->sp.ckpt == n) {
+					rt->ckpt_failed++;
 					savepoint_done(rt, -EIO, "cannot create the checkpoint");
-				if (all_ended && ++final_tries >= 3)
+				} else {
+					count_failed(rt, o, n, brc, why, &in_row);
+				}
+				if (all_ended && ++final_tries >= 3 && !atomic_load(&rt->abort))
+					final_failed(rt, brc, n, why, final_tries);
+				if (all_ended && final_tries >= 3)
 					atomic_store(&rt->final_done, true);
 				next = now + (interval ? interval : 1000);
 				nanosleep(&ts, NULL);
@@ -241,6 +297,9 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 		nanosleep(&ts, NULL);
 	}
 	atomic_store(&rt->final_done, true);
+	pthread_mutex_lock(&rt->sp.lock);
+	atomic_store(&rt->coordinating, false); /* pairs with the check in sl_job_savepoint */
+	pthread_mutex_unlock(&rt->sp.lock);
 	savepoint_done(rt, -ECANCELED, "the job ended before the savepoint");
 	/* release ckpt_consumed: pairs with the shards' acquire of it (barrier.c, shard.c,
 	 * source_rt.c): the coordinator is done reading their snapshots of n, so the buffers
@@ -265,6 +324,13 @@ int sl_job_savepoint(struct sl_job *job, const char *dir, bool stop, char *path,
 	}
 	sp = &rt->sp;
 	pthread_mutex_lock(&sp->lock);
+	/* again under the lock, which the coordinator holds to clear it: a request either
+	 * sees it gone or is pending before the coordinator's last savepoint_done() */
+	if (!atomic_load(&rt->coordinating)) {
+		pthread_mutex_unlock(&sp->lock);
+		snprintf(err, errcap, "the job is not running (or runs without a coordinator)");
+		return -ESRCH;
+	}
 	if (sp->pending || sp->active) {
 		pthread_mutex_unlock(&sp->lock);
 		snprintf(err, errcap, "another savepoint is in progress");

@@ -40,10 +40,11 @@ enum sl_format {
  *   DOUBLE     any number (or its text, incl. NaN / Infinity);
  *   FLOAT      likewise, rounded once to float from the literal's text;
  *   DECIMAL    a number or its text, from the digits (never through a double), rounded
- *              HALF_UP to the scale; a value beyond the precision is NULL (as in Flink);
+ *              HALF_UP to the scale; a value beyond the precision is NULL (as in Flink)
+ *              and counted, or a record error when the decoder is asked to be strict;
  *   DATE       text 'YYYY-MM-DD';
  *   STRING     a string; in JSON a number or boolean gives its literal text, an object or
- *              array its JSON text (as Flink does);
+ *              array its JSON text (as Flink does); it must be UTF-8 (else a record error);
  *   TIMESTAMP, TIMESTAMP_LTZ  epoch milliseconds (an integer), or text
  *              'YYYY-MM-DD HH:MM:SS[.fff]', with 'T' allowed for the blank and an optional
  *              'Z' or +HH:MM offset (UTC otherwise).
@@ -68,6 +69,7 @@ struct sl_json_dec *sl_json_dec_create(const struct sl_schema *schema);
 
 #define SL_JSON_FAIL_ON_MISSING 1u /* a field whose key is absent is a record error */
 #define SL_JSON_DEBEZIUM 2u        /* decode with sl_dbz_dec_rows() (owns a 2nd row buffer) */
+#define SL_JSON_FAIL_ON_DEC_OVERFLOW 4u /* a DECIMAL beyond its precision is a record error */
 
 /* Like sl_json_dec_create() with SL_JSON_* flags. Returns NULL with *err (may be NULL) set to
  * -ENOMEM, or -EINVAL when the dotted names do not form a tree ("a" and "a.b" both fields,
@@ -75,6 +77,11 @@ struct sl_json_dec *sl_json_dec_create(const struct sl_schema *schema);
 struct sl_json_dec *sl_json_dec_create_ex(const struct sl_schema *schema, unsigned flags,
 					  int *err);
 void sl_json_dec_destroy(struct sl_json_dec *d);
+
+/* DECIMAL values this decoder made NULL because they did not fit their precision (Flink's
+ * behaviour; with SL_JSON_FAIL_ON_DEC_OVERFLOW they are record errors instead). The
+ * decoder's thread. */
+uint64_t sl_json_dec_overflows(const struct sl_json_dec *d);
 
 /*
  * Decodes the JSON object in line[0..len) into a row built in `buf` (8-byte aligned, `cap`
@@ -121,12 +128,15 @@ struct sl_csv_opts {
 	char delimiter;            /* 0 means ',' */
 	bool header;               /* the first line is a header and is skipped */
 	const char *null_literal;  /* an unquoted field equal to this is NULL; NULL: none */
+	bool fail_on_decimal_overflow; /* a DECIMAL beyond its precision is a record error
+					* (default: NULL, counted) */
 };
 
 /*
  * A CSV decoder: quoted fields may hold delimiters, newlines and doubled quotes (""). An empty
- * unquoted field is NULL for every type but STRING, where it is the empty string. A record
- * must have exactly as many fields as the schema. No allocation after create.
+ * unquoted field is NULL for every type but STRING, where it is the empty string; a STRING
+ * that is not UTF-8 is a record error. A record must have exactly as many fields as the
+ * schema. No allocation after create.
  */
 struct sl_csv_dec;
 
@@ -134,15 +144,24 @@ struct sl_csv_dec;
 struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema,
 				     const struct sl_csv_opts *opts);
 void sl_csv_dec_destroy(struct sl_csv_dec *d);
+/* DECIMAL values made NULL because they did not fit (see sl_json_dec_overflows()). */
+uint64_t sl_csv_dec_overflows(const struct sl_csv_dec *d);
 
 /* Decodes one record (without its line terminator) into a row in buf. Returns the row or
  * NULL with a reason in why[SL_FMT_WHY_MAX]. Hot path. */
 const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_t len,
 				    void *buf, uint32_t cap, char *why);
 
-/* Returns the length of the first CSV record in buf[0..len) including its '\n' (a newline
- * inside quotes does not end it), or 0 if the record is not complete in the buffer. */
-size_t sl_csv_record_len(const char *buf, size_t len);
+/*
+ * Returns the length of the first CSV record in buf[0..len) including its '\n' (a newline
+ * inside a quoted field does not end it), or 0 if it is not complete in the buffer; with
+ * `eof` (nothing follows buf) the rest is the last record. A quoted field that spans lines
+ * but never closes properly (input ends inside it, its closing quote is followed by other
+ * text than the delimiter or the line end, or it outgrows SL_ROW_SCRATCH) ends the record at
+ * the end of the line where it opened, so one bad quote costs one record. Hot path.
+ */
+size_t sl_csv_dec_record_len(const struct sl_csv_dec *d, const char *buf, size_t len,
+			     bool eof);
 
 /*
  * Writes `r` as one JSON object and a '\n' into buf: keys are field names (dotted names as
@@ -186,6 +205,8 @@ struct sl_file_source_cfg {
 	uint64_t *skipped;              /* optional: the skipped records of all splits */
 	bool json_fail_on_missing;      /* JSON: a missing key is a record error */
 	bool csv_allow_comments;        /* CSV: records starting with '#' are ignored */
+	bool fail_on_decimal_overflow;  /* a DECIMAL beyond its precision is a record error
+					 * (default: NULL, counted per operator, as Flink) */
 };
 
 /*
@@ -266,9 +287,11 @@ struct sl_blackhole_sink_cfg {
  * Filesystem sink, JSON lines (the default) or CSV. If `path` is a directory (or does not
  * exist and the sink has more than one shard, in which case it is created), shard k writes
  * `<path>/part-<k>.jsonl` (`.csv`); otherwise a single-shard sink writes `path` itself. Files
- * are truncated at open, written in large chunks, and flush() writes out everything buffered
- * (visible, not fsynced). Rows are written whatever their kind: feed it an append stream.
- * This at-least-once mode rewrites its part files when the job restarts.
+ * are appended to (never truncated: a row once visible stays visible, a restart adds after
+ * it, and replayed rows are duplicates), written in large chunks, and flush() writes out
+ * everything buffered (visible, not fsynced). Rows are written whatever their kind: feed it
+ * an append stream. This is the at-least-once mode; SQL tables get exactly-once by default
+ * when the job takes checkpoints, as Flink's FileSink.
  *
  * With `exactly_once`, `path` is always a directory (made if missing; a regular file is
  * refused) and rows go to hidden in-progress files `.part-<k>-<run>-<n>.inprogress` (<run>

@@ -71,6 +71,9 @@ int sl_src_emit(struct sl_src_ctx *c, const struct sl_row *row);
  * `where` names the place (file:line, topic/partition/offset), `why` the cause. */
 void sl_src_dead_letter(struct sl_src_ctx *c, const char *where, const char *why,
 			const char *raw, size_t rawlen);
+/* Counts n DECIMAL values the source made NULL because they did not fit their precision (in
+ * the source operator's metrics; call once a poll, not per record). */
+void sl_src_count_overflow(struct sl_src_ctx *c, uint64_t n);
 /* The shard's scratch buffer for building one row (at least SL_ROW_SCRATCH bytes). */
 void *sl_src_scratch(struct sl_src_ctx *c);
 #define SL_ROW_SCRATCH 65536
@@ -308,6 +311,11 @@ struct sl_run_opts {
 	 * (0: 10 min, Flink's default); the next starts at least min_pause after one ends. */
 	sl_ts_t checkpoint_timeout_ms;
 	sl_ts_t checkpoint_min_pause_ms;
+	/* Failed checkpoints in a row (an I/O error, a timeout; not a savepoint, not one the
+	 * end of input overtook) tolerated before the job fails, as Flink's
+	 * execution.checkpointing.tolerable-failed-checkpoints: 0 (Flink's default) fails it
+	 * at the first; a completed checkpoint starts the count again; < 0: no limit. */
+	int tolerable_failed_checkpoints;
 	/* Accept sl_job_savepoint requests (a coordinator runs even without an interval). */
 	bool savepoints;
 	/* Restore this savepoint (a directory sl_job_savepoint wrote, or a checkpoint
@@ -350,9 +358,11 @@ struct sl_job_stats {
 	uint64_t backpressure_ms; /* time stages spent unable to send, summed over shards */
 	uint64_t checkpoints;     /* completed checkpoints */
 	uint64_t checkpoints_failed;
+	uint64_t decimal_overflows; /* DECIMAL values made NULL, all operators */
 };
 void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out);
-/* Writes one line per operator (name, in, out, late, state entries) and one per stage
+/* Writes one line per operator (name, in, out, late, state entries, DECIMAL overflows when
+ * there were some) and one per stage
  * (backpressured time, output ring stalls) to `f` (a FILE *). */
 void sl_job_print_metrics(const struct sl_job *job, void *f);
 

@@ -36,6 +36,8 @@ int sl_ctx_shard(const struct sl_ctx *ctx);
 int sl_ctx_nshards(const struct sl_ctx *ctx);
 /* Counts one record dropped for lateness in this operator's metrics. */
 void sl_ctx_count_late(struct sl_ctx *ctx);
+/* Counts n values this operator made NULL because they did not fit their DECIMAL type. */
+void sl_ctx_count_overflow(struct sl_ctx *ctx, uint64_t n);
 
 /* ---- keyed state ------------------------------------------------------------------------
  * State is scoped to the current key (the key of the record or timer being processed) and a

@@ -108,18 +108,91 @@ static void test_options(void)
 	sl_schema_destroy(s);
 }
 
+/* A STRING that is not UTF-8 is a record error; a DECIMAL beyond its precision is NULL and
+ * counted, or with fail_on_decimal_overflow an error naming the value and the type. */
+static void test_utf8_decimal(void)
+{
+	struct sl_schema *s = sl_schema_create();
+	struct sl_csv_opts strict = { .fail_on_decimal_overflow = true };
+	struct sl_csv_dec *d, *ds;
+	const struct sl_row *r;
+
+	T_ASSERT(s && sl_schema_add(s, "s", SL_TYPE_STRING) >= 0 &&
+		 sl_schema_add_decimal(s, "amount", 5, 2) >= 0);
+	d = sl_csv_dec_create(s, NULL);
+	ds = sl_csv_dec_create(s, &strict);
+	T_ASSERT(d && ds);
+	r = dec(d, "caf\xc3\xa9 \xf0\x9f\x98\x80,1.5");
+	T_ASSERT(r && sl_row_i64(r, 1) == 150);
+	T_ASSERT_STR(r, 0, "caf\xc3\xa9 \xf0\x9f\x98\x80");
+	expect_error(d, "caf\xe9,1", "field 's': not UTF-8 (byte 4 of the value is 0xe9)");
+	expect_error(d, "\"a\xed\xa0\x80\",1", "field 's': not UTF-8 (byte 2 of the value is 0xed)");
+	expect_error(d, "\xc0\xaf,1", "field 's': not UTF-8 (byte 1 of the value is 0xc0)");
+	expect_error(d, "\xf4\x90\x80\x80,1", "field 's': not UTF-8 (byte 1 of the value is 0xf4)");
+	expect_error(d, "ab\xe2\x82,1", "field 's': not UTF-8 (byte 3 of the value is 0xe2)");
+	T_ASSERT_EQ_I64(sl_csv_dec_overflows(d), 0);
+	r = dec(d, "x,1000");
+	T_ASSERT(r && sl_row_is_null(r, 1));
+	r = dec(d, "x,-999.995");
+	T_ASSERT(r && sl_row_is_null(r, 1));
+	r = dec(d, "x,999.994");
+	T_ASSERT(r && sl_row_i64(r, 1) == 99999);
+	T_ASSERT_EQ_I64(sl_csv_dec_overflows(d), 2);
+	expect_error(ds, "x,1000", "field 'amount': 1000 does not fit DECIMAL(5, 2)");
+	r = dec(ds, "x,999.994");
+	T_ASSERT(r && sl_row_i64(r, 1) == 99999);
+	T_ASSERT_EQ_I64(sl_csv_dec_overflows(ds), 0);
+	sl_csv_dec_destroy(ds);
+	sl_csv_dec_destroy(d);
+	sl_schema_destroy(s);
+}
+
+static size_t rlen(struct sl_csv_dec *d, const char *buf, size_t len, bool eof)
+{
+	return sl_csv_dec_record_len(d, buf, len, eof);
+}
+
 static void test_record_len(void)
 {
+	static const char *const spec[] = { "a", "INT", "b", "STRING", NULL };
+	struct sl_schema *s = h_schema(spec);
+	struct sl_csv_dec *d = sl_csv_dec_create(s, NULL);
 	const char *a = "a,b\nc,d\n";
 	const char *q = "1,\"x\ny\",\"\"\"\n\"\nnext\n";
+	const char *open = "2,\"b\n3,c\n4,d\n";
+	const char *late = "2,\"b\n3,c\n4,\"d\"\n";
+	const char *later = "1,\"a\nb\",\"c\"x\n2,z\n";
+	size_t big = 2 * SL_ROW_SCRATCH;
+	char *huge = malloc(big + 1);
 
-	T_ASSERT_EQ_I64(sl_csv_record_len(a, strlen(a)), 4);
-	T_ASSERT_EQ_I64(sl_csv_record_len(a + 4, 4), 4);
-	T_ASSERT_EQ_I64(sl_csv_record_len(a, 3), 0);
+	T_ASSERT(d && huge);
+	T_ASSERT_EQ_I64(rlen(d, a, strlen(a), false), 4);
+	T_ASSERT_EQ_I64(rlen(d, a + 4, 4, false), 4);
+	T_ASSERT_EQ_I64(rlen(d, a, 3, false), 0);
+	T_ASSERT_EQ_I64(rlen(d, a, 3, true), 3);
 	/* the record holds two quoted newlines */
-	T_ASSERT_EQ_I64(sl_csv_record_len(q, strlen(q)), strlen(q) - 5);
-	T_ASSERT_EQ_I64(sl_csv_record_len(q, 8), 0);
-	T_ASSERT_EQ_I64(sl_csv_record_len("", 0), 0);
+	T_ASSERT_EQ_I64(rlen(d, q, strlen(q), false), strlen(q) - 5);
+	T_ASSERT_EQ_I64(rlen(d, q, 8, false), 0);
+	T_ASSERT_EQ_I64(rlen(d, "", 0, false), 0);
+	/* a stray quote in an unquoted field opens nothing */
+	T_ASSERT_EQ_I64(rlen(d, "1,5\" tall\n2,x\n", 15, false), 10);
+	/* CRLF after a closing quote ends the record */
+	T_ASSERT_EQ_I64(rlen(d, "1,\"x\"\r\n2,y\n", 12, false), 7);
+	/* unterminated: ends at its first line, once the input is known to end inside it */
+	T_ASSERT_EQ_I64(rlen(d, open, strlen(open), false), 0);
+	T_ASSERT_EQ_I64(rlen(d, open, strlen(open), true), 5);
+	T_ASSERT_EQ_I64(rlen(d, "2,\"b", 4, true), 4);
+	/* paired with a quote lines later that is followed by text: the same */
+	T_ASSERT_EQ_I64(rlen(d, late, strlen(late), false), 5);
+	/* a bad close after a good multi-line field: the record is whole, the decoder says why */
+	T_ASSERT_EQ_I64(rlen(d, later, strlen(later), false), strlen(later) - 4);
+	/* a multi-line quoted field larger than any row is cut without waiting for its end */
+	memset(huge, 'x', big);
+	memcpy(huge, "7,\"a\n", 5);
+	T_ASSERT_EQ_I64(rlen(d, huge, big, false), 5);
+	free(huge);
+	sl_csv_dec_destroy(d);
+	sl_schema_destroy(s);
 }
 
 static void test_text(void)
@@ -160,6 +233,7 @@ int main(void)
 	test_decode();
 	test_options();
 	test_record_len();
+	test_utf8_decimal();
 	test_text();
 	return T_EXIT_PASS;
 }

@@ -511,7 +511,7 @@ static void test_sql_option(void)
 	T_ASSERT(sl_sql_sink_from_options(schema, o, 4, "t.sql", &c, err, sizeof err) == -EINVAL);
 	T_ASSERT(strstr(err, "(known: path, format, csv.field-delimiter, csv.null-literal, "
 			     "csv.ignore-parse-errors, csv.allow-comments, "
-			     "sink.delivery-guarantee)"));
+			     "csv.fail-on-decimal-overflow, sink.delivery-guarantee)"));
 }
 
 /* ---- kill -9 ---------------------------------------------------------------------------- */

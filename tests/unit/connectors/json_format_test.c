@@ -227,6 +227,19 @@ static void test_writer(void)
 	want = "{\"b\":null,\"i\":null,\"d\":\"-Infinity\",\"s\":null,"
 	       "\"t\":\"9999-12-31 23:59:59.999\",\"n\":null}\n";
 	T_ASSERT(n == (int)strlen(want) && memcmp(out, want, (size_t)n) == 0);
+	/* a string byte that is not UTF-8 is written as U+FFFD, never raw */
+	sl_rowb_init(&b, rb, sizeof rb, 6);
+	sl_rowb_set_str(&b, 3, "a\xe9" "b\xed\xa0\x80\xf0\x9f\x98\x80\xe2\x82", 12);
+	T_ASSERT(sl_rowb_finish(&b));
+	n = sl_json_write_row(b.row, s, out, sizeof out);
+	want = "{\"b\":null,\"i\":null,\"d\":null,\"s\":\"a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd"
+	       "\xef\xbf\xbd\xf0\x9f\x98\x80\xef\xbf\xbd\xef\xbf\xbd\",\"t\":null,\"n\":null}\n";
+	if (n != (int)strlen(want) || memcmp(out, want, (size_t)n) != 0) {
+		fprintf(stderr, "wrote %.*s", n, out);
+		exit(T_EXIT_FAIL);
+	}
+	for (int cap = 0; cap < n; cap++)
+		T_ASSERT(sl_json_write_row(b.row, s, out, (size_t)cap) == -ENOSPC);
 	sl_schema_destroy(s);
 }
 

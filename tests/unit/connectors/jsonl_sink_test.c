@@ -1,9 +1,11 @@
 /*
  * jsonl_sink_test.c - the JSON-lines file sink: part files per shard in a directory (made if
- * missing), a single-shard sink writing the named file, nothing visible before flush, rows
+ * missing), a single-shard sink writing the named file, nothing visible before flush, a
+ * restart appending (never truncating what was visible), rows
  * larger than the buffer, and the round trip: rows written by the sink and read back by the
  * file source are equal field by field (every type, NULLs, hostile strings).
  */
+#include <fcntl.h>
 #include <math.h>
 #include <sys/stat.h>
 
@@ -143,6 +145,30 @@ static void test_single_file(struct sl_schema *s)
 	check_equal(h.rows[0], make(rb, 1024, 1, NULL));
 	check_equal(h.rows[1], make(rb, (uint32_t)big + 1024, 2, bigstr));
 	check_equal(h.rows[2], make(rb, 1024, 3, NULL));
+	h_reset(&h);
+
+	/*
+	 * At-least-once never takes back a visible row: opened again (a restart) the sink
+	 * appends, and a partial last line a killed run left gets its newline first, so the
+	 * three rows stay, the broken line is one dead letter, and the new row follows.
+	 */
+	{
+		int fd = open(file, O_WRONLY | O_APPEND);
+
+		T_ASSERT(fd >= 0 && write(fd, "{\"id\":9", 7) == 7);
+		close(fd);
+	}
+	k = sl_jsonl_sink_ops.open(&cfg, s, 0, 1, &err);
+	T_ASSERT(k);
+	T_ASSERT(sl_jsonl_sink_ops.abort_pending(&cfg, 0, 1, 0) == 0);
+	T_ASSERT(sl_jsonl_sink_ops.write(k, 0, make(rb, 1024, 4, NULL)) == 0);
+	T_ASSERT(sl_jsonl_sink_ops.flush(k) == 0);
+	sl_jsonl_sink_ops.close(k);
+	h_drain(&h, &sl_file_source_ops, &src, 0, 16);
+	T_ASSERT_EQ_I64(h.nrows, 4);
+	T_ASSERT_EQ_I64(h.ndl, 1);
+	check_equal(h.rows[2], make(rb, 1024, 3, NULL));
+	check_equal(h.rows[3], make(rb, 1024, 4, NULL));
 	h_fini(&h);
 
 	/* a regular file cannot hold part files of two shards */

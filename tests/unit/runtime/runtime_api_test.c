@@ -198,6 +198,8 @@ static void test_strategies(void)
 	snprintf(out, sizeof out, "%s/out3.jsonl", dir);
 	T_ASSERT(run_count(in, &mono, out, "/dev/null", &st, err, sizeof err) == 0);
 	assert_same_rows(read_file(out), expected);
+	/* a new file: the sink appends to one it finds, it never truncates visible rows */
+	snprintf(out, sizeof out, "%s/out4.jsonl", dir);
 	T_ASSERT(run_count(in, &custom, out, "/dev/null", &st, err, sizeof err) == 0);
 	assert_same_rows(read_file(out), expected);
 }
