@@ -242,7 +242,6 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 				 rt->nshards);
 		return -ENOMEM;
 	}
-	atomic_store(&job->stop, false);
 	rt->checkpointing = opts->checkpoint_interval_ms > 0 || opts->savepoints ||
 			    opts->from_savepoint;
 	if (rt->checkpointing) {
@@ -291,5 +290,8 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		pthread_join(rt->shards[i].thread, NULL);
 	sl_ckpt_ctl_close(rt);
 	close_state(rt);
+	/* a stop ends this run, not the next one; one asked for before or while the run
+	 * started (a SIGTERM during planning) was kept until here, not lost */
+	atomic_store(&job->stop, false);
 	return job->err.code;
 }

@@ -345,7 +345,9 @@ int sl_job_savepoint(struct sl_job *job, const char *dir, bool stop, char *path,
 /* Plans and runs the job to completion (bounded input) or until sl_job_stop().
  * Returns 0 or -errno with sl_job_error() describing the failure. */
 int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts);
-/* Asks a running job to finish: sources stop, in-flight windows are not fired. */
+/* Asks a running job to finish: sources stop, in-flight windows are not fired. Called
+ * before sl_job_run (or while it starts), it stops that run as soon as it has started; the
+ * request ends with the run it stopped. */
 void sl_job_stop(struct sl_job *job);
 
 /* Counters summed over shards after (or during) a run. */
