@@ -20,20 +20,34 @@
  * as the blackhole does: the work itself without the runtime. With one shard the job sees
  * exactly the ceiling's rows, so the run fails unless both pass the same number.
  *
- * Each run measures ceiling, 1 shard, 2 shards once (bench/run repeats runs). Options:
- * --rows N per shard (30M), --only ceiling|1|2 (one contender: for perf record).
+ * The scrape overhead (issue 16): the 2-shard job again with the HTTP endpoint on
+ * 127.0.0.1 and a thread GETting /metrics every 100 ms, as a busy Prometheus would; its
+ * ratio to the unscraped 2-shard run of the same run is the figure (target >= 0.98). The
+ * endpoint and the scraper share the two cores with the shards, as they would in
+ * production on a fully used box.
+ *
+ * Each run measures ceiling, 1 shard, 2 shards, 2 shards scraped once (bench/run repeats
+ * runs). Options: --rows N per shard (30M), --only ceiling|1|2|2scraped (one contender: for
+ * perf record).
  * Output: the FIGURE protocol of bench/README.md.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <sluice/connectors.h>
+#include <sluice/http.h>
 
 #define SEED 7
 #define BASE_TS 1704067200000LL /* 2024-01-01 00:00:00 UTC */
@@ -96,10 +110,58 @@ static void etl_schema(struct etl *e)
 	sl_schema_add(e->schema, "ts", SL_TYPE_TIMESTAMP);
 }
 
-/* Runs the job on `nshards` shards over `rows` rows; returns events/s per shard and sets
- * *sunk to the rows that reached the sink. */
-static double run_job(int nshards, int64_t rows, uint64_t *sunk)
+/* ---- the scraper: GET /metrics every 100 ms until told to stop ---- */
+
+struct scraper {
+	int port;
+	_Atomic bool stop;
+	uint64_t scrapes, bytes;
+};
+
+/* One HTTP/1.0 GET of /metrics; returns the bytes read (headers included), 0 on failure. */
+static uint64_t scrape_once(int port)
 {
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	static const char req[] = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+	char buf[65536];
+	uint64_t got = 0;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return 0;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+	    write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1))
+		while ((n = read(fd, buf, sizeof buf)) > 0)
+			got += (uint64_t)n;
+	close(fd);
+	return got;
+}
+
+static void *scrape_main(void *arg)
+{
+	struct scraper *sc = arg;
+	struct timespec ts = { 0, 100000000 };
+
+	while (!atomic_load(&sc->stop)) {
+		uint64_t n = scrape_once(sc->port);
+
+		sc->scrapes += n > 0;
+		sc->bytes += n;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* Runs the job on `nshards` shards over `rows` rows; returns events/s per shard and sets
+ * *sunk to the rows that reached the sink. With `scraped`, the HTTP endpoint shows the job
+ * and a thread scrapes it every 100 ms meanwhile. */
+static double run_job(int nshards, int64_t rows, uint64_t *sunk, bool scraped)
+{
+	struct sl_http *http = NULL;
+	struct scraper sc = { 0 };
+	pthread_t scrape_thread;
 	struct etl e = { 0 };
 	struct sl_wm_strategy wm = { .kind = SL_WM_BOUNDED, .max_delay_ms = 0, .ts_field = 4,
 				     .interval_ms = 200 };
@@ -132,12 +194,38 @@ static double run_job(int nshards, int64_t rows, uint64_t *sunk)
 	s = sl_stream_filter(s, "filter", keep, NULL);
 	s = sl_stream_project(s, "project", proj, 3);
 	sl_stream_sink(s, "blackhole", &sl_blackhole_sink_ops, &e.sink);
+	if (scraped) {
+		char err[256], url[128];
+
+		http = sl_http_start("127.0.0.1:0", err, sizeof err);
+		if (!http || sl_http_url(http, url, sizeof url) ||
+		    sscanf(strrchr(url, ':') + 1, "%d", &sc.port) != 1) {
+			fprintf(stderr, "etl_bench: the HTTP endpoint: %s\n", http ? url : err);
+			exit(1);
+		}
+		sl_http_show(http, job);
+		if (pthread_create(&scrape_thread, NULL, scrape_main, &sc)) {
+			fprintf(stderr, "etl_bench: cannot start the scraper\n");
+			exit(1);
+		}
+	}
 	t0 = now_s();
 	if (sl_job_run(job, &opts)) {
 		fprintf(stderr, "etl_bench: %s\n", sl_job_error(job)->msg);
 		exit(1);
 	}
 	t1 = now_s();
+	if (scraped) {
+		atomic_store(&sc.stop, true);
+		pthread_join(scrape_thread, NULL);
+		sl_http_stop(http);
+		fprintf(stderr, "etl_bench: %llu scrapes of /metrics (%llu bytes) in %.2f s\n",
+			(unsigned long long)sc.scrapes, (unsigned long long)sc.bytes, t1 - t0);
+		if (sc.scrapes < (uint64_t)((t1 - t0) * 5)) {
+			fprintf(stderr, "etl_bench: too few scrapes succeeded\n");
+			exit(1);
+		}
+	}
 	sl_job_stats(job, &st);
 	if (st.records_in != (uint64_t)rows) {
 		fprintf(stderr, "etl_bench: %d shards: %llu records in, want %lld\n", nshards,
@@ -253,8 +341,8 @@ int main(int argc, char **argv)
 {
 	int64_t rows = 30000000;
 	const char *only = NULL;
-	double ceil, one, two;
-	uint64_t pass_ceil, pass_one, pass_two;
+	double ceil, one, two, scraped;
+	uint64_t pass_ceil, pass_one, pass_two, pass_scraped;
 
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
@@ -274,7 +362,9 @@ int main(int argc, char **argv)
 		if (!strcmp(only, "ceiling"))
 			r = run_ceiling(rows, &pass_ceil);
 		else if (!strcmp(only, "1") || !strcmp(only, "2"))
-			r = run_job(atoi(only), rows * atoi(only), &pass_one);
+			r = run_job(atoi(only), rows * atoi(only), &pass_one, false);
+		else if (!strcmp(only, "2scraped"))
+			r = run_job(2, rows * 2, &pass_one, true);
 		else
 			usage();
 		printf("FIGURE etl/only_%s %.0f events/s - -\n", only, r);
@@ -282,8 +372,9 @@ int main(int argc, char **argv)
 	}
 
 	ceil = run_ceiling(rows, &pass_ceil);
-	one = run_job(1, rows, &pass_one);
-	two = run_job(2, 2 * rows, &pass_two);
+	one = run_job(1, rows, &pass_one, false);
+	two = run_job(2, 2 * rows, &pass_two, false);
+	scraped = run_job(2, 2 * rows, &pass_scraped, true);
 	fprintf(stderr, "ceiling %.1fM/s, 1 shard %.1fM/s, 2 shards %.1fM/s per core; "
 			"passed %llu / %llu / %llu\n", ceil / 1e6, one / 1e6, two / 1e6,
 		(unsigned long long)pass_ceil, (unsigned long long)pass_one,
@@ -302,6 +393,13 @@ int main(int argc, char **argv)
 	}
 	printf("FIGURE etl/events_per_core %.0f events/s %.4f etl/ceiling_events\n", two,
 	       two / ceil);
+	if (pass_scraped != pass_two) {
+		fprintf(stderr, "etl_bench: scraped, the job passed %llu rows, unscraped %llu\n",
+			(unsigned long long)pass_scraped, (unsigned long long)pass_two);
+		return 1;
+	}
+	printf("FIGURE etl/events_per_core_scraped_100ms %.0f events/s %.4f etl/events_per_core\n",
+	       scraped, scraped / two);
 	printf("FIGURE etl/events_per_core_1shard %.0f events/s %.4f etl/ceiling_events\n", one,
 	       one / ceil);
 	printf("FIGURE etl/ceiling_events %.0f events/s - -\n", ceil);

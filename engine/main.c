@@ -4,6 +4,7 @@
  *   sluice run JOB.sql [--shards N] [--cores LIST] [--dead-letter FILE] [--metrics]
  *                      [--checkpoint-dir DIR] [--from-savepoint DIR] [--control SOCKET]
  *                      [--state-backend heap|rocksdb] [--state-memory SIZE]
+ *                      [--http [ADDR:]PORT]
  *   sluice savepoint PID|SOCKET [DIR]
  *   sluice stop [--savepoint[=DIR]] PID|SOCKET
  *   sluice explain JOB.sql
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sluice/http.h>
 #include <sluice/job.h>
 
 #include "control.h"
@@ -56,6 +58,9 @@ static void usage(FILE *f)
 		   "                      /sluice-<pid>.sock)\n"
 		   "  --state-backend B   (run) heap (default) or rocksdb\n"
 		   "  --state-memory SIZE (run) memory for all RocksDB state, e.g. 2g\n"
+		   "  --http [ADDR:]PORT  (run) serve /metrics (Prometheus) and /api/metrics\n"
+		   "                      (JSON) there; ADDR defaults to 127.0.0.1, any other is\n"
+		   "                      served only when given (0.0.0.0: every interface)\n"
 		   "       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
 		   "                      (default: its SET 'state.savepoints.dir')\n"
 		   "       sluice stop [--savepoint[=DIR]] PID|SOCKET  stop a running job, with a\n"
@@ -162,10 +167,13 @@ static int run_sql(bool explain, int argc, char **argv)
 		{ "control", required_argument, NULL, 'C' },
 		{ "state-backend", required_argument, NULL, 'b' },
 		{ "state-memory", required_argument, NULL, 'M' },
+		{ "http", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sl_sql_opts so = { 0 };
+	const char *http_addr = NULL;
+	struct sl_http *http = NULL;
 	const char *control = NULL;
 	char ctl_path[4096];
 	struct sl_run_opts opts;
@@ -202,6 +210,7 @@ static int run_sql(bool explain, int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'H': http_addr = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -215,6 +224,21 @@ static int run_sql(bool explain, int argc, char **argv)
 	if (!script) {
 		fprintf(stderr, "sluice: %s\n", err);
 		return 1;
+	}
+	if (http_addr && !explain) {
+		char url[128];
+
+		http = sl_http_start(http_addr, err, sizeof err);
+		if (!http) {
+			fprintf(stderr, "sluice: %s\n", err);
+			sl_sql_destroy(script);
+			return 1;
+		}
+		if (sl_http_url(http, url, sizeof url) == 0)
+			fprintf(stderr, "sluice: metrics at %s/metrics\n", url);
+		if (!sl_http_loopback(http))
+			fprintf(stderr, "sluice: --http %s is not a loopback address: whoever can "
+					"reach this machine can read the job's metrics\n", http_addr);
 	}
 	sl_sql_run_opts(script, &opts);
 	opts.cores = cores;
@@ -244,6 +268,8 @@ static int run_sql(bool explain, int argc, char **argv)
 			if (!ctl)
 				fprintf(stderr, "sluice: %s (savepoints unavailable)\n", err);
 		}
+		/* shown from before its run (not started yet) until the next job replaces it */
+		sl_http_show(http, running_job);
 		rc = sl_job_run(running_job, &opts);
 		sl_control_stop(ctl);
 		fflush(stdout);
@@ -253,6 +279,7 @@ static int run_sql(bool explain, int argc, char **argv)
 			print_stats(running_job, metrics);
 		running_job = NULL;
 	}
+	sl_http_stop(http); /* before the jobs it shows go */
 	sl_sql_destroy(script);
 	return rc ? 1 : 0;
 }

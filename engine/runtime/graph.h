@@ -79,6 +79,9 @@ struct sl_job {
 	int nstages;
 	_Atomic bool stop;             /* sl_job_stop(): any thread */
 	struct sl_runtime *rt;         /* the last run, kept for stats until destroy */
+	/* the run observers may read (runtime/observe.c), and how many are reading it */
+	struct sl_runtime *_Atomic obs_rt;
+	_Atomic unsigned obs_readers;
 };
 
 /*

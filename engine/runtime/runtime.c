@@ -115,6 +115,9 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 {
 	if (!rt)
 		return;
+	/* observers out before anything they read goes */
+	if (rt->job && atomic_load(&rt->job->obs_rt) == rt)
+		sl_job_obs_retract(rt->job);
 	if (rt->rings) {
 		size_t nr = (size_t)rt->nlanes * rt->nshards * rt->nshards;
 
@@ -266,6 +269,9 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		/* pin when asked, or when every shard can have a core of its own */
 		sh->cpu = ncpus > 0 ? cpus[i % ncpus] : rt->nshards <= online ? i : -1;
 	}
+	/* shards, rings and metric arrays are in place: observers may read them from now on
+	 * (runtime/observe.c); the instances each shard publishes itself once wired */
+	sl_job_obs_publish(job, rt);
 	rc = open_state(rt, opts);
 	if (rc)
 		return rc;

@@ -102,6 +102,16 @@ struct sl_shard {
 	int files_pending;
 	uint64_t files_ckpt;
 	_Atomic bool finished;           /* the shard loop has returned */
+	/* observers on other threads (observe.c): may they read ctx/xctx/si now, and how
+	 * many are reading */
+	_Atomic int obs_state;           /* SL_SHARD_OBS_* */
+	_Atomic unsigned obs_readers;
+};
+
+enum {
+	SL_SHARD_OBS_NONE = 0,           /* not wired yet */
+	SL_SHARD_OBS_LIVE,               /* wired: instances readable inside observe_begin/end */
+	SL_SHARD_OBS_GONE,               /* unwiring or unwired: read sh->m once finished */
 };
 
 /* One state file a shard wrote for a checkpoint. */
@@ -237,5 +247,24 @@ size_t sl_dead_letter_format(char *buf, const char *where, const char *why, cons
 			     size_t rawlen);
 
 void sl_runtime_destroy(struct sl_runtime *rt);
+
+/*
+ * Observers (observe.c): a thread that is not a shard reads a run's live counters between
+ * _observe_begin and _observe_end; the writer side publishes before and retracts (waiting
+ * for readers to leave) before freeing. No lock; readers copy and leave at once.
+ */
+/* Shard thread: the instances are wired (publish) / about to be unwired (retract). */
+void sl_shard_obs_publish(struct sl_shard *sh);
+void sl_shard_obs_retract(struct sl_shard *sh);
+/* Any other thread: true when sh's instances may be read until sl_shard_observe_end;
+ * false: nothing to read (not wired yet, or gone), no _end. */
+bool sl_shard_observe_begin(struct sl_shard *sh);
+void sl_shard_observe_end(struct sl_shard *sh);
+/* The running thread: rt is set up for observers / is about to be freed. */
+void sl_job_obs_publish(struct sl_job *job, struct sl_runtime *rt);
+void sl_job_obs_retract(struct sl_job *job);
+/* Any other thread: the run readable until sl_job_observe_end, or NULL (none, no _end). */
+struct sl_runtime *sl_job_observe_begin(struct sl_job *job);
+void sl_job_observe_end(struct sl_job *job);
 
 #endif

@@ -437,6 +437,7 @@ void *sl_shard_main(void *arg)
 				      sh->index);
 		goto out;
 	}
+	sl_shard_obs_publish(sh);
 	for (;;) {
 		int work = 0;
 		bool done = true;
@@ -510,6 +511,9 @@ void *sl_shard_main(void *arg)
 		nanosleep(&ts, NULL);
 	}
 out:
+	/* observers leave this shard's instances before they are freed; its final counters
+	 * go to sh->m in unwiring */
+	sl_shard_obs_retract(sh);
 	sl_shard_unwire(sh);
 	sl_uring_writer_destroy(sh->writer); /* waits for files in flight: their bytes were the operators' */
 	sh->writer = NULL;
