@@ -10,6 +10,9 @@
  *       MiniCluster (the JVM's start, the cluster's and the planner's warm-up are paid
  *       once), stdout goes to OUT, and on failure the cause goes to OUT.err; the exit status
  *       is 0 unless LIST could not be read
+ *   SqlRunner [OPTIONS] --serve
+ *       the same for "JOB.sql<TAB>OUT" lines read from stdin as they come; after each job
+ *       one line "done OUT" on stdout (the fuzz test's shrinking asks job after job)
  *   OPTIONS: --parallelism N   whatever the job SETs
  *            --timeout S       per Flink job (default 300); the job is cancelled after it
  *            --format print    (default) rows as Flink's print connector writes them: each
@@ -32,8 +35,10 @@
  */
 package sluice.flink;
 
+import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -107,6 +112,9 @@ public final class SqlRunner {
 			case "--batch":
 				batch = args[++i];
 				break;
+			case "--serve":
+				batch = "-";
+				break;
 			default:
 				if (args[i].startsWith("-") || job != null)
 					usage();
@@ -116,7 +124,7 @@ public final class SqlRunner {
 		if ((batch == null) == (job == null))
 			usage();
 		SqlRunner r = new SqlRunner(par, timeout, sql);
-		int rc = batch != null ? r.runBatch(Path.of(batch)) : r.runOne(Path.of(job));
+		int rc = batch != null ? r.runBatch(batch) : r.runOne(Path.of(job));
 		System.out.flush();
 		/* MiniCluster threads are not all daemons: leave at once, as the job is done */
 		Runtime.getRuntime().halt(rc);
@@ -124,7 +132,7 @@ public final class SqlRunner {
 
 	private static void usage() {
 		System.err.println("usage: SqlRunner [--parallelism N] [--timeout S] [--format print|sql] "
-				   + "JOB.sql | --batch LIST");
+				   + "JOB.sql | --batch LIST | --serve");
 		Runtime.getRuntime().halt(2);
 	}
 
@@ -139,11 +147,15 @@ public final class SqlRunner {
 		}
 	}
 
-	private int runBatch(Path list) throws Exception {
+	private int runBatch(String list) throws Exception {
 		startCluster();
 		PrintStream stdout = System.out;
+		boolean serve = list.equals("-");
+		BufferedReader in = serve
+			? new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
+			: Files.newBufferedReader(Path.of(list), StandardCharsets.UTF_8);
 		int n = 0, failed = 0;
-		for (String line : Files.readAllLines(list, StandardCharsets.UTF_8)) {
+		for (String line; (line = in.readLine()) != null;) {
 			if (line.isBlank())
 				continue;
 			String[] f = line.split("\t");
@@ -175,6 +187,10 @@ public final class SqlRunner {
 			n++;
 			System.err.printf(Locale.ROOT, "flink-sql: %s %s (%.1f s)%n", job, status,
 					  (System.nanoTime() - t0) / 1e9);
+			if (serve) {
+				stdout.println("done " + out);
+				stdout.flush();
+			}
 		}
 		System.err.printf(Locale.ROOT, "flink-sql: %d jobs, %d failed%n", n, failed);
 		return 0;
