@@ -322,7 +322,9 @@ class Trial:
         write_rows(t_path, rows)
         write_rows(r_path, rates)
         job = os.path.join(d, "job-%d.sql" % self.checks)
-        open(job, "w").write(render(q, t_path, r_path, self.delay))
+        text = render(q, t_path, r_path, self.delay)
+        open(job, "w").write(text)
+        open(job + ".flink.sql", "w").write(oracle.flink_job(text))
         return job
 
     def check(self, sluice, flink, q=None, rows=None, rates=None):
@@ -333,7 +335,7 @@ class Trial:
         rates = self.rates if rates is None else rates
         job = self.files(q, rows, rates)
         s_rc, s_out, s_err = oracle.run_sluice(sluice, job, oracle.ROOT, timeout=60)
-        f_err, f_out = flink.run(job)
+        f_err, f_out = flink.run(job + ".flink.sql")
         if s_rc != 0 and f_err is not None:
             return "invalid", "both refuse: sluice: %s; Flink: %s" % (
                 s_err.strip()[-300:], f_err[:300]), s_out, f_out
