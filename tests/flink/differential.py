@@ -221,7 +221,7 @@ def main():
                       % label)
             else:
                 xfail += 1
-                print("XFAIL %s: known disagreement (%s):\n    %s" % (label, known[0], why))
+                print("XFAIL %s: known disagreement (%s):\n    %s" % (label, " ".join(known), why))
         elif why is None:
             agree += 1
             if not c.err and shape(s_log) != shape(f_log):
