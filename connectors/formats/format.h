@@ -74,7 +74,8 @@ int sl_fmt_write_dec(int64_t unscaled, int scale, char *out);
 /* Writes the text of non-NULL field i of r (any type but STRING) as the JSON and CSV
  * writers print it: true/false, digits, doubles shortest round trip (NaN, Infinity,
  * -Infinity), floats as Java does, decimals with their scale, dates 'YYYY-MM-DD', timestamps
- * 'YYYY-MM-DD HH:MM:SS.fff' and TIMESTAMP_LTZ the same plus 'Z'. At most SL_FMT_SCALAR_MAX
+ * 'YYYY-MM-DD HH:MM:SS[.f[f[f]]]' without the fraction's trailing zeros (as Flink's formats
+ * write them) and TIMESTAMP_LTZ the same plus 'Z'. At most SL_FMT_SCALAR_MAX
  * bytes, no NUL; returns the length. Hot path: no libc formatting. */
 #define SL_FMT_SCALAR_MAX 40
 int sl_fmt_write_scalar(const struct sl_row *r, int i, enum sl_type t, int scale, char *out);

@@ -653,6 +653,17 @@ int sl_fmt_write_f32(float v, char *o)
 	return len;
 }
 
+/* A timestamp as Flink's json and csv formats write it (SQL_TIMESTAMP_FORMAT: the fraction's
+ * trailing zeros dropped, and its point with them): 2024-01-01 00:00:04, ...:04.5. */
+static int ts_trimmed(sl_ts_t ts, char *o)
+{
+	int len = sl_fmt_write_ts(ts, o);
+
+	while (o[len - 1] == '0')
+		len--;
+	return o[len - 1] == '.' ? len - 1 : len;
+}
+
 int sl_fmt_write_scalar(const struct sl_row *r, int i, enum sl_type t, int scale, char *o)
 {
 	int64_t v = sl_row_i64(r, i);
@@ -688,9 +699,9 @@ int sl_fmt_write_scalar(const struct sl_row *r, int i, enum sl_type t, int scale
 	case SL_TYPE_DATE:
 		return sl_fmt_write_date(v, o);
 	case SL_TYPE_TIMESTAMP:
-		return sl_fmt_write_ts(v, o);
+		return ts_trimmed(v, o);
 	case SL_TYPE_TIMESTAMP_LTZ:
-		len = sl_fmt_write_ts(v, o);
+		len = ts_trimmed(v, o);
 		o[len++] = 'Z'; /* Flink's SQL_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT, in UTC */
 		return len;
 	case SL_TYPE_STRING:

@@ -240,6 +240,38 @@ static bool direct_input(const struct pl_rel *rel, const struct sl_expr *const *
 	return true;
 }
 
+/*
+ * A SESSION window TVF makes sessions per PARTITION BY key, and over all rows without one
+ * (Flink then aggregates its windows per GROUP BY key as an updating, non-window GROUP BY).
+ * The window operator here keys sessions by the GROUP BY keys, so those must be the
+ * PARTITION BY keys; anything else is refused rather than answered differently.
+ */
+static int session_keys(struct pl_ctx *c, const struct agg_plan *ap, const struct pl_rel *rel,
+			const struct sl_query *q)
+{
+	bool seen[SL_MAX_KEY_FIELDS] = { false };
+
+	if (!rel->tvf_partitioned && ap->nkeys)
+		return pl_fail(c, ap->keys[0]->line, ap->keys[0]->col, "a SESSION window TVF "
+			       "without PARTITION BY makes one session stream over all rows; for "
+			       "sessions per key write SESSION(TABLE t PARTITION BY key, ...)");
+	for (int k = 0; k < ap->nkeys; k++) {
+		int col = pl_resolve_plain(rel, ap->keys[k]), j;
+
+		for (j = 0; j < rel->ntvf_part && rel->tvf_part[j] != col; j++)
+			;
+		if (col < 0 || j == rel->ntvf_part)
+			return pl_fail(c, ap->keys[k]->line, ap->keys[k]->col, "GROUP BY keys of a "
+				       "SESSION window TVF must be its PARTITION BY keys");
+		seen[j] = true;
+	}
+	for (int j = 0; j < rel->ntvf_part; j++)
+		if (!seen[j])
+			return pl_fail(c, q->line, q->col, "GROUP BY the SESSION's PARTITION BY "
+				       "keys, with window_start, window_end");
+	return 0;
+}
+
 int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 		struct pl_rel *rel, struct pl_rel *out)
 {
@@ -300,6 +332,8 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 			return pl_fail(c, q->line, q->col, "a group window on a window TVF");
 		ap.windowed = true;
 		ap.win = rel->tvf_win;
+		if (ap.win.kind == SL_WIN_SESSION && session_keys(c, &ap, rel, q))
+			return -EINVAL;
 	}
 	for (uint32_t i = 0; i < q->nitems; i++) {
 		if (q->items[i].star)

@@ -55,6 +55,9 @@ struct pl_rel {
 	enum sl_win_kind tvf_kind;
 	sl_ts_t tvf_max_size;                  /* CUMULATE */
 	int tvf_time_col;
+	bool tvf_partitioned;                  /* SESSION(TABLE t PARTITION BY ...) */
+	int tvf_part[SL_MAX_KEY_FIELDS];       /* its columns */
+	int ntvf_part;
 	/* ROW_NUMBER() OVER (...) AS rn in a subquery: applied by the outer WHERE rn = 1 */
 	bool rownum;
 	char *rownum_name;

@@ -295,9 +295,12 @@ static int plan_tvf(struct pl_ctx *c, struct sl_job *job, const struct sl_from *
 	    strcasecmp(fn, "SESSION"))
 		return pl_fail(c, call->line, call->col, "unknown table function '%s' (window "
 			       "functions: TUMBLE, HOP, CUMULATE, SESSION)", fn);
-	if (data && data->kind == SL_EXPR_TABLE && data->npartition)
-		return pl_fail(c, data->line, data->col, "SESSION with PARTITION BY inside the "
-			       "window TVF is not supported; GROUP BY the keys instead");
+	if (data && data->kind == SL_EXPR_TABLE && data->npartition && strcasecmp(fn, "SESSION"))
+		return pl_fail(c, data->partition[0]->line, data->partition[0]->col,
+			       "PARTITION BY is for SESSION windows only");
+	if (data && data->kind == SL_EXPR_TABLE && data->npartition >= SL_MAX_KEY_FIELDS)
+		return pl_fail(c, data->line, data->col, "at most %d PARTITION BY keys",
+			       SL_MAX_KEY_FIELDS - 1);
 	if (!data || data->kind != SL_EXPR_TABLE || !timecol ||
 	    timecol->kind != SL_EXPR_DESCRIPTOR || timecol->nargs != 1)
 		return pl_fail(c, call->line, call->col, "%s needs (TABLE t, DESCRIPTOR(time_col), "
@@ -326,6 +329,17 @@ static int plan_tvf(struct pl_ctx *c, struct sl_job *job, const struct sl_from *
 			       "the window's time column must be a rowtime attribute (declared "
 			       "with WATERMARK FOR)%s", out->cols[tcol].proctime
 			       ? "; processing-time windows are not supported" : "");
+	/* SESSION's PARTITION BY: sessions per key; pl_plan_agg checks them against GROUP BY */
+	out->tvf_partitioned = data->npartition > 0;
+	out->ntvf_part = 0;
+	for (uint32_t i = 0; i < data->npartition; i++) {
+		int col = pl_resolve_plain(out, data->partition[i]);
+
+		if (col < 0)
+			return pl_fail(c, data->partition[i]->line, data->partition[i]->col,
+				       "PARTITION BY names no column of the table");
+		out->tvf_part[out->ntvf_part++] = col;
+	}
 	out->tvf = true;
 	out->tvf_time_col = tcol;
 	memset(&out->tvf_win, 0, sizeof(out->tvf_win));

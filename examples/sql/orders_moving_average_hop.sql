@@ -12,6 +12,12 @@
 -- in Flink (the seed rounds it to 266.67 for print). A late event is dropped only from the
 -- windows that already fired and still counts in the later ones.
 --
+-- flink-oracle: differs WATERMARK in CREATE VIEW is not Flink SQL: Flink runs the standard form,
+-- flink-oracle: differs the watermark on the table (so the deletes it reads advance it too)
+-- flink-oracle: flink-replace         ts_ms BIGINT\n    > => ts_ms BIGINT\n    >,\n    event_time AS TO_TIMESTAMP_LTZ(payload.ts_ms, 3),\n    WATERMARK FOR event_time AS event_time - INTERVAL '5' SECONDS
+-- flink-oracle: flink-replace TO_TIMESTAMP_LTZ(payload.ts_ms, 3) AS event_time => event_time
+-- flink-oracle: flink-replace \nWATERMARK FOR TO_TIMESTAMP_LTZ(payload.ts_ms, 3)\n    AS TO_TIMESTAMP_LTZ(payload.ts_ms, 3) - INTERVAL '5' SECONDS; => ;
+--
 -- Run from the repository root:
 --   build/sluice run examples/sql/orders_moving_average_hop.sql
 -- Input: examples/data/orders_cdc.jsonl (written by examples/data/gen.py).

@@ -12,6 +12,10 @@
 -- Every row is in exactly one window or late: the counts plus the late rows add up to
 -- 'number-of-rows'.
 --
+-- flink-oracle: differs the event-time datagen fields are sluice's: Flink reads the rows
+-- flink-oracle: differs sluice generated, in their order, from a file
+-- flink-oracle: materialize readings
+--
 -- Run (from anywhere):
 --   build/sluice run examples/sql/sensor_readings_datagen.sql
 

@@ -33,6 +33,7 @@ static void test_decode(void)
 	struct sl_schema *s = h_schema(spec);
 	struct sl_csv_dec *d = sl_csv_dec_create(s, NULL);
 	const struct sl_row *r;
+	char txt[SL_FMT_SCALAR_MAX];
 
 	T_ASSERT(d);
 	r = dec(d, "1,ann,2.5,true,2024-01-31 04:19:31.784");
@@ -42,6 +43,15 @@ static void test_decode(void)
 	T_ASSERT(sl_row_f64(r, 2) == 2.5);
 	T_ASSERT(sl_row_bool(r, 3));
 	T_ASSERT_EQ_I64(sl_row_i64(r, 4), 1706674771784ll);
+	/* written back as Flink's formats write timestamps: no trailing zeros in the fraction */
+	T_ASSERT(sl_fmt_write_scalar(r, 4, SL_TYPE_TIMESTAMP, 0, txt) == 23 &&
+		 !memcmp(txt, "2024-01-31 04:19:31.784", 23));
+	r = dec(d, "1,ann,2.5,true,2024-01-31 04:19:31.50");
+	T_ASSERT(r && sl_fmt_write_scalar(r, 4, SL_TYPE_TIMESTAMP_LTZ, 0, txt) == 22 &&
+		 !memcmp(txt, "2024-01-31 04:19:31.5Z", 22));
+	r = dec(d, "1,ann,2.5,true,2024-01-31 04:19:00");
+	T_ASSERT(r && sl_fmt_write_scalar(r, 4, SL_TYPE_TIMESTAMP, 0, txt) == 19 &&
+		 !memcmp(txt, "2024-01-31 04:19:00", 19));
 
 	/* quotes: delimiter, doubled quote and a line break inside; a quoted number */
 	r = dec(d, "\"2\",\"a,\"\"b\"\"\r\nc\",\"-0.5\",FALSE,1706674771784");

@@ -89,14 +89,14 @@ static const char *input = "{\"user\": \"a\", \"ts\": 1000}\n"
 			   "not json at all\n"
 			   "{\"user\": \"b\", \"ts\": 25000}\n";
 
-static const char *expected = "{\"user\":\"a\",\"window_start\":\"1970-01-01 00:00:00.000\","
-			      "\"window_end\":\"1970-01-01 00:00:10.000\",\"n\":1}\n"
-			      "{\"user\":\"b\",\"window_start\":\"1970-01-01 00:00:00.000\","
-			      "\"window_end\":\"1970-01-01 00:00:10.000\",\"n\":1}\n"
-			      "{\"user\":\"a\",\"window_start\":\"1970-01-01 00:00:10.000\","
-			      "\"window_end\":\"1970-01-01 00:00:20.000\",\"n\":1}\n"
-			      "{\"user\":\"b\",\"window_start\":\"1970-01-01 00:00:20.000\","
-			      "\"window_end\":\"1970-01-01 00:00:30.000\",\"n\":1}\n";
+static const char *expected = "{\"user\":\"a\",\"window_start\":\"1970-01-01 00:00:00\","
+			      "\"window_end\":\"1970-01-01 00:00:10\",\"n\":1}\n"
+			      "{\"user\":\"b\",\"window_start\":\"1970-01-01 00:00:00\","
+			      "\"window_end\":\"1970-01-01 00:00:10\",\"n\":1}\n"
+			      "{\"user\":\"a\",\"window_start\":\"1970-01-01 00:00:10\","
+			      "\"window_end\":\"1970-01-01 00:00:20\",\"n\":1}\n"
+			      "{\"user\":\"b\",\"window_start\":\"1970-01-01 00:00:20\","
+			      "\"window_end\":\"1970-01-01 00:00:30\",\"n\":1}\n";
 
 /* Output rows of one watermark come in key-hash order: compare as sorted line sets. */
 static int cmp_str(const void *a, const void *b)

@@ -1,5 +1,7 @@
 -- SET 'sluice.late-data.table': the late u2 row goes to table late_rows with its reason
 -- (Flink SQL would only count it), next to the windows' results
+-- flink-oracle: differs the late-row table is a sluice extension; Flink ignores the SET
+-- flink-oracle: sluice-only-rows ^\+I\[tumble window,
 SET 'sluice.late-data.table' = 'late_rows';
 
 CREATE TABLE clicks (
@@ -16,7 +18,7 @@ CREATE TABLE clicks (
 CREATE TABLE late_rows (
   operator STRING,
   event_time TIMESTAMP(3),
-  watermark TIMESTAMP(3),
+  `watermark` TIMESTAMP(3),  -- a reserved word in Flink SQL
   window_start TIMESTAMP(3),
   window_end TIMESTAMP(3),
   `row` STRING

@@ -18,7 +18,8 @@ SELECT user_id,
 FROM clicks
 GROUP BY SESSION(ts, INTERVAL '5' SECOND), user_id;
 
--- the same sessions through the SESSION window TVF
+-- the same sessions through the SESSION window TVF, per user as PARTITION BY says (without
+-- it, one session stream runs over all users' rows)
 SELECT user_id, window_start, window_end, COUNT(*) AS cnt
-FROM TABLE(SESSION(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+FROM TABLE(SESSION(TABLE clicks PARTITION BY user_id, DESCRIPTOR(ts), INTERVAL '5' SECOND))
 GROUP BY user_id, window_start, window_end;
