@@ -1,6 +1,9 @@
 /*
- * sql_options.c - WITH options of a SQL table to a configured embedded connector (the
- * options and their meaning are listed in sql_options.h).
+ * sql_options.c - WITH options of a SQL table to a configured connector (the options and
+ * their meaning are listed in sql_options.h).
+ *
+ * `connectors[]` below is the one list of connectors: the planner binds every table through
+ * it, and the messages for an unknown name or a wrong direction are made from it.
  *
  * Each connector reads the keys it knows with opt_take(), which marks them used, then
  * rejects the first option left unused (in the order written) as unknown, so a typo is
@@ -290,7 +293,7 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		       "debezium-json)", o->value);
 }
 
-static int fs_source(struct optctx *c, const struct sl_schema *schema,
+static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t,
 		     struct sl_sql_connector *out)
 {
 	struct sl_conn_opt *path = opt_take(c, "path"), *mon;
@@ -330,7 +333,7 @@ static int fs_source(struct optctx *c, const struct sl_schema *schema,
 	f->cfg.format = fmt.format;
 	f->cfg.csv.delimiter = fmt.delim;
 	f->cfg.csv.null_literal = f->null_lit;
-	f->cfg.schema = schema;
+	f->cfg.schema = t->schema;
 	f->cfg.ignore_parse_errors = fmt.ignore_errors;
 	f->cfg.skipped = &f->skipped;
 	f->cfg.json_fail_on_missing = fmt.fail_missing;
@@ -343,7 +346,8 @@ static int fs_source(struct optctx *c, const struct sl_schema *schema,
 	return 0;
 }
 
-static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
+static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t,
+		   struct sl_sql_connector *out)
 {
 	struct sl_conn_opt *path = opt_take(c, "path");
 	struct sl_conn_opt *dg = opt_take(c, "sink.delivery-guarantee");
@@ -353,6 +357,7 @@ static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
 	char known[256];
 	int rc;
 
+	(void)t;
 	if (!path)
 		return fail_at(c, c->at, "connector 'filesystem' needs option 'path'");
 	/* exactly-once commits part files at checkpoints; at-least-once (the default) keeps
@@ -555,9 +560,10 @@ static int dg_attr(struct optctx *c, const struct sl_conn_opt *o, const struct s
 	return rc;
 }
 
-static int datagen_source(struct optctx *c, const struct sl_schema *schema,
+static int datagen_source(struct optctx *c, const struct sl_sql_conn_table *t,
 			  struct sl_sql_connector *out)
 {
+	const struct sl_schema *schema = t->schema;
 	int nf = sl_schema_nfields(schema), rc = 0;
 	unsigned mask[SL_SCHEMA_MAX_FIELDS];
 	bool has_start[SL_SCHEMA_MAX_FIELDS] = { 0 }, has_end[SL_SCHEMA_MAX_FIELDS] = { 0 };
@@ -641,6 +647,8 @@ static int datagen_source(struct optctx *c, const struct sl_schema *schema,
 		free(g);
 		return rc;
 	}
+	/* as Flink runs a datagen source at the job's parallelism: one stream per shard */
+	g->cfg.nsplits = t->nshards;
 	out->src_ops = &sl_datagen_source_ops;
 	out->cfg = g;
 	out->cfg_free = free;
@@ -664,7 +672,8 @@ static void print_free(void *p)
 	free(po);
 }
 
-static int print_sink(struct optctx *c, struct sl_sql_connector *out)
+static int print_sink(struct optctx *c, const struct sl_sql_conn_table *t,
+		      struct sl_sql_connector *out)
 {
 	struct sl_conn_opt *id = opt_take(c, "print-identifier"), *par;
 	bool to_stderr = false;
@@ -673,6 +682,7 @@ static int print_sink(struct optctx *c, struct sl_sql_connector *out)
 	bool oom = false;
 	int rc;
 
+	(void)t;
 	if ((rc = opt_bool(c, "standard-error", &to_stderr)) < 0)
 		return rc;
 	if ((par = opt_take(c, "sink.parallelism")) && (rc = parse_i64(c, par, 1, 4096, &p)) < 0)
@@ -693,8 +703,68 @@ static int print_sink(struct optctx *c, struct sl_sql_connector *out)
 	out->sink_ops = &sl_print_sink_ops;
 	out->cfg = po;
 	out->cfg_free = print_free;
+	out->changelog = true; /* prints -U/+U/-D rows as they come */
 	return 0;
 }
+
+static int blackhole_sink(struct optctx *c, const struct sl_sql_conn_table *t,
+			  struct sl_sql_connector *out)
+{
+	int rc = check_unused(c, "(none)");
+
+	(void)t;
+	if (rc < 0)
+		return rc;
+	out->sink_ops = &sl_blackhole_sink_ops;
+	out->changelog = true; /* drops every kind of row alike */
+	return 0;
+}
+
+/* ---- kafka, upsert-kafka (sql_kafka.c, sql_kafka_sink.c) ------------------------------- */
+
+static int kafka_source(struct optctx *c, const struct sl_sql_conn_table *t,
+			struct sl_sql_connector *out)
+{
+	return sl_sql_kafka_source(t->schema, t->opts, t->nopts, t->file, c->at, t->offline, out,
+				   c->err, c->errcap);
+}
+
+static int kafka_sink_of(struct optctx *c, const struct sl_sql_conn_table *t, bool upsert,
+			 struct sl_sql_connector *out)
+{
+	return sl_sql_kafka_sink(t->schema, t->opts, t->nopts, t->file, c->at, upsert, t->pk,
+				 t->npk, t->checkpoint_interval_ms, out, c->err, c->errcap);
+}
+
+static int kafka_sink(struct optctx *c, const struct sl_sql_conn_table *t,
+		      struct sl_sql_connector *out)
+{
+	return kafka_sink_of(c, t, false, out);
+}
+
+static int upsert_kafka_sink(struct optctx *c, const struct sl_sql_conn_table *t,
+			     struct sl_sql_connector *out)
+{
+	return kafka_sink_of(c, t, true, out);
+}
+
+/* ---- the connector table --------------------------------------------------------------- */
+
+typedef int (*bind_fn)(struct optctx *c, const struct sl_sql_conn_table *t,
+		       struct sl_sql_connector *out);
+
+/* Every connector a SQL table can name, in the order messages list them. */
+static const struct {
+	const char *name;
+	bind_fn source; /* NULL: cannot be read from */
+	bind_fn sink;	/* NULL: cannot be written to */
+} connectors[] = {
+	{ "filesystem", fs_source, fs_sink },  { "datagen", datagen_source, NULL },
+	{ "kafka", kafka_source, kafka_sink }, { "upsert-kafka", NULL, upsert_kafka_sink },
+	{ "print", NULL, print_sink },	       { "blackhole", NULL, blackhole_sink },
+};
+
+#define NCONNECTORS (sizeof connectors / sizeof connectors[0])
 
 /* ---- entry points ---------------------------------------------------------------------- */
 
@@ -733,58 +803,46 @@ static int finish(int rc, struct sl_sql_connector *out)
 	return rc;
 }
 
-int sl_sql_source_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
-			       int nopts, const char *file, struct sl_sql_connector *out,
-			       char *err, size_t errcap)
+/* Binds table t as a source or a sink through the connector its 'connector' names. */
+static int bind(const struct sl_sql_conn_table *t, bool sink, struct sl_sql_connector *out,
+		char *err, size_t errcap)
 {
 	struct optctx c;
-	int rc = setup(&c, opts, nopts, file, out, err, errcap);
+	int rc = setup(&c, t->opts, t->nopts, t->file, out, err, errcap);
+	char known[128];
+	size_t n = 0;
 
 	if (rc < 0)
 		return rc;
-	if (!strcmp(c.conn, "filesystem"))
-		return finish(fs_source(&c, schema, out), out);
-	if (!strcmp(c.conn, "datagen"))
-		return finish(datagen_source(&c, schema, out), out);
-	if (!strcmp(c.conn, "kafka"))
-		return finish(sl_sql_kafka_source(schema, opts, nopts, file, c.at, false, out, err,
-						  errcap), out);
-	if (!strcmp(c.conn, "print") || !strcmp(c.conn, "blackhole"))
-		return fail_at(&c, c.at, "connector '%s' is a sink: it cannot be read from",
+	for (size_t i = 0; i < NCONNECTORS; i++) {
+		bind_fn fn = sink ? connectors[i].sink : connectors[i].source;
+
+		if (strcmp(c.conn, connectors[i].name))
+			continue;
+		if (fn)
+			return finish(fn(&c, t, out), out);
+		return fail_at(&c, c.at,
+			       sink ? "connector '%s' is a source: it cannot be written to"
+				    : "connector '%s' is a sink: it cannot be read from",
 			       c.conn);
-	return fail_at(&c, c.at, "unknown connector '%s' (known: filesystem, datagen, print, "
-		       "blackhole)", c.conn);
+	}
+	known[0] = 0;
+	for (size_t i = 0; i < NCONNECTORS && n < sizeof known; i++)
+		n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
+				      connectors[i].name);
+	return fail_at(&c, c.at, "unknown connector '%s' (known: %s)", c.conn, known);
 }
 
-int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
-			     int nopts, const char *file, struct sl_sql_connector *out, char *err,
-			     size_t errcap)
+int sl_sql_source_from_options(const struct sl_sql_conn_table *t, struct sl_sql_connector *out,
+			       char *err, size_t errcap)
 {
-	struct optctx c;
-	int rc = setup(&c, opts, nopts, file, out, err, errcap);
+	return bind(t, false, out, err, errcap);
+}
 
-	(void)schema;
-	if (rc < 0)
-		return rc;
-	if (!strcmp(c.conn, "filesystem"))
-		return finish(fs_sink(&c, out), out);
-	if (!strcmp(c.conn, "print"))
-		return finish(print_sink(&c, out), out);
-	if (!strcmp(c.conn, "kafka") || !strcmp(c.conn, "upsert-kafka"))
-		return finish(sl_sql_kafka_sink(schema, opts, nopts, file, c.at,
-						!strcmp(c.conn, "upsert-kafka"), NULL, 0, 0, out,
-						err, errcap), out);
-	if (!strcmp(c.conn, "blackhole")) {
-		rc = check_unused(&c, "(none)");
-		if (!rc)
-			out->sink_ops = &sl_blackhole_sink_ops;
-		return finish(rc, out);
-	}
-	if (!strcmp(c.conn, "datagen"))
-		return fail_at(&c, c.at, "connector 'datagen' is a source: it cannot be written "
-			       "to");
-	return fail_at(&c, c.at, "unknown connector '%s' (known: filesystem, datagen, print, "
-		       "blackhole)", c.conn);
+int sl_sql_sink_from_options(const struct sl_sql_conn_table *t, struct sl_sql_connector *out,
+			     char *err, size_t errcap)
+{
+	return bind(t, true, out, err, errcap);
 }
 
 void sl_sql_connector_fini(struct sl_sql_connector *c)

@@ -39,9 +39,16 @@
  *   Durations are '<n>' (ms) or '<n> <unit>' with unit ms, s, min, h, d (and their long
  *   forms: second(s), minute(s), ...), as in Flink's Duration options.
  *
+ *   kafka  source and sink, upsert-kafka  sink: see sql_kafka.c and sql_kafka_sink.c
+ *
  *   print  sink:  print-identifier; standard-error (true: stderr); sink.parallelism ('1'
  *          drops the "N> " subtask prefix, as one Flink subtask prints none)
  *   blackhole  sink, no options
+ *
+ * The connectors are one table in sql_options.c (name, how to bind it as a source, as a
+ * sink): the planner binds every table through it, and the messages for an unknown
+ * connector or a wrong direction are made from it, so a connector added there is known
+ * everywhere.
  *
  * Errors: an unknown option, a missing required option or a bad value fails with one line
  * "FILE:LINE:COL: ..." naming the option (LINE:COL from the option; a missing option points
@@ -78,20 +85,37 @@ struct sl_sql_connector {
 	const struct sl_sink_ops *sink_ops;
 	void *cfg;
 	void (*cfg_free)(void *cfg);
-	bool changelog;     /* a source produces -U/+U/-D rows (debezium-json); a sink takes
-			     * them (upsert-kafka) */
+	bool changelog;	    /* a source produces -U/+U/-D rows (debezium-json); a sink takes
+			     * them (upsert-kafka, print, blackhole) */
 	uint64_t *skipped;  /* filesystem source: records skipped by *.ignore-parse-errors,
 			     * summed over splits at their close (read after the job ran);
 			     * NULL for other connectors */
 };
 
 /*
- * Builds a source for a table with `schema` (its flattened fields: "a.b" for nested ROWs)
- * from opts[0..nopts). `file` names the SQL file for messages. Returns 0 with *out filled,
- * or -EINVAL / -ENOMEM with a one-line message in err[errcap].
+ * A table as the planner hands it to its connector: the schema (its flattened fields: "a.b"
+ * for nested ROWs), the WITH options, and what only the planner knows, which some
+ * connectors need. Zero what does not apply.
  */
-int sl_sql_source_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
-			       int nopts, const char *file, struct sl_sql_connector *out,
+struct sl_sql_conn_table {
+	const struct sl_schema *schema;
+	struct sl_conn_opt *opts;
+	int nopts;
+	const char *file; /* the SQL file, for messages */
+	const int *pk;	  /* PRIMARY KEY fields of schema: upsert-kafka's key */
+	int npk;
+	int64_t checkpoint_interval_ms; /* the job's (0: none): Kafka's transaction timeout */
+	int nshards;			/* the job's shards: datagen runs one stream per shard */
+	bool offline;			/* check the options without asking external systems
+					 * (EXPLAIN, fuzzing): a Kafka source gets no splits */
+};
+
+/*
+ * Builds a source for table t from its 'connector' option and the others of t->opts.
+ * Returns 0 with *out filled, or -EINVAL / -ENOMEM (or a connector's -errno) with a
+ * one-line message in err[errcap].
+ */
+int sl_sql_source_from_options(const struct sl_sql_conn_table *t, struct sl_sql_connector *out,
 			       char *err, size_t errcap);
 
 /* The pieces every connector's SQL mapping shares (sql_kafka*.c too):
@@ -106,9 +130,8 @@ int sl_conn_opt_vfail(char *err, size_t errcap, const char *file, const struct s
 int sl_conn_parse_duration(const char *text, int64_t *ms);
 
 /* Like sl_sql_source_from_options() for a sink (INSERT INTO target). */
-int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
-			     int nopts, const char *file, struct sl_sql_connector *out, char *err,
-			     size_t errcap);
+int sl_sql_sink_from_options(const struct sl_sql_conn_table *t, struct sl_sql_connector *out,
+			     char *err, size_t errcap);
 
 /* Frees what a successful constructor allocated. Accepts a zeroed struct. */
 void sl_sql_connector_fini(struct sl_sql_connector *c);

@@ -964,8 +964,7 @@ int pl_plan_insert(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *s
 			       "the %s %d", st->target, rel.ncols,
 			       st->ncols ? "column list" : "table", st->ncols ? (int)st->ncols
 										: t->nphys);
-	if (rel.changelog && !k->changelog && k->sink_ops != &sl_print_sink_ops &&
-	    k->sink_ops != &sl_blackhole_sink_ops)
+	if (rel.changelog && !k->changelog)
 		return pl_fail(c, st->line, st->col, "table '%s' takes only inserts, but the query "
 			       "produces updates (-U/+U/-D); write it to a print or upsert sink",
 			       st->target);

@@ -258,9 +258,6 @@ int pl_scan_table(struct pl_ctx *c, struct sl_job *job, struct pl_table *t, cons
 		}
 	}
 
-	if (k->src_ops == &sl_datagen_source_ops)
-		/* as Flink runs a datagen source at the job's parallelism: one stream per shard */
-		((struct sl_datagen_cfg *)k->cfg)->nsplits = c->nshards;
 	out->s = sl_job_source(job, d->name, k->src_ops, k->cfg, schema, &wm);
 	if (!out->s)
 		return pl_fail(c, 0, 0, "table '%s': %s", d->name, sl_job_error(job)->msg);

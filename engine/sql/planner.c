@@ -17,8 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kafka_sink.h"
-#include "kafka_source.h"
 #include "sql_options.h"
 #include "plan_int.h"
 
@@ -495,11 +493,10 @@ struct pl_view *pl_find_view(struct pl_ctx *c, const char *name)
 
 /* ---- sinks ---------------------------------------------------------------------------- */
 
-/* Builds the connector options of a table for sql_options.c; `used` marks what the planner
- * itself consumed. */
-/* The table's WITH options as the connectors take them, followed by one option
- * "sluice.metadata.<column>" = key per METADATA column (the connector's way of being asked
- * for it, placed at the column for messages). *n gets the count. */
+/* The table's WITH options as the connectors take them (`used` marks what the planner
+ * itself consumed), followed by one option "sluice.metadata.<column>" = key per METADATA
+ * column (the connector's way of being asked for it, placed at the column for messages).
+ * *n gets the count. */
 static struct sl_conn_opt *pl_conn_opts(struct pl_ctx *c, const struct sl_ddl_table *d,
 					int *n)
 {
@@ -549,20 +546,18 @@ struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_tabl
 				      const struct sl_schema *schema, bool sink)
 {
 	struct sl_sql_connector *k = calloc(1, sizeof(*k));
-	int nopts = 0;
-	struct sl_conn_opt *o = pl_conn_opts(c, d, &nopts);
+	struct sl_sql_conn_table tb = { .schema = schema, .file = c->file };
+	int pk[SL_SCHEMA_MAX_FIELDS], npk = 0;
 	char msg[512];
 	int rc;
 
-	if (!k || !o) {
+	tb.opts = pl_conn_opts(c, d, &tb.nopts);
+	if (!k || !tb.opts) {
 		free(k);
 		pl_fail(c, 0, 0, "out of memory");
 		return NULL;
 	}
 	msg[0] = 0;
-	const char *conn = NULL;
-	struct sl_conn_opt *at = NULL;
-
 	for (uint32_t i = 0; i < d->ncols; i++)
 		if (sink && d->cols[i].metadata) {
 			free(k);
@@ -570,32 +565,17 @@ struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_tabl
 				"are read from a source; this table is written to", d->cols[i].name);
 			return NULL;
 		}
-	for (uint32_t i = 0; i < d->nopts; i++)
-		if (!strcmp(o[i].key, "connector")) {
-			conn = o[i].value;
-			at = &o[i];
-		}
-	if (sink && conn && (!strcmp(conn, "kafka") || !strcmp(conn, "upsert-kafka"))) {
-		/* the Kafka sink also needs the table's PRIMARY KEY (upsert-kafka) and the
-		 * checkpoint interval (its transaction timeout), which only the planner knows */
-		int pk[SL_SCHEMA_MAX_FIELDS], npk = 0;
-
-		for (uint32_t i = 0; i < d->npk && npk < SL_SCHEMA_MAX_FIELDS; i++)
-			pk[npk++] = sl_schema_find(schema, d->pk[i].name);
-		at->used = true;
-		rc = sl_sql_kafka_sink(schema, o, nopts, c->file, at,
-				       !strcmp(conn, "upsert-kafka"), pk, npk, c->ckpt_interval, k,
-				       msg, sizeof msg);
-	} else if (!sink && conn && !strcmp(conn, "kafka") && c->opts.offline) {
-		at->used = true;
-		rc = sl_sql_kafka_source(schema, o, nopts, c->file, at, true, k, msg,
-					 sizeof msg);
-	} else {
-		rc = sink ? sl_sql_sink_from_options(schema, o, nopts, c->file, k, msg,
-						     sizeof msg)
-			  : sl_sql_source_from_options(schema, o, nopts, c->file, k, msg,
-						       sizeof msg);
-	}
+	/* what only the planner knows: the key of an upsert sink, the checkpoint interval (a
+	 * Kafka sink's transaction timeout), the parallelism, whether to ask external systems */
+	for (uint32_t i = 0; i < d->npk && npk < SL_SCHEMA_MAX_FIELDS; i++)
+		pk[npk++] = sl_schema_find(schema, d->pk[i].name);
+	tb.pk = pk;
+	tb.npk = npk;
+	tb.checkpoint_interval_ms = c->ckpt_interval;
+	tb.nshards = c->nshards;
+	tb.offline = c->opts.offline;
+	rc = sink ? sl_sql_sink_from_options(&tb, k, msg, sizeof msg)
+		  : sl_sql_source_from_options(&tb, k, msg, sizeof msg);
 	if (rc < 0) {
 		free(k);
 		if (!c->failed) {

@@ -637,6 +637,7 @@ static char err[512];
 
 static int sql(const struct sl_schema *s, const char *const *kv, struct sl_sql_connector *c)
 {
+	struct sl_sql_conn_table t;
 	struct sl_conn_opt o[32];
 	int n = 0;
 
@@ -645,7 +646,8 @@ static int sql(const struct sl_schema *s, const char *const *kv, struct sl_sql_c
 		n++;
 	}
 	err[0] = 0;
-	return sl_sql_source_from_options(s, o, n, "job.sql", c, err, sizeof err);
+	t = (struct sl_sql_conn_table){ .schema = s, .opts = o, .nopts = n, .file = "job.sql" };
+	return sl_sql_source_from_options(&t, c, err, sizeof err);
 }
 
 static void sql_err(const struct sl_schema *s, const char *const *kv, const char *want)

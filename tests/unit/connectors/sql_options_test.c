@@ -20,6 +20,25 @@ struct opts {
 	int n;
 };
 
+/* Binds o as the source (sink) of a table with schema s in job.sql. */
+static int bind_source(const struct sl_schema *s, struct opts *o, struct sl_sql_connector *c)
+{
+	struct sl_sql_conn_table t = {
+		.schema = s, .opts = o->o, .nopts = o->n, .file = "job.sql"
+	};
+
+	return sl_sql_source_from_options(&t, c, err, sizeof err);
+}
+
+static int bind_sink(const struct sl_schema *s, struct opts *o, struct sl_sql_connector *c)
+{
+	struct sl_sql_conn_table t = {
+		.schema = s, .opts = o->o, .nopts = o->n, .file = "job.sql"
+	};
+
+	return sl_sql_sink_from_options(&t, c, err, sizeof err);
+}
+
 /* Options from "key", "value" pairs, at line 10+i, column 3. */
 static struct opts mk(const char *const *kv)
 {
@@ -36,7 +55,7 @@ static void src_err(const struct sl_schema *s, const char *const *kv, const char
 {
 	struct opts o = mk(kv);
 	struct sl_sql_connector c;
-	int rc = sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err);
+	int rc = bind_source(s, &o, &c);
 
 	if (rc >= 0 || !strstr(err, want)) {
 		fprintf(stderr, "source: rc %d '%s', expected an error with '%s'\n", rc, err, want);
@@ -49,7 +68,7 @@ static void sink_err(const struct sl_schema *s, const char *const *kv, const cha
 {
 	struct opts o = mk(kv);
 	struct sl_sql_connector c;
-	int rc = sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err);
+	int rc = bind_sink(s, &o, &c);
 
 	if (rc >= 0 || !strstr(err, want)) {
 		fprintf(stderr, "sink: rc %d '%s', expected an error with '%s'\n", rc, err, want);
@@ -104,13 +123,23 @@ static void test_errors(void)
 	src_err(s, (const char *const[]){ "connector", "kafka", NULL },
 		"job.sql:10:3: connector 'kafka' needs option 'topic' or 'topic-pattern'");
 	src_err(s, (const char *const[]){ "connector", "nosuch", NULL },
-		"job.sql:10:3: unknown connector 'nosuch'");
+		"job.sql:10:3: unknown connector 'nosuch' (known: filesystem, datagen, kafka, "
+		"upsert-kafka, print, blackhole)");
+	sink_err(s, (const char *const[]){ "connector", "kafak", NULL },
+		 "job.sql:10:3: unknown connector 'kafak' (known: filesystem, datagen, kafka, "
+		 "upsert-kafka, print, blackhole)");
 	src_err(s, (const char *const[]){ "path", "/x", NULL },
 		"job.sql:10:3: table needs a 'connector' option");
 	src_err(s, (const char *const[]){ "connector", "print", NULL },
-		"connector 'print' is a sink");
+		"job.sql:10:3: connector 'print' is a sink: it cannot be read from");
+	src_err(s, (const char *const[]){ "connector", "blackhole", NULL },
+		"job.sql:10:3: connector 'blackhole' is a sink: it cannot be read from");
+	src_err(s, (const char *const[]){ "connector", "upsert-kafka", NULL },
+		"job.sql:10:3: connector 'upsert-kafka' is a sink: it cannot be read from");
 	sink_err(s, (const char *const[]){ "connector", "datagen", NULL },
-		 "connector 'datagen' is a source");
+		 "job.sql:10:3: connector 'datagen' is a source: it cannot be written to");
+	sink_err(s, (const char *const[]){ "connector", "upsert-kafka", NULL },
+		 "job.sql:10:3: connector 'upsert-kafka' needs a 'topic'");
 	sink_err(s, (const char *const[]){ "connector", "blackhole", "x", "1", NULL },
 		 "job.sql:11:3: unknown option 'x' for connector 'blackhole'");
 	sink_err(s, (const char *const[]){ "connector", "print", "print-identifer", "a", NULL },
@@ -179,7 +208,7 @@ static void test_filesystem(void)
 				      "csv.allow-comments", "true", "csv.ignore-parse-errors", "true",
 				      "scan.watermark.emit.strategy", "on-event", NULL });
 	o.o[7].used = true;
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	T_ASSERT(c.src_ops == &sl_file_source_ops && !c.changelog && c.skipped && c.cfg);
 	for (int i = 0; i < o.n; i++)
 		T_ASSERT(o.o[i].used);
@@ -204,7 +233,7 @@ static void test_filesystem(void)
 	}
 	o = mk((const char *const[]){ "connector", "filesystem", "path", p, "format",
 				      "debezium-json", "debezium-json.schema-include", "true", NULL });
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	T_ASSERT(c.changelog && c.src_ops->nsplits(c.cfg) == 3);
 	h_reset(&h);
 	for (int k = 0; k < 3; k++)
@@ -215,7 +244,7 @@ static void test_filesystem(void)
 	/* a missing file is reported when the split opens, naming the path */
 	o = mk((const char *const[]){ "connector", "filesystem", "path", "/nonexistent/in.json",
 				      "format", "json", NULL });
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	{
 		struct sl_error e = { 0 };
 
@@ -227,7 +256,7 @@ static void test_filesystem(void)
 	snprintf(out, sizeof out, "%s/out.csv", dir);
 	o = mk((const char *const[]){ "connector", "filesystem", "path", out, "format", "csv",
 				      "csv.null-literal", "NULL", NULL });
-	T_ASSERT(sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_sink(s, &o, &c) == 0);
 	{
 		struct sl_error e = { 0 };
 		void *st = c.sink_ops->open(c.cfg, s, 0, 1, &e);
@@ -265,7 +294,7 @@ static void test_filesystem(void)
 	snprintf(out, sizeof out, "%s/jout", dir);
 	o = mk((const char *const[]){ "connector", "filesystem", "path", out, "format", "json",
 				      NULL });
-	T_ASSERT(sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_sink(s, &o, &c) == 0);
 	{
 		struct sl_error e = { 0 };
 		void *a = c.sink_ops->open(c.cfg, s, 0, 2, &e), *b = c.sink_ops->open(c.cfg, s, 1, 2, &e);
@@ -301,7 +330,7 @@ static void test_datagen_print(void)
 				      "fields.ts.step", "100 ms", "fields.ts.max-disorder", "50ms",
 				      "fields.day.min", "2024-01-01", "fields.day.max", "2024-01-31",
 				      "fields.f.min", "1", "fields.f.max", "2", NULL });
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	T_ASSERT(c.src_ops == &sl_datagen_source_ops && !c.skipped);
 	h_init(&h);
 	h_drain(&h, c.src_ops, c.cfg, 0, 100);
@@ -329,14 +358,14 @@ static void test_datagen_print(void)
 
 	/* defaults: Flink's 10000 rows/s, unbounded */
 	o = mk((const char *const[]){ "connector", "datagen", NULL });
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	T_ASSERT(((struct sl_datagen_cfg *)c.cfg)->rows_per_second == 10000 &&
 		 ((struct sl_datagen_cfg *)c.cfg)->number_of_rows == 0);
 	sl_sql_connector_fini(&c);
 
 	o = mk((const char *const[]){ "connector", "print", "print-identifier", "out",
 				      "standard-error", "true", "sink.parallelism", "1", NULL });
-	T_ASSERT(sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_sink(s, &o, &c) == 0);
 	{
 		struct sl_print_sink_cfg *pc = c.cfg;
 
@@ -345,7 +374,7 @@ static void test_datagen_print(void)
 	}
 	sl_sql_connector_fini(&c);
 	o = mk((const char *const[]){ "connector", "blackhole", NULL });
-	T_ASSERT(sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_sink(s, &o, &c) == 0);
 	T_ASSERT(c.sink_ops == &sl_blackhole_sink_ops);
 	sl_sql_connector_fini(&c);
 	sl_schema_destroy(s);
