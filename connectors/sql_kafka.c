@@ -43,6 +43,9 @@
  *
  * Errors are one line "FILE:LINE:COL: ..." naming the option, as in sql_options.c; the
  * option helpers are repeated here in small because sql_options.c keeps its own static.
+ * Everything a table can get wrong is checked here, at plan time and also offline
+ * (EXPLAIN), including the columns against the formats and metadata keys: the source's
+ * runtime (kafka_source.c) takes the cfg as valid.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -77,6 +80,10 @@ struct kctx {
 	char *err;
 	size_t errcap;
 	bool offline;       /* do not ask the cluster (explain, fuzzing) */
+	/* where messages about the columns point: the value's and key's format option, and
+	 * the option of each metadata column (cfg.meta[i]) */
+	const struct sl_conn_opt *value_format, *key_format;
+	const struct sl_conn_opt *meta_opt[SL_KAFKA_MAX_META];
 };
 
 /* The cfg and everything it points to, freed as one (cfg first: the pointer handed out). */
@@ -323,6 +330,8 @@ static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct 
 		return fail(c, NULL,
 			    "connector 'kafka' needs option 'format' or 'value.format' "
 			    "(json, csv, debezium-json or raw)");
+	c->value_format = f ? f : vf;
+	c->key_format = kf;
 	if ((rc = parse_format(c, f ? f : vf, false, &k->cfg.value_format)))
 		return rc;
 	if (kf && (rc = parse_format(c, kf, true, &k->cfg.key_format)))
@@ -428,9 +437,102 @@ static int parse_metadata(struct kctx *c, const struct sl_schema *schema, struct
 				    o->key, o->value);
 		if (k->cfg.nmeta == SL_KAFKA_MAX_META)
 			return fail(c, o, "at most %d metadata columns", SL_KAFKA_MAX_META);
+		c->meta_opt[k->cfg.nmeta] = o;
 		k->cfg.meta[k->cfg.nmeta].field = f;
 		k->cfg.meta[k->cfg.nmeta++].key = keys[i].key;
 	}
+	return 0;
+}
+
+/* The source's name in messages: its topic, its first listed topic, or its pattern. */
+static const char *src_name(const struct sl_kafka_source_cfg *cfg)
+{
+	if (cfg->topic)
+		return cfg->topic;
+	if (cfg->ntopics > 0)
+		return cfg->topics[0];
+	return cfg->topic_pattern;
+}
+
+static bool is_meta(const struct sl_kafka_source_cfg *cfg, int i)
+{
+	for (int m = 0; m < cfg->nmeta; m++)
+		if (cfg->meta[m].field == i)
+			return true;
+	return false;
+}
+
+static bool is_key_field(const struct sl_kafka_source_cfg *cfg, int i)
+{
+	for (int k = 0; k < cfg->nkey_fields; k++)
+		if (cfg->key_fields[k] == i)
+			return true;
+	return false;
+}
+
+/* The column types a metadata key can fill (Flink's Kafka connector). */
+static bool meta_type_ok(enum sl_kafka_meta key, enum sl_type t)
+{
+	switch (key) {
+	case SL_KAFKA_META_TIMESTAMP:
+		return t == SL_TYPE_TIMESTAMP_LTZ || t == SL_TYPE_TIMESTAMP || t == SL_TYPE_BIGINT;
+	case SL_KAFKA_META_PARTITION:
+		return t == SL_TYPE_INT || t == SL_TYPE_BIGINT;
+	case SL_KAFKA_META_OFFSET:
+		return t == SL_TYPE_BIGINT;
+	case SL_KAFKA_META_TOPIC:
+	case SL_KAFKA_META_TIMESTAMP_TYPE:
+		return t == SL_TYPE_STRING;
+	}
+	return false;
+}
+
+/*
+ * The metadata columns and the raw format against the column types, which the source
+ * trusts (kafka_source.c fills a row's fields from the message and the decoders as the cfg
+ * says): each error points at the option that asked for what the column cannot hold.
+ */
+static int check_columns(struct kctx *c, const struct sl_schema *s, const struct kafka_own *k)
+{
+	const struct sl_kafka_source_cfg *cfg = &k->cfg;
+	int nf = sl_schema_nfields(s), nval = 0, nkey = 0;
+	bool value_raw = cfg->value_format == SL_KAFKA_FMT_RAW;
+
+	for (int m = 0; m < cfg->nmeta; m++) {
+		int i = cfg->meta[m].field;
+
+		if (!meta_type_ok(cfg->meta[m].key, sl_schema_type(s, i)))
+			return fail(c, c->meta_opt[m],
+				    "kafka source '%s': metadata column '%s' cannot be %s",
+				    src_name(cfg), sl_schema_name(s, i),
+				    sl_type_name(sl_schema_type(s, i)));
+	}
+	for (int i = 0; i < nf; i++) {
+		if (is_meta(cfg, i))
+			continue;
+		if (is_key_field(cfg, i)) {
+			nkey++;
+			if (cfg->value_except_key)
+				continue;
+		}
+		nval++;
+		if (value_raw && sl_schema_type(s, i) != SL_TYPE_STRING)
+			return fail(c, c->value_format,
+				    "kafka source '%s': format 'raw' reads one STRING column, '%s' "
+				    "is %s",
+				    src_name(cfg), sl_schema_name(s, i),
+				    sl_type_name(sl_schema_type(s, i)));
+	}
+	if (value_raw && nval != 1)
+		return fail(c, c->value_format,
+			    "kafka source '%s': format 'raw' reads exactly one column (the value "
+			    "has %d)",
+			    src_name(cfg), nval);
+	if (cfg->key_format == SL_KAFKA_FMT_RAW && nkey != 1)
+		return fail(c, c->key_format,
+			    "kafka source '%s': format 'raw' reads exactly one column (the key "
+			    "has %d)",
+			    src_name(cfg), nkey);
 	return 0;
 }
 
@@ -570,6 +672,8 @@ have_servers:
 	k->cfg.schema = schema;
 	k->cfg.skipped = &k->skipped;
 	k->cfg.commit_offsets = has_group;
+	if ((rc = check_columns(c, schema, k)))
+		return rc;
 	if (!c->offline && sl_kafka_source_prepare(&k->cfg, &e) < 0) {
 		rc = fail(c, NULL, "%s", e.msg);
 		return e.code == -ENOMEM ? -ENOMEM : rc;
@@ -581,7 +685,13 @@ int sl_sql_kafka_source(const struct sl_schema *schema, struct sl_conn_opt *opts
 			const char *file, const struct sl_conn_opt *at, bool offline,
 			struct sl_sql_connector *out, char *err, size_t errcap)
 {
-	struct kctx c = { opts, nopts, file, at, err, errcap, offline };
+	struct kctx c = { .opts = opts,
+			  .n = nopts,
+			  .file = file,
+			  .at = at,
+			  .err = err,
+			  .errcap = errcap,
+			  .offline = offline };
 	struct kafka_own *k = calloc(1, sizeof(*k));
 	int rc;
 

@@ -133,6 +133,19 @@ int sl_conn_parse_duration(const char *text, int64_t *ms);
 int sl_sql_sink_from_options(const struct sl_sql_conn_table *t, struct sl_sql_connector *out,
 			     char *err, size_t errcap);
 
+/*
+ * The Kafka connector's binders (sql_kafka.c, and sql_kafka_sink.c in kafka_sink.h), which
+ * the connector table calls: a Kafka source from the table's WITH options (see sql_kafka.c
+ * for the list); the 'connector' option is already consumed and `at` points at it. Returns
+ * 0 with *out filled (cfg owned by *out), or -EINVAL / -ENOMEM / the -errno of prepare with
+ * one line "FILE:LINE:COL: ..." in err. `offline`: the options are checked but the cluster
+ * is not asked for partitions (explain, fuzzing): the source then has no splits and must
+ * not run.
+ */
+int sl_sql_kafka_source(const struct sl_schema *schema, struct sl_conn_opt *opts, int nopts,
+			const char *file, const struct sl_conn_opt *at, bool offline,
+			struct sl_sql_connector *out, char *err, size_t errcap);
+
 /* Frees what a successful constructor allocated. Accepts a zeroed struct. */
 void sl_sql_connector_fini(struct sl_sql_connector *c);
 

@@ -493,16 +493,7 @@ static void test_formats(void)
 		T_ASSERT_STR(h.rows[1], 0, "2,\"y,z\"");
 		h_fini(&h);
 	}
-	/* a raw table with two columns is refused at plan time */
-	{
-		struct sl_error err = { 0 };
-
-		sl_kafka_source_cfg_fini(&cfg);
-		cfg = base_cfg("fmt", s);
-		cfg.value_format = SL_KAFKA_FMT_RAW;
-		T_ASSERT(sl_kafka_source_prepare(&cfg, &err) == -EINVAL);
-		T_ASSERT(strstr(err.msg, "raw"));
-	}
+	/* a raw table with two columns is refused at plan time: test_sql() */
 	sl_kafka_source_cfg_fini(&cfg);
 	sl_schema_destroy(s);
 	sl_schema_destroy(r);
@@ -635,6 +626,9 @@ static void test_leader_change_and_broker_down(void)
 
 static char err[512];
 
+/* sql(): plan as EXPLAIN does, without asking the cluster */
+static bool sql_offline;
+
 static int sql(const struct sl_schema *s, const char *const *kv, struct sl_sql_connector *c)
 {
 	struct sl_sql_conn_table t;
@@ -646,7 +640,9 @@ static int sql(const struct sl_schema *s, const char *const *kv, struct sl_sql_c
 		n++;
 	}
 	err[0] = 0;
-	t = (struct sl_sql_conn_table){ .schema = s, .opts = o, .nopts = n, .file = "job.sql" };
+	t = (struct sl_sql_conn_table){
+		.schema = s, .opts = o, .nopts = n, .file = "job.sql", .offline = sql_offline
+	};
 	return sl_sql_source_from_options(&t, c, err, sizeof err);
 }
 
@@ -738,11 +734,52 @@ static void test_sql(void)
 				       "properties.bootstrap.servers", servers, "format", "xml",
 				       NULL },
 		"job.sql:13:3: option 'format': unknown format 'xml'");
+	/* the columns against the metadata keys and the raw format, at the option asking */
 	sql_err(s,
 		(const char *const[]){ "connector", "kafka", "topic", "orders",
 				       "properties.bootstrap.servers", servers, "format", "json",
 				       "sluice.metadata.name", "timestamp", NULL },
-		"metadata column 'name' cannot be STRING");
+		"job.sql:14:3: kafka source 'orders': metadata column 'name' cannot be STRING");
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic", "orders",
+				       "properties.bootstrap.servers", servers, "format", "raw",
+				       NULL },
+		"job.sql:13:3: kafka source 'orders': format 'raw' reads one STRING column, 'id' "
+		"is BIGINT");
+	{
+		struct sl_schema *two = sl_schema_create();
+
+		T_ASSERT(sl_schema_add(two, "a", SL_TYPE_STRING) == 0);
+		T_ASSERT(sl_schema_add(two, "b", SL_TYPE_STRING) == 1);
+		sql_err(two,
+			(const char *const[]){ "connector", "kafka", "topic", "orders",
+					       "properties.bootstrap.servers", servers, "format",
+					       "raw", NULL },
+			"job.sql:13:3: kafka source 'orders': format 'raw' reads exactly one "
+			"column (the value has 2)");
+		sql_err(two,
+			(const char *const[]){ "connector", "kafka", "topic", "orders",
+					       "properties.bootstrap.servers", servers, "format",
+					       "json", "key.format", "raw", "key.fields", "a;b",
+					       NULL },
+			"job.sql:14:3: kafka source 'orders': format 'raw' reads exactly one "
+			"column (the key has 2)");
+		sl_schema_destroy(two);
+	}
+	/* offline (EXPLAIN) too: the cluster is not asked, the columns are still checked */
+	sql_offline = true;
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic", "nowhere",
+				       "properties.bootstrap.servers", "127.0.0.1:1", "format",
+				       "json", "sluice.metadata.part", "topic", NULL },
+		"job.sql:14:3: kafka source 'nowhere': metadata column 'part' cannot be INT");
+	T_ASSERT(sql(s,
+		     (const char *const[]){ "connector", "kafka", "topic", "nowhere",
+					    "properties.bootstrap.servers", "127.0.0.1:1", "format",
+					    "json", NULL },
+		     &c) == 0);
+	sl_sql_connector_fini(&c);
+	sql_offline = false;
 	sql_err(s,
 		(const char *const[]){ "connector", "kafka", "topic-pattern", "nothing.*",
 				       "properties.bootstrap.servers", servers, "format", "json",
