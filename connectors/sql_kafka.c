@@ -73,17 +73,17 @@
 #define DEFAULT_DISCOVERY_MS (5 * 60 * 1000)
 
 struct kctx {
-	struct sl_conn_opt *opts;
+	struct sl_sql_conn_opt *opts;
 	int n;
 	const char *file;
-	const struct sl_conn_opt *at;
+	const struct sl_sql_conn_opt *at;
 	char *err;
 	size_t errcap;
 	bool offline;       /* do not ask the cluster (explain, fuzzing) */
 	/* where messages about the columns point: the value's and key's format option, and
 	 * the option of each metadata column (cfg.meta[i]) */
-	const struct sl_conn_opt *value_format, *key_format;
-	const struct sl_conn_opt *meta_opt[SL_KAFKA_MAX_META];
+	const struct sl_sql_conn_opt *value_format, *key_format;
+	const struct sl_sql_conn_opt *meta_opt[SL_KAFKA_MAX_META];
 };
 
 /* The cfg and everything it points to, freed as one (cfg first: the pointer handed out). */
@@ -99,29 +99,29 @@ struct kafka_own {
 	uint64_t skipped;
 };
 
-static int fail(struct kctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail(struct kctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct kctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail(struct kctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	sl_conn_opt_vfail(c->err, c->errcap, c->file, o ? o : c->at, fmt, ap);
+	sl_sql_conn_opt_vfail(c->err, c->errcap, c->file, o ? o : c->at, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
 
-static struct sl_conn_opt *take(struct kctx *c, const char *key)
+static struct sl_sql_conn_opt *take(struct kctx *c, const char *key)
 {
-	return sl_conn_opt_take(c->opts, c->n, key);
+	return sl_sql_conn_opt_take(c->opts, c->n, key);
 }
 
 /* "json.x" or "value.json.x" */
-static struct sl_conn_opt *take_fmt(struct kctx *c, const char *key)
+static struct sl_sql_conn_opt *take_fmt(struct kctx *c, const char *key)
 {
 	char vk[128];
-	struct sl_conn_opt *o = take(c, key);
+	struct sl_sql_conn_opt *o = take(c, key);
 
 	snprintf(vk, sizeof vk, "value.%s", key);
 	return o ? o : take(c, vk);
@@ -129,7 +129,7 @@ static struct sl_conn_opt *take_fmt(struct kctx *c, const char *key)
 
 static int take_bool(struct kctx *c, const char *key, bool *out)
 {
-	struct sl_conn_opt *o = take_fmt(c, key);
+	struct sl_sql_conn_opt *o = take_fmt(c, key);
 
 	if (!o)
 		return 0;
@@ -145,7 +145,7 @@ static int take_bool(struct kctx *c, const char *key, bool *out)
 
 static int take_i64(struct kctx *c, const char *key, int64_t *out, bool *given)
 {
-	struct sl_conn_opt *o = take(c, key);
+	struct sl_sql_conn_opt *o = take(c, key);
 
 	if (given)
 		*given = o != NULL;
@@ -176,7 +176,7 @@ static void own_free(void *p)
 	free(k);
 }
 
-static int parse_format(struct kctx *c, const struct sl_conn_opt *o, bool key,
+static int parse_format(struct kctx *c, const struct sl_sql_conn_opt *o, bool key,
 			enum sl_kafka_format *out)
 {
 	static const struct {
@@ -201,8 +201,8 @@ static int parse_format(struct kctx *c, const struct sl_conn_opt *o, bool key,
 }
 
 /* 'partition:0,offset:42;partition:1,offset:300' */
-static int parse_offsets(struct kctx *c, const struct sl_conn_opt *o, struct sl_kafka_offset **out,
-			 int *nout)
+static int parse_offsets(struct kctx *c, const struct sl_sql_conn_opt *o,
+			 struct sl_kafka_offset **out, int *nout)
 {
 	const char *p = o->value;
 	struct sl_kafka_offset *v = calloc(MAX_OFFSETS, sizeof(*v));
@@ -241,9 +241,10 @@ static int parse_offsets(struct kctx *c, const struct sl_conn_opt *o, struct sl_
 
 static int parse_mode(struct kctx *c, struct kafka_own *k)
 {
-	struct sl_conn_opt *sm = take(c, "scan.startup.mode"), *bm = take(c, "scan.bounded.mode");
-	struct sl_conn_opt *so = take(c, "scan.startup.specific-offsets");
-	struct sl_conn_opt *bo = take(c, "scan.bounded.specific-offsets");
+	struct sl_sql_conn_opt *sm = take(c, "scan.startup.mode"),
+			       *bm = take(c, "scan.bounded.mode");
+	struct sl_sql_conn_opt *so = take(c, "scan.startup.specific-offsets");
+	struct sl_sql_conn_opt *bo = take(c, "scan.bounded.specific-offsets");
 	bool sts = false, bts = false;
 	int rc;
 
@@ -318,9 +319,9 @@ static int parse_mode(struct kctx *c, struct kafka_own *k)
 
 static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct kafka_own *k)
 {
-	struct sl_conn_opt *f = take(c, "format"), *vf = take(c, "value.format");
-	struct sl_conn_opt *kf = take(c, "key.format"), *kfl = take(c, "key.fields");
-	struct sl_conn_opt *inc = take(c, "value.fields-include"), *o;
+	struct sl_sql_conn_opt *f = take(c, "format"), *vf = take(c, "value.format");
+	struct sl_sql_conn_opt *kf = take(c, "key.format"), *kfl = take(c, "key.fields");
+	struct sl_sql_conn_opt *inc = take(c, "value.fields-include"), *o;
 	bool include, dbz_ignore = false, csv_ignore = false;
 	int rc;
 
@@ -416,7 +417,7 @@ static int parse_metadata(struct kctx *c, const struct sl_schema *schema, struct
 	const size_t plen = strlen("sluice.metadata.");
 
 	for (int j = 0; j < c->n; j++) {
-		struct sl_conn_opt *o = &c->opts[j];
+		struct sl_sql_conn_opt *o = &c->opts[j];
 		size_t i;
 		int f;
 
@@ -549,7 +550,7 @@ static int take_props(struct kctx *c, struct kafka_own *k, bool *has_group)
 	if (!k->keys || !k->vals)
 		return -ENOMEM;
 	for (int j = 0; j < c->n; j++) {
-		struct sl_conn_opt *o = &c->opts[j];
+		struct sl_sql_conn_opt *o = &c->opts[j];
 
 		if (o->used || strncmp(o->key, SL_KAFKA_PROPS_PREFIX, plen))
 			continue;
@@ -578,7 +579,7 @@ static int check_props(struct kctx *c)
 	if (!conf)
 		return -ENOMEM;
 	for (int j = 0; j < c->n && !rc; j++) {
-		struct sl_conn_opt *o = &c->opts[j];
+		struct sl_sql_conn_opt *o = &c->opts[j];
 
 		if (o->used || strncmp(o->key, SL_KAFKA_PROPS_PREFIX, plen))
 			continue;
@@ -591,7 +592,7 @@ static int check_props(struct kctx *c)
 
 static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_own *k)
 {
-	struct sl_conn_opt *topic = take(c, "topic"), *o;
+	struct sl_sql_conn_opt *topic = take(c, "topic"), *o;
 	struct sl_error e = { 0 };
 	bool has_group = false;
 	int rc;
@@ -603,9 +604,9 @@ static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_ow
 		while (*v == ' ')
 			v++;
 		/* Flink: '0' or a negative interval disables discovery */
-		if (*v == '-' && !sl_conn_parse_duration(v + 1, &k->cfg.discovery_interval_ms))
+		if (*v == '-' && !sl_sql_conn_parse_duration(v + 1, &k->cfg.discovery_interval_ms))
 			k->cfg.discovery_interval_ms = 0;
-		else if (sl_conn_parse_duration(v, &k->cfg.discovery_interval_ms))
+		else if (sl_sql_conn_parse_duration(v, &k->cfg.discovery_interval_ms))
 			return fail(c, o,
 				    "option '%s': '%s' is not a duration (e.g. '30 s', "
 				    "'5 min'; '0' disables)",
@@ -681,9 +682,9 @@ have_servers:
 	return 0;
 }
 
-int sl_sql_kafka_source(const struct sl_schema *schema, struct sl_conn_opt *opts, int nopts,
-			const char *file, const struct sl_conn_opt *at, bool offline,
-			struct sl_sql_connector *out, char *err, size_t errcap)
+int sl_sql_conn_kafka_source(const struct sl_schema *schema, struct sl_sql_conn_opt *opts,
+			     int nopts, const char *file, const struct sl_sql_conn_opt *at,
+			     bool offline, struct sl_sql_conn *out, char *err, size_t errcap)
 {
 	struct kctx c = { .opts = opts,
 			  .n = nopts,

@@ -29,17 +29,17 @@
 
 /* The options of one table being configured, and where to report. */
 struct optctx {
-	struct sl_conn_opt *opts;
+	struct sl_sql_conn_opt *opts;
 	int n;
 	const char *file;
 	const char *conn;              /* connector name, for messages */
-	const struct sl_conn_opt *at;  /* the 'connector' option: position of "missing" */
+	const struct sl_sql_conn_opt *at; /* the 'connector' option: position of "missing" */
 	char *err;
 	size_t errcap;
 };
 
-int sl_conn_opt_vfail(char *err, size_t errcap, const char *file, const struct sl_conn_opt *o,
-		      const char *fmt, va_list ap)
+int sl_sql_conn_opt_vfail(char *err, size_t errcap, const char *file,
+			  const struct sl_sql_conn_opt *o, const char *fmt, va_list ap)
 {
 	int n = snprintf(err, errcap, "%s:%u:%u: ", file ? file : "<sql>", o ? o->line : 1,
 			 o ? o->col : 1);
@@ -49,10 +49,10 @@ int sl_conn_opt_vfail(char *err, size_t errcap, const char *file, const struct s
 	return -EINVAL;
 }
 
-static int fail_at(struct optctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail_at(struct optctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-struct sl_conn_opt *sl_conn_opt_take(struct sl_conn_opt *opts, int n, const char *key)
+struct sl_sql_conn_opt *sl_sql_conn_opt_take(struct sl_sql_conn_opt *opts, int n, const char *key)
 {
 	for (int i = 0; i < n; i++)
 		if (!opts[i].used && strcmp(opts[i].key, key) == 0) {
@@ -62,12 +62,12 @@ struct sl_conn_opt *sl_conn_opt_take(struct sl_conn_opt *opts, int n, const char
 	return NULL;
 }
 
-static int fail_at(struct optctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail_at(struct optctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	sl_conn_opt_vfail(c->err, c->errcap, c->file, o, fmt, ap);
+	sl_sql_conn_opt_vfail(c->err, c->errcap, c->file, o, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
@@ -79,9 +79,9 @@ static int nomem(struct optctx *c)
 }
 
 /* Returns the unused option `key` (marking it used), or NULL. */
-static struct sl_conn_opt *opt_take(struct optctx *c, const char *key)
+static struct sl_sql_conn_opt *opt_take(struct optctx *c, const char *key)
 {
-	return sl_conn_opt_take(c->opts, c->n, key);
+	return sl_sql_conn_opt_take(c->opts, c->n, key);
 }
 
 /* Fails on the first option left unused, listing `known`. */
@@ -95,7 +95,7 @@ static int check_unused(struct optctx *c, const char *known)
 	return 0;
 }
 
-static int parse_bool(struct optctx *c, const struct sl_conn_opt *o, bool *out)
+static int parse_bool(struct optctx *c, const struct sl_sql_conn_opt *o, bool *out)
 {
 	if (!strcasecmp(o->value, "true"))
 		*out = true;
@@ -109,12 +109,12 @@ static int parse_bool(struct optctx *c, const struct sl_conn_opt *o, bool *out)
 
 static int opt_bool(struct optctx *c, const char *key, bool *out)
 {
-	struct sl_conn_opt *o = opt_take(c, key);
+	struct sl_sql_conn_opt *o = opt_take(c, key);
 
 	return o ? parse_bool(c, o, out) : 0;
 }
 
-static int parse_i64(struct optctx *c, const struct sl_conn_opt *o, int64_t lo, int64_t hi,
+static int parse_i64(struct optctx *c, const struct sl_sql_conn_opt *o, int64_t lo, int64_t hi,
 		     int64_t *out)
 {
 	if (sl_fmt_parse_i64(o->value, strlen(o->value), lo, hi, out) < 0)
@@ -123,14 +123,14 @@ static int parse_i64(struct optctx *c, const struct sl_conn_opt *o, int64_t lo, 
 	return 0;
 }
 
-static int parse_f64(struct optctx *c, const struct sl_conn_opt *o, double *out)
+static int parse_f64(struct optctx *c, const struct sl_sql_conn_opt *o, double *out)
 {
 	if (sl_fmt_parse_f64(o->value, strlen(o->value), out) < 0 || *out != *out)
 		return fail_at(c, o, "option '%s': '%s' is not a number", o->key, o->value);
 	return 0;
 }
 
-int sl_conn_parse_duration(const char *v, int64_t *ms)
+int sl_sql_conn_parse_duration(const char *v, int64_t *ms)
 {
 	static const struct { const char *name; int64_t ms; } units[] = {
 		{ "ms", 1 }, { "milli", 1 }, { "millis", 1 }, { "millisecond", 1 },
@@ -163,9 +163,9 @@ int sl_conn_parse_duration(const char *v, int64_t *ms)
 }
 
 /* A Flink duration: '<n>' (ms) or '<n>[ ]<unit>'. */
-static int parse_duration(struct optctx *c, const struct sl_conn_opt *o, int64_t *ms)
+static int parse_duration(struct optctx *c, const struct sl_sql_conn_opt *o, int64_t *ms)
 {
-	if (sl_conn_parse_duration(o->value, ms) < 0)
+	if (sl_sql_conn_parse_duration(o->value, ms) < 0)
 		return fail_at(c, o, "option '%s': '%s' is not a duration (e.g. '500 ms', '5 s', "
 			       "'1 min')", o->key, o->value);
 	return 0;
@@ -238,7 +238,7 @@ struct fs_fmt {
 
 static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 {
-	struct sl_conn_opt *o = opt_take(c, "format"), *d;
+	struct sl_sql_conn_opt *o = opt_take(c, "format"), *d;
 	int rc = 0;
 	bool include;
 
@@ -293,10 +293,9 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		       "debezium-json)", o->value);
 }
 
-static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t,
-		     struct sl_sql_connector *out)
+static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
-	struct sl_conn_opt *path = opt_take(c, "path"), *mon;
+	struct sl_sql_conn_opt *path = opt_take(c, "path"), *mon;
 	struct fs_fmt fmt;
 	struct fs_src *f;
 	bool oom = false;
@@ -346,11 +345,10 @@ static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t,
 	return 0;
 }
 
-static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t,
-		   struct sl_sql_connector *out)
+static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
-	struct sl_conn_opt *path = opt_take(c, "path");
-	struct sl_conn_opt *dg = opt_take(c, "sink.delivery-guarantee");
+	struct sl_sql_conn_opt *path = opt_take(c, "path");
+	struct sl_sql_conn_opt *dg = opt_take(c, "sink.delivery-guarantee");
 	bool oom = false, eos = false;
 	struct fs_fmt fmt;
 	struct fs_sink *f;
@@ -416,7 +414,7 @@ static const struct {
 };
 
 /* A bound for field i of type t: its unscaled/ms/days value. */
-static int dg_bound(struct optctx *c, const struct sl_conn_opt *o, const struct sl_schema *s,
+static int dg_bound(struct optctx *c, const struct sl_sql_conn_opt *o, const struct sl_schema *s,
 		    int i, int64_t *v, double *d)
 {
 	enum sl_type t = sl_schema_type(s, i);
@@ -453,7 +451,7 @@ static int dg_bound(struct optctx *c, const struct sl_conn_opt *o, const struct 
 
 /* Splits "fields.<name>.<attr>" against the schema: returns the field index and sets *attr,
  * or -1 with err filled. */
-static int dg_field_of(struct optctx *c, const struct sl_conn_opt *o, const struct sl_schema *s,
+static int dg_field_of(struct optctx *c, const struct sl_sql_conn_opt *o, const struct sl_schema *s,
 		       int *attr)
 {
 	const char *name = o->key + 7, *dot = strrchr(o->key, '.');
@@ -485,7 +483,7 @@ static int dg_field_of(struct optctx *c, const struct sl_conn_opt *o, const stru
 	return i;
 }
 
-static int dg_kind(struct optctx *c, const struct sl_conn_opt *o, enum sl_gen_kind *k,
+static int dg_kind(struct optctx *c, const struct sl_sql_conn_opt *o, enum sl_gen_kind *k,
 		   unsigned *mask)
 {
 	if (!strcmp(o->value, "random")) {
@@ -505,7 +503,7 @@ static int dg_kind(struct optctx *c, const struct sl_conn_opt *o, enum sl_gen_ki
 }
 
 /* Applies one field attribute (the kind is already set). */
-static int dg_attr(struct optctx *c, const struct sl_conn_opt *o, const struct sl_schema *s,
+static int dg_attr(struct optctx *c, const struct sl_sql_conn_opt *o, const struct sl_schema *s,
 		   int i, const char *attr, struct sl_datagen_field *f)
 {
 	int64_t v = 0, now;
@@ -561,13 +559,13 @@ static int dg_attr(struct optctx *c, const struct sl_conn_opt *o, const struct s
 }
 
 static int datagen_source(struct optctx *c, const struct sl_sql_conn_table *t,
-			  struct sl_sql_connector *out)
+			  struct sl_sql_conn *out)
 {
 	const struct sl_schema *schema = t->schema;
 	int nf = sl_schema_nfields(schema), rc = 0;
 	unsigned mask[SL_SCHEMA_MAX_FIELDS];
 	bool has_start[SL_SCHEMA_MAX_FIELDS] = { 0 }, has_end[SL_SCHEMA_MAX_FIELDS] = { 0 };
-	struct sl_conn_opt *o;
+	struct sl_sql_conn_opt *o;
 	struct dg_src *g;
 	int64_t v;
 
@@ -672,10 +670,9 @@ static void print_free(void *p)
 	free(po);
 }
 
-static int print_sink(struct optctx *c, const struct sl_sql_conn_table *t,
-		      struct sl_sql_connector *out)
+static int print_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
-	struct sl_conn_opt *id = opt_take(c, "print-identifier"), *par;
+	struct sl_sql_conn_opt *id = opt_take(c, "print-identifier"), *par;
 	bool to_stderr = false;
 	int64_t p = 0;
 	struct print_own *po;
@@ -708,7 +705,7 @@ static int print_sink(struct optctx *c, const struct sl_sql_conn_table *t,
 }
 
 static int blackhole_sink(struct optctx *c, const struct sl_sql_conn_table *t,
-			  struct sl_sql_connector *out)
+			  struct sl_sql_conn *out)
 {
 	int rc = check_unused(c, "(none)");
 
@@ -723,27 +720,26 @@ static int blackhole_sink(struct optctx *c, const struct sl_sql_conn_table *t,
 /* ---- kafka, upsert-kafka (sql_kafka.c, sql_kafka_sink.c) ------------------------------- */
 
 static int kafka_source(struct optctx *c, const struct sl_sql_conn_table *t,
-			struct sl_sql_connector *out)
+			struct sl_sql_conn *out)
 {
-	return sl_sql_kafka_source(t->schema, t->opts, t->nopts, t->file, c->at, t->offline, out,
-				   c->err, c->errcap);
+	return sl_sql_conn_kafka_source(t->schema, t->opts, t->nopts, t->file, c->at, t->offline,
+					out, c->err, c->errcap);
 }
 
 static int kafka_sink_of(struct optctx *c, const struct sl_sql_conn_table *t, bool upsert,
-			 struct sl_sql_connector *out)
+			 struct sl_sql_conn *out)
 {
-	return sl_sql_kafka_sink(t->schema, t->opts, t->nopts, t->file, c->at, upsert, t->pk,
-				 t->npk, t->checkpoint_interval_ms, out, c->err, c->errcap);
+	return sl_sql_conn_kafka_sink(t->schema, t->opts, t->nopts, t->file, c->at, upsert, t->pk,
+				      t->npk, t->checkpoint_interval_ms, out, c->err, c->errcap);
 }
 
-static int kafka_sink(struct optctx *c, const struct sl_sql_conn_table *t,
-		      struct sl_sql_connector *out)
+static int kafka_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
 	return kafka_sink_of(c, t, false, out);
 }
 
 static int upsert_kafka_sink(struct optctx *c, const struct sl_sql_conn_table *t,
-			     struct sl_sql_connector *out)
+			     struct sl_sql_conn *out)
 {
 	return kafka_sink_of(c, t, true, out);
 }
@@ -751,7 +747,7 @@ static int upsert_kafka_sink(struct optctx *c, const struct sl_sql_conn_table *t
 /* ---- the connector table --------------------------------------------------------------- */
 
 typedef int (*bind_fn)(struct optctx *c, const struct sl_sql_conn_table *t,
-		       struct sl_sql_connector *out);
+		       struct sl_sql_conn *out);
 
 /* Every connector a SQL table can name, in the order messages list them. */
 static const struct {
@@ -768,10 +764,10 @@ static const struct {
 
 /* ---- entry points ---------------------------------------------------------------------- */
 
-static int setup(struct optctx *c, struct sl_conn_opt *opts, int nopts, const char *file,
-		 struct sl_sql_connector *out, char *err, size_t errcap)
+static int setup(struct optctx *c, struct sl_sql_conn_opt *opts, int nopts, const char *file,
+		 struct sl_sql_conn *out, char *err, size_t errcap)
 {
-	struct sl_conn_opt *co;
+	struct sl_sql_conn_opt *co;
 
 	memset(out, 0, sizeof(*out));
 	memset(c, 0, sizeof(*c));
@@ -796,7 +792,7 @@ static int setup(struct optctx *c, struct sl_conn_opt *opts, int nopts, const ch
 	return 0;
 }
 
-static int finish(int rc, struct sl_sql_connector *out)
+static int finish(int rc, struct sl_sql_conn *out)
 {
 	if (rc < 0)
 		memset(out, 0, sizeof(*out));
@@ -804,8 +800,8 @@ static int finish(int rc, struct sl_sql_connector *out)
 }
 
 /* Binds table t as a source or a sink through the connector its 'connector' names. */
-static int bind(const struct sl_sql_conn_table *t, bool sink, struct sl_sql_connector *out,
-		char *err, size_t errcap)
+static int bind(const struct sl_sql_conn_table *t, bool sink, struct sl_sql_conn *out, char *err,
+		size_t errcap)
 {
 	struct optctx c;
 	int rc = setup(&c, t->opts, t->nopts, t->file, out, err, errcap);
@@ -833,19 +829,19 @@ static int bind(const struct sl_sql_conn_table *t, bool sink, struct sl_sql_conn
 	return fail_at(&c, c.at, "unknown connector '%s' (known: %s)", c.conn, known);
 }
 
-int sl_sql_source_from_options(const struct sl_sql_conn_table *t, struct sl_sql_connector *out,
-			       char *err, size_t errcap)
+int sl_sql_conn_bind_source(const struct sl_sql_conn_table *t, struct sl_sql_conn *out, char *err,
+			    size_t errcap)
 {
 	return bind(t, false, out, err, errcap);
 }
 
-int sl_sql_sink_from_options(const struct sl_sql_conn_table *t, struct sl_sql_connector *out,
-			     char *err, size_t errcap)
+int sl_sql_conn_bind_sink(const struct sl_sql_conn_table *t, struct sl_sql_conn *out, char *err,
+			  size_t errcap)
 {
 	return bind(t, true, out, err, errcap);
 }
 
-void sl_sql_connector_fini(struct sl_sql_connector *c)
+void sl_sql_conn_fini(struct sl_sql_conn *c)
 {
 	if (c && c->cfg && c->cfg_free)
 		c->cfg_free(c->cfg);

@@ -140,7 +140,7 @@ int sl_sql_plan_late_rows(struct sl_sql_plan_ctx *c, struct sl_job *job, struct 
 	struct late_rows *l;
 	struct sl_stream *side, *rows;
 	struct sl_schema *schema;
-	struct sl_sql_connector *k;
+	struct sl_sql_conn *k;
 
 	if (!t)
 		return sl_sql_plan_fail(

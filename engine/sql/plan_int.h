@@ -130,8 +130,8 @@ int sl_sql_plan_fail(struct sl_sql_plan_ctx *c, uint32_t line, uint32_t col, con
 /* Hands p to the script, freed with fn at destroy. Returns p, or NULL (and fails) on ENOMEM. */
 void *sl_sql_plan_own(struct sl_sql_plan_ctx *c, void *p, void (*fn)(void *));
 
-struct sl_conn_opt;
-struct sl_sql_connector;
+struct sl_sql_conn_opt;
+struct sl_sql_conn;
 
 char *sl_sql_plan_strdup(struct sl_sql_plan_ctx *c, const char *s);
 int sl_sql_plan_parse_duration(const char *s, sl_ts_t *ms);
@@ -140,9 +140,8 @@ int sl_sql_plan_type_from_ddl(struct sl_sql_plan_ctx *c, const struct sl_ddl_typ
 const struct sl_ddl_option *sl_sql_plan_table_option(const struct sl_ddl_table *t, const char *key);
 struct sl_sql_plan_table *sl_sql_plan_find_table(struct sl_sql_plan_ctx *c, const char *name);
 struct sl_sql_plan_view *sl_sql_plan_find_view(struct sl_sql_plan_ctx *c, const char *name);
-struct sl_sql_connector *sl_sql_plan_connector(struct sl_sql_plan_ctx *c,
-					       const struct sl_ddl_table *d,
-					       const struct sl_schema *schema, bool sink);
+struct sl_sql_conn *sl_sql_plan_connector(struct sl_sql_plan_ctx *c, const struct sl_ddl_table *d,
+					  const struct sl_schema *schema, bool sink);
 struct sl_schema *sl_sql_plan_table_schema(struct sl_sql_plan_ctx *c,
 					   const struct sl_sql_plan_table *t);
 struct sl_schema *sl_sql_plan_new_schema(struct sl_sql_plan_ctx *c);

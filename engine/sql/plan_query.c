@@ -997,7 +997,7 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 	struct sl_sql_plan_table *t = sl_sql_plan_find_table(c, st->target);
 	struct sl_sql_plan_rel rel, cast;
 	struct sl_schema *schema;
-	struct sl_sql_connector *k;
+	struct sl_sql_conn *k;
 	const struct sl_expr *exprs[SL_PLAN_MAX_COLS];
 	const char *names[SL_PLAN_MAX_COLS];
 	bool same = true;

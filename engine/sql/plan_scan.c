@@ -356,7 +356,7 @@ int sl_sql_plan_scan_table(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	const struct sl_ddl_table *d = t->ddl;
 	struct sl_schema *schema = sl_sql_plan_table_schema(c, t);
 	struct scan s = { .wm = { .kind = SL_WM_NONE, .ts_field = -1 }, .rowtime_col = -1 };
-	struct sl_sql_connector *k;
+	struct sl_sql_conn *k;
 	int rc;
 
 	if (!schema)

@@ -521,11 +521,11 @@ struct sl_sql_plan_view *sl_sql_plan_find_view(struct sl_sql_plan_ctx *c, const 
  * itself consumed), followed by one option "sluice.metadata.<column>" = key per METADATA
  * column (the connector's way of being asked for it, placed at the column for messages).
  * *n gets the count. */
-static struct sl_conn_opt *conn_opts(struct sl_sql_plan_ctx *c, const struct sl_ddl_table *d,
-				     int *n)
+static struct sl_sql_conn_opt *conn_opts(struct sl_sql_plan_ctx *c, const struct sl_ddl_table *d,
+					 int *n)
 {
 	uint32_t nmeta = 0;
-	struct sl_conn_opt *o;
+	struct sl_sql_conn_opt *o;
 
 	for (uint32_t i = 0; i < d->ncols; i++)
 		nmeta += d->cols[i].metadata;
@@ -560,17 +560,16 @@ static struct sl_conn_opt *conn_opts(struct sl_sql_plan_ctx *c, const struct sl_
 
 static void connector_free(void *p)
 {
-	struct sl_sql_connector *k = p;
+	struct sl_sql_conn *k = p;
 
-	sl_sql_connector_fini(k);
+	sl_sql_conn_fini(k);
 	free(k);
 }
 
-struct sl_sql_connector *sl_sql_plan_connector(struct sl_sql_plan_ctx *c,
-					       const struct sl_ddl_table *d,
-					       const struct sl_schema *schema, bool sink)
+struct sl_sql_conn *sl_sql_plan_connector(struct sl_sql_plan_ctx *c, const struct sl_ddl_table *d,
+					  const struct sl_schema *schema, bool sink)
 {
-	struct sl_sql_connector *k = calloc(1, sizeof(*k));
+	struct sl_sql_conn *k = calloc(1, sizeof(*k));
 	struct sl_sql_conn_table tb = { .schema = schema, .file = c->file };
 	int pk[SL_SCHEMA_MAX_FIELDS], npk = 0;
 	char msg[512];
@@ -601,8 +600,8 @@ struct sl_sql_connector *sl_sql_plan_connector(struct sl_sql_plan_ctx *c,
 	tb.checkpoint_interval_ms = c->ckpt_interval;
 	tb.nshards = c->nshards;
 	tb.offline = c->opts.offline;
-	rc = sink ? sl_sql_sink_from_options(&tb, k, msg, sizeof msg)
-		  : sl_sql_source_from_options(&tb, k, msg, sizeof msg);
+	rc = sink ? sl_sql_conn_bind_sink(&tb, k, msg, sizeof msg)
+		  : sl_sql_conn_bind_source(&tb, k, msg, sizeof msg);
 	if (rc < 0) {
 		free(k);
 		if (!c->failed) {

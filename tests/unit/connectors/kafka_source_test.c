@@ -629,26 +629,26 @@ static char err[512];
 /* sql(): plan as EXPLAIN does, without asking the cluster */
 static bool sql_offline;
 
-static int sql(const struct sl_schema *s, const char *const *kv, struct sl_sql_connector *c)
+static int sql(const struct sl_schema *s, const char *const *kv, struct sl_sql_conn *c)
 {
 	struct sl_sql_conn_table t;
-	struct sl_conn_opt o[32];
+	struct sl_sql_conn_opt o[32];
 	int n = 0;
 
 	for (int i = 0; kv[i]; i += 2) {
-		o[n] = (struct sl_conn_opt){ kv[i], kv[i + 1], (uint32_t)(10 + n), 3, false };
+		o[n] = (struct sl_sql_conn_opt){ kv[i], kv[i + 1], (uint32_t)(10 + n), 3, false };
 		n++;
 	}
 	err[0] = 0;
 	t = (struct sl_sql_conn_table){
 		.schema = s, .opts = o, .nopts = n, .file = "job.sql", .offline = sql_offline
 	};
-	return sl_sql_source_from_options(&t, c, err, sizeof err);
+	return sl_sql_conn_bind_source(&t, c, err, sizeof err);
 }
 
 static void sql_err(const struct sl_schema *s, const char *const *kv, const char *want)
 {
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	int rc = sql(s, kv, &c);
 
 	if (rc >= 0 || !strstr(err, want)) {
@@ -661,7 +661,7 @@ static void sql_err(const struct sl_schema *s, const char *const *kv, const char
 static void test_sql(void)
 {
 	struct sl_schema *s = order_schema();
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	const struct sl_kafka_source_cfg *cfg;
 	struct harness h;
 	void *st;
@@ -707,7 +707,7 @@ static void test_sql(void)
 	T_ASSERT_EQ_I64(sl_row_i64(h.rows[0], 4), 18);
 	T_ASSERT_EQ_I64(sl_row_i64(h.rows[0], 2), BASE_TS + 36);
 	h_fini(&h);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	sql_err(s,
 		(const char *const[]){ "connector", "kafka", "topic", "orders",
@@ -778,7 +778,7 @@ static void test_sql(void)
 					    "properties.bootstrap.servers", "127.0.0.1:1", "format",
 					    "json", NULL },
 		     &c) == 0);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	sql_offline = false;
 	sql_err(s,
 		(const char *const[]){ "connector", "kafka", "topic-pattern", "nothing.*",
@@ -819,7 +819,7 @@ static void test_sql(void)
 		T_ASSERT(sl_kafka_source_ops.seek(st, pos, len) == 0);
 		sl_kafka_source_ops.close(st);
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	/* a pattern matches whole names: 'd.*orders' is dbserver1.public.orders only */
 	T_ASSERT(sql(s,
@@ -831,7 +831,7 @@ static void test_sql(void)
 	T_ASSERT_EQ_I64(cfg->npartitions, 2);
 	T_ASSERT(!strcmp(cfg->split_refs[0].topic, "dbserver1.public.orders"));
 	T_ASSERT(!strcmp(cfg->split_refs[1].topic, "live"));
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	sl_schema_destroy(s);
 }
 

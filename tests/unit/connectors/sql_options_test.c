@@ -16,27 +16,27 @@ static char err[512];
 
 #define MAXO 32
 struct opts {
-	struct sl_conn_opt o[MAXO];
+	struct sl_sql_conn_opt o[MAXO];
 	int n;
 };
 
 /* Binds o as the source (sink) of a table with schema s in job.sql. */
-static int bind_source(const struct sl_schema *s, struct opts *o, struct sl_sql_connector *c)
+static int bind_source(const struct sl_schema *s, struct opts *o, struct sl_sql_conn *c)
 {
 	struct sl_sql_conn_table t = {
 		.schema = s, .opts = o->o, .nopts = o->n, .file = "job.sql"
 	};
 
-	return sl_sql_source_from_options(&t, c, err, sizeof err);
+	return sl_sql_conn_bind_source(&t, c, err, sizeof err);
 }
 
-static int bind_sink(const struct sl_schema *s, struct opts *o, struct sl_sql_connector *c)
+static int bind_sink(const struct sl_schema *s, struct opts *o, struct sl_sql_conn *c)
 {
 	struct sl_sql_conn_table t = {
 		.schema = s, .opts = o->o, .nopts = o->n, .file = "job.sql"
 	};
 
-	return sl_sql_sink_from_options(&t, c, err, sizeof err);
+	return sl_sql_conn_bind_sink(&t, c, err, sizeof err);
 }
 
 /* Options from "key", "value" pairs, at line 10+i, column 3. */
@@ -45,7 +45,8 @@ static struct opts mk(const char *const *kv)
 	struct opts o = { .n = 0 };
 
 	for (int i = 0; kv[i]; i += 2) {
-		o.o[o.n] = (struct sl_conn_opt){ kv[i], kv[i + 1], (uint32_t)(10 + o.n), 3, false };
+		o.o[o.n] = (struct sl_sql_conn_opt){ kv[i], kv[i + 1], (uint32_t)(10 + o.n), 3,
+						     false };
 		o.n++;
 	}
 	return o;
@@ -54,7 +55,7 @@ static struct opts mk(const char *const *kv)
 static void src_err(const struct sl_schema *s, const char *const *kv, const char *want)
 {
 	struct opts o = mk(kv);
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	int rc = bind_source(s, &o, &c);
 
 	if (rc >= 0 || !strstr(err, want)) {
@@ -67,7 +68,7 @@ static void src_err(const struct sl_schema *s, const char *const *kv, const char
 static void sink_err(const struct sl_schema *s, const char *const *kv, const char *want)
 {
 	struct opts o = mk(kv);
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	int rc = bind_sink(s, &o, &c);
 
 	if (rc >= 0 || !strstr(err, want)) {
@@ -188,7 +189,7 @@ static void test_filesystem(void)
 {
 	struct sl_schema *s = schema();
 	char dir[] = "/tmp/sluice-opt-XXXXXX", p[512], out[256];
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	struct harness h;
 	struct opts o;
 	FILE *f;
@@ -218,7 +219,7 @@ static void test_filesystem(void)
 	T_ASSERT_EQ_I64(sl_row_i64(h.rows[0], 2), 101);
 	T_ASSERT_EQ_I64(sl_row_i64(h.rows[0], 4), 19782);
 	T_ASSERT(h.rows[1]->nulls == 0x3e);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	T_ASSERT(!c.cfg);
 
 	/* a folder of debezium files: a changelog source with one split per file */
@@ -239,7 +240,7 @@ static void test_filesystem(void)
 	for (int k = 0; k < 3; k++)
 		h_drain(&h, c.src_ops, c.cfg, k, 10);
 	T_ASSERT(h.nrows == 3 && sl_row_i64(h.rows[2], 0) == 2);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	/* a missing file is reported when the split opens, naming the path */
 	o = mk((const char *const[]){ "connector", "filesystem", "path", "/nonexistent/in.json",
@@ -250,7 +251,7 @@ static void test_filesystem(void)
 
 		T_ASSERT(!c.src_ops->open(c.cfg, 0, &e) && strstr(e.msg, "/nonexistent/in.json"));
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	/* csv sink: a row with every new type written and read back by the csv source */
 	snprintf(out, sizeof out, "%s/out.csv", dir);
@@ -288,7 +289,7 @@ static void test_filesystem(void)
 			exit(T_EXIT_FAIL);
 		}
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	/* json sink into a folder: part files per shard */
 	snprintf(out, sizeof out, "%s/jout", dir);
@@ -307,7 +308,7 @@ static void test_filesystem(void)
 		snprintf(p, sizeof p, "%s/part-1.jsonl", out);
 		T_ASSERT(access(p, F_OK) == 0);
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	h_fini(&h);
 	sl_schema_destroy(s);
 }
@@ -315,7 +316,7 @@ static void test_filesystem(void)
 static void test_datagen_print(void)
 {
 	struct sl_schema *s = schema();
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	struct harness h;
 	struct opts o;
 	int64_t prev_ts = 0;
@@ -353,7 +354,7 @@ static void test_datagen_print(void)
 		T_ASSERT(sl_row_i64(r, 4) >= 19723 && sl_row_i64(r, 4) <= 19753);
 		T_ASSERT(fl >= 1 && fl <= 2 && (double)fl == sl_row_f64(r, 5));
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	h_fini(&h);
 
 	/* defaults: Flink's 10000 rows/s, unbounded */
@@ -361,7 +362,7 @@ static void test_datagen_print(void)
 	T_ASSERT(bind_source(s, &o, &c) == 0);
 	T_ASSERT(((struct sl_datagen_cfg *)c.cfg)->rows_per_second == 10000 &&
 		 ((struct sl_datagen_cfg *)c.cfg)->number_of_rows == 0);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	o = mk((const char *const[]){ "connector", "print", "print-identifier", "out",
 				      "standard-error", "true", "sink.parallelism", "1", NULL });
@@ -372,11 +373,11 @@ static void test_datagen_print(void)
 		T_ASSERT(c.sink_ops == &sl_print_sink_ops && pc->fd == 2 && !pc->subtask_prefix &&
 			 !strcmp(pc->identifier, "out"));
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	o = mk((const char *const[]){ "connector", "blackhole", NULL });
 	T_ASSERT(bind_sink(s, &o, &c) == 0);
 	T_ASSERT(c.sink_ops == &sl_blackhole_sink_ops);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	sl_schema_destroy(s);
 }
 
