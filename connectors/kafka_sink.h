@@ -97,21 +97,4 @@ extern const struct sl_sink_ops sl_kafka_sink_ops;
 /* The first error of instance `state` as a one-line message, or "" if none. Any thread. */
 const char *sl_kafka_sink_error(void *state);
 
-/* ---- SQL (sql_kafka_sink.c): 'kafka' and 'upsert-kafka' as a sink ------------------------ */
-
-struct sl_conn_opt;
-struct sl_sql_connector;
-
-/*
- * Builds a Kafka sink from the table's WITH options (see sql_kafka_sink.c for the list); the
- * 'connector' option is already consumed and `at` points at it. `upsert`: 'upsert-kafka',
- * whose key is the PRIMARY KEY fields pk[0..npk) (required then). `checkpoint_interval_ms`
- * (0: none) sizes the transaction timeout. Returns 0 with *out filled (cfg owned by *out),
- * or -EINVAL / -ENOMEM with one line "FILE:LINE:COL: ..." in err.
- */
-int sl_sql_kafka_sink(const struct sl_schema *schema, struct sl_conn_opt *opts, int nopts,
-		      const char *file, const struct sl_conn_opt *at, bool upsert, const int *pk,
-		      int npk, int64_t checkpoint_interval_ms, struct sl_sql_connector *out,
-		      char *err, size_t errcap);
-
 #endif

@@ -150,11 +150,14 @@ struct sl_kafka_source_cfg {
 };
 
 /*
- * Plan time: checks the configuration (formats against the schema, metadata columns'
- * types), resolves the topics (the pattern against the cluster's topics) and asks the
- * cluster for their partition counts: cfg->npartitions splits, described by
- * cfg->split_refs. Returns 0, or -errno with a one-line reason in err (an unknown topic or
- * a pattern matching none: -ENOENT; no broker answering within timeout_ms: -ETIMEDOUT).
+ * Plan time: checks that the configuration holds together (one way to name topics, key and
+ * metadata fields distinct fields of the schema, the formats they need), resolves the topics
+ * (the pattern against the cluster's topics) and asks the cluster for their partition
+ * counts: cfg->npartitions splits, described by cfg->split_refs. Returns 0, or -errno with
+ * a one-line reason in err (an unknown topic or a pattern matching none: -ENOENT; no broker
+ * answering within timeout_ms: -ETIMEDOUT). The columns' types are taken as fitting the
+ * metadata keys and formats: the SQL binding (sql_kafka.c) refuses a table where they do
+ * not, at the option's place.
  */
 int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *err);
 
@@ -171,21 +174,5 @@ void sl_kafka_source_cfg_fini(struct sl_kafka_source_cfg *cfg);
  * "topic/partition/offset".
  */
 extern const struct sl_source_ops sl_kafka_source_ops;
-
-/* ---- SQL (sql_kafka.c): 'connector' = 'kafka' as a source --------------------------------- */
-
-struct sl_conn_opt;
-struct sl_sql_connector;
-
-/*
- * Builds a Kafka source from the table's WITH options (see sql_kafka.c for the list); the
- * 'connector' option is already consumed and `at` points at it. Returns 0 with *out filled
- * (cfg owned by *out), or -EINVAL / -ENOMEM / the -errno of prepare with one line
- * "FILE:LINE:COL: ..." in err. `offline`: the options are checked but the cluster is not
- * asked for partitions (explain, fuzzing): the source then has no splits and must not run.
- */
-int sl_sql_kafka_source(const struct sl_schema *schema, struct sl_conn_opt *opts, int nopts,
-			const char *file, const struct sl_conn_opt *at, bool offline,
-			struct sl_sql_connector *out, char *err, size_t errcap);
 
 #endif

@@ -44,6 +44,9 @@
  *
  * Errors are one line "FILE:LINE:COL: ..." naming the option, as in sql_options.c; the
  * option helpers are repeated here in small because sql_options.c keeps its own static.
+ * Everything a table can get wrong is checked here, at plan time and also offline
+ * (EXPLAIN), including the columns against the formats and metadata keys: the source's
+ * runtime (kafka_source.c) takes the cfg as valid.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -71,13 +74,17 @@
 #define DEFAULT_DISCOVERY_MS (5 * 60 * 1000)
 
 struct kctx {
-	struct sl_conn_opt *opts;
+	struct sl_sql_conn_opt *opts;
 	int n;
 	const char *file;
-	const struct sl_conn_opt *at;
+	const struct sl_sql_conn_opt *at;
 	char *err;
 	size_t errcap;
 	bool offline;       /* do not ask the cluster (explain, fuzzing) */
+	/* where messages about the columns point: the value's and key's format option, and
+	 * the option of each metadata column (cfg.meta[i]) */
+	const struct sl_sql_conn_opt *value_format, *key_format;
+	const struct sl_sql_conn_opt *meta_opt[SL_KAFKA_MAX_META];
 };
 
 /* The cfg and everything it points to, freed as one (cfg first: the pointer handed out). */
@@ -93,29 +100,29 @@ struct kafka_own {
 	uint64_t skipped;
 };
 
-static int fail(struct kctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail(struct kctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct kctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail(struct kctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	sl_conn_opt_vfail(c->err, c->errcap, c->file, o ? o : c->at, fmt, ap);
+	sl_sql_conn_opt_vfail(c->err, c->errcap, c->file, o ? o : c->at, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
 
-static struct sl_conn_opt *take(struct kctx *c, const char *key)
+static struct sl_sql_conn_opt *take(struct kctx *c, const char *key)
 {
-	return sl_conn_opt_take(c->opts, c->n, key);
+	return sl_sql_conn_opt_take(c->opts, c->n, key);
 }
 
 /* "json.x" or "value.json.x" */
-static struct sl_conn_opt *take_fmt(struct kctx *c, const char *key)
+static struct sl_sql_conn_opt *take_fmt(struct kctx *c, const char *key)
 {
 	char vk[128];
-	struct sl_conn_opt *o = take(c, key);
+	struct sl_sql_conn_opt *o = take(c, key);
 
 	snprintf(vk, sizeof vk, "value.%s", key);
 	return o ? o : take(c, vk);
@@ -123,7 +130,7 @@ static struct sl_conn_opt *take_fmt(struct kctx *c, const char *key)
 
 static int take_bool(struct kctx *c, const char *key, bool *out)
 {
-	struct sl_conn_opt *o = take_fmt(c, key);
+	struct sl_sql_conn_opt *o = take_fmt(c, key);
 
 	if (!o)
 		return 0;
@@ -139,7 +146,7 @@ static int take_bool(struct kctx *c, const char *key, bool *out)
 
 static int take_i64(struct kctx *c, const char *key, int64_t *out, bool *given)
 {
-	struct sl_conn_opt *o = take(c, key);
+	struct sl_sql_conn_opt *o = take(c, key);
 
 	if (given)
 		*given = o != NULL;
@@ -170,7 +177,7 @@ static void own_free(void *p)
 	free(k);
 }
 
-static int parse_format(struct kctx *c, const struct sl_conn_opt *o, bool key,
+static int parse_format(struct kctx *c, const struct sl_sql_conn_opt *o, bool key,
 			enum sl_kafka_format *out)
 {
 	static const struct {
@@ -195,8 +202,8 @@ static int parse_format(struct kctx *c, const struct sl_conn_opt *o, bool key,
 }
 
 /* 'partition:0,offset:42;partition:1,offset:300' */
-static int parse_offsets(struct kctx *c, const struct sl_conn_opt *o, struct sl_kafka_offset **out,
-			 int *nout)
+static int parse_offsets(struct kctx *c, const struct sl_sql_conn_opt *o,
+			 struct sl_kafka_offset **out, int *nout)
 {
 	const char *p = o->value;
 	struct sl_kafka_offset *v = calloc(MAX_OFFSETS, sizeof(*v));
@@ -235,9 +242,10 @@ static int parse_offsets(struct kctx *c, const struct sl_conn_opt *o, struct sl_
 
 static int parse_mode(struct kctx *c, struct kafka_own *k)
 {
-	struct sl_conn_opt *sm = take(c, "scan.startup.mode"), *bm = take(c, "scan.bounded.mode");
-	struct sl_conn_opt *so = take(c, "scan.startup.specific-offsets");
-	struct sl_conn_opt *bo = take(c, "scan.bounded.specific-offsets");
+	struct sl_sql_conn_opt *sm = take(c, "scan.startup.mode"),
+			       *bm = take(c, "scan.bounded.mode");
+	struct sl_sql_conn_opt *so = take(c, "scan.startup.specific-offsets");
+	struct sl_sql_conn_opt *bo = take(c, "scan.bounded.specific-offsets");
 	bool sts = false, bts = false;
 	int rc;
 
@@ -312,9 +320,9 @@ static int parse_mode(struct kctx *c, struct kafka_own *k)
 
 static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct kafka_own *k)
 {
-	struct sl_conn_opt *f = take(c, "format"), *vf = take(c, "value.format");
-	struct sl_conn_opt *kf = take(c, "key.format"), *kfl = take(c, "key.fields");
-	struct sl_conn_opt *inc = take(c, "value.fields-include"), *o;
+	struct sl_sql_conn_opt *f = take(c, "format"), *vf = take(c, "value.format");
+	struct sl_sql_conn_opt *kf = take(c, "key.format"), *kfl = take(c, "key.fields");
+	struct sl_sql_conn_opt *inc = take(c, "value.fields-include"), *o;
 	bool include, dbz_ignore = false, csv_ignore = false, dbz_ovf = false, csv_ovf = false;
 	int rc;
 
@@ -324,6 +332,8 @@ static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct 
 		return fail(c, NULL,
 			    "connector 'kafka' needs option 'format' or 'value.format' "
 			    "(json, csv, debezium-json or raw)");
+	c->value_format = f ? f : vf;
+	c->key_format = kf;
 	if ((rc = parse_format(c, f ? f : vf, false, &k->cfg.value_format)))
 		return rc;
 	if (kf && (rc = parse_format(c, kf, true, &k->cfg.key_format)))
@@ -412,7 +422,7 @@ static int parse_metadata(struct kctx *c, const struct sl_schema *schema, struct
 	const size_t plen = strlen("sluice.metadata.");
 
 	for (int j = 0; j < c->n; j++) {
-		struct sl_conn_opt *o = &c->opts[j];
+		struct sl_sql_conn_opt *o = &c->opts[j];
 		size_t i;
 		int f;
 
@@ -433,9 +443,102 @@ static int parse_metadata(struct kctx *c, const struct sl_schema *schema, struct
 				    o->key, o->value);
 		if (k->cfg.nmeta == SL_KAFKA_MAX_META)
 			return fail(c, o, "at most %d metadata columns", SL_KAFKA_MAX_META);
+		c->meta_opt[k->cfg.nmeta] = o;
 		k->cfg.meta[k->cfg.nmeta].field = f;
 		k->cfg.meta[k->cfg.nmeta++].key = keys[i].key;
 	}
+	return 0;
+}
+
+/* The source's name in messages: its topic, its first listed topic, or its pattern. */
+static const char *src_name(const struct sl_kafka_source_cfg *cfg)
+{
+	if (cfg->topic)
+		return cfg->topic;
+	if (cfg->ntopics > 0)
+		return cfg->topics[0];
+	return cfg->topic_pattern;
+}
+
+static bool is_meta(const struct sl_kafka_source_cfg *cfg, int i)
+{
+	for (int m = 0; m < cfg->nmeta; m++)
+		if (cfg->meta[m].field == i)
+			return true;
+	return false;
+}
+
+static bool is_key_field(const struct sl_kafka_source_cfg *cfg, int i)
+{
+	for (int k = 0; k < cfg->nkey_fields; k++)
+		if (cfg->key_fields[k] == i)
+			return true;
+	return false;
+}
+
+/* The column types a metadata key can fill (Flink's Kafka connector). */
+static bool meta_type_ok(enum sl_kafka_meta key, enum sl_type t)
+{
+	switch (key) {
+	case SL_KAFKA_META_TIMESTAMP:
+		return t == SL_TYPE_TIMESTAMP_LTZ || t == SL_TYPE_TIMESTAMP || t == SL_TYPE_BIGINT;
+	case SL_KAFKA_META_PARTITION:
+		return t == SL_TYPE_INT || t == SL_TYPE_BIGINT;
+	case SL_KAFKA_META_OFFSET:
+		return t == SL_TYPE_BIGINT;
+	case SL_KAFKA_META_TOPIC:
+	case SL_KAFKA_META_TIMESTAMP_TYPE:
+		return t == SL_TYPE_STRING;
+	}
+	return false;
+}
+
+/*
+ * The metadata columns and the raw format against the column types, which the source
+ * trusts (kafka_source.c fills a row's fields from the message and the decoders as the cfg
+ * says): each error points at the option that asked for what the column cannot hold.
+ */
+static int check_columns(struct kctx *c, const struct sl_schema *s, const struct kafka_own *k)
+{
+	const struct sl_kafka_source_cfg *cfg = &k->cfg;
+	int nf = sl_schema_nfields(s), nval = 0, nkey = 0;
+	bool value_raw = cfg->value_format == SL_KAFKA_FMT_RAW;
+
+	for (int m = 0; m < cfg->nmeta; m++) {
+		int i = cfg->meta[m].field;
+
+		if (!meta_type_ok(cfg->meta[m].key, sl_schema_type(s, i)))
+			return fail(c, c->meta_opt[m],
+				    "kafka source '%s': metadata column '%s' cannot be %s",
+				    src_name(cfg), sl_schema_name(s, i),
+				    sl_type_name(sl_schema_type(s, i)));
+	}
+	for (int i = 0; i < nf; i++) {
+		if (is_meta(cfg, i))
+			continue;
+		if (is_key_field(cfg, i)) {
+			nkey++;
+			if (cfg->value_except_key)
+				continue;
+		}
+		nval++;
+		if (value_raw && sl_schema_type(s, i) != SL_TYPE_STRING)
+			return fail(c, c->value_format,
+				    "kafka source '%s': format 'raw' reads one STRING column, '%s' "
+				    "is %s",
+				    src_name(cfg), sl_schema_name(s, i),
+				    sl_type_name(sl_schema_type(s, i)));
+	}
+	if (value_raw && nval != 1)
+		return fail(c, c->value_format,
+			    "kafka source '%s': format 'raw' reads exactly one column (the value "
+			    "has %d)",
+			    src_name(cfg), nval);
+	if (cfg->key_format == SL_KAFKA_FMT_RAW && nkey != 1)
+		return fail(c, c->key_format,
+			    "kafka source '%s': format 'raw' reads exactly one column (the key "
+			    "has %d)",
+			    src_name(cfg), nkey);
 	return 0;
 }
 
@@ -452,7 +555,7 @@ static int take_props(struct kctx *c, struct kafka_own *k, bool *has_group)
 	if (!k->keys || !k->vals)
 		return -ENOMEM;
 	for (int j = 0; j < c->n; j++) {
-		struct sl_conn_opt *o = &c->opts[j];
+		struct sl_sql_conn_opt *o = &c->opts[j];
 
 		if (o->used || strncmp(o->key, SL_KAFKA_PROPS_PREFIX, plen))
 			continue;
@@ -481,7 +584,7 @@ static int check_props(struct kctx *c)
 	if (!conf)
 		return -ENOMEM;
 	for (int j = 0; j < c->n && !rc; j++) {
-		struct sl_conn_opt *o = &c->opts[j];
+		struct sl_sql_conn_opt *o = &c->opts[j];
 
 		if (o->used || strncmp(o->key, SL_KAFKA_PROPS_PREFIX, plen))
 			continue;
@@ -494,7 +597,7 @@ static int check_props(struct kctx *c)
 
 static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_own *k)
 {
-	struct sl_conn_opt *topic = take(c, "topic"), *o;
+	struct sl_sql_conn_opt *topic = take(c, "topic"), *o;
 	struct sl_error e = { 0 };
 	bool has_group = false;
 	int rc;
@@ -506,9 +609,9 @@ static int build(struct kctx *c, const struct sl_schema *schema, struct kafka_ow
 		while (*v == ' ')
 			v++;
 		/* Flink: '0' or a negative interval disables discovery */
-		if (*v == '-' && !sl_conn_parse_duration(v + 1, &k->cfg.discovery_interval_ms))
+		if (*v == '-' && !sl_sql_conn_parse_duration(v + 1, &k->cfg.discovery_interval_ms))
 			k->cfg.discovery_interval_ms = 0;
-		else if (sl_conn_parse_duration(v, &k->cfg.discovery_interval_ms))
+		else if (sl_sql_conn_parse_duration(v, &k->cfg.discovery_interval_ms))
 			return fail(c, o,
 				    "option '%s': '%s' is not a duration (e.g. '30 s', "
 				    "'5 min'; '0' disables)",
@@ -575,6 +678,8 @@ have_servers:
 	k->cfg.schema = schema;
 	k->cfg.skipped = &k->skipped;
 	k->cfg.commit_offsets = has_group;
+	if ((rc = check_columns(c, schema, k)))
+		return rc;
 	if (!c->offline && sl_kafka_source_prepare(&k->cfg, &e) < 0) {
 		rc = fail(c, NULL, "%s", e.msg);
 		return e.code == -ENOMEM ? -ENOMEM : rc;
@@ -582,11 +687,17 @@ have_servers:
 	return 0;
 }
 
-int sl_sql_kafka_source(const struct sl_schema *schema, struct sl_conn_opt *opts, int nopts,
-			const char *file, const struct sl_conn_opt *at, bool offline,
-			struct sl_sql_connector *out, char *err, size_t errcap)
+int sl_sql_conn_kafka_source(const struct sl_schema *schema, struct sl_sql_conn_opt *opts,
+			     int nopts, const char *file, const struct sl_sql_conn_opt *at,
+			     bool offline, struct sl_sql_conn *out, char *err, size_t errcap)
 {
-	struct kctx c = { opts, nopts, file, at, err, errcap, offline };
+	struct kctx c = { .opts = opts,
+			  .n = nopts,
+			  .file = file,
+			  .at = at,
+			  .err = err,
+			  .errcap = errcap,
+			  .offline = offline };
 	struct kafka_own *k = calloc(1, sizeof(*k));
 	int rc;
 

@@ -45,10 +45,10 @@
 	"sink.transaction-timeout, csv.field-delimiter, csv.null-literal"
 
 struct sctx {
-	struct sl_conn_opt *opts;
+	struct sl_sql_conn_opt *opts;
 	int n;
 	const char *file;
-	const struct sl_conn_opt *at;
+	const struct sl_sql_conn_opt *at;
 	const char *conn;
 	char *err;
 	size_t errcap;
@@ -64,29 +64,29 @@ struct ksink_own {
 	uint64_t errors;
 };
 
-static int fail(struct sctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail(struct sctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct sctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail(struct sctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	sl_conn_opt_vfail(c->err, c->errcap, c->file, o ? o : c->at, fmt, ap);
+	sl_sql_conn_opt_vfail(c->err, c->errcap, c->file, o ? o : c->at, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
 
-static struct sl_conn_opt *take(struct sctx *c, const char *key)
+static struct sl_sql_conn_opt *take(struct sctx *c, const char *key)
 {
-	return sl_conn_opt_take(c->opts, c->n, key);
+	return sl_sql_conn_opt_take(c->opts, c->n, key);
 }
 
 /* `key` or "<part>.<key>" ("value.csv.null-literal"). */
-static struct sl_conn_opt *take_part(struct sctx *c, const char *part, const char *key)
+static struct sl_sql_conn_opt *take_part(struct sctx *c, const char *part, const char *key)
 {
 	char k[128];
-	struct sl_conn_opt *o = take(c, key);
+	struct sl_sql_conn_opt *o = take(c, key);
 
 	snprintf(k, sizeof k, "%s.%s", part, key);
 	return o ? o : take(c, k);
@@ -111,7 +111,8 @@ static void own_free(void *p)
 	free(k);
 }
 
-static int parse_format(struct sctx *c, const struct sl_conn_opt *o, enum sl_kafka_sink_fmt *out)
+static int parse_format(struct sctx *c, const struct sl_sql_conn_opt *o,
+			enum sl_kafka_sink_fmt *out)
 {
 	if (!strcmp(o->value, "json"))
 		*out = SL_KSINK_JSON;
@@ -128,15 +129,15 @@ static int parse_format(struct sctx *c, const struct sl_conn_opt *o, enum sl_kaf
 }
 
 /* Flink's duration, as every connector reads it (sql_options.h). */
-static int parse_duration(struct sctx *c, const struct sl_conn_opt *o, int64_t *ms)
+static int parse_duration(struct sctx *c, const struct sl_sql_conn_opt *o, int64_t *ms)
 {
-	if (sl_conn_parse_duration(o->value, ms) < 0 || *ms <= 0)
+	if (sl_sql_conn_parse_duration(o->value, ms) < 0 || *ms <= 0)
 		return fail(c, o, "option '%s': '%s' is not a duration ('<n>' ms or '<n> s|min|h')",
 			    o->key, o->value);
 	return 0;
 }
 
-static char *dup_val(const struct sl_conn_opt *o, int *rc)
+static char *dup_val(const struct sl_sql_conn_opt *o, int *rc)
 {
 	char *s = strdup(o->value);
 
@@ -165,7 +166,7 @@ static int take_props(struct sctx *c, struct ksink_own *k, bool *has_bootstrap)
 		return -ENOMEM;
 	}
 	for (int j = 0; j < c->n && !rc; j++) {
-		struct sl_conn_opt *o = &c->opts[j];
+		struct sl_sql_conn_opt *o = &c->opts[j];
 
 		if (o->used || strncmp(o->key, SL_KAFKA_PROPS_PREFIX, plen))
 			continue;
@@ -188,8 +189,8 @@ static int take_props(struct sctx *c, struct ksink_own *k, bool *has_bootstrap)
 }
 
 /* 'a;b' -> field indexes. */
-static int parse_fields(struct sctx *c, const struct sl_conn_opt *o, const struct sl_schema *schema,
-			struct ksink_own *k)
+static int parse_fields(struct sctx *c, const struct sl_sql_conn_opt *o,
+			const struct sl_schema *schema, struct ksink_own *k)
 {
 	const char *p = o->value;
 
@@ -222,10 +223,10 @@ static int parse_fields(struct sctx *c, const struct sl_conn_opt *o, const struc
 
 static int parse_guarantee(struct sctx *c, struct ksink_own *k)
 {
-	struct sl_conn_opt *o = take(c, "sink.delivery-guarantee");
-	struct sl_conn_opt *p = take(c, "sink.transactional-id-prefix");
-	struct sl_conn_opt *m = take(c, "sink.marker-topic");
-	struct sl_conn_opt *t = take(c, "sink.transaction-timeout");
+	struct sl_sql_conn_opt *o = take(c, "sink.delivery-guarantee");
+	struct sl_sql_conn_opt *p = take(c, "sink.transactional-id-prefix");
+	struct sl_sql_conn_opt *m = take(c, "sink.marker-topic");
+	struct sl_sql_conn_opt *t = take(c, "sink.transaction-timeout");
 	int rc = 0;
 
 	if (!o || !strcmp(o->value, "at-least-once"))
@@ -263,7 +264,7 @@ static int parse_guarantee(struct sctx *c, struct ksink_own *k)
 static int parse_rest(struct sctx *c, const struct sl_schema *schema, struct ksink_own *k,
 		      bool upsert, const int *pk, int npk)
 {
-	struct sl_conn_opt *o;
+	struct sl_sql_conn_opt *o;
 	int rc = 0;
 
 	if ((o = take(c, "format")) || (o = take(c, "value.format"))) {
@@ -362,14 +363,14 @@ static void skip_source_options(struct sctx *c)
 				c->opts[i].used = true;
 }
 
-int sl_sql_kafka_sink(const struct sl_schema *schema, struct sl_conn_opt *opts, int nopts,
-		      const char *file, const struct sl_conn_opt *at, bool upsert, const int *pk,
-		      int npk, int64_t checkpoint_interval_ms, struct sl_sql_connector *out,
-		      char *err, size_t errcap)
+int sl_sql_conn_kafka_sink(const struct sl_schema *schema, struct sl_sql_conn_opt *opts, int nopts,
+			   const char *file, const struct sl_sql_conn_opt *at, bool upsert,
+			   const int *pk, int npk, int64_t checkpoint_interval_ms,
+			   struct sl_sql_conn *out, char *err, size_t errcap)
 {
 	struct sctx c = { opts, nopts, file, at, upsert ? "upsert-kafka" : "kafka", err, errcap };
 	struct ksink_own *k = calloc(1, sizeof(*k));
-	struct sl_conn_opt *o;
+	struct sl_sql_conn_opt *o;
 	bool has_bootstrap = false;
 	int rc;
 

@@ -1,6 +1,9 @@
 /*
- * sql_options.c - WITH options of a SQL table to a configured embedded connector (the
- * options and their meaning are listed in sql_options.h).
+ * sql_options.c - WITH options of a SQL table to a configured connector (the options and
+ * their meaning are listed in sql_options.h).
+ *
+ * `connectors[]` below is the one list of connectors: the planner binds every table through
+ * it, and the messages for an unknown name or a wrong direction are made from it.
  *
  * Each connector reads the keys it knows with opt_take(), which marks them used, then
  * rejects the first option left unused (in the order written) as unknown, so a typo is
@@ -26,17 +29,17 @@
 
 /* The options of one table being configured, and where to report. */
 struct optctx {
-	struct sl_conn_opt *opts;
+	struct sl_sql_conn_opt *opts;
 	int n;
 	const char *file;
 	const char *conn;              /* connector name, for messages */
-	const struct sl_conn_opt *at;  /* the 'connector' option: position of "missing" */
+	const struct sl_sql_conn_opt *at; /* the 'connector' option: position of "missing" */
 	char *err;
 	size_t errcap;
 };
 
-int sl_conn_opt_vfail(char *err, size_t errcap, const char *file, const struct sl_conn_opt *o,
-		      const char *fmt, va_list ap)
+int sl_sql_conn_opt_vfail(char *err, size_t errcap, const char *file,
+			  const struct sl_sql_conn_opt *o, const char *fmt, va_list ap)
 {
 	int n = snprintf(err, errcap, "%s:%u:%u: ", file ? file : "<sql>", o ? o->line : 1,
 			 o ? o->col : 1);
@@ -46,10 +49,10 @@ int sl_conn_opt_vfail(char *err, size_t errcap, const char *file, const struct s
 	return -EINVAL;
 }
 
-static int fail_at(struct optctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail_at(struct optctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-struct sl_conn_opt *sl_conn_opt_take(struct sl_conn_opt *opts, int n, const char *key)
+struct sl_sql_conn_opt *sl_sql_conn_opt_take(struct sl_sql_conn_opt *opts, int n, const char *key)
 {
 	for (int i = 0; i < n; i++)
 		if (!opts[i].used && strcmp(opts[i].key, key) == 0) {
@@ -59,12 +62,12 @@ struct sl_conn_opt *sl_conn_opt_take(struct sl_conn_opt *opts, int n, const char
 	return NULL;
 }
 
-static int fail_at(struct optctx *c, const struct sl_conn_opt *o, const char *fmt, ...)
+static int fail_at(struct optctx *c, const struct sl_sql_conn_opt *o, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	sl_conn_opt_vfail(c->err, c->errcap, c->file, o, fmt, ap);
+	sl_sql_conn_opt_vfail(c->err, c->errcap, c->file, o, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
@@ -76,9 +79,9 @@ static int nomem(struct optctx *c)
 }
 
 /* Returns the unused option `key` (marking it used), or NULL. */
-static struct sl_conn_opt *opt_take(struct optctx *c, const char *key)
+static struct sl_sql_conn_opt *opt_take(struct optctx *c, const char *key)
 {
-	return sl_conn_opt_take(c->opts, c->n, key);
+	return sl_sql_conn_opt_take(c->opts, c->n, key);
 }
 
 /* Fails on the first option left unused, listing `known`. */
@@ -92,7 +95,7 @@ static int check_unused(struct optctx *c, const char *known)
 	return 0;
 }
 
-static int parse_bool(struct optctx *c, const struct sl_conn_opt *o, bool *out)
+static int parse_bool(struct optctx *c, const struct sl_sql_conn_opt *o, bool *out)
 {
 	if (!strcasecmp(o->value, "true"))
 		*out = true;
@@ -106,12 +109,12 @@ static int parse_bool(struct optctx *c, const struct sl_conn_opt *o, bool *out)
 
 static int opt_bool(struct optctx *c, const char *key, bool *out)
 {
-	struct sl_conn_opt *o = opt_take(c, key);
+	struct sl_sql_conn_opt *o = opt_take(c, key);
 
 	return o ? parse_bool(c, o, out) : 0;
 }
 
-static int parse_i64(struct optctx *c, const struct sl_conn_opt *o, int64_t lo, int64_t hi,
+static int parse_i64(struct optctx *c, const struct sl_sql_conn_opt *o, int64_t lo, int64_t hi,
 		     int64_t *out)
 {
 	if (sl_fmt_parse_i64(o->value, strlen(o->value), lo, hi, out) < 0)
@@ -120,14 +123,14 @@ static int parse_i64(struct optctx *c, const struct sl_conn_opt *o, int64_t lo, 
 	return 0;
 }
 
-static int parse_f64(struct optctx *c, const struct sl_conn_opt *o, double *out)
+static int parse_f64(struct optctx *c, const struct sl_sql_conn_opt *o, double *out)
 {
 	if (sl_fmt_parse_f64(o->value, strlen(o->value), out) < 0 || *out != *out)
 		return fail_at(c, o, "option '%s': '%s' is not a number", o->key, o->value);
 	return 0;
 }
 
-int sl_conn_parse_duration(const char *v, int64_t *ms)
+int sl_sql_conn_parse_duration(const char *v, int64_t *ms)
 {
 	static const struct { const char *name; int64_t ms; } units[] = {
 		{ "ms", 1 }, { "milli", 1 }, { "millis", 1 }, { "millisecond", 1 },
@@ -160,9 +163,9 @@ int sl_conn_parse_duration(const char *v, int64_t *ms)
 }
 
 /* A Flink duration: '<n>' (ms) or '<n>[ ]<unit>'. */
-static int parse_duration(struct optctx *c, const struct sl_conn_opt *o, int64_t *ms)
+static int parse_duration(struct optctx *c, const struct sl_sql_conn_opt *o, int64_t *ms)
 {
-	if (sl_conn_parse_duration(o->value, ms) < 0)
+	if (sl_sql_conn_parse_duration(o->value, ms) < 0)
 		return fail_at(c, o, "option '%s': '%s' is not a duration (e.g. '500 ms', '5 s', "
 			       "'1 min')", o->key, o->value);
 	return 0;
@@ -238,7 +241,7 @@ struct fs_fmt {
 
 static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 {
-	struct sl_conn_opt *o = opt_take(c, "format"), *d;
+	struct sl_sql_conn_opt *o = opt_take(c, "format"), *d;
 	int rc = 0;
 	bool include;
 
@@ -300,10 +303,9 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		       "debezium-json)", o->value);
 }
 
-static int fs_source(struct optctx *c, const struct sl_schema *schema,
-		     struct sl_sql_connector *out)
+static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
-	struct sl_conn_opt *path = opt_take(c, "path"), *mon;
+	struct sl_sql_conn_opt *path = opt_take(c, "path"), *mon;
 	struct fs_fmt fmt;
 	struct fs_src *f;
 	bool oom = false;
@@ -340,7 +342,7 @@ static int fs_source(struct optctx *c, const struct sl_schema *schema,
 	f->cfg.format = fmt.format;
 	f->cfg.csv.delimiter = fmt.delim;
 	f->cfg.csv.null_literal = f->null_lit;
-	f->cfg.schema = schema;
+	f->cfg.schema = t->schema;
 	f->cfg.ignore_parse_errors = fmt.ignore_errors;
 	f->cfg.skipped = &f->skipped;
 	f->cfg.json_fail_on_missing = fmt.fail_missing;
@@ -354,20 +356,21 @@ static int fs_source(struct optctx *c, const struct sl_schema *schema,
 	return 0;
 }
 
-static int fs_sink(struct optctx *c, struct sl_sql_connector *out)
+static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
-	struct sl_conn_opt *path = opt_take(c, "path");
-	struct sl_conn_opt *dg = opt_take(c, "sink.delivery-guarantee");
+	struct sl_sql_conn_opt *path = opt_take(c, "path");
+	struct sl_sql_conn_opt *dg = opt_take(c, "sink.delivery-guarantee");
 	bool oom = false, eos = false;
 	struct fs_fmt fmt;
 	struct fs_sink *f;
 	char known[256];
 	int rc;
 
+	(void)t;
 	if (!path)
 		return fail_at(c, c->at, "connector 'filesystem' needs option 'path'");
 	/* exactly-once commits part files at checkpoints (the default when the job takes
-	 * checkpoints, see sl_sql_connector_checkpointing()); at-least-once keeps the plain
+	 * checkpoints, see sl_sql_conn_checkpointing()); at-least-once keeps the plain
 	 * part files visible at once */
 	if (dg && !strcmp(dg->value, "exactly-once"))
 		eos = true;
@@ -424,7 +427,7 @@ static const struct {
 };
 
 /* A bound for field i of type t: its unscaled/ms/days value. */
-static int dg_bound(struct optctx *c, const struct sl_conn_opt *o, const struct sl_schema *s,
+static int dg_bound(struct optctx *c, const struct sl_sql_conn_opt *o, const struct sl_schema *s,
 		    int i, int64_t *v, double *d)
 {
 	enum sl_type t = sl_schema_type(s, i);
@@ -461,7 +464,7 @@ static int dg_bound(struct optctx *c, const struct sl_conn_opt *o, const struct 
 
 /* Splits "fields.<name>.<attr>" against the schema: returns the field index and sets *attr,
  * or -1 with err filled. */
-static int dg_field_of(struct optctx *c, const struct sl_conn_opt *o, const struct sl_schema *s,
+static int dg_field_of(struct optctx *c, const struct sl_sql_conn_opt *o, const struct sl_schema *s,
 		       int *attr)
 {
 	const char *name = o->key + 7, *dot = strrchr(o->key, '.');
@@ -493,7 +496,7 @@ static int dg_field_of(struct optctx *c, const struct sl_conn_opt *o, const stru
 	return i;
 }
 
-static int dg_kind(struct optctx *c, const struct sl_conn_opt *o, enum sl_gen_kind *k,
+static int dg_kind(struct optctx *c, const struct sl_sql_conn_opt *o, enum sl_gen_kind *k,
 		   unsigned *mask)
 {
 	if (!strcmp(o->value, "random")) {
@@ -513,7 +516,7 @@ static int dg_kind(struct optctx *c, const struct sl_conn_opt *o, enum sl_gen_ki
 }
 
 /* Applies one field attribute (the kind is already set). */
-static int dg_attr(struct optctx *c, const struct sl_conn_opt *o, const struct sl_schema *s,
+static int dg_attr(struct optctx *c, const struct sl_sql_conn_opt *o, const struct sl_schema *s,
 		   int i, const char *attr, struct sl_datagen_field *f)
 {
 	int64_t v = 0, now;
@@ -568,13 +571,14 @@ static int dg_attr(struct optctx *c, const struct sl_conn_opt *o, const struct s
 	return rc;
 }
 
-static int datagen_source(struct optctx *c, const struct sl_schema *schema,
-			  struct sl_sql_connector *out)
+static int datagen_source(struct optctx *c, const struct sl_sql_conn_table *t,
+			  struct sl_sql_conn *out)
 {
+	const struct sl_schema *schema = t->schema;
 	int nf = sl_schema_nfields(schema), rc = 0;
 	unsigned mask[SL_SCHEMA_MAX_FIELDS];
 	bool has_start[SL_SCHEMA_MAX_FIELDS] = { 0 }, has_end[SL_SCHEMA_MAX_FIELDS] = { 0 };
-	struct sl_conn_opt *o;
+	struct sl_sql_conn_opt *o;
 	struct dg_src *g;
 	int64_t v;
 
@@ -654,6 +658,8 @@ static int datagen_source(struct optctx *c, const struct sl_schema *schema,
 		free(g);
 		return rc;
 	}
+	/* as Flink runs a datagen source at the job's parallelism: one stream per shard */
+	g->cfg.nsplits = t->nshards;
 	out->src_ops = &sl_datagen_source_ops;
 	out->cfg = g;
 	out->cfg_free = free;
@@ -677,15 +683,16 @@ static void print_free(void *p)
 	free(po);
 }
 
-static int print_sink(struct optctx *c, struct sl_sql_connector *out)
+static int print_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
-	struct sl_conn_opt *id = opt_take(c, "print-identifier"), *par;
+	struct sl_sql_conn_opt *id = opt_take(c, "print-identifier"), *par;
 	bool to_stderr = false;
 	int64_t p = 0;
 	struct print_own *po;
 	bool oom = false;
 	int rc;
 
+	(void)t;
 	if ((rc = opt_bool(c, "standard-error", &to_stderr)) < 0)
 		return rc;
 	if ((par = opt_take(c, "sink.parallelism")) && (rc = parse_i64(c, par, 1, 4096, &p)) < 0)
@@ -706,15 +713,74 @@ static int print_sink(struct optctx *c, struct sl_sql_connector *out)
 	out->sink_ops = &sl_print_sink_ops;
 	out->cfg = po;
 	out->cfg_free = print_free;
+	out->changelog = true; /* prints -U/+U/-D rows as they come */
 	return 0;
 }
 
+static int blackhole_sink(struct optctx *c, const struct sl_sql_conn_table *t,
+			  struct sl_sql_conn *out)
+{
+	int rc = check_unused(c, "(none)");
+
+	(void)t;
+	if (rc < 0)
+		return rc;
+	out->sink_ops = &sl_blackhole_sink_ops;
+	out->changelog = true; /* drops every kind of row alike */
+	return 0;
+}
+
+/* ---- kafka, upsert-kafka (sql_kafka.c, sql_kafka_sink.c) ------------------------------- */
+
+static int kafka_source(struct optctx *c, const struct sl_sql_conn_table *t,
+			struct sl_sql_conn *out)
+{
+	return sl_sql_conn_kafka_source(t->schema, t->opts, t->nopts, t->file, c->at, t->offline,
+					out, c->err, c->errcap);
+}
+
+static int kafka_sink_of(struct optctx *c, const struct sl_sql_conn_table *t, bool upsert,
+			 struct sl_sql_conn *out)
+{
+	return sl_sql_conn_kafka_sink(t->schema, t->opts, t->nopts, t->file, c->at, upsert, t->pk,
+				      t->npk, t->checkpoint_interval_ms, out, c->err, c->errcap);
+}
+
+static int kafka_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
+{
+	return kafka_sink_of(c, t, false, out);
+}
+
+static int upsert_kafka_sink(struct optctx *c, const struct sl_sql_conn_table *t,
+			     struct sl_sql_conn *out)
+{
+	return kafka_sink_of(c, t, true, out);
+}
+
+/* ---- the connector table --------------------------------------------------------------- */
+
+typedef int (*bind_fn)(struct optctx *c, const struct sl_sql_conn_table *t,
+		       struct sl_sql_conn *out);
+
+/* Every connector a SQL table can name, in the order messages list them. */
+static const struct {
+	const char *name;
+	bind_fn source; /* NULL: cannot be read from */
+	bind_fn sink;	/* NULL: cannot be written to */
+} connectors[] = {
+	{ "filesystem", fs_source, fs_sink },  { "datagen", datagen_source, NULL },
+	{ "kafka", kafka_source, kafka_sink }, { "upsert-kafka", NULL, upsert_kafka_sink },
+	{ "print", NULL, print_sink },	       { "blackhole", NULL, blackhole_sink },
+};
+
+#define NCONNECTORS (sizeof connectors / sizeof connectors[0])
+
 /* ---- entry points ---------------------------------------------------------------------- */
 
-static int setup(struct optctx *c, struct sl_conn_opt *opts, int nopts, const char *file,
-		 struct sl_sql_connector *out, char *err, size_t errcap)
+static int setup(struct optctx *c, struct sl_sql_conn_opt *opts, int nopts, const char *file,
+		 struct sl_sql_conn *out, char *err, size_t errcap)
 {
-	struct sl_conn_opt *co;
+	struct sl_sql_conn_opt *co;
 
 	memset(out, 0, sizeof(*out));
 	memset(c, 0, sizeof(*c));
@@ -739,68 +805,44 @@ static int setup(struct optctx *c, struct sl_conn_opt *opts, int nopts, const ch
 	return 0;
 }
 
-static int finish(int rc, struct sl_sql_connector *out)
+static int finish(int rc, struct sl_sql_conn *out)
 {
 	if (rc < 0)
 		memset(out, 0, sizeof(*out));
 	return rc;
 }
 
-int sl_sql_source_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
-			       int nopts, const char *file, struct sl_sql_connector *out,
-			       char *err, size_t errcap)
+/* Binds table t as a source or a sink through the connector its 'connector' names. */
+static int bind(const struct sl_sql_conn_table *t, bool sink, struct sl_sql_conn *out, char *err,
+		size_t errcap)
 {
 	struct optctx c;
-	int rc = setup(&c, opts, nopts, file, out, err, errcap);
+	int rc = setup(&c, t->opts, t->nopts, t->file, out, err, errcap);
+	char known[128];
+	size_t n = 0;
 
 	if (rc < 0)
 		return rc;
-	if (!strcmp(c.conn, "filesystem"))
-		return finish(fs_source(&c, schema, out), out);
-	if (!strcmp(c.conn, "datagen"))
-		return finish(datagen_source(&c, schema, out), out);
-	if (!strcmp(c.conn, "kafka"))
-		return finish(sl_sql_kafka_source(schema, opts, nopts, file, c.at, false, out, err,
-						  errcap), out);
-	if (!strcmp(c.conn, "print") || !strcmp(c.conn, "blackhole"))
-		return fail_at(&c, c.at, "connector '%s' is a sink: it cannot be read from",
+	for (size_t i = 0; i < NCONNECTORS; i++) {
+		bind_fn fn = sink ? connectors[i].sink : connectors[i].source;
+
+		if (strcmp(c.conn, connectors[i].name))
+			continue;
+		if (fn)
+			return finish(fn(&c, t, out), out);
+		return fail_at(&c, c.at,
+			       sink ? "connector '%s' is a source: it cannot be written to"
+				    : "connector '%s' is a sink: it cannot be read from",
 			       c.conn);
-	return fail_at(&c, c.at, "unknown connector '%s' (known: filesystem, datagen, print, "
-		       "blackhole)", c.conn);
-}
-
-int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
-			     int nopts, const char *file, struct sl_sql_connector *out, char *err,
-			     size_t errcap)
-{
-	struct optctx c;
-	int rc = setup(&c, opts, nopts, file, out, err, errcap);
-
-	(void)schema;
-	if (rc < 0)
-		return rc;
-	if (!strcmp(c.conn, "filesystem"))
-		return finish(fs_sink(&c, out), out);
-	if (!strcmp(c.conn, "print"))
-		return finish(print_sink(&c, out), out);
-	if (!strcmp(c.conn, "kafka") || !strcmp(c.conn, "upsert-kafka"))
-		return finish(sl_sql_kafka_sink(schema, opts, nopts, file, c.at,
-						!strcmp(c.conn, "upsert-kafka"), NULL, 0, 0, out,
-						err, errcap), out);
-	if (!strcmp(c.conn, "blackhole")) {
-		rc = check_unused(&c, "(none)");
-		if (!rc)
-			out->sink_ops = &sl_blackhole_sink_ops;
-		return finish(rc, out);
 	}
-	if (!strcmp(c.conn, "datagen"))
-		return fail_at(&c, c.at, "connector 'datagen' is a source: it cannot be written "
-			       "to");
-	return fail_at(&c, c.at, "unknown connector '%s' (known: filesystem, datagen, print, "
-		       "blackhole)", c.conn);
+	known[0] = 0;
+	for (size_t i = 0; i < NCONNECTORS && n < sizeof known; i++)
+		n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
+				      connectors[i].name);
+	return fail_at(&c, c.at, "unknown connector '%s' (known: %s)", c.conn, known);
 }
 
-void sl_sql_connector_checkpointing(struct sl_sql_connector *c, bool on)
+void sl_sql_conn_checkpointing(struct sl_sql_conn *c, bool on)
 {
 	struct fs_sink *f = c->cfg;
 
@@ -810,7 +852,19 @@ void sl_sql_connector_checkpointing(struct sl_sql_connector *c, bool on)
 		f->cfg.exactly_once = on;
 }
 
-void sl_sql_connector_fini(struct sl_sql_connector *c)
+int sl_sql_conn_bind_source(const struct sl_sql_conn_table *t, struct sl_sql_conn *out, char *err,
+			    size_t errcap)
+{
+	return bind(t, false, out, err, errcap);
+}
+
+int sl_sql_conn_bind_sink(const struct sl_sql_conn_table *t, struct sl_sql_conn *out, char *err,
+			  size_t errcap)
+{
+	return bind(t, true, out, err, errcap);
+}
+
+void sl_sql_conn_fini(struct sl_sql_conn *c)
 {
 	if (c && c->cfg && c->cfg_free)
 		c->cfg_free(c->cfg);

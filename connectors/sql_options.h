@@ -47,9 +47,16 @@
  *   Durations are '<n>' (ms) or '<n> <unit>' with unit ms, s, min, h, d (and their long
  *   forms: second(s), minute(s), ...), as in Flink's Duration options.
  *
+ *   kafka  source and sink, upsert-kafka  sink: see sql_kafka.c and sql_kafka_sink.c
+ *
  *   print  sink:  print-identifier; standard-error (true: stderr); sink.parallelism ('1'
  *          drops the "N> " subtask prefix, as one Flink subtask prints none)
  *   blackhole  sink, no options
+ *
+ * The connectors are one table in sql_options.c (name, how to bind it as a source, as a
+ * sink): the planner binds every table through it, and the messages for an unknown
+ * connector or a wrong direction are made from it, so a connector added there is known
+ * everywhere.
  *
  * Errors: an unknown option, a missing required option or a bad value fails with one line
  * "FILE:LINE:COL: ..." naming the option (LINE:COL from the option; a missing option points
@@ -69,7 +76,7 @@
 
 /* One WITH option as parsed. `used`: consumed already (the planner's own keys such as
  * scan.watermark.*) and skipped here; set by these functions for every key they consume. */
-struct sl_conn_opt {
+struct sl_sql_conn_opt {
 	const char *key, *value;
 	uint32_t line, col;
 	bool used;
@@ -78,53 +85,91 @@ struct sl_conn_opt {
 /*
  * A configured connector. Exactly one of src_ops / sink_ops is set. `cfg` is what to pass to
  * sl_job_source() / sl_stream_sink() with those ops; it is owned by this struct (free with
- * sl_sql_connector_fini()) and borrows the schema given to the constructor, which must
+ * sl_sql_conn_fini()) and borrows the schema given to the constructor, which must
  * outlive the job. `cfg` may be NULL (blackhole).
  */
-struct sl_sql_connector {
+struct sl_sql_conn {
 	const struct sl_source_ops *src_ops;
 	const struct sl_sink_ops *sink_ops;
 	void *cfg;
 	void (*cfg_free)(void *cfg);
-	bool changelog;     /* a source produces -U/+U/-D rows (debezium-json); a sink takes
-			     * them (upsert-kafka) */
+	bool changelog;	    /* a source produces -U/+U/-D rows (debezium-json); a sink takes
+			     * them (upsert-kafka, print, blackhole) */
 	uint64_t *skipped;  /* filesystem source: records skipped by *.ignore-parse-errors,
 			     * summed over splits at their close (read after the job ran);
 			     * NULL for other connectors */
 };
 
 /*
- * Builds a source for a table with `schema` (its flattened fields: "a.b" for nested ROWs)
- * from opts[0..nopts). `file` names the SQL file for messages. Returns 0 with *out filled,
- * or -EINVAL / -ENOMEM with a one-line message in err[errcap].
+ * A table as the planner hands it to its connector: the schema (its flattened fields: "a.b"
+ * for nested ROWs), the WITH options, and what only the planner knows, which some
+ * connectors need. Zero what does not apply.
  */
-int sl_sql_source_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
-			       int nopts, const char *file, struct sl_sql_connector *out,
-			       char *err, size_t errcap);
+struct sl_sql_conn_table {
+	const struct sl_schema *schema;
+	struct sl_sql_conn_opt *opts;
+	int nopts;
+	const char *file; /* the SQL file, for messages */
+	const int *pk;	  /* PRIMARY KEY fields of schema: upsert-kafka's key */
+	int npk;
+	int64_t checkpoint_interval_ms; /* the job's (0: none): Kafka's transaction timeout */
+	int nshards;			/* the job's shards: one datagen stream a shard */
+	bool offline;			/* check the options without asking external systems
+					 * (EXPLAIN, fuzzing): a Kafka source gets no splits */
+};
+
+/*
+ * Builds a source for table t from its 'connector' option and the others of t->opts.
+ * Returns 0 with *out filled, or -EINVAL / -ENOMEM (or a connector's -errno) with a
+ * one-line message in err[errcap].
+ */
+int sl_sql_conn_bind_source(const struct sl_sql_conn_table *t, struct sl_sql_conn *out, char *err,
+			    size_t errcap);
 
 /* The pieces every connector's SQL mapping shares (sql_kafka*.c too):
- * sl_conn_opt_take  returns the unused option `key` of opts[0..n), marking it used, or NULL;
- * sl_conn_opt_vfail writes "FILE:LINE:COL: <message>" for option o (NULL: 1:1) into err and
- *                   returns -EINVAL;
- * sl_conn_parse_duration  Flink's duration text ('<n>' ms or '<n>[ ]<unit>', unit ms, s,
- *                   min, h, d and their long forms) into ms: 0 or -EINVAL. */
-struct sl_conn_opt *sl_conn_opt_take(struct sl_conn_opt *opts, int n, const char *key);
-int sl_conn_opt_vfail(char *err, size_t errcap, const char *file, const struct sl_conn_opt *o,
-		      const char *fmt, va_list ap);
-int sl_conn_parse_duration(const char *text, int64_t *ms);
+ * sl_sql_conn_opt_take    returns the unused option `key` of opts[0..n), marking it used,
+ *                         or NULL;
+ * sl_sql_conn_opt_vfail   writes "FILE:LINE:COL: <message>" for option o (NULL: 1:1) into
+ *                         err and returns -EINVAL;
+ * sl_sql_conn_parse_duration  Flink's duration text ('<n>' ms or '<n>[ ]<unit>', unit ms,
+ *                         s, min, h, d and their long forms) into ms: 0 or -EINVAL. */
+struct sl_sql_conn_opt *sl_sql_conn_opt_take(struct sl_sql_conn_opt *opts, int n, const char *key);
+int sl_sql_conn_opt_vfail(char *err, size_t errcap, const char *file,
+			  const struct sl_sql_conn_opt *o, const char *fmt, va_list ap);
+int sl_sql_conn_parse_duration(const char *text, int64_t *ms);
 
-/* Like sl_sql_source_from_options() for a sink (INSERT INTO target). */
-int sl_sql_sink_from_options(const struct sl_schema *schema, struct sl_conn_opt *opts,
-			     int nopts, const char *file, struct sl_sql_connector *out, char *err,
-			     size_t errcap);
+/* Like sl_sql_conn_bind_source() for a sink (INSERT INTO target). */
+int sl_sql_conn_bind_sink(const struct sl_sql_conn_table *t, struct sl_sql_conn *out, char *err,
+			  size_t errcap);
+
+/*
+ * The Kafka connector's binders, which the connector table calls; the 'connector' option is
+ * already consumed and `at` points at it. Each returns 0 with *out filled (cfg owned by
+ * *out), or -EINVAL / -ENOMEM (the source: or the -errno of prepare) with one line
+ * "FILE:LINE:COL: ..." in err.
+ * sl_sql_conn_kafka_source  a Kafka source (sql_kafka.c lists the options). `offline`: the
+ *                   options are checked but the cluster is not asked for partitions
+ *                   (explain, fuzzing): the source then has no splits and must not run.
+ * sl_sql_conn_kafka_sink    a Kafka sink (sql_kafka_sink.c lists the options). `upsert`:
+ *                   'upsert-kafka', whose key is the PRIMARY KEY fields pk[0..npk)
+ *                   (required then). `checkpoint_interval_ms` (0: none) sizes the
+ *                   transaction timeout.
+ */
+int sl_sql_conn_kafka_source(const struct sl_schema *schema, struct sl_sql_conn_opt *opts,
+			     int nopts, const char *file, const struct sl_sql_conn_opt *at,
+			     bool offline, struct sl_sql_conn *out, char *err, size_t errcap);
+int sl_sql_conn_kafka_sink(const struct sl_schema *schema, struct sl_sql_conn_opt *opts, int nopts,
+			   const char *file, const struct sl_sql_conn_opt *at, bool upsert,
+			   const int *pk, int npk, int64_t checkpoint_interval_ms,
+			   struct sl_sql_conn *out, char *err, size_t errcap);
 
 /* Tells a connector whether its job takes checkpoints, for the defaults that depend on it:
  * a filesystem sink without 'sink.delivery-guarantee' is exactly-once with checkpoints (as
  * Flink's FileSink), at-least-once without. Call once the whole script is planned (a SET
  * anywhere in it applies to every job). */
-void sl_sql_connector_checkpointing(struct sl_sql_connector *c, bool on);
+void sl_sql_conn_checkpointing(struct sl_sql_conn *c, bool on);
 
 /* Frees what a successful constructor allocated. Accepts a zeroed struct. */
-void sl_sql_connector_fini(struct sl_sql_connector *c);
+void sl_sql_conn_fini(struct sl_sql_conn *c);
 
 #endif

@@ -22,7 +22,7 @@ struct shard_eval {
  * is copied slot for slot, and the rowtime computed by the source is the record's time. */
 enum out_kind { OUT_EVAL = 0, OUT_COPY, OUT_TS };
 
-struct pl_calc {
+struct sl_calc {
 	struct sl_prog *pred;          /* NULL: every row passes */
 	int nout;
 	struct sl_prog **out;          /* [nout] */
@@ -34,9 +34,9 @@ struct pl_calc {
 	char *scratch;                 /* nshards * SL_EVAL_SCRATCH */
 };
 
-void pl_calc_destroy(void *p)
+void sl_calc_destroy(void *p)
 {
-	struct pl_calc *c = p;
+	struct sl_calc *c = p;
 
 	if (!c)
 		return;
@@ -52,9 +52,9 @@ void pl_calc_destroy(void *p)
 	free(c);
 }
 
-struct pl_calc *pl_calc_create(int nout, int nshards)
+struct sl_calc *sl_calc_create(int nout, int nshards)
 {
-	struct pl_calc *c = calloc(1, sizeof(*c));
+	struct sl_calc *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
@@ -67,7 +67,7 @@ struct pl_calc *pl_calc_create(int nout, int nshards)
 	c->ev = aligned_alloc(64, sizeof(*c->ev) * (size_t)nshards);
 	c->scratch = malloc((size_t)nshards * SL_EVAL_SCRATCH);
 	if (!c->out || !c->out_type || !c->kind || !c->copy_from || !c->ev || !c->scratch) {
-		pl_calc_destroy(c);
+		sl_calc_destroy(c);
 		return NULL;
 	}
 	memset(c->ev, 0, sizeof(*c->ev) * (size_t)nshards);
@@ -78,29 +78,29 @@ struct pl_calc *pl_calc_create(int nout, int nshards)
 	return c;
 }
 
-void pl_calc_set_pred(struct pl_calc *c, struct sl_prog *pred)
+void sl_calc_set_pred(struct sl_calc *c, struct sl_prog *pred)
 {
 	c->pred = pred;
 }
 
-void pl_calc_set_out(struct pl_calc *c, int i, struct sl_prog *p, const struct sl_sql_type *t)
+void sl_calc_set_out(struct sl_calc *c, int i, struct sl_prog *p, const struct sl_sql_type *t)
 {
 	c->out[i] = p;
 	c->out_type[i] = *t;
 }
 
-void pl_calc_set_copy(struct pl_calc *c, int i, int field)
+void sl_calc_set_copy(struct sl_calc *c, int i, int field)
 {
 	c->kind[i] = OUT_COPY;
 	c->copy_from[i] = field;
 }
 
-void pl_calc_set_ts(struct pl_calc *c, int i)
+void sl_calc_set_ts(struct sl_calc *c, int i)
 {
 	c->kind[i] = OUT_TS;
 }
 
-uint64_t pl_calc_errors(const struct pl_calc *c)
+uint64_t sl_calc_errors(const struct sl_calc *c)
 {
 	uint64_t n = 0;
 
@@ -110,7 +110,7 @@ uint64_t pl_calc_errors(const struct pl_calc *c)
 }
 
 static void calc_one(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in,
-		     struct pl_calc *c, struct sl_eval_ctx *ec)
+		     struct sl_calc *c, struct sl_eval_ctx *ec)
 {
 	struct sl_row_builder *b;
 	const struct sl_row *row;
@@ -154,7 +154,7 @@ static void calc_one(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in,
 /* One row; DECIMAL results that did not fit (NULL, as Flink) count for this operator. */
 static void calc_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void *arg)
 {
-	struct pl_calc *c = arg;
+	struct sl_calc *c = arg;
 	struct sl_eval_ctx *ec = &c->ev[sl_ctx_shard(ctx)].ec;
 	uint64_t ovf = ec->overflows;
 
@@ -163,7 +163,7 @@ static void calc_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, vo
 		sl_ctx_count_overflow(ctx, ec->overflows - ovf);
 }
 
-struct sl_stream *pl_calc_stream(struct sl_stream *in, const char *name, struct pl_calc *c,
+struct sl_stream *sl_calc_stream(struct sl_stream *in, const char *name, struct sl_calc *c,
 				 const struct sl_schema *out)
 {
 	return sl_stream_flat_map(in, name, calc_row, c, out);

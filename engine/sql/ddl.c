@@ -2,182 +2,58 @@
  * ddl.c - job file to statements; SET and CREATE TABLE parsed, the rest kept as spans
  * (see ddl.h).
  *
- * A recursive-descent parser over sl_lexer with one current token; two-token lookahead
- * (WATERMARK FOR, CREATE TEMPORARY TABLE, ROW <) copies the lexer, which is a plain value.
+ * A recursive-descent parser over the token cursor (cursor.h), whose conventions it
+ * follows; two-token lookahead (WATERMARK FOR, CREATE TEMPORARY TABLE, ROW <) copies the
+ * lexer, which is a plain value.
  * Invariants: every allocation is linked into the script before it is filled, so a failure
  * anywhere frees everything through sl_ddl_destroy(); the first error wins and later ones
  * are not written (err holds the message of the token where parsing stopped).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cursor.h"
 #include "ddl.h"
-#include "lexer.h"
-
-struct parser {
-	struct sl_lexer lx;
-	struct sl_tok cur;
-	struct sl_tok prev; /* last consumed token: where a statement's span ends */
-	const char *src;
-	char *err;
-	size_t errcap;
-	bool failed;
-};
-
-static void advance(struct parser *p)
-{
-	p->prev = p->cur;
-	p->cur = sl_lexer_next(&p->lx);
-}
-
-/* The token after cur, without consuming anything. */
-static struct sl_tok peek(const struct parser *p)
-{
-	struct sl_lexer copy = p->lx;
-
-	return sl_lexer_next(&copy);
-}
 
 /* Offsets of a token including its quotes (STRING and `name` text excludes them). */
-static uint32_t tok_start(const struct parser *p, const struct sl_tok *t)
+static uint32_t tok_start(const struct sl_cur *p, const struct sl_tok *t)
 {
 	bool q = t->kind == SL_TOK_STRING || (t->kind == SL_TOK_IDENT && t->quoted);
 
-	return (uint32_t)(t->text - p->src) - (q ? 1 : 0);
+	return (uint32_t)(t->text - p->lx.src) - (q ? 1 : 0);
 }
 
-static uint32_t tok_end(const struct parser *p, const struct sl_tok *t)
+static uint32_t tok_end(const struct sl_cur *p, const struct sl_tok *t)
 {
 	bool q = t->kind == SL_TOK_STRING || (t->kind == SL_TOK_IDENT && t->quoted);
 
-	return (uint32_t)(t->text - p->src) + t->len + (q ? 1 : 0);
-}
-
-static int fail_at(struct parser *p, uint32_t line, uint32_t col, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (p->failed)
-		return -EINVAL;
-	p->failed = true;
-	n = snprintf(p->err, p->errcap, "%u:%u: ", line, col);
-	if (n >= 0 && (size_t)n < p->errcap) {
-		va_start(ap, fmt);
-		vsnprintf(p->err + n, p->errcap - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
-static int nomem(struct parser *p)
-{
-	if (!p->failed) {
-		p->failed = true;
-		snprintf(p->err, p->errcap, "out of memory");
-	}
-	return -ENOMEM;
-}
-
-/* "expected <what>, found <cur>" at cur; a lexer error reports its own message instead. */
-static int expected(struct parser *p, const char *what)
-{
-	const struct sl_tok *t = &p->cur;
-	char found[96];
-
-	if (t->kind == SL_TOK_ERROR)
-		return fail_at(p, t->line, t->col, "%s", t->msg);
-	sl_tok_describe(t, found, sizeof found);
-	return fail_at(p, t->line, t->col, "expected %s, found %s", what, found);
-}
-
-static bool is_kw(const struct parser *p, const char *kw)
-{
-	return sl_tok_is_kw(&p->cur, kw);
-}
-
-static bool is_op(const struct parser *p, const char *op)
-{
-	return sl_tok_is_op(&p->cur, op);
-}
-
-static int expect_kw(struct parser *p, const char *kw, const char *what)
-{
-	if (!is_kw(p, kw))
-		return expected(p, what);
-	advance(p);
-	return 0;
-}
-
-static int expect_op(struct parser *p, const char *op, const char *what)
-{
-	if (!is_op(p, op))
-		return expected(p, what);
-	advance(p);
-	return 0;
-}
-
-/* Appends one zeroed element to *arr (realloc per element: plan time, lists are short). */
-static void *append(struct parser *p, void **arr, uint32_t *n, size_t size)
-{
-	char *a = realloc(*arr, (*n + 1) * size);
-
-	if (!a) {
-		nomem(p);
-		return NULL;
-	}
-	*arr = a;
-	memset(a + *n * size, 0, size);
-	return a + (*n)++ * size;
-}
-
-/* Copies an identifier (see sl_tok_ident_dup), reporting ENOMEM to the parser. */
-static char *ident_dup(struct parser *p, const struct sl_tok *t)
-{
-	char *s = sl_tok_ident_dup(t);
-
-	if (!s)
-		nomem(p);
-	return s;
-}
-
-static char *string_dup(struct parser *p, const struct sl_tok *t)
-{
-	char *s = malloc(t->len + 1);
-
-	if (!s) {
-		nomem(p);
-		return NULL;
-	}
-	sl_tok_unquote(t, s, t->len + 1);
-	return s;
+	return (uint32_t)(t->text - p->lx.src) + t->len + (q ? 1 : 0);
 }
 
 /* Takes an identifier into *name (and its place); `what` names it in the error. */
-static int take_name(struct parser *p, struct sl_ddl_name *name, const char *what)
+static int take_name(struct sl_cur *p, struct sl_ddl_name *name, const char *what)
 {
-	if (p->cur.kind != SL_TOK_IDENT)
-		return expected(p, what);
-	name->line = p->cur.line;
-	name->col = p->cur.col;
-	name->name = ident_dup(p, &p->cur);
+	if (p->tok.kind != SL_TOK_IDENT)
+		return sl_cur_expected(p, what);
+	name->line = p->tok.line;
+	name->col = p->tok.col;
+	name->name = sl_cur_ident_dup(p, &p->tok);
 	if (!name->name)
 		return -ENOMEM;
-	advance(p);
+	sl_cur_advance(p);
 	return 0;
 }
 
-static int take_string(struct parser *p, char **out, const char *what)
+static int take_string(struct sl_cur *p, char **out, const char *what)
 {
-	if (p->cur.kind != SL_TOK_STRING)
-		return expected(p, what);
-	*out = string_dup(p, &p->cur);
+	if (p->tok.kind != SL_TOK_STRING)
+		return sl_cur_expected(p, what);
+	*out = sl_cur_text_dup(p, &p->tok);
 	if (!*out)
 		return -ENOMEM;
-	advance(p);
+	sl_cur_advance(p);
 	return 0;
 }
 
@@ -191,39 +67,39 @@ static void type_fini(struct sl_ddl_type *ty)
 }
 
 /* Parses "(n)" into *v when present; returns 1 if it was, 0 if not, -errno on error. */
-static int opt_param(struct parser *p, uint32_t *v, uint32_t lo, uint32_t hi, const char *what)
+static int opt_param(struct sl_cur *p, uint32_t *v, uint32_t lo, uint32_t hi, const char *what)
 {
 	char *end;
 	unsigned long x;
 
-	if (!is_op(p, "("))
+	if (!sl_cur_accept_op(p, "("))
 		return 0;
-	advance(p);
-	if (p->cur.kind != SL_TOK_INTEGER)
-		return expected(p, what);
-	x = strtoul(p->cur.text, &end, 10);
+	if (p->tok.kind != SL_TOK_INTEGER)
+		return sl_cur_expected(p, what);
+	x = strtoul(p->tok.text, &end, 10);
 	if (x < lo || x > hi)
-		return fail_at(p, p->cur.line, p->cur.col,
-			       "%s must be between %u and %u, found %.*s", what, lo, hi,
-			       (int)p->cur.len, p->cur.text);
+		return sl_cur_fail_at(p, p->tok.line, p->tok.col,
+				      "%s must be between %u and %u, found %.*s", what, lo, hi,
+				      (int)p->tok.len, p->tok.text);
 	*v = (uint32_t)x;
-	advance(p);
+	sl_cur_advance(p);
 	return 1;
 }
 
-static int parse_type(struct parser *p, struct sl_ddl_type *ty, int depth);
+static int parse_type(struct sl_cur *p, struct sl_ddl_type *ty, int depth);
 
 /* ROW<name TYPE, ...> or ROW(name TYPE, ...); cur is the '<' or '('. */
-static int parse_row(struct parser *p, struct sl_ddl_type *ty, int depth)
+static int parse_row(struct sl_cur *p, struct sl_ddl_type *ty, int depth)
 {
-	const char *close = is_op(p, "<") ? ">" : ")";
+	const char *close = sl_cur_is_op(p, "<") ? ">" : ")";
 	char what[64];
 	int rc;
 
-	advance(p);
+	sl_cur_advance(p);
 	snprintf(what, sizeof what, "'%s' or ',' after ROW field", close);
 	for (;;) {
-		struct sl_ddl_field *f = append(p, (void **)&ty->fields, &ty->nfields, sizeof *f);
+		struct sl_ddl_field *f =
+			sl_cur_append(p, (void **)&ty->fields, &ty->nfields, sizeof *f);
 		struct sl_ddl_name n = { 0 };
 
 		if (!f)
@@ -236,18 +112,18 @@ static int parse_row(struct parser *p, struct sl_ddl_type *ty, int depth)
 			return rc;
 		for (uint32_t i = 0; i + 1 < ty->nfields; i++)
 			if (!strcmp(ty->fields[i].name, f->name))
-				return fail_at(p, f->line, f->col, "duplicate ROW field '%s'",
-					       f->name);
+				return sl_cur_fail_at(p, f->line, f->col,
+						      "duplicate ROW field '%s'", f->name);
 		rc = parse_type(p, &f->type, depth + 1);
 		if (rc)
 			return rc;
-		if (is_op(p, close))
+		if (sl_cur_is_op(p, close))
 			break;
-		rc = expect_op(p, ",", what);
+		rc = sl_cur_expect_op(p, ",", what);
 		if (rc)
 			return rc;
 	}
-	advance(p);
+	sl_cur_advance(p);
 	return 0;
 }
 
@@ -255,107 +131,109 @@ static const char type_names[] = "a type (BOOLEAN, INT, BIGINT, FLOAT, DOUBLE, D
 				 "STRING, VARCHAR, TIMESTAMP, TIMESTAMP_LTZ, DATE, ROW)";
 
 /* TYPE [NOT NULL | NULL]; depth bounds ROW nesting so hostile input cannot blow the stack. */
-static int parse_type(struct parser *p, struct sl_ddl_type *ty, int depth)
+static int parse_type(struct sl_cur *p, struct sl_ddl_type *ty, int depth)
 {
 	int rc = 0;
 
-	ty->line = p->cur.line;
-	ty->col = p->cur.col;
+	ty->line = p->tok.line;
+	ty->col = p->tok.col;
 	if (depth > 32)
-		return fail_at(p, ty->line, ty->col, "ROW types nested deeper than 32");
-	if (p->cur.kind != SL_TOK_IDENT || p->cur.quoted)
-		return expected(p, type_names);
-	if (is_kw(p, "BOOLEAN")) {
+		return sl_cur_fail_at(p, ty->line, ty->col, "ROW types nested deeper than 32");
+	if (p->tok.kind != SL_TOK_IDENT || p->tok.quoted)
+		return sl_cur_expected(p, type_names);
+	if (sl_cur_is_kw(p, "BOOLEAN")) {
 		ty->kind = SL_DDL_BOOLEAN;
-	} else if (is_kw(p, "INT") || is_kw(p, "INTEGER")) {
+	} else if (sl_cur_is_kw(p, "INT") || sl_cur_is_kw(p, "INTEGER")) {
 		ty->kind = SL_DDL_INT;
-	} else if (is_kw(p, "BIGINT")) {
+	} else if (sl_cur_is_kw(p, "BIGINT")) {
 		ty->kind = SL_DDL_BIGINT;
-	} else if (is_kw(p, "FLOAT")) {
+	} else if (sl_cur_is_kw(p, "FLOAT")) {
 		ty->kind = SL_DDL_FLOAT;
-	} else if (is_kw(p, "DOUBLE")) {
+	} else if (sl_cur_is_kw(p, "DOUBLE")) {
 		ty->kind = SL_DDL_DOUBLE;
-		advance(p);
-		if (is_kw(p, "PRECISION"))
-			advance(p);
+		sl_cur_advance(p);
+		sl_cur_accept_kw(p, "PRECISION");
 		goto nullability;
-	} else if (is_kw(p, "DECIMAL") || is_kw(p, "DEC") || is_kw(p, "NUMERIC")) {
+	} else if (sl_cur_is_kw(p, "DECIMAL") || sl_cur_is_kw(p, "DEC") ||
+		   sl_cur_is_kw(p, "NUMERIC")) {
 		ty->kind = SL_DDL_DECIMAL;
 		ty->precision = 10;
-		advance(p);
+		sl_cur_advance(p);
 		rc = opt_param(p, &ty->precision, 1, 38, "DECIMAL precision");
 		if (rc < 0)
 			return rc;
-		if (rc == 1 && is_op(p, ",")) {
-			advance(p);
-			if (p->cur.kind != SL_TOK_INTEGER)
-				return expected(p, "DECIMAL scale");
-			ty->scale = (uint32_t)strtoul(p->cur.text, NULL, 10);
-			if (p->cur.len > 2 || ty->scale > ty->precision)
-				return fail_at(p, p->cur.line, p->cur.col, "DECIMAL scale must "
-					       "be between 0 and the precision %u", ty->precision);
-			advance(p);
+		if (rc == 1 && sl_cur_is_op(p, ",")) {
+			sl_cur_advance(p);
+			if (p->tok.kind != SL_TOK_INTEGER)
+				return sl_cur_expected(p, "DECIMAL scale");
+			ty->scale = (uint32_t)strtoul(p->tok.text, NULL, 10);
+			if (p->tok.len > 2 || ty->scale > ty->precision)
+				return sl_cur_fail_at(p, p->tok.line, p->tok.col,
+						      "DECIMAL scale must "
+						      "be between 0 and the precision %u",
+						      ty->precision);
+			sl_cur_advance(p);
 		}
-		if (rc == 1 && (rc = expect_op(p, ")", "')' after DECIMAL precision and scale")))
+		if (rc == 1 &&
+		    (rc = sl_cur_expect_op(p, ")", "')' after DECIMAL precision and scale")))
 			return rc;
 		goto nullability;
-	} else if (is_kw(p, "STRING")) {
+	} else if (sl_cur_is_kw(p, "STRING")) {
 		ty->kind = SL_DDL_STRING;
-	} else if (is_kw(p, "VARCHAR")) {
+	} else if (sl_cur_is_kw(p, "VARCHAR")) {
 		ty->kind = SL_DDL_VARCHAR;
 		ty->precision = 1;
-		advance(p);
+		sl_cur_advance(p);
 		rc = opt_param(p, &ty->precision, 1, INT32_MAX, "VARCHAR length");
 		if (rc == 1)
-			rc = expect_op(p, ")", "')' after VARCHAR length");
+			rc = sl_cur_expect_op(p, ")", "')' after VARCHAR length");
 		if (rc < 0)
 			return rc;
 		goto nullability;
-	} else if (is_kw(p, "TIMESTAMP") || is_kw(p, "TIMESTAMP_LTZ")) {
-		ty->kind = is_kw(p, "TIMESTAMP") ? SL_DDL_TIMESTAMP : SL_DDL_TIMESTAMP_LTZ;
+	} else if (sl_cur_is_kw(p, "TIMESTAMP") || sl_cur_is_kw(p, "TIMESTAMP_LTZ")) {
+		ty->kind = sl_cur_is_kw(p, "TIMESTAMP") ? SL_DDL_TIMESTAMP : SL_DDL_TIMESTAMP_LTZ;
 		ty->precision = 6;
-		advance(p);
+		sl_cur_advance(p);
 		rc = opt_param(p, &ty->precision, 0, 9, "TIMESTAMP precision");
 		if (rc == 1)
-			rc = expect_op(p, ")", "')' after TIMESTAMP precision");
+			rc = sl_cur_expect_op(p, ")", "')' after TIMESTAMP precision");
 		if (rc < 0)
 			return rc;
-		if (ty->kind == SL_DDL_TIMESTAMP && is_kw(p, "WITH")) {
-			struct sl_tok t = peek(p);
+		if (ty->kind == SL_DDL_TIMESTAMP && sl_cur_is_kw(p, "WITH")) {
+			struct sl_tok t = sl_cur_peek(p);
 
 			/* WITH here is a time zone, never the table's WITH: that follows ')' */
 			if (!sl_tok_is_kw(&t, "LOCAL"))
-				return expected(p, "LOCAL TIME ZONE after TIMESTAMP WITH");
-			advance(p);
-			advance(p);
-			if ((rc = expect_kw(p, "TIME", "TIME ZONE after WITH LOCAL")) ||
-			    (rc = expect_kw(p, "ZONE", "ZONE after WITH LOCAL TIME")))
+				return sl_cur_expected(p, "LOCAL TIME ZONE after TIMESTAMP WITH");
+			sl_cur_advance(p);
+			sl_cur_advance(p);
+			if ((rc = sl_cur_expect_kw(p, "TIME", "TIME ZONE after WITH LOCAL")) ||
+			    (rc = sl_cur_expect_kw(p, "ZONE", "ZONE after WITH LOCAL TIME")))
 				return rc;
 			ty->kind = SL_DDL_TIMESTAMP_LTZ;
 		}
 		goto nullability;
-	} else if (is_kw(p, "DATE")) {
+	} else if (sl_cur_is_kw(p, "DATE")) {
 		ty->kind = SL_DDL_DATE;
-	} else if (is_kw(p, "ROW")) {
+	} else if (sl_cur_is_kw(p, "ROW")) {
 		ty->kind = SL_DDL_ROW;
-		advance(p);
-		if (!is_op(p, "<") && !is_op(p, "("))
-			return expected(p, "'<' or '(' after ROW");
+		sl_cur_advance(p);
+		if (!sl_cur_is_op(p, "<") && !sl_cur_is_op(p, "("))
+			return sl_cur_expected(p, "'<' or '(' after ROW");
 		rc = parse_row(p, ty, depth);
 		if (rc)
 			return rc;
 		goto nullability;
 	} else {
-		return expected(p, type_names);
+		return sl_cur_expected(p, type_names);
 	}
-	advance(p);
+	sl_cur_advance(p);
 nullability:
-	if (is_kw(p, "NOT")) {
-		advance(p);
-		rc = expect_kw(p, "NULL", "NULL after NOT");
+	if (sl_cur_accept_kw(p, "NOT")) {
+		rc = sl_cur_expect_kw(p, "NULL", "NULL after NOT");
 		ty->not_null = true;
-	} else if (is_kw(p, "NULL")) {
-		advance(p);
+	} else {
+		sl_cur_accept_kw(p, "NULL");
 	}
 	return rc;
 }
@@ -364,165 +242,171 @@ nullability:
  * Records the expression starting at cur up to the next ',' or ')' outside parentheses,
  * brackets and ROW/ARRAY/MAP<...> angle brackets, without consuming that stopper.
  */
-static int scan_expr(struct parser *p, struct sl_ddl_span *span, const char *after)
+static int scan_expr(struct sl_cur *p, struct sl_ddl_span *span, const char *after)
 {
 	struct sl_tok open[64]; /* unclosed ( and [, for the error message */
 	struct sl_tok last = { 0 };
 	uint32_t depth = 0, angle = 0;
 	bool any = false;
 
-	span->line = p->cur.line;
-	span->col = p->cur.col;
-	span->start = tok_start(p, &p->cur);
-	for (;; advance(p)) {
-		const struct sl_tok *t = &p->cur;
+	span->line = p->tok.line;
+	span->col = p->tok.col;
+	span->start = tok_start(p, &p->tok);
+	for (;; sl_cur_advance(p)) {
+		const struct sl_tok *t = &p->tok;
 
 		if (t->kind == SL_TOK_ERROR)
-			return expected(p, "");
-		if (t->kind == SL_TOK_EOF || is_op(p, ";")) {
+			return sl_cur_expected(p, "");
+		if (t->kind == SL_TOK_EOF || sl_cur_is_op(p, ";")) {
 			if (depth)
-				return fail_at(p, t->line, t->col,
-					       "expected '%s' to close '%.1s' at %u:%u, found %s",
-					       *open[depth - 1].text == '(' ? ")" : "]",
-					       open[depth - 1].text, open[depth - 1].line,
-					       open[depth - 1].col,
-					       t->kind == SL_TOK_EOF ? "end of input" : "';'");
+				return sl_cur_fail_at(
+					p, t->line, t->col,
+					"expected '%s' to close '%.1s' at %u:%u, found %s",
+					*open[depth - 1].text == '(' ? ")" : "]",
+					open[depth - 1].text, open[depth - 1].line,
+					open[depth - 1].col,
+					t->kind == SL_TOK_EOF ? "end of input" : "';'");
 			break;
 		}
 		/* WITH never appears in a scalar expression outside a CAST's parentheses: seen
 		 * at the top, a ')' before the table's options is missing; stop to say so */
-		if (!depth && !angle && (is_op(p, ",") || is_op(p, ")") || is_kw(p, "WITH")))
+		if (!depth && !angle &&
+		    (sl_cur_is_op(p, ",") || sl_cur_is_op(p, ")") || sl_cur_is_kw(p, "WITH")))
 			break;
-		if (is_op(p, "(") || is_op(p, "[")) {
+		if (sl_cur_is_op(p, "(") || sl_cur_is_op(p, "[")) {
 			if (depth == sizeof open / sizeof open[0])
-				return fail_at(p, t->line, t->col,
-					       "expression nested deeper than 64 brackets");
+				return sl_cur_fail_at(p, t->line, t->col,
+						      "expression nested deeper than 64 brackets");
 			open[depth++] = *t;
-		} else if (is_op(p, ")") || is_op(p, "]")) {
-			if (!depth || *open[depth - 1].text != (is_op(p, ")") ? '(' : '['))
-				return expected(p, depth ? (*open[depth - 1].text == '(' ? "')'"
-										: "']'")
-						   : angle ? "'>'" : "an operand or ','");
+		} else if (sl_cur_is_op(p, ")") || sl_cur_is_op(p, "]")) {
+			if (!depth || *open[depth - 1].text != (sl_cur_is_op(p, ")") ? '(' : '['))
+				return sl_cur_expected(
+					p, depth   ? (*open[depth - 1].text == '(' ? "')'" : "']'")
+					   : angle ? "'>'"
+						   : "an operand or ','");
 			depth--;
-		} else if (!depth && (is_kw(p, "ROW") || is_kw(p, "ARRAY") || is_kw(p, "MAP") ||
-				      is_kw(p, "MULTISET"))) {
+		} else if (!depth && (sl_cur_is_kw(p, "ROW") || sl_cur_is_kw(p, "ARRAY") ||
+				      sl_cur_is_kw(p, "MAP") || sl_cur_is_kw(p, "MULTISET"))) {
 			/* angles matter only at the top: inside brackets no ',' stops the scan */
-			struct sl_tok n = peek(p);
+			struct sl_tok n = sl_cur_peek(p);
 
 			if (sl_tok_is_op(&n, "<")) {
 				last = n;
-				advance(p);
+				sl_cur_advance(p);
 				angle++;
 				any = true;
 				continue;
 			}
-		} else if (!depth && angle && is_op(p, ">")) {
+		} else if (!depth && angle && sl_cur_is_op(p, ">")) {
 			angle--;
 		}
 		last = *t;
 		any = true;
 	}
 	if (!any)
-		return expected(p, after);
+		return sl_cur_expected(p, after);
 	span->end = tok_end(p, &last);
 	return 0;
 }
 
-static int parse_options(struct parser *p, struct sl_ddl_table *tb)
+static int parse_options(struct sl_cur *p, struct sl_ddl_table *tb)
 {
 	int rc;
 
-	if ((rc = expect_op(p, "(", "'(' after WITH")))
+	if ((rc = sl_cur_expect_op(p, "(", "'(' after WITH")))
 		return rc;
-	if (is_op(p, ")")) {
-		advance(p);
+	if (sl_cur_accept_op(p, ")")) {
 		return 0;
 	}
 	for (;;) {
-		struct sl_ddl_option *o = append(p, (void **)&tb->opts, &tb->nopts, sizeof *o);
+		struct sl_ddl_option *o =
+			sl_cur_append(p, (void **)&tb->opts, &tb->nopts, sizeof *o);
 
 		if (!o)
 			return -ENOMEM;
-		o->line = p->cur.line;
-		o->col = p->cur.col;
+		o->line = p->tok.line;
+		o->col = p->tok.col;
 		if ((rc = take_string(p, &o->key, "an option key as 'string'")))
 			return rc;
 		for (uint32_t i = 0; i + 1 < tb->nopts; i++)
 			if (!strcmp(tb->opts[i].key, o->key))
-				return fail_at(p, o->line, o->col, "duplicate option '%s'", o->key);
-		if ((rc = expect_op(p, "=", "'=' after option key")) ||
+				return sl_cur_fail_at(p, o->line, o->col, "duplicate option '%s'",
+						      o->key);
+		if ((rc = sl_cur_expect_op(p, "=", "'=' after option key")) ||
 		    (rc = take_string(p, &o->value, "an option value as 'string'")))
 			return rc;
-		if (is_op(p, ")"))
+		if (sl_cur_is_op(p, ")"))
 			break;
-		if ((rc = expect_op(p, ",", "')' or ',' after option")))
+		if ((rc = sl_cur_expect_op(p, ",", "')' or ',' after option")))
 			return rc;
 	}
-	advance(p);
+	sl_cur_advance(p);
 	return 0;
 }
 
-static int parse_pk(struct parser *p, struct sl_ddl_table *tb, const struct sl_tok *at)
+static int parse_pk(struct sl_cur *p, struct sl_ddl_table *tb, const struct sl_tok *at)
 {
 	int rc;
 
 	if (tb->pk)
-		return fail_at(p, at->line, at->col, "a table has one PRIMARY KEY");
-	if ((rc = expect_kw(p, "PRIMARY", "PRIMARY KEY")) ||
-	    (rc = expect_kw(p, "KEY", "KEY after PRIMARY")) ||
-	    (rc = expect_op(p, "(", "'(' after PRIMARY KEY")))
+		return sl_cur_fail_at(p, at->line, at->col, "a table has one PRIMARY KEY");
+	if ((rc = sl_cur_expect_kw(p, "PRIMARY", "PRIMARY KEY")) ||
+	    (rc = sl_cur_expect_kw(p, "KEY", "KEY after PRIMARY")) ||
+	    (rc = sl_cur_expect_op(p, "(", "'(' after PRIMARY KEY")))
 		return rc;
 	for (;;) {
-		struct sl_ddl_name *n = append(p, (void **)&tb->pk, &tb->npk, sizeof *n);
+		struct sl_ddl_name *n = sl_cur_append(p, (void **)&tb->pk, &tb->npk, sizeof *n);
 
 		if (!n)
 			return -ENOMEM;
 		if ((rc = take_name(p, n, "a key column name")))
 			return rc;
-		if (is_op(p, ")"))
+		if (sl_cur_is_op(p, ")"))
 			break;
-		if ((rc = expect_op(p, ",", "')' or ',' after key column")))
+		if ((rc = sl_cur_expect_op(p, ",", "')' or ',' after key column")))
 			return rc;
 	}
-	advance(p);
-	if ((rc = expect_kw(p, "NOT", "NOT ENFORCED after PRIMARY KEY (Flink does not enforce "
-				      "keys)")) ||
-	    (rc = expect_kw(p, "ENFORCED", "ENFORCED after NOT")))
+	sl_cur_advance(p);
+	if ((rc = sl_cur_expect_kw(p, "NOT",
+				   "NOT ENFORCED after PRIMARY KEY (Flink does not enforce "
+				   "keys)")) ||
+	    (rc = sl_cur_expect_kw(p, "ENFORCED", "ENFORCED after NOT")))
 		return rc;
 	return 0;
 }
 
 /* `col TYPE PRIMARY KEY NOT ENFORCED`: the column alone is the key. */
-static int parse_pk_inline(struct parser *p, struct sl_ddl_table *tb,
-			   const struct sl_ddl_column *c, const struct sl_tok *at)
+static int parse_pk_inline(struct sl_cur *p, struct sl_ddl_table *tb, const struct sl_ddl_column *c,
+			   const struct sl_tok *at)
 {
 	struct sl_ddl_name *n;
 	int rc;
 
 	if (tb->pk)
-		return fail_at(p, at->line, at->col, "a table has one PRIMARY KEY");
-	if ((rc = expect_kw(p, "PRIMARY", "PRIMARY KEY")) ||
-	    (rc = expect_kw(p, "KEY", "KEY after PRIMARY")))
+		return sl_cur_fail_at(p, at->line, at->col, "a table has one PRIMARY KEY");
+	if ((rc = sl_cur_expect_kw(p, "PRIMARY", "PRIMARY KEY")) ||
+	    (rc = sl_cur_expect_kw(p, "KEY", "KEY after PRIMARY")))
 		return rc;
-	n = append(p, (void **)&tb->pk, &tb->npk, sizeof *n);
+	n = sl_cur_append(p, (void **)&tb->pk, &tb->npk, sizeof *n);
 	if (!n)
 		return -ENOMEM;
 	n->line = c->line;
 	n->col = c->col;
 	n->name = malloc(strlen(c->name) + 1);
 	if (!n->name)
-		return nomem(p);
+		return sl_cur_nomem(p);
 	strcpy(n->name, c->name);
-	if ((rc = expect_kw(p, "NOT", "NOT ENFORCED after PRIMARY KEY (Flink does not enforce "
-				      "keys)")) ||
-	    (rc = expect_kw(p, "ENFORCED", "ENFORCED after NOT")))
+	if ((rc = sl_cur_expect_kw(p, "NOT",
+				   "NOT ENFORCED after PRIMARY KEY (Flink does not enforce "
+				   "keys)")) ||
+	    (rc = sl_cur_expect_kw(p, "ENFORCED", "ENFORCED after NOT")))
 		return rc;
 	return 0;
 }
 
-static int parse_column(struct parser *p, struct sl_ddl_table *tb)
+static int parse_column(struct sl_cur *p, struct sl_ddl_table *tb)
 {
-	struct sl_ddl_column *c = append(p, (void **)&tb->cols, &tb->ncols, sizeof *c);
+	struct sl_ddl_column *c = sl_cur_append(p, (void **)&tb->cols, &tb->ncols, sizeof *c);
 	struct sl_ddl_name n = { 0 };
 	struct sl_tok at;
 	int rc;
@@ -537,46 +421,43 @@ static int parse_column(struct parser *p, struct sl_ddl_table *tb)
 		return rc;
 	for (uint32_t i = 0; i + 1 < tb->ncols; i++)
 		if (!strcmp(tb->cols[i].name, c->name))
-			return fail_at(p, c->line, c->col, "duplicate column '%s'", c->name);
-	if (is_kw(p, "AS")) {
-		advance(p);
+			return sl_cur_fail_at(p, c->line, c->col, "duplicate column '%s'", c->name);
+	if (sl_cur_accept_kw(p, "AS")) {
 		c->computed = true;
 		return scan_expr(p, &c->expr, "an expression after AS");
 	}
 	if ((rc = parse_type(p, &c->type, 0)))
 		return rc;
-	if (is_kw(p, "METADATA")) {
+	if (sl_cur_is_kw(p, "METADATA")) {
 		/* Flink's metadata column: the connector fills it (Kafka: timestamp, partition,
 		 * offset, topic, ...) */
-		advance(p);
+		sl_cur_advance(p);
 		c->metadata = true;
-		if (is_kw(p, "FROM")) {
-			advance(p);
+		if (sl_cur_accept_kw(p, "FROM")) {
 			if ((rc = take_string(p, &c->meta_key, "a metadata key after FROM")))
 				return rc;
 		}
-		if (is_kw(p, "VIRTUAL")) {
-			advance(p);
+		if (sl_cur_accept_kw(p, "VIRTUAL")) {
 			c->is_virtual = true;
 		}
 	}
-	at = p->cur;
-	if (is_kw(p, "PRIMARY"))
+	at = p->tok;
+	if (sl_cur_is_kw(p, "PRIMARY"))
 		return parse_pk_inline(p, tb, c, &at);
 	return 0;
 }
 
-static int parse_watermark(struct parser *p, struct sl_ddl_table *tb)
+static int parse_watermark(struct sl_cur *p, struct sl_ddl_table *tb)
 {
 	int rc;
 
 	if (tb->has_watermark)
-		return fail_at(p, p->cur.line, p->cur.col, "a table has one WATERMARK");
+		return sl_cur_fail_at(p, p->tok.line, p->tok.col, "a table has one WATERMARK");
 	tb->has_watermark = true;
-	advance(p); /* WATERMARK */
-	if ((rc = expect_kw(p, "FOR", "FOR after WATERMARK")) ||
+	sl_cur_advance(p); /* WATERMARK */
+	if ((rc = sl_cur_expect_kw(p, "FOR", "FOR after WATERMARK")) ||
 	    (rc = take_name(p, &tb->wm_col, "the rowtime column after WATERMARK FOR")) ||
-	    (rc = expect_kw(p, "AS", "AS after WATERMARK FOR column")))
+	    (rc = sl_cur_expect_kw(p, "AS", "AS after WATERMARK FOR column")))
 		return rc;
 	return scan_expr(p, &tb->wm_expr, "a watermark expression after AS");
 }
@@ -590,44 +471,44 @@ static const struct sl_ddl_column *find_col(const struct sl_ddl_table *tb, const
 }
 
 /* Names in WATERMARK FOR and PRIMARY KEY must be columns; checked once all are known. */
-static int check_refs(struct parser *p, const struct sl_ddl_table *tb)
+static int check_refs(struct sl_cur *p, const struct sl_ddl_table *tb)
 {
 	const struct sl_ddl_column *c;
 
 	if (tb->has_watermark && !find_col(tb, tb->wm_col.name))
-		return fail_at(p, tb->wm_col.line, tb->wm_col.col,
-			       "WATERMARK FOR names '%s', which is not a column of %s",
-			       tb->wm_col.name, tb->name);
+		return sl_cur_fail_at(p, tb->wm_col.line, tb->wm_col.col,
+				      "WATERMARK FOR names '%s', which is not a column of %s",
+				      tb->wm_col.name, tb->name);
 	for (uint32_t i = 0; i < tb->npk; i++) {
 		c = find_col(tb, tb->pk[i].name);
 		if (!c)
-			return fail_at(p, tb->pk[i].line, tb->pk[i].col,
-				       "PRIMARY KEY names '%s', which is not a column of %s",
-				       tb->pk[i].name, tb->name);
+			return sl_cur_fail_at(p, tb->pk[i].line, tb->pk[i].col,
+					      "PRIMARY KEY names '%s', which is not a column of %s",
+					      tb->pk[i].name, tb->name);
 		if (c->computed)
-			return fail_at(p, tb->pk[i].line, tb->pk[i].col,
-				       "PRIMARY KEY column '%s' is computed", c->name);
+			return sl_cur_fail_at(p, tb->pk[i].line, tb->pk[i].col,
+					      "PRIMARY KEY column '%s' is computed", c->name);
 	}
 	return 0;
 }
 
 /* Dotted name (catalog.db.table) joined with '.'. */
-static int parse_table_name(struct parser *p, struct sl_ddl_table *tb)
+static int parse_table_name(struct sl_cur *p, struct sl_ddl_table *tb)
 {
 	size_t n = 0;
 
 	for (;;) {
 		char *part, *s;
 
-		if (p->cur.kind != SL_TOK_IDENT)
-			return expected(p, "a table name");
-		part = ident_dup(p, &p->cur);
+		if (p->tok.kind != SL_TOK_IDENT)
+			return sl_cur_expected(p, "a table name");
+		part = sl_cur_ident_dup(p, &p->tok);
 		if (!part)
 			return -ENOMEM;
 		s = realloc(tb->name, n + strlen(part) + 2);
 		if (!s) {
 			free(part);
-			return nomem(p);
+			return sl_cur_nomem(p);
 		}
 		tb->name = s;
 		if (n)
@@ -635,52 +516,48 @@ static int parse_table_name(struct parser *p, struct sl_ddl_table *tb)
 		strcpy(s + n, part);
 		n += strlen(part);
 		free(part);
-		advance(p);
-		if (!is_op(p, "."))
+		sl_cur_advance(p);
+		if (!sl_cur_accept_op(p, "."))
 			return 0;
-		advance(p);
 	}
 }
 
 /* cur is CREATE; TEMPORARY and TABLE were seen by the caller's lookahead. */
-static int parse_create_table(struct parser *p, struct sl_ddl_table *tb)
+static int parse_create_table(struct sl_cur *p, struct sl_ddl_table *tb)
 {
 	bool with = false;
 	int rc;
 
-	advance(p);
-	if (is_kw(p, "TEMPORARY")) {
+	sl_cur_advance(p);
+	if (sl_cur_accept_kw(p, "TEMPORARY"))
 		tb->temporary = true;
-		advance(p);
-	}
-	advance(p); /* TABLE */
-	if (is_kw(p, "IF")) {
-		advance(p);
-		if ((rc = expect_kw(p, "NOT", "NOT EXISTS after IF")) ||
-		    (rc = expect_kw(p, "EXISTS", "EXISTS after IF NOT")))
+	sl_cur_advance(p); /* TABLE */
+	if (sl_cur_accept_kw(p, "IF")) {
+		if ((rc = sl_cur_expect_kw(p, "NOT", "NOT EXISTS after IF")) ||
+		    (rc = sl_cur_expect_kw(p, "EXISTS", "EXISTS after IF NOT")))
 			return rc;
 		tb->if_not_exists = true;
 	}
 	if ((rc = parse_table_name(p, tb)) ||
-	    (rc = expect_op(p, "(", "'(' and the column definitions after the table name")))
+	    (rc = sl_cur_expect_op(p, "(", "'(' and the column definitions after the table name")))
 		return rc;
 	for (;;) {
 		const char *what = "')' or ',' after column definition";
-		struct sl_tok next = peek(p);
+		struct sl_tok next = sl_cur_peek(p);
 
-		if (is_kw(p, "WATERMARK") && sl_tok_is_kw(&next, "FOR")) {
+		if (sl_cur_is_kw(p, "WATERMARK") && sl_tok_is_kw(&next, "FOR")) {
 			rc = parse_watermark(p, tb);
 			what = "')' or ',' after WATERMARK";
-		} else if (is_kw(p, "PRIMARY") && sl_tok_is_kw(&next, "KEY")) {
-			struct sl_tok at = p->cur;
+		} else if (sl_cur_is_kw(p, "PRIMARY") && sl_tok_is_kw(&next, "KEY")) {
+			struct sl_tok at = p->tok;
 
 			rc = parse_pk(p, tb, &at);
 			what = "')' or ',' after PRIMARY KEY";
-		} else if (is_kw(p, "CONSTRAINT") && next.kind == SL_TOK_IDENT) {
-			struct sl_tok at = p->cur;
+		} else if (sl_cur_is_kw(p, "CONSTRAINT") && next.kind == SL_TOK_IDENT) {
+			struct sl_tok at = p->tok;
 
-			advance(p);
-			advance(p);
+			sl_cur_advance(p);
+			sl_cur_advance(p);
 			rc = parse_pk(p, tb, &at);
 			what = "')' or ',' after PRIMARY KEY";
 		} else {
@@ -690,35 +567,34 @@ static int parse_create_table(struct parser *p, struct sl_ddl_table *tb)
 		}
 		if (rc)
 			return rc;
-		if (is_op(p, ")"))
+		if (sl_cur_is_op(p, ")"))
 			break;
-		if ((rc = expect_op(p, ",", what)))
+		if ((rc = sl_cur_expect_op(p, ",", what)))
 			return rc;
 	}
-	advance(p);
-	if (is_kw(p, "WITH")) {
+	sl_cur_advance(p);
+	if (sl_cur_accept_kw(p, "WITH")) {
 		with = true;
-		advance(p);
 		if ((rc = parse_options(p, tb)))
 			return rc;
 	}
-	if (!is_op(p, ";") && p->cur.kind != SL_TOK_EOF)
-		return expected(p, with ? "';' after CREATE TABLE"
-					: "WITH (...) or ';' after the columns");
+	if (!sl_cur_is_op(p, ";") && p->tok.kind != SL_TOK_EOF)
+		return sl_cur_expected(p, with ? "';' after CREATE TABLE"
+					       : "WITH (...) or ';' after the columns");
 	return check_refs(p, tb);
 }
 
-static int parse_set(struct parser *p, struct sl_ddl_stmt *st)
+static int parse_set(struct sl_cur *p, struct sl_ddl_stmt *st)
 {
 	int rc;
 
-	advance(p);
+	sl_cur_advance(p);
 	if ((rc = take_string(p, &st->set.key, "a 'key' after SET")) ||
-	    (rc = expect_op(p, "=", "'=' after SET 'key'")) ||
+	    (rc = sl_cur_expect_op(p, "=", "'=' after SET 'key'")) ||
 	    (rc = take_string(p, &st->set.value, "a 'value' after SET 'key' =")))
 		return rc;
-	if (!is_op(p, ";") && p->cur.kind != SL_TOK_EOF)
-		return expected(p, "';' after SET 'key' = 'value'");
+	if (!sl_cur_is_op(p, ";") && p->tok.kind != SL_TOK_EOF)
+		return sl_cur_expected(p, "';' after SET 'key' = 'value'");
 	return 0;
 }
 
@@ -727,12 +603,12 @@ static int parse_set(struct parser *p, struct sl_ddl_stmt *st)
  * (EXECUTE STATEMENT SET BEGIN ... END, or BEGIN STATEMENT SET; ... END) holds inner ';'s,
  * so it runs to the ';' after its END.
  */
-static int skip_other(struct parser *p)
+static int skip_other(struct sl_cur *p)
 {
-	bool in_set = is_kw(p, "BEGIN");
+	bool in_set = sl_cur_is_kw(p, "BEGIN");
 	bool ended = false;
 
-	if (is_kw(p, "EXECUTE") || is_kw(p, "EXPLAIN")) {
+	if (sl_cur_is_kw(p, "EXECUTE") || sl_cur_is_kw(p, "EXPLAIN")) {
 		struct sl_lexer save = p->lx;
 		struct sl_tok n = sl_lexer_next(&save);
 
@@ -743,18 +619,18 @@ static int skip_other(struct parser *p)
 		in_set = sl_tok_is_kw(&n, "STATEMENT");
 	}
 	for (;;) {
-		if (p->cur.kind == SL_TOK_ERROR)
-			return expected(p, "");
-		if (p->cur.kind == SL_TOK_EOF) {
+		if (p->tok.kind == SL_TOK_ERROR)
+			return sl_cur_expected(p, "");
+		if (p->tok.kind == SL_TOK_EOF) {
 			if (in_set && !ended)
-				return expected(p, "END closing the statement set");
+				return sl_cur_expected(p, "END closing the statement set");
 			return 0;
 		}
-		if (is_op(p, ";") && (!in_set || ended))
+		if (sl_cur_is_op(p, ";") && (!in_set || ended))
 			return 0;
-		if (in_set && is_kw(p, "END"))
+		if (in_set && sl_cur_is_kw(p, "END"))
 			ended = true;
-		advance(p);
+		sl_cur_advance(p);
 	}
 }
 
@@ -763,26 +639,26 @@ static const char *const other_heads[] = {
 	"ALTER", "USE", "SHOW", "DESCRIBE", "DESC", "RESET", "LOAD", "UNLOAD",
 };
 
-static bool is_other_head(const struct parser *p)
+static bool is_other_head(const struct sl_cur *p)
 {
 	for (size_t i = 0; i < sizeof other_heads / sizeof other_heads[0]; i++)
-		if (is_kw(p, other_heads[i]))
+		if (sl_cur_is_kw(p, other_heads[i]))
 			return true;
 	return false;
 }
 
-static int parse_stmt(struct parser *p, struct sl_ddl_stmt *st)
+static int parse_stmt(struct sl_cur *p, struct sl_ddl_stmt *st)
 {
-	struct sl_tok first = p->cur;
+	struct sl_tok first = p->tok;
 	int rc;
 
 	st->span.line = first.line;
 	st->span.col = first.col;
 	st->span.start = tok_start(p, &first);
-	if (is_kw(p, "SET")) {
+	if (sl_cur_is_kw(p, "SET")) {
 		st->kind = SL_DDL_SET;
 		rc = parse_set(p, st);
-	} else if (is_kw(p, "CREATE")) {
+	} else if (sl_cur_is_kw(p, "CREATE")) {
 		struct sl_lexer save = p->lx;
 		struct sl_tok t1 = sl_lexer_next(&save);
 		struct sl_tok t2 = sl_lexer_next(&save);
@@ -799,7 +675,8 @@ static int parse_stmt(struct parser *p, struct sl_ddl_stmt *st)
 		st->kind = SL_DDL_OTHER;
 		rc = skip_other(p);
 	} else {
-		return expected(p, "a statement (SET, CREATE, INSERT, SELECT, EXPLAIN, ...)");
+		return sl_cur_expected(p,
+				       "a statement (SET, CREATE, INSERT, SELECT, EXPLAIN, ...)");
 	}
 	if (rc)
 		return rc;
@@ -810,28 +687,25 @@ static int parse_stmt(struct parser *p, struct sl_ddl_stmt *st)
 struct sl_ddl_script *sl_ddl_parse(const char *src, size_t len, char *err, size_t errcap)
 {
 	struct sl_ddl_script *s = calloc(1, sizeof *s);
-	struct parser p = { .src = src, .err = err, .errcap = errcap };
+	struct sl_cur p;
 
-	if (errcap)
-		err[0] = 0;
+	sl_cur_init(&p, src, len, 1, 1, err, errcap);
 	if (!s) {
-		nomem(&p);
+		sl_cur_nomem(&p);
 		return NULL;
 	}
-	sl_lexer_init(&p.lx, src, len);
-	advance(&p);
-	while (p.cur.kind != SL_TOK_EOF) {
+	while (p.tok.kind != SL_TOK_EOF) {
 		struct sl_ddl_stmt *st;
 
-		if (is_op(&p, ";")) { /* empty statement */
-			advance(&p);
+		if (sl_cur_is_op(&p, ";")) { /* empty statement */
+			sl_cur_advance(&p);
 			continue;
 		}
-		st = append(&p, (void **)&s->stmts, &s->nstmts, sizeof *st);
+		st = sl_cur_append(&p, (void **)&s->stmts, &s->nstmts, sizeof *st);
 		if (!st || parse_stmt(&p, st))
 			goto out_destroy;
-		if (is_op(&p, ";"))
-			advance(&p);
+		if (sl_cur_is_op(&p, ";"))
+			sl_cur_advance(&p);
 	}
 	return s;
 

@@ -31,7 +31,7 @@
 
 /* ---- errors --------------------------------------------------------------------------- */
 
-bool sl_cc_fail(struct cc *c, const struct sl_expr *e, const char *fmt, ...)
+bool sl_compiler_fail(struct compiler *c, const struct sl_expr *e, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -53,7 +53,7 @@ bool sl_cc_fail(struct cc *c, const struct sl_expr *e, const char *fmt, ...)
 	return false;
 }
 
-bool sl_cc_nomem(struct cc *c)
+bool sl_compiler_nomem(struct compiler *c)
 {
 	if (!c->failed) {
 		c->failed = true;
@@ -130,7 +130,7 @@ int sl_sql_type_name(const struct sl_sql_type *t, char *buf, size_t cap)
 }
 
 /* A type name for messages; two buffers so one message can name two types. */
-const char *sl_cc_tname(const struct sl_sql_type *t, int which)
+const char *sl_compiler_type_name(const struct sl_sql_type *t, int which)
 {
 	static _Thread_local char buf[2][40];
 
@@ -140,19 +140,19 @@ const char *sl_cc_tname(const struct sl_sql_type *t, int which)
 
 /* ---- program building ----------------------------------------------------------------- */
 
-bool sl_cc_own(struct cc *c, void *ptr)
+bool sl_compiler_own(struct compiler *c, void *ptr)
 {
 	struct sl_prog *p = c->p;
 
 	if (!ptr)
-		return sl_cc_nomem(c);
+		return sl_compiler_nomem(c);
 	if (p->nowned == p->capowned) {
 		int cap = p->capowned ? p->capowned * 2 : 8;
 		void **a = realloc(p->owned, (size_t)cap * sizeof(*a));
 
 		if (!a) {
 			free(ptr);
-			return sl_cc_nomem(c);
+			return sl_compiler_nomem(c);
 		}
 		p->owned = a;
 		p->capowned = cap;
@@ -161,7 +161,7 @@ bool sl_cc_own(struct cc *c, void *ptr)
 	return true;
 }
 
-static struct insn *emit(struct cc *c, enum op op, int32_t dst, int32_t a, int32_t b)
+static struct insn *emit(struct compiler *c, enum op op, int32_t dst, int32_t a, int32_t b)
 {
 	struct sl_prog *p = c->p;
 	struct insn *in;
@@ -171,7 +171,7 @@ static struct insn *emit(struct cc *c, enum op op, int32_t dst, int32_t a, int32
 		struct insn *n = realloc(p->code, (size_t)cap * sizeof(*n));
 
 		if (!n) {
-			sl_cc_nomem(c);
+			sl_compiler_nomem(c);
 			return NULL;
 		}
 		p->code = n;
@@ -187,10 +187,10 @@ static struct insn *emit(struct cc *c, enum op op, int32_t dst, int32_t a, int32
 	return in;
 }
 
-static int32_t newtemp(struct cc *c, const struct sl_expr *e)
+static int32_t newtemp(struct compiler *c, const struct sl_expr *e)
 {
 	if (c->ntemps + c->ncv >= MAX_REGS) {
-		sl_cc_fail(c, e, "expression too large (more than %d values)", MAX_REGS);
+		sl_compiler_fail(c, e, "expression too large (more than %d values)", MAX_REGS);
 		return 0;
 	}
 	if (c->ntemps + 1 > c->maxtemps)
@@ -199,7 +199,7 @@ static int32_t newtemp(struct cc *c, const struct sl_expr *e)
 }
 
 /* Adds a constant; string bytes are copied into the program. */
-static int32_t newconst(struct cc *c, const struct reg *v, bool is_string)
+static int32_t newconst(struct compiler *c, const struct reg *v, bool is_string)
 {
 	struct reg r = *v;
 
@@ -208,7 +208,7 @@ static int32_t newconst(struct cc *c, const struct reg *v, bool is_string)
 		struct reg *a = realloc(c->cv, (size_t)cap * sizeof(*a));
 
 		if (!a) {
-			sl_cc_nomem(c);
+			sl_compiler_nomem(c);
 			return -1;
 		}
 		c->cv = a;
@@ -217,7 +217,7 @@ static int32_t newconst(struct cc *c, const struct reg *v, bool is_string)
 	if (is_string && !r.null) {
 		char *s = malloc(r.s.len + 1);
 
-		if (!sl_cc_own(c, s))
+		if (!sl_compiler_own(c, s))
 			return -1;
 		memcpy(s, r.s.p, r.s.len);
 		s[r.s.len] = 0;
@@ -227,7 +227,7 @@ static int32_t newconst(struct cc *c, const struct reg *v, bool is_string)
 	return -1 - (c->ncv - 1);
 }
 
-static bool const_null(struct cc *c, struct sl_sql_type t, struct opnd *o)
+static bool const_null(struct compiler *c, struct sl_sql_type t, struct opnd *o)
 {
 	struct reg v = { .null = true };
 
@@ -242,7 +242,7 @@ static bool const_null(struct cc *c, struct sl_sql_type t, struct opnd *o)
  * Runs code[start..) now and replaces it by a constant, when the code reads no column and
  * no clock (c->nonconst unchanged since nc0) and did not fail.
  */
-static void fold(struct cc *c, int start, int t0, int nc0, struct opnd *o)
+static void fold(struct compiler *c, int start, int t0, int nc0, struct opnd *o)
 {
 	struct sl_prog *p = c->p;
 	struct sl_eval_ctx ec = { .scratch = c->scratch, .scratch_cap = SL_EVAL_SCRATCH };
@@ -253,7 +253,7 @@ static void fold(struct cc *c, int start, int t0, int nc0, struct opnd *o)
 		return;
 	file = calloc((size_t)n + 1, sizeof(*file));
 	if (!file) {
-		sl_cc_nomem(c);
+		sl_compiler_nomem(c);
 		return;
 	}
 	for (int k = 0; k < c->ncv; k++)
@@ -271,8 +271,8 @@ static void fold(struct cc *c, int start, int t0, int nc0, struct opnd *o)
 }
 
 /* Converts o to type `to` (an implicit or explicit cast); try = no error count. */
-bool sl_cc_conv_ex(struct cc *c, const struct sl_expr *e, struct opnd *o,
-		   const struct sl_sql_type *to, uint32_t maxlen, bool try)
+bool sl_compiler_conv_ex(struct compiler *c, const struct sl_expr *e, struct opnd *o,
+			 const struct sl_sql_type *to, uint32_t maxlen, bool try)
 {
 	struct vty from = vty_of(&o->t), tv = vty_of(to);
 	int start = c->p->ncode, t0 = c->ntemps, nc0 = c->nonconst;
@@ -313,83 +313,88 @@ bool sl_cc_conv_ex(struct cc *c, const struct sl_expr *e, struct opnd *o,
 	return !c->failed;
 }
 
-bool sl_cc_conv(struct cc *c, const struct sl_expr *e, struct opnd *o, const struct sl_sql_type *to)
+bool sl_compiler_conv(struct compiler *c, const struct sl_expr *e, struct opnd *o,
+		      const struct sl_sql_type *to)
 {
-	return sl_cc_conv_ex(c, e, o, to, 0, false);
+	return sl_compiler_conv_ex(c, e, o, to, 0, false);
 }
 
-bool sl_cc_conv_t(struct cc *c, const struct sl_expr *e, struct opnd *o, enum sl_type t)
+bool sl_compiler_conv_t(struct compiler *c, const struct sl_expr *e, struct opnd *o, enum sl_type t)
 {
 	struct sl_sql_type to = mk(t, o->t.nullable);
 
-	return sl_cc_conv(c, e, o, &to);
+	return sl_compiler_conv(c, e, o, &to);
 }
 
-struct insn *sl_cc_emit(struct cc *c, enum op op, int32_t dst, int32_t a, int32_t b)
+struct insn *sl_compiler_emit(struct compiler *c, enum op op, int32_t dst, int32_t a, int32_t b)
 {
 	return emit(c, op, dst, a, b);
 }
 
-int32_t sl_cc_newtemp(struct cc *c, const struct sl_expr *e)
+int32_t sl_compiler_newtemp(struct compiler *c, const struct sl_expr *e)
 {
 	return newtemp(c, e);
 }
 
 /* ---- the compiler --------------------------------------------------------------------- */
 
-static bool compile(struct cc *c, const struct sl_expr *e, struct opnd *o);
+static bool compile(struct compiler *c, const struct sl_expr *e, struct opnd *o);
 
 /* An argument of one type class: STRING, BOOLEAN; NULL literals take the type. */
-bool sl_cc_want(struct cc *c, const struct sl_expr *e, struct opnd *o, enum sl_type t,
-		const char *what)
+bool sl_compiler_want(struct compiler *c, const struct sl_expr *e, struct opnd *o, enum sl_type t,
+		      const char *what)
 {
 	if (o->t.null_type)
-		return sl_cc_conv_t(c, e, o, t);
+		return sl_compiler_conv_t(c, e, o, t);
 	if (o->t.type != t || o->t.interval) {
 		struct sl_sql_type wt = mk(t, false);
 
-		return sl_cc_fail(c, e, "%s expects %s, got %s", what, sl_cc_tname(&wt, 0),
-				  sl_cc_tname(&o->t, 1));
+		return sl_compiler_fail(c, e, "%s expects %s, got %s", what,
+					sl_compiler_type_name(&wt, 0),
+					sl_compiler_type_name(&o->t, 1));
 	}
 	return true;
 }
 
-bool sl_cc_want_int(struct cc *c, const struct sl_expr *e, struct opnd *o, const char *what)
+bool sl_compiler_want_int(struct compiler *c, const struct sl_expr *e, struct opnd *o,
+			  const char *what)
 {
 	if (o->t.null_type)
-		return sl_cc_conv_t(c, e, o, SL_TYPE_BIGINT);
+		return sl_compiler_conv_t(c, e, o, SL_TYPE_BIGINT);
 	if (!is_int(&o->t))
-		return sl_cc_fail(c, e, "%s expects an integer, got %s", what,
-				  sl_cc_tname(&o->t, 0));
+		return sl_compiler_fail(c, e, "%s expects an integer, got %s", what,
+					sl_compiler_type_name(&o->t, 0));
 	return true;
 }
 
-bool sl_cc_want_num(struct cc *c, const struct sl_expr *e, struct opnd *o, const char *what)
+bool sl_compiler_want_num(struct compiler *c, const struct sl_expr *e, struct opnd *o,
+			  const char *what)
 {
 	if (o->t.null_type)
-		return sl_cc_conv_t(c, e, o, SL_TYPE_DOUBLE);
+		return sl_compiler_conv_t(c, e, o, SL_TYPE_DOUBLE);
 	if (!is_num(&o->t))
-		return sl_cc_fail(c, e, "%s expects a number, got %s", what, sl_cc_tname(&o->t, 0));
+		return sl_compiler_fail(c, e, "%s expects a number, got %s", what,
+					sl_compiler_type_name(&o->t, 0));
 	return true;
 }
 
 /* A constant integer argument (ROUND digits, TO_TIMESTAMP_LTZ precision). */
-bool sl_cc_const_int(struct cc *c, const struct sl_expr *e, const struct opnd *o, const char *what,
-		     int64_t *v)
+bool sl_compiler_const_int(struct compiler *c, const struct sl_expr *e, const struct opnd *o,
+			   const char *what, int64_t *v)
 {
 	if (!o->cst || !is_int(&o->t) || constval(c, o->r)->null)
-		return sl_cc_fail(c, e, "%s must be an integer constant", what);
+		return sl_compiler_fail(c, e, "%s must be an integer constant", what);
 	*v = constval(c, o->r)->i;
 	return true;
 }
 
-bool sl_cc_arg(struct cc *c, const struct sl_expr *e, uint32_t i, struct opnd *o)
+bool sl_compiler_arg(struct compiler *c, const struct sl_expr *e, uint32_t i, struct opnd *o)
 {
 	return compile(c, e->args[i], o);
 }
 
-struct insn *sl_cc_emit_to(struct cc *c, const struct sl_expr *e, enum op op, int32_t a, int32_t b,
-			   struct sl_sql_type t, struct opnd *o)
+struct insn *sl_compiler_emit_to(struct compiler *c, const struct sl_expr *e, enum op op, int32_t a,
+				 int32_t b, struct sl_sql_type t, struct opnd *o)
 {
 	int32_t d = newtemp(c, e);
 	struct insn *in = emit(c, op, d, a, b);
@@ -401,7 +406,7 @@ struct insn *sl_cc_emit_to(struct cc *c, const struct sl_expr *e, enum op op, in
 }
 
 /* Comparison of x and y with `mask` ({<,=,>} bits that are TRUE), widening as SQL does. */
-static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct opnd x,
+static bool compare(struct compiler *c, const struct sl_expr *e, uint8_t mask, struct opnd x,
 		    struct opnd y, struct opnd *o)
 {
 	bool nullable = x.t.nullable || y.t.nullable;
@@ -410,16 +415,16 @@ static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct 
 
 	if (x.t.null_type && y.t.null_type)
 		return const_null(c, mk(SL_TYPE_BOOL, true), o);
-	if (x.t.null_type && !sl_cc_conv(c, e, &x, &y.t))
+	if (x.t.null_type && !sl_compiler_conv(c, e, &x, &y.t))
 		return false;
-	if (y.t.null_type && !sl_cc_conv(c, e, &y, &x.t))
+	if (y.t.null_type && !sl_compiler_conv(c, e, &y, &x.t))
 		return false;
 	if (is_num(&x.t) && is_num(&y.t)) {
 		int r = rank(&x.t) > rank(&y.t) ? rank(&x.t) : rank(&y.t);
 
 		if (r >= 4) {
-			if (!sl_cc_conv_t(c, e, &x, SL_TYPE_DOUBLE) ||
-			    !sl_cc_conv_t(c, e, &y, SL_TYPE_DOUBLE))
+			if (!sl_compiler_conv_t(c, e, &x, SL_TYPE_DOUBLE) ||
+			    !sl_compiler_conv_t(c, e, &y, SL_TYPE_DOUBLE))
 				return false;
 			op = OP_CMP_F;
 		} else if (r == 3) {
@@ -435,7 +440,7 @@ static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct 
 							   dy.scale };
 			tx = mk_dec(dx, x.t.nullable);
 			ty = mk_dec(dy, y.t.nullable);
-			if (!sl_cc_conv(c, e, &x, &tx) || !sl_cc_conv(c, e, &y, &ty))
+			if (!sl_compiler_conv(c, e, &x, &tx) || !sl_compiler_conv(c, e, &y, &ty))
 				return false;
 			op = OP_CMP_D;
 		} else {
@@ -447,25 +452,26 @@ static bool compare(struct cc *c, const struct sl_expr *e, uint8_t mask, struct 
 		op = OP_CMP_I;
 	} else if (is_time(&x.t) && (is_time(&y.t) || is_str(&y.t))) {
 		/* text that is no date becomes NULL (counted): unless folded, it may */
-		if (is_str(&y.t) && (!sl_cc_conv(c, e, &y, &x.t) || !y.cst))
+		if (is_str(&y.t) && (!sl_compiler_conv(c, e, &y, &x.t) || !y.cst))
 			nullable = true;
 		if (c->failed)
 			return false;
-		if (x.t.type != y.t.type && (!sl_cc_conv_t(c, e, &x, SL_TYPE_TIMESTAMP) ||
-					     !sl_cc_conv_t(c, e, &y, SL_TYPE_TIMESTAMP)))
+		if (x.t.type != y.t.type && (!sl_compiler_conv_t(c, e, &x, SL_TYPE_TIMESTAMP) ||
+					     !sl_compiler_conv_t(c, e, &y, SL_TYPE_TIMESTAMP)))
 			return false;
 		op = OP_CMP_I;
 	} else if (is_str(&x.t) && is_time(&y.t)) {
-		if (!sl_cc_conv(c, e, &x, &y.t) || !x.cst)
+		if (!sl_compiler_conv(c, e, &x, &y.t) || !x.cst)
 			nullable = true;
 		if (c->failed)
 			return false;
 		op = OP_CMP_I;
 	} else {
-		return sl_cc_fail(c, e, "cannot compare %s with %s", sl_cc_tname(&x.t, 0),
-				  sl_cc_tname(&y.t, 1));
+		return sl_compiler_fail(c, e, "cannot compare %s with %s",
+					sl_compiler_type_name(&x.t, 0),
+					sl_compiler_type_name(&y.t, 1));
 	}
-	in = sl_cc_emit_to(c, e, op, x.r, y.r, mk(SL_TYPE_BOOL, nullable), o);
+	in = sl_compiler_emit_to(c, e, op, x.r, y.r, mk(SL_TYPE_BOOL, nullable), o);
 	if (!in)
 		return false;
 	in->sub = mask;
@@ -513,7 +519,7 @@ static const char *op_name(enum sl_expr_op op)
 	}
 }
 
-static bool const_nonzero(struct cc *c, const struct opnd *o)
+static bool const_nonzero(struct compiler *c, const struct opnd *o)
 {
 	const struct reg *v;
 
@@ -546,8 +552,8 @@ static bool dec_exact(enum sl_expr_op op, struct sl_dec_type a, struct sl_dec_ty
 }
 
 /* + - * / % over numbers, and TIMESTAMP/DATE +- INTERVAL. */
-bool sl_cc_arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, struct opnd x,
-		 struct opnd y, struct opnd *o)
+bool sl_compiler_arith(struct compiler *c, const struct sl_expr *e, enum sl_expr_op op,
+		       struct opnd x, struct opnd y, struct opnd *o)
 {
 	bool nullable = x.t.nullable || y.t.nullable;
 	bool addsub = op == SL_EXPR_OP_ADD || op == SL_EXPR_OP_SUB;
@@ -561,9 +567,9 @@ bool sl_cc_arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, stru
 
 	if (x.t.null_type && y.t.null_type)
 		return const_null(c, mk(SL_TYPE_INT, true), o);
-	if (x.t.null_type && !sl_cc_conv(c, e, &x, &y.t))
+	if (x.t.null_type && !sl_compiler_conv(c, e, &x, &y.t))
 		return false;
-	if (y.t.null_type && !sl_cc_conv(c, e, &y, &x.t))
+	if (y.t.null_type && !sl_compiler_conv(c, e, &y, &x.t))
 		return false;
 	if (addsub && op == SL_EXPR_OP_ADD && x.t.interval && is_time(&y.t)) {
 		struct opnd t = x;
@@ -581,28 +587,30 @@ bool sl_cc_arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, stru
 
 				v.i /= MS_PER_DAY;
 				y.r = newconst(c, &v, false);
-			} else if (!sl_cc_conv_t(c, e, &x, SL_TYPE_TIMESTAMP)) {
+			} else if (!sl_compiler_conv_t(c, e, &x, SL_TYPE_TIMESTAMP)) {
 				return false;
 			}
 			rt = x.t;
 		}
 		rt.nullable = nullable;
-		return sl_cc_emit_to(c, e, op == SL_EXPR_OP_ADD ? OP_ADD_I64 : OP_SUB_I64, x.r, y.r,
-				     rt, o) != NULL;
+		return sl_compiler_emit_to(c, e, op == SL_EXPR_OP_ADD ? OP_ADD_I64 : OP_SUB_I64,
+					   x.r, y.r, rt, o) != NULL;
 	}
 	if (addsub && x.t.interval && y.t.interval) {
 		struct sl_sql_type rt = x.t;
 
 		rt.nullable = nullable;
-		return sl_cc_emit_to(c, e, op == SL_EXPR_OP_ADD ? OP_ADD_I64 : OP_SUB_I64, x.r, y.r,
-				     rt, o) != NULL;
+		return sl_compiler_emit_to(c, e, op == SL_EXPR_OP_ADD ? OP_ADD_I64 : OP_SUB_I64,
+					   x.r, y.r, rt, o) != NULL;
 	}
 	if (!is_num(&x.t) || !is_num(&y.t)) {
 		if (is_time(&x.t) && is_time(&y.t) && op == SL_EXPR_OP_SUB)
-			return sl_cc_fail(c, e, "cannot subtract %s from %s: use TIMESTAMPDIFF",
-					  sl_cc_tname(&y.t, 0), sl_cc_tname(&x.t, 1));
-		return sl_cc_fail(c, e, "cannot apply '%s' to %s and %s", op_name(op),
-				  sl_cc_tname(&x.t, 0), sl_cc_tname(&y.t, 1));
+			return sl_compiler_fail(
+				c, e, "cannot subtract %s from %s: use TIMESTAMPDIFF",
+				sl_compiler_type_name(&y.t, 0), sl_compiler_type_name(&x.t, 1));
+		return sl_compiler_fail(c, e, "cannot apply '%s' to %s and %s", op_name(op),
+					sl_compiler_type_name(&x.t, 0),
+					sl_compiler_type_name(&y.t, 1));
 	}
 	r = rank(&x.t) > rank(&y.t) ? rank(&x.t) : rank(&y.t);
 	if (r >= 4) {
@@ -612,9 +620,10 @@ bool sl_cc_arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, stru
 		static const enum op f64[] = { OP_ADD_F64, OP_SUB_F64, OP_MUL_F64, OP_DIV_F64,
 					       OP_MOD_F64 };
 
-		if (!sl_cc_conv_t(c, e, &x, t) || !sl_cc_conv_t(c, e, &y, t))
+		if (!sl_compiler_conv_t(c, e, &x, t) || !sl_compiler_conv_t(c, e, &y, t))
 			return false;
-		return sl_cc_emit_to(c, e, (r == 5 ? f64 : f32)[k], x.r, y.r, mk(t, nullable), o);
+		return sl_compiler_emit_to(c, e, (r == 5 ? f64 : f32)[k], x.r, y.r, mk(t, nullable),
+					   o);
 	}
 	if (r == 3) {
 		struct sl_dec_type ta = dec_of(&x.t), tb = dec_of(&y.t), rt;
@@ -637,12 +646,12 @@ bool sl_cc_arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, stru
 			rt = sl_dec_mod_type(ta, tb);
 			break;
 		}
-		if (!sl_cc_conv(c, e, &x, &tx) || !sl_cc_conv(c, e, &y, &ty))
+		if (!sl_compiler_conv(c, e, &x, &tx) || !sl_compiler_conv(c, e, &y, &ty))
 			return false;
 		if (k >= 3 && !const_nonzero(c, &y))
 			nullable = true;
-		in = sl_cc_emit_to(c, e, (enum op)(OP_ADD_D + k), x.r, y.r, mk_dec(rt, nullable),
-				   o);
+		in = sl_compiler_emit_to(c, e, (enum op)(OP_ADD_D + k), x.r, y.r,
+					 mk_dec(rt, nullable), o);
 		if (!in)
 			return false;
 		in->x.dec.ta = ta;
@@ -660,12 +669,13 @@ bool sl_cc_arith(struct cc *c, const struct sl_expr *e, enum sl_expr_op op, stru
 
 		if (k >= 3 && !const_nonzero(c, &y))
 			nullable = true;
-		return sl_cc_emit_to(c, e, (r == 2 ? i64 : i32)[k], x.r, y.r, mk(t, nullable), o);
+		return sl_compiler_emit_to(c, e, (r == 2 ? i64 : i32)[k], x.r, y.r, mk(t, nullable),
+					   o);
 	}
 }
 
 /* The type both a and b convert to, for CASE, COALESCE, IF, IN lists. */
-static bool common_type(struct cc *c, const struct sl_expr *e, const struct sl_sql_type *a,
+static bool common_type(struct compiler *c, const struct sl_expr *e, const struct sl_sql_type *a,
 			const struct sl_sql_type *b, struct sl_sql_type *out)
 {
 	bool nullable = a->nullable || b->nullable;
@@ -697,12 +707,12 @@ static bool common_type(struct cc *c, const struct sl_expr *e, const struct sl_s
 		*out = mk(SL_TYPE_TIMESTAMP, nullable);
 		return true;
 	}
-	return sl_cc_fail(c, e, "incompatible types %s and %s", sl_cc_tname(a, 0),
-			  sl_cc_tname(b, 1));
+	return sl_compiler_fail(c, e, "incompatible types %s and %s", sl_compiler_type_name(a, 0),
+				sl_compiler_type_name(b, 1));
 }
 
 /* Folds branch type b into the running type *t (the first branch just sets it). */
-static bool merge_type(struct cc *c, const struct sl_expr *e, struct sl_sql_type *t,
+static bool merge_type(struct compiler *c, const struct sl_expr *e, struct sl_sql_type *t,
 		       const struct sl_sql_type *b, bool first)
 {
 	if (first) {
@@ -719,7 +729,8 @@ struct branch {
 	const struct sl_expr *e;
 };
 
-static bool patch_branches(struct cc *c, struct branch *br, int n, const struct sl_sql_type *t)
+static bool patch_branches(struct compiler *c, struct branch *br, int n,
+			   const struct sl_sql_type *t)
 {
 	for (int i = 0; i < n; i++) {
 		struct opnd v = br[i].v;
@@ -731,14 +742,15 @@ static bool patch_branches(struct cc *c, struct branch *br, int n, const struct 
 			continue;
 		if (v.cst) {
 			/* converted now, at the end of the code, and folded away again */
-			if (!sl_cc_conv(c, br[i].e, &v, t))
+			if (!sl_compiler_conv(c, br[i].e, &v, t))
 				return false;
 			if (v.cst) {
 				c->p->code[br[i].insn].a = v.r;
 				continue;
 			}
-			return sl_cc_fail(c, br[i].e, "cannot convert this %s constant to %s",
-					  sl_cc_tname(&br[i].v.t, 0), sl_cc_tname(t, 1));
+			return sl_compiler_fail(c, br[i].e, "cannot convert this %s constant to %s",
+						sl_compiler_type_name(&br[i].v.t, 0),
+						sl_compiler_type_name(t, 1));
 		}
 		in = &c->p->code[br[i].insn];
 		in->op = OP_CVT;
@@ -753,9 +765,9 @@ static bool patch_branches(struct cc *c, struct branch *br, int n, const struct 
  * The shared body of CASE, IF and NULLIF: conds[i] (or operand = whens[i]) selects vals[i];
  * else_e (NULL: SQL NULL) otherwise. `nullif` is set for NULLIF's inverted shape.
  */
-bool sl_cc_case(struct cc *c, const struct sl_expr *e, const struct sl_expr *operand,
-		struct sl_expr *const *pairs, uint32_t npairs, const struct sl_expr *else_e,
-		struct opnd *o)
+bool sl_compiler_case(struct compiler *c, const struct sl_expr *e, const struct sl_expr *operand,
+		      struct sl_expr *const *pairs, uint32_t npairs, const struct sl_expr *else_e,
+		      struct opnd *o)
 {
 	struct branch *br = calloc(npairs + 1, sizeof(*br));
 	int *jmps = calloc(npairs + 1, sizeof(*jmps));
@@ -766,7 +778,7 @@ bool sl_cc_case(struct cc *c, const struct sl_expr *e, const struct sl_expr *ope
 	int nbr = 0;
 
 	if (!br || !jmps) {
-		sl_cc_nomem(c);
+		sl_compiler_nomem(c);
 		goto out_free;
 	}
 	d = newtemp(c, e);
@@ -779,7 +791,7 @@ bool sl_cc_case(struct cc *c, const struct sl_expr *e, const struct sl_expr *ope
 			goto out_free;
 		if (operand && !compare(c, pairs[2 * i], 2, x, cond, &cond))
 			goto out_free;
-		if (!sl_cc_want(c, pairs[2 * i], &cond, SL_TYPE_BOOL, "WHEN"))
+		if (!sl_compiler_want(c, pairs[2 * i], &cond, SL_TYPE_BOOL, "WHEN"))
 			goto out_free;
 		jnt = c->p->ncode;
 		if (!emit(c, OP_JNT, 0, cond.r, NOREG) || !compile(c, pairs[2 * i + 1], &v))
@@ -822,7 +834,7 @@ out_free:
 	return ok && !c->failed;
 }
 
-bool sl_cc_coalesce(struct cc *c, const struct sl_expr *e, struct opnd *o)
+bool sl_compiler_coalesce(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct branch *br = calloc(e->nargs, sizeof(*br));
 	int *jmps = calloc(e->nargs, sizeof(*jmps));
@@ -831,7 +843,7 @@ bool sl_cc_coalesce(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	int32_t d;
 
 	if (!br || !jmps) {
-		sl_cc_nomem(c);
+		sl_compiler_nomem(c);
 		goto out_free;
 	}
 	d = newtemp(c, e);
@@ -839,7 +851,7 @@ bool sl_cc_coalesce(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		struct opnd v;
 		int32_t tmp;
 
-		if (!sl_cc_arg(c, e, i, &v) || !merge_type(c, e->args[i], &t, &v.t, i == 0))
+		if (!sl_compiler_arg(c, e, i, &v) || !merge_type(c, e->args[i], &t, &v.t, i == 0))
 			goto out_free;
 		all_nullable &= v.t.nullable;
 		tmp = i + 1 < e->nargs ? newtemp(c, e) : d;
@@ -867,13 +879,14 @@ out_free:
 	return ok && !c->failed;
 }
 
-bool sl_cc_nullif(struct cc *c, const struct sl_expr *e, struct opnd *o)
+bool sl_compiler_nullif(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct opnd a, b, cond, nul;
 	int jnt, jmp;
 	int32_t d;
 
-	if (!sl_cc_arg(c, e, 0, &a) || !sl_cc_arg(c, e, 1, &b) || !compare(c, e, 2, a, b, &cond))
+	if (!sl_compiler_arg(c, e, 0, &a) || !sl_compiler_arg(c, e, 1, &b) ||
+	    !compare(c, e, 2, a, b, &cond))
 		return false;
 	d = newtemp(c, e);
 	jnt = c->p->ncode;
@@ -894,22 +907,22 @@ bool sl_cc_nullif(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	return true;
 }
 
-static bool compile_logic(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_logic(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	bool and = e->op == SL_EXPR_OP_AND;
 	struct opnd x, y;
 	int jump;
 	int32_t d;
 
-	if (!sl_cc_arg(c, e, 0, &x) ||
-	    !sl_cc_want(c, e->args[0], &x, SL_TYPE_BOOL, and? "AND" : "OR"))
+	if (!sl_compiler_arg(c, e, 0, &x) ||
+	    !sl_compiler_want(c, e->args[0], &x, SL_TYPE_BOOL, and? "AND" : "OR"))
 		return false;
 	d = newtemp(c, e);
 	jump = c->p->ncode;
 	if (!emit(c, and? OP_JF : OP_JT, d, x.r, NOREG))
 		return false;
-	if (!sl_cc_arg(c, e, 1, &y) ||
-	    !sl_cc_want(c, e->args[1], &y, SL_TYPE_BOOL, and? "AND" : "OR"))
+	if (!sl_compiler_arg(c, e, 1, &y) ||
+	    !sl_compiler_want(c, e->args[1], &y, SL_TYPE_BOOL, and? "AND" : "OR"))
 		return false;
 	if (!emit(c, and? OP_AND : OP_OR, d, x.r, y.r))
 		return false;
@@ -920,8 +933,8 @@ static bool compile_logic(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	return true;
 }
 
-bool sl_cc_concat(struct cc *c, const struct sl_expr *e, struct opnd *sep, struct opnd *parts,
-		  uint32_t n, struct opnd *o)
+bool sl_compiler_concat(struct compiler *c, const struct sl_expr *e, struct opnd *sep,
+			struct opnd *parts, uint32_t n, struct opnd *o)
 {
 	struct sl_prog *p = c->p;
 	bool nullable = false;
@@ -932,7 +945,7 @@ bool sl_cc_concat(struct cc *c, const struct sl_expr *e, struct opnd *sep, struc
 		int32_t *a = realloc(p->lists, (size_t)cap * sizeof(*a));
 
 		if (!a)
-			return sl_cc_nomem(c);
+			return sl_compiler_nomem(c);
 		p->lists = a;
 		p->caplists = cap;
 	}
@@ -942,8 +955,8 @@ bool sl_cc_concat(struct cc *c, const struct sl_expr *e, struct opnd *sep, struc
 	}
 	if (sep)
 		nullable = sep->t.nullable;
-	in = sl_cc_emit_to(c, e, sep ? OP_CONCAT_WS : OP_CONCAT, sep ? sep->r : 0, NOREG,
-			   mk(SL_TYPE_STRING, nullable), o);
+	in = sl_compiler_emit_to(c, e, sep ? OP_CONCAT_WS : OP_CONCAT, sep ? sep->r : 0, NOREG,
+				 mk(SL_TYPE_STRING, nullable), o);
 	if (!in)
 		return false;
 	in->x.list.off = p->nlists;
@@ -952,13 +965,13 @@ bool sl_cc_concat(struct cc *c, const struct sl_expr *e, struct opnd *sep, struc
 	return true;
 }
 
-static bool compile_binary(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_binary(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct opnd x, y;
 
 	if (e->op == SL_EXPR_OP_AND || e->op == SL_EXPR_OP_OR)
 		return compile_logic(c, e, o);
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_arg(c, e, 1, &y))
+	if (!sl_compiler_arg(c, e, 0, &x) || !sl_compiler_arg(c, e, 1, &y))
 		return false;
 	switch (e->op) {
 	case SL_EXPR_OP_EQ:
@@ -971,35 +984,37 @@ static bool compile_binary(struct cc *c, const struct sl_expr *e, struct opnd *o
 	case SL_EXPR_OP_CONCAT: {
 		struct opnd parts[2];
 
-		if (!sl_cc_want(c, e->args[0], &x, SL_TYPE_STRING, "||") ||
-		    !sl_cc_want(c, e->args[1], &y, SL_TYPE_STRING, "||"))
+		if (!sl_compiler_want(c, e->args[0], &x, SL_TYPE_STRING, "||") ||
+		    !sl_compiler_want(c, e->args[1], &y, SL_TYPE_STRING, "||"))
 			return false;
 		parts[0] = x;
 		parts[1] = y;
-		return sl_cc_concat(c, e, NULL, parts, 2, o);
+		return sl_compiler_concat(c, e, NULL, parts, 2, o);
 	}
 	default:
-		return sl_cc_arith(c, e, e->op, x, y, o);
+		return sl_compiler_arith(c, e, e->op, x, y, o);
 	}
 }
 
-static bool compile_unary(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_unary(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct opnd x;
 	enum op op;
 
-	if (!sl_cc_arg(c, e, 0, &x))
+	if (!sl_compiler_arg(c, e, 0, &x))
 		return false;
 	if (e->op == SL_EXPR_OP_NOT) {
-		if (!sl_cc_want(c, e->args[0], &x, SL_TYPE_BOOL, "NOT"))
+		if (!sl_compiler_want(c, e->args[0], &x, SL_TYPE_BOOL, "NOT"))
 			return false;
-		return sl_cc_emit_to(c, e, OP_NOT, x.r, NOREG, mk(SL_TYPE_BOOL, x.t.nullable), o);
+		return sl_compiler_emit_to(c, e, OP_NOT, x.r, NOREG, mk(SL_TYPE_BOOL, x.t.nullable),
+					   o);
 	}
-	if (x.t.null_type && !sl_cc_conv_t(c, e, &x, SL_TYPE_INT))
+	if (x.t.null_type && !sl_compiler_conv_t(c, e, &x, SL_TYPE_INT))
 		return false;
 	if (!is_num(&x.t) && !x.t.interval)
-		return sl_cc_fail(c, e, "cannot apply unary '%s' to %s",
-				  e->op == SL_EXPR_OP_NEG ? "-" : "+", sl_cc_tname(&x.t, 0));
+		return sl_compiler_fail(c, e, "cannot apply unary '%s' to %s",
+					e->op == SL_EXPR_OP_NEG ? "-" : "+",
+					sl_compiler_type_name(&x.t, 0));
 	if (e->op == SL_EXPR_OP_PLUS) {
 		*o = x;
 		return true;
@@ -1018,18 +1033,19 @@ static bool compile_unary(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		op = OP_NEG_F;
 		break;
 	}
-	return sl_cc_emit_to(c, e, op, x.r, NOREG, x.t, o);
+	return sl_compiler_emit_to(c, e, op, x.r, NOREG, x.t, o);
 }
 
-static bool compile_is(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_is(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct opnd x;
 	struct insn *in;
 	enum is_test t;
 
-	if (!sl_cc_arg(c, e, 0, &x))
+	if (!sl_compiler_arg(c, e, 0, &x))
 		return false;
-	if (e->is_what != SL_EXPR_IS_NULL && !sl_cc_want(c, e->args[0], &x, SL_TYPE_BOOL, "IS"))
+	if (e->is_what != SL_EXPR_IS_NULL &&
+	    !sl_compiler_want(c, e->args[0], &x, SL_TYPE_BOOL, "IS"))
 		return false;
 	if (e->is_what == SL_EXPR_IS_NULL)
 		t = e->negated ? IS_NOT_NULL : IS_NULL;
@@ -1037,30 +1053,31 @@ static bool compile_is(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		t = e->negated ? IS_NOT_TRUE : IS_TRUE;
 	else
 		t = e->negated ? IS_NOT_FALSE : IS_FALSE;
-	in = sl_cc_emit_to(c, e, OP_IS, x.r, NOREG, mk(SL_TYPE_BOOL, false), o);
+	in = sl_compiler_emit_to(c, e, OP_IS, x.r, NOREG, mk(SL_TYPE_BOOL, false), o);
 	if (!in)
 		return false;
 	in->sub = (uint8_t)t;
 	return true;
 }
 
-static bool compile_between(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_between(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct opnd x, lo, hi, a, b;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_arg(c, e, 1, &lo) || !sl_cc_arg(c, e, 2, &hi) ||
-	    !compare(c, e, 6, x, lo, &a) || !compare(c, e, 3, x, hi, &b))
+	if (!sl_compiler_arg(c, e, 0, &x) || !sl_compiler_arg(c, e, 1, &lo) ||
+	    !sl_compiler_arg(c, e, 2, &hi) || !compare(c, e, 6, x, lo, &a) ||
+	    !compare(c, e, 3, x, hi, &b))
 		return false;
-	if (!sl_cc_emit_to(c, e, OP_AND, a.r, b.r, mk(SL_TYPE_BOOL, a.t.nullable || b.t.nullable),
-			   o))
+	if (!sl_compiler_emit_to(c, e, OP_AND, a.r, b.r,
+				 mk(SL_TYPE_BOOL, a.t.nullable || b.t.nullable), o))
 		return false;
 	if (e->negated)
-		return sl_cc_emit_to(c, e, OP_NOT, o->r, NOREG, o->t, o) != NULL;
+		return sl_compiler_emit_to(c, e, OP_NOT, o->r, NOREG, o->t, o) != NULL;
 	return true;
 }
 
 /* IN over constants: the list converted once, the operand once, one scan per record. */
-static bool compile_in(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_in(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	uint32_t n = e->nargs - 1;
 	struct opnd x, *items = calloc(n ? n : 1, sizeof(*items));
@@ -1071,13 +1088,13 @@ static bool compile_in(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	enum op op;
 
 	if (!items)
-		return sl_cc_nomem(c);
-	if (!sl_cc_arg(c, e, 0, &x))
+		return sl_compiler_nomem(c);
+	if (!sl_compiler_arg(c, e, 0, &x))
 		goto out_free;
 	t = x.t;
 	nullable = x.t.nullable;
 	for (uint32_t i = 0; i < n; i++) {
-		if (!sl_cc_arg(c, e, i + 1, &items[i]))
+		if (!sl_compiler_arg(c, e, i + 1, &items[i]))
 			goto out_free;
 		all_const &= items[i].cst;
 		nullable |= items[i].t.nullable;
@@ -1093,36 +1110,36 @@ static bool compile_in(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		for (uint32_t i = 0; i < n; i++) {
 			if (!compare(c, e->args[i + 1], 2, x, items[i], &eq))
 				goto out_free;
-			if (i &&
-			    !sl_cc_emit_to(c, e, OP_OR, acc.r, eq.r,
-					   mk(SL_TYPE_BOOL, acc.t.nullable || eq.t.nullable), &eq))
+			if (i && !sl_compiler_emit_to(
+					 c, e, OP_OR, acc.r, eq.r,
+					 mk(SL_TYPE_BOOL, acc.t.nullable || eq.t.nullable), &eq))
 				goto out_free;
 			acc = eq;
 		}
 		*o = acc;
-		if (e->negated && !sl_cc_emit_to(c, e, OP_NOT, o->r, NOREG, o->t, o))
+		if (e->negated && !sl_compiler_emit_to(c, e, OP_NOT, o->r, NOREG, o->t, o))
 			goto out_free;
 		ok = true;
 		goto out_free;
 	}
 	if (t.type == SL_TYPE_FLOAT)
 		t.type = SL_TYPE_DOUBLE;
-	if (!sl_cc_conv(c, e, &x, &t))
+	if (!sl_compiler_conv(c, e, &x, &t))
 		goto out_free;
 	l = calloc(1, sizeof(*l));
-	if (!sl_cc_own(c, l))
+	if (!sl_compiler_own(c, l))
 		goto out_free;
 	l->i = calloc(n, 16);
-	if (!sl_cc_own(c, l->i))
+	if (!sl_compiler_own(c, l->i))
 		goto out_free;
 	for (uint32_t i = 0; i < n; i++) {
 		struct reg *v;
 
-		if (!sl_cc_conv(c, e->args[i + 1], &items[i], &t))
+		if (!sl_compiler_conv(c, e->args[i + 1], &items[i], &t))
 			goto out_free;
 		if (!items[i].cst) {
-			sl_cc_fail(c, e->args[i + 1], "cannot convert this IN value to %s",
-				   sl_cc_tname(&t, 0));
+			sl_compiler_fail(c, e->args[i + 1], "cannot convert this IN value to %s",
+					 sl_compiler_type_name(&t, 0));
 			goto out_free;
 		}
 		v = constval(c, items[i].r);
@@ -1150,7 +1167,7 @@ static bool compile_in(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	     : t.type == SL_TYPE_DECIMAL ? OP_IN_D
 	     : t.type == SL_TYPE_STRING	 ? OP_IN_S
 					 : OP_IN_I;
-	in = sl_cc_emit_to(c, e, op, x.r, NOREG, mk(SL_TYPE_BOOL, nullable), o);
+	in = sl_compiler_emit_to(c, e, op, x.r, NOREG, mk(SL_TYPE_BOOL, nullable), o);
 	if (!in)
 		goto out_free;
 	in->x.ptr = l;
@@ -1161,27 +1178,27 @@ out_free:
 	return ok && !c->failed;
 }
 
-static bool compile_like(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_like(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct opnd x, pat;
 	struct like_pat *lp = NULL;
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_arg(c, e, 1, &pat) ||
-	    !sl_cc_want(c, e->args[0], &x, SL_TYPE_STRING, "LIKE") ||
-	    !sl_cc_want(c, e->args[1], &pat, SL_TYPE_STRING, "LIKE"))
+	if (!sl_compiler_arg(c, e, 0, &x) || !sl_compiler_arg(c, e, 1, &pat) ||
+	    !sl_compiler_want(c, e->args[0], &x, SL_TYPE_STRING, "LIKE") ||
+	    !sl_compiler_want(c, e->args[1], &pat, SL_TYPE_STRING, "LIKE"))
 		return false;
 	if (pat.cst && !constval(c, pat.r)->null) {
 		const struct reg *v = constval(c, pat.r);
 
 		lp = malloc(sizeof(*lp));
-		if (!sl_cc_own(c, lp))
+		if (!sl_compiler_own(c, lp))
 			return false;
 		/* Flink's LIKE treats backslash as the escape character */
 		sl_eval_like_compile_(lp, v->s.p, v->s.len, '\\');
 	}
-	in = sl_cc_emit_to(c, e, OP_LIKE, x.r, pat.r,
-			   mk(SL_TYPE_BOOL, x.t.nullable || pat.t.nullable), o);
+	in = sl_compiler_emit_to(c, e, OP_LIKE, x.r, pat.r,
+				 mk(SL_TYPE_BOOL, x.t.nullable || pat.t.nullable), o);
 	if (!in)
 		return false;
 	in->x.ptr = lp;
@@ -1189,7 +1206,7 @@ static bool compile_like(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	return true;
 }
 
-static bool ddl_to_type(struct cc *c, const struct sl_expr *e, const struct sl_ddl_type *d,
+static bool ddl_to_type(struct compiler *c, const struct sl_expr *e, const struct sl_ddl_type *d,
 			struct sl_sql_type *t, uint32_t *maxlen)
 {
 	*maxlen = 0;
@@ -1213,7 +1230,8 @@ static bool ddl_to_type(struct cc *c, const struct sl_expr *e, const struct sl_d
 		*t = mk_dec((struct sl_dec_type){ (uint8_t)d->precision, (uint8_t)d->scale }, true);
 		if (!sl_dec_type_valid(
 			    (struct sl_dec_type){ (uint8_t)d->precision, (uint8_t)d->scale }))
-			return sl_cc_fail(c, e, "invalid DECIMAL(%u, %u)", d->precision, d->scale);
+			return sl_compiler_fail(c, e, "invalid DECIMAL(%u, %u)", d->precision,
+						d->scale);
 		return true;
 	case SL_DDL_VARCHAR:
 		*maxlen = d->precision ? d->precision : 1;
@@ -1231,7 +1249,7 @@ static bool ddl_to_type(struct cc *c, const struct sl_expr *e, const struct sl_d
 		*t = mk(SL_TYPE_DATE, true);
 		return true;
 	default:
-		return sl_cc_fail(c, e, "cannot CAST to a ROW type");
+		return sl_compiler_fail(c, e, "cannot CAST to a ROW type");
 	}
 }
 
@@ -1272,20 +1290,21 @@ static bool cast_may_fail(const struct sl_sql_type *f, const struct sl_sql_type 
 	return t->type == SL_TYPE_TIMESTAMP_LTZ && is_num(f);
 }
 
-static bool compile_cast(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_cast(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct sl_sql_type t;
 	uint32_t maxlen;
 	struct opnd x;
 	bool nullable;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !ddl_to_type(c, e, &e->type, &t, &maxlen))
+	if (!sl_compiler_arg(c, e, 0, &x) || !ddl_to_type(c, e, &e->type, &t, &maxlen))
 		return false;
 	if (!x.t.null_type && !cast_ok(&x.t, &t))
-		return sl_cc_fail(c, e, "cannot CAST %s to %s", sl_cc_tname(&x.t, 0),
-				  sl_cc_tname(&t, 1));
+		return sl_compiler_fail(c, e, "cannot CAST %s to %s",
+					sl_compiler_type_name(&x.t, 0),
+					sl_compiler_type_name(&t, 1));
 	nullable = x.t.nullable || cast_may_fail(&x.t, &t);
-	if (!sl_cc_conv_ex(c, e, &x, &t, maxlen, false))
+	if (!sl_compiler_conv_ex(c, e, &x, &t, maxlen, false))
 		return false;
 	*o = x;
 	if (!o->cst)
@@ -1293,7 +1312,7 @@ static bool compile_cast(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	return true;
 }
 
-static bool compile_literal(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_literal(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct reg v = { 0 };
 	int64_t ms;
@@ -1334,11 +1353,11 @@ static bool compile_literal(struct cc *c, const struct sl_expr *e, struct opnd *
 		if (sig < 1)
 			sig = 1;
 		if (sig > SL_DEC_MAX_PRECISION)
-			return sl_cc_fail(c, e, "numeric literal %s has more than 38 digits",
-					  e->text);
+			return sl_compiler_fail(c, e, "numeric literal %s has more than 38 digits",
+						e->text);
 		o->t = mk_dec((struct sl_dec_type){ (uint8_t)sig, (uint8_t)frac }, false);
 		if (sl_dec_parse(e->text, strlen(e->text), dec_of(&o->t), &v.d))
-			return sl_cc_fail(c, e, "invalid numeric literal %s", e->text);
+			return sl_compiler_fail(c, e, "invalid numeric literal %s", e->text);
 		break;
 	}
 	case SL_EXPR_STRING:
@@ -1363,28 +1382,28 @@ static bool compile_literal(struct cc *c, const struct sl_expr *e, struct opnd *
 		break;
 	case SL_EXPR_TIMESTAMP:
 		if (!sl_eval_ts_parse_(e->text, (uint32_t)strlen(e->text), &ms))
-			return sl_cc_fail(c, e,
-					  "invalid TIMESTAMP literal '%s' (expected "
-					  "yyyy-MM-dd HH:mm:ss[.SSS])",
-					  e->text);
+			return sl_compiler_fail(c, e,
+						"invalid TIMESTAMP literal '%s' (expected "
+						"yyyy-MM-dd HH:mm:ss[.SSS])",
+						e->text);
 		v.i = ms;
 		o->t = mk(SL_TYPE_TIMESTAMP, false);
 		break;
 	case SL_EXPR_DATE:
 		if (!sl_eval_date_parse_(e->text, (uint32_t)strlen(e->text), &ms))
-			return sl_cc_fail(c, e, "invalid DATE literal '%s' (expected yyyy-MM-dd)",
-					  e->text);
+			return sl_compiler_fail(
+				c, e, "invalid DATE literal '%s' (expected yyyy-MM-dd)", e->text);
 		v.i = ms;
 		o->t = mk(SL_TYPE_DATE, false);
 		break;
 	default:
-		return sl_cc_fail(c, e, "not a literal");
+		return sl_compiler_fail(c, e, "not a literal");
 	}
 	o->r = newconst(c, &v, e->kind == SL_EXPR_STRING);
 	return !c->failed;
 }
 
-static bool compile_round_to(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_round_to(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	static const int64_t unit_ms[] = {
 		[SL_EXPR_UNIT_SECOND] = 1000,
@@ -1396,16 +1415,17 @@ static bool compile_round_to(struct cc *c, const struct sl_expr *e, struct opnd 
 	struct opnd x;
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &x))
+	if (!sl_compiler_arg(c, e, 0, &x))
 		return false;
-	if (x.t.null_type && !sl_cc_conv_t(c, e, &x, SL_TYPE_TIMESTAMP))
+	if (x.t.null_type && !sl_compiler_conv_t(c, e, &x, SL_TYPE_TIMESTAMP))
 		return false;
 	if (x.t.type != SL_TYPE_TIMESTAMP && x.t.type != SL_TYPE_TIMESTAMP_LTZ)
-		return sl_cc_fail(c, e->args[0], "%s(... TO unit) expects a TIMESTAMP, got %s",
-				  e->text, sl_cc_tname(&x.t, 0));
+		return sl_compiler_fail(c, e->args[0],
+					"%s(... TO unit) expects a TIMESTAMP, got %s", e->text,
+					sl_compiler_type_name(&x.t, 0));
 	if (e->unit < SL_EXPR_UNIT_SECOND || e->unit > SL_EXPR_UNIT_DAY)
-		return sl_cc_fail(c, e, "unknown time unit");
-	in = sl_cc_emit_to(c, e, OP_TS_FLOOR, x.r, NOREG, x.t, o);
+		return sl_compiler_fail(c, e, "unknown time unit");
+	in = sl_compiler_emit_to(c, e, OP_TS_FLOOR, x.r, NOREG, x.t, o);
 	if (!in)
 		return false;
 	in->sub = ceil_;
@@ -1414,7 +1434,7 @@ static bool compile_round_to(struct cc *c, const struct sl_expr *e, struct opnd 
 	return true;
 }
 
-static bool compile_inner(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile_inner(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	switch (e->kind) {
 	case SL_EXPR_INT:
@@ -1427,9 +1447,9 @@ static bool compile_inner(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	case SL_EXPR_DATE:
 		return compile_literal(c, e, o);
 	case SL_EXPR_COLUMN:
-		return sl_cc_resolve(c, e, o);
+		return sl_compiler_resolve(c, e, o);
 	case SL_EXPR_STAR:
-		return sl_cc_fail(c, e, "* is only allowed in COUNT(*)");
+		return sl_compiler_fail(c, e, "* is only allowed in COUNT(*)");
 	case SL_EXPR_UNARY:
 		return compile_unary(c, e, o);
 	case SL_EXPR_BINARY:
@@ -1443,24 +1463,27 @@ static bool compile_inner(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	case SL_EXPR_LIKE:
 		return compile_like(c, e, o);
 	case SL_EXPR_CALL:
-		return sl_cc_call(c, e, o);
+		return sl_compiler_call(c, e, o);
 	case SL_EXPR_CASE:
 		if (!e->nargs)
-			return sl_cc_fail(c, e, "CASE needs a WHEN");
-		return sl_cc_case(c, e, e->case_operand, e->args, e->nargs / 2, e->case_else, o);
+			return sl_compiler_fail(c, e, "CASE needs a WHEN");
+		return sl_compiler_case(c, e, e->case_operand, e->args, e->nargs / 2, e->case_else,
+					o);
 	case SL_EXPR_CAST:
 		return compile_cast(c, e, o);
 	case SL_EXPR_ROUND_TO:
 		return compile_round_to(c, e, o);
 	case SL_EXPR_DESCRIPTOR:
-		return sl_cc_fail(c, e, "DESCRIPTOR is only allowed as a window function argument");
+		return sl_compiler_fail(c, e,
+					"DESCRIPTOR is only allowed as a window function argument");
 	case SL_EXPR_TABLE:
-		return sl_cc_fail(c, e, "TABLE is only allowed as a window function argument");
+		return sl_compiler_fail(c, e,
+					"TABLE is only allowed as a window function argument");
 	}
-	return sl_cc_fail(c, e, "unsupported expression");
+	return sl_compiler_fail(c, e, "unsupported expression");
 }
 
-static bool compile(struct cc *c, const struct sl_expr *e, struct opnd *o)
+static bool compile(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	int start = c->p->ncode, t0 = c->ntemps, nc0 = c->nonconst;
 
@@ -1469,8 +1492,8 @@ static bool compile(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	for (int i = 0; i < c->sc->ncols; i++) {
 		const struct sl_sql_col *col = &c->sc->cols[i];
 
-		if (col->match && sl_cc_expr_equal(col->match, e))
-			return sl_cc_load_col(c, e, col, o);
+		if (col->match && sl_compiler_expr_equal(col->match, e))
+			return sl_compiler_load_col(c, e, col, o);
 	}
 	if (!compile_inner(c, e, o))
 		return false;
@@ -1478,7 +1501,7 @@ static bool compile(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	return !c->failed;
 }
 
-bool sl_cc_compile(struct cc *c, const struct sl_expr *e, struct opnd *o)
+bool sl_compiler_compile(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	return compile(c, e, o);
 }

@@ -22,14 +22,14 @@ static bool str_eq(const char *a, const char *b, bool nocase)
 static bool list_equal(struct sl_expr *const *a, struct sl_expr *const *b, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (!sl_cc_expr_equal(a[i], b[i]))
+		if (!sl_compiler_expr_equal(a[i], b[i]))
 			return false;
 	return true;
 }
 
 /* Structural equality: what "same sl_expr_print() output, function names without case"
  * means, without printing every subtree. */
-bool sl_cc_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
+bool sl_compiler_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
 {
 	if (!a || !b)
 		return a == b;
@@ -50,19 +50,20 @@ bool sl_cc_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
 	     a->type.scale != b->type.scale))
 		return false;
 	if (!list_equal(a->args, b->args, a->nargs) ||
-	    !sl_cc_expr_equal(a->case_operand, b->case_operand) ||
-	    !sl_cc_expr_equal(a->case_else, b->case_else) || !sl_cc_expr_equal(a->filter, b->filter) ||
+	    !sl_compiler_expr_equal(a->case_operand, b->case_operand) ||
+	    !sl_compiler_expr_equal(a->case_else, b->case_else) ||
+	    !sl_compiler_expr_equal(a->filter, b->filter) ||
 	    !list_equal(a->partition, b->partition, a->npartition))
 		return false;
 	for (uint32_t i = 0; i < a->norder; i++)
 		if (a->order[i].desc != b->order[i].desc ||
-		    !sl_cc_expr_equal(a->order[i].expr, b->order[i].expr))
+		    !sl_compiler_expr_equal(a->order[i].expr, b->order[i].expr))
 			return false;
 	return true;
 }
 
-bool sl_cc_load_col(struct cc *c, const struct sl_expr *e, const struct sl_sql_col *col,
-		     struct opnd *o)
+bool sl_compiler_load_col(struct compiler *c, const struct sl_expr *e, const struct sl_sql_col *col,
+			  struct opnd *o)
 {
 	enum op op;
 	int32_t d;
@@ -83,14 +84,14 @@ bool sl_cc_load_col(struct cc *c, const struct sl_expr *e, const struct sl_sql_c
 		break;
 	}
 	if (col->field < 0 || col->field >= SL_SCHEMA_MAX_FIELDS)
-		return sl_cc_fail(c, e, "column has no input field (%d)", col->field);
+		return sl_compiler_fail(c, e, "column has no input field (%d)", col->field);
 	if (col->type.type == SL_TYPE_DECIMAL &&
 	    (col->type.prec < 1 || col->type.prec > SL_DECIMAL_MAX_PREC || col->type.scale < 0 ||
 	     col->type.scale > col->type.prec))
-		return sl_cc_fail(c, e, "column of type %s cannot be read from a row",
-				  sl_cc_tname(&col->type, 0));
-	d = sl_cc_newtemp(c, e);
-	if (!sl_cc_emit(c, op, d, col->field, NOREG))
+		return sl_compiler_fail(c, e, "column of type %s cannot be read from a row",
+					sl_compiler_type_name(&col->type, 0));
+	d = sl_compiler_newtemp(c, e);
+	if (!sl_compiler_emit(c, op, d, col->field, NOREG))
 		return false;
 	c->nonconst++;
 	o->r = d;
@@ -101,7 +102,7 @@ bool sl_cc_load_col(struct cc *c, const struct sl_expr *e, const struct sl_sql_c
 }
 
 /* Levenshtein distance, capped for long names (plan time only). */
-int sl_cc_edit_distance(const char *a, const char *b)
+int sl_compiler_edit_distance(const char *a, const char *b)
 {
 	int la = (int)strlen(a), lb = (int)strlen(b);
 	int row[65];
@@ -140,7 +141,7 @@ static void join_path(const struct sl_expr *e, uint32_t from, char *buf, size_t 
 		n += (size_t)snprintf(buf + n, cap - n, "%s%s", i > from ? "." : "", e->path[i]);
 }
 
-bool sl_cc_resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
+bool sl_compiler_resolve(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	char full[512], rest[512], cand[512];
 	const struct sl_sql_col *hit = NULL, *near = NULL;
@@ -174,24 +175,24 @@ bool sl_cc_resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 			      !strcmp(col->name, rest))))
 				other = col;
 		}
-		return sl_cc_fail(c, e,
-				  "column '%s' is ambiguous: it could be %s%s%s or %s%s%s; "
-				  "qualify it",
-				  full, hit->qual ? hit->qual : "", hit->qual ? "." : "", hit->name,
-				  other && other->qual ? other->qual : "",
-				  other && other->qual ? "." : "", other ? other->name : "?");
+		return sl_compiler_fail(c, e,
+					"column '%s' is ambiguous: it could be %s%s%s or %s%s%s; "
+					"qualify it",
+					full, hit->qual ? hit->qual : "", hit->qual ? "." : "",
+					hit->name, other && other->qual ? other->qual : "",
+					other && other->qual ? "." : "", other ? other->name : "?");
 	}
 	if (hit)
-		return sl_cc_load_col(c, e, hit, o);
+		return sl_compiler_load_col(c, e, hit, o);
 	/* Niladic functions Flink writes without parentheses. */
 	if (e->npath == 1) {
 		if (!strcasecmp(full, "CURRENT_TIMESTAMP") ||
 		    !strcasecmp(full, "CURRENT_ROW_TIMESTAMP"))
-			return sl_cc_now(c, e, SL_TYPE_TIMESTAMP_LTZ, o);
+			return sl_compiler_now(c, e, SL_TYPE_TIMESTAMP_LTZ, o);
 		if (!strcasecmp(full, "LOCALTIMESTAMP"))
-			return sl_cc_now(c, e, SL_TYPE_TIMESTAMP, o);
+			return sl_compiler_now(c, e, SL_TYPE_TIMESTAMP, o);
 		if (!strcasecmp(full, "CURRENT_DATE"))
-			return sl_cc_now(c, e, SL_TYPE_DATE, o);
+			return sl_compiler_now(c, e, SL_TYPE_DATE, o);
 	}
 	for (int i = 0; i < c->sc->ncols; i++) {
 		const struct sl_sql_col *col = &c->sc->cols[i];
@@ -200,16 +201,18 @@ bool sl_cc_resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		if (!col->name)
 			continue;
 		if (!strncmp(col->name, full, n) && col->name[n] == '.')
-			return sl_cc_fail(c, e,
-					  "column '%s' is a ROW: name one of its fields, such as "
-					  "'%s'",
-					  full, col->name);
+			return sl_compiler_fail(
+				c, e,
+				"column '%s' is a ROW: name one of its fields, such as "
+				"'%s'",
+				full, col->name);
 		if (e->npath > 1 && col->qual && !strcmp(col->qual, e->path[0]) &&
 		    !strncmp(col->name, rest, strlen(rest)) && col->name[strlen(rest)] == '.')
-			return sl_cc_fail(c, e,
-					  "column '%s' is a ROW: name one of its fields, such as "
-					  "'%s.%s'",
-					  full, col->qual, col->name);
+			return sl_compiler_fail(
+				c, e,
+				"column '%s' is a ROW: name one of its fields, such as "
+				"'%s.%s'",
+				full, col->qual, col->name);
 	}
 	for (int i = 0; i < c->sc->ncols; i++) {
 		const struct sl_sql_col *col = &c->sc->cols[i];
@@ -217,10 +220,10 @@ bool sl_cc_resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 
 		if (!col->name)
 			continue;
-		dd = sl_cc_edit_distance(full, col->name);
+		dd = sl_compiler_edit_distance(full, col->name);
 		if (col->qual) {
 			snprintf(cand, sizeof cand, "%s.%s", col->qual, col->name);
-			int dq = sl_cc_edit_distance(full, cand);
+			int dq = sl_compiler_edit_distance(full, cand);
 
 			if (dq < dd)
 				dd = dq;
@@ -231,8 +234,8 @@ bool sl_cc_resolve(struct cc *c, const struct sl_expr *e, struct opnd *o)
 		}
 	}
 	if (near && best <= 1 + (int)strlen(full) / 4)
-		return sl_cc_fail(c, e, "unknown column '%s' (did you mean '%s'?)", full,
-				  near->name);
-	return sl_cc_fail(c, e, "unknown column '%s'", full);
+		return sl_compiler_fail(c, e, "unknown column '%s' (did you mean '%s'?)", full,
+					near->name);
+	return sl_compiler_fail(c, e, "unknown column '%s'", full);
 }
 

@@ -10,21 +10,21 @@
 
 #include "eval_cc.h"
 
-static bool need_args(struct cc *c, const struct sl_expr *e, uint32_t min, uint32_t max,
+static bool need_args(struct compiler *c, const struct sl_expr *e, uint32_t min, uint32_t max,
 		      const char *name)
 {
 	if (e->nargs < min || e->nargs > max) {
 		if (min == max)
-			return sl_cc_fail(c, e, "%s expects %u argument%s, got %u", name, min,
-					  min == 1 ? "" : "s", e->nargs);
-		return sl_cc_fail(c, e, "%s expects %u to %u arguments, got %u", name, min, max,
-				  e->nargs);
+			return sl_compiler_fail(c, e, "%s expects %u argument%s, got %u", name, min,
+						min == 1 ? "" : "s", e->nargs);
+		return sl_compiler_fail(c, e, "%s expects %u to %u arguments, got %u", name, min,
+					max, e->nargs);
 	}
 	return true;
 }
 
 struct fn;
-typedef bool (*fn_compile)(struct cc *c, const struct sl_expr *e, const struct fn *f,
+typedef bool (*fn_compile)(struct compiler *c, const struct sl_expr *e, const struct fn *f,
 			   struct opnd *o);
 
 struct fn {
@@ -34,9 +34,9 @@ struct fn {
 	fn_compile compile;
 };
 
-bool sl_cc_now(struct cc *c, const struct sl_expr *e, enum sl_type t, struct opnd *o)
+bool sl_compiler_now(struct compiler *c, const struct sl_expr *e, enum sl_type t, struct opnd *o)
 {
-	struct insn *in = sl_cc_emit_to(c, e, OP_NOW, 0, NOREG, mk(t, false), o);
+	struct insn *in = sl_compiler_emit_to(c, e, OP_NOW, 0, NOREG, mk(t, false), o);
 
 	if (!in)
 		return false;
@@ -46,87 +46,95 @@ bool sl_cc_now(struct cc *c, const struct sl_expr *e, enum sl_type t, struct opn
 	return true;
 }
 
-static bool fn_now(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_now(struct compiler *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
 {
-	return sl_cc_now(c, e, (enum sl_type)f->id, o);
+	return sl_compiler_now(c, e, (enum sl_type)f->id, o);
 }
 
-static bool fn_str1(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_str1(struct compiler *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
 {
 	struct opnd x;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want(c, e->args[0], &x, SL_TYPE_STRING, f->name))
+	if (!sl_compiler_arg(c, e, 0, &x) ||
+	    !sl_compiler_want(c, e->args[0], &x, SL_TYPE_STRING, f->name))
 		return false;
-	return sl_cc_emit_to(c, e, (enum op)f->id, x.r, NOREG,
-			     mk(f->id == OP_CHAR_LEN ? SL_TYPE_INT : SL_TYPE_STRING, x.t.nullable),
-			     o) != NULL;
+	return sl_compiler_emit_to(
+		       c, e, (enum op)f->id, x.r, NOREG,
+		       mk(f->id == OP_CHAR_LEN ? SL_TYPE_INT : SL_TYPE_STRING, x.t.nullable),
+		       o) != NULL;
 }
 
-static bool fn_concat(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_concat(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		      struct opnd *o)
 {
 	struct opnd parts[64], sep;
 	uint32_t first = f->id ? 1 : 0;
 
 	if (e->nargs - first > 64)
-		return sl_cc_fail(c, e, "%s takes at most 64 strings", f->name);
-	if (f->id && (!sl_cc_arg(c, e, 0, &sep) ||
-		      !sl_cc_want(c, e->args[0], &sep, SL_TYPE_STRING, f->name)))
+		return sl_compiler_fail(c, e, "%s takes at most 64 strings", f->name);
+	if (f->id && (!sl_compiler_arg(c, e, 0, &sep) ||
+		      !sl_compiler_want(c, e->args[0], &sep, SL_TYPE_STRING, f->name)))
 		return false;
 	for (uint32_t i = first; i < e->nargs; i++)
-		if (!sl_cc_arg(c, e, i, &parts[i - first]) ||
-		    !sl_cc_want(c, e->args[i], &parts[i - first], SL_TYPE_STRING, f->name))
+		if (!sl_compiler_arg(c, e, i, &parts[i - first]) ||
+		    !sl_compiler_want(c, e->args[i], &parts[i - first], SL_TYPE_STRING, f->name))
 			return false;
-	return sl_cc_concat(c, e, f->id ? &sep : NULL, parts, e->nargs - first, o);
+	return sl_compiler_concat(c, e, f->id ? &sep : NULL, parts, e->nargs - first, o);
 }
 
-static bool fn_substr(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_substr(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		      struct opnd *o)
 {
 	struct opnd s, pos, len = { .r = NOREG };
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &s) || !sl_cc_want(c, e->args[0], &s, SL_TYPE_STRING, f->name) ||
-	    !sl_cc_arg(c, e, 1, &pos) || !sl_cc_want_int(c, e->args[1], &pos, f->name))
+	if (!sl_compiler_arg(c, e, 0, &s) ||
+	    !sl_compiler_want(c, e->args[0], &s, SL_TYPE_STRING, f->name) ||
+	    !sl_compiler_arg(c, e, 1, &pos) || !sl_compiler_want_int(c, e->args[1], &pos, f->name))
 		return false;
-	if (e->nargs > 2 &&
-	    (!sl_cc_arg(c, e, 2, &len) || !sl_cc_want_int(c, e->args[2], &len, f->name)))
+	if (e->nargs > 2 && (!sl_compiler_arg(c, e, 2, &len) ||
+			     !sl_compiler_want_int(c, e->args[2], &len, f->name)))
 		return false;
-	in = sl_cc_emit_to(c, e, OP_SUBSTR, s.r, pos.r,
-			   mk(SL_TYPE_STRING, s.t.nullable || pos.t.nullable || e->nargs > 2), o);
+	in = sl_compiler_emit_to(c, e, OP_SUBSTR, s.r, pos.r,
+				 mk(SL_TYPE_STRING, s.t.nullable || pos.t.nullable || e->nargs > 2),
+				 o);
 	if (!in)
 		return false;
 	in->c = len.r;
 	return true;
 }
 
-static bool fn_trim(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_trim(struct compiler *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
 {
 	struct opnd s, chars = { .r = NOREG };
 	struct insn *in;
 	bool nullable;
 
-	if (!sl_cc_arg(c, e, 0, &s) || !sl_cc_want(c, e->args[0], &s, SL_TYPE_STRING, f->name))
+	if (!sl_compiler_arg(c, e, 0, &s) ||
+	    !sl_compiler_want(c, e->args[0], &s, SL_TYPE_STRING, f->name))
 		return false;
-	if (e->nargs > 1 && (!sl_cc_arg(c, e, 1, &chars) ||
-			     !sl_cc_want(c, e->args[1], &chars, SL_TYPE_STRING, f->name)))
+	if (e->nargs > 1 && (!sl_compiler_arg(c, e, 1, &chars) ||
+			     !sl_compiler_want(c, e->args[1], &chars, SL_TYPE_STRING, f->name)))
 		return false;
 	nullable = s.t.nullable || (e->nargs > 1 && chars.t.nullable);
-	in = sl_cc_emit_to(c, e, OP_TRIM, s.r, chars.r, mk(SL_TYPE_STRING, nullable), o);
+	in = sl_compiler_emit_to(c, e, OP_TRIM, s.r, chars.r, mk(SL_TYPE_STRING, nullable), o);
 	if (!in)
 		return false;
 	in->sub = f->id;
 	return true;
 }
 
-static bool fn_replace(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_replace(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		       struct opnd *o)
 {
 	struct opnd a[3];
 	struct insn *in;
 
 	for (uint32_t i = 0; i < 3; i++)
-		if (!sl_cc_arg(c, e, i, &a[i]) ||
-		    !sl_cc_want(c, e->args[i], &a[i], SL_TYPE_STRING, f->name))
+		if (!sl_compiler_arg(c, e, i, &a[i]) ||
+		    !sl_compiler_want(c, e->args[i], &a[i], SL_TYPE_STRING, f->name))
 			return false;
-	in = sl_cc_emit_to(
+	in = sl_compiler_emit_to(
 		c, e, OP_REPLACE, a[0].r, a[1].r,
 		mk(SL_TYPE_STRING, a[0].t.nullable || a[1].t.nullable || a[2].t.nullable), o);
 	if (!in)
@@ -135,18 +143,21 @@ static bool fn_replace(struct cc *c, const struct sl_expr *e, const struct fn *f
 	return true;
 }
 
-static bool fn_locate(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_locate(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		      struct opnd *o)
 {
 	struct opnd a, b, s = { .r = NOREG };
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &a) || !sl_cc_want(c, e->args[0], &a, SL_TYPE_STRING, f->name) ||
-	    !sl_cc_arg(c, e, 1, &b) || !sl_cc_want(c, e->args[1], &b, SL_TYPE_STRING, f->name))
+	if (!sl_compiler_arg(c, e, 0, &a) ||
+	    !sl_compiler_want(c, e->args[0], &a, SL_TYPE_STRING, f->name) ||
+	    !sl_compiler_arg(c, e, 1, &b) ||
+	    !sl_compiler_want(c, e->args[1], &b, SL_TYPE_STRING, f->name))
 		return false;
 	if (e->nargs > 2 &&
-	    (!sl_cc_arg(c, e, 2, &s) || !sl_cc_want_int(c, e->args[2], &s, f->name)))
+	    (!sl_compiler_arg(c, e, 2, &s) || !sl_compiler_want_int(c, e->args[2], &s, f->name)))
 		return false;
-	in = sl_cc_emit_to(
+	in = sl_compiler_emit_to(
 		c, e, OP_LOCATE, a.r, b.r,
 		mk(SL_TYPE_INT, a.t.nullable || b.t.nullable || (e->nargs > 2 && s.t.nullable)), o);
 	if (!in)
@@ -155,42 +166,44 @@ static bool fn_locate(struct cc *c, const struct sl_expr *e, const struct fn *f,
 	return true;
 }
 
-static bool fn_if(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_if(struct compiler *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
 {
-	return sl_cc_case(c, e, NULL, e->args, 1, e->args[2], o);
+	return sl_compiler_case(c, e, NULL, e->args, 1, e->args[2], o);
 }
 
-static bool fn_coalesce(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_coalesce(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+			struct opnd *o)
 {
-	return sl_cc_coalesce(c, e, o);
+	return sl_compiler_coalesce(c, e, o);
 }
 
-static bool fn_nullif(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_nullif(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		      struct opnd *o)
 {
-	return sl_cc_nullif(c, e, o);
+	return sl_compiler_nullif(c, e, o);
 }
 
-static bool fn_mod(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_mod(struct compiler *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
 {
 	struct opnd x, y;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_arg(c, e, 1, &y))
+	if (!sl_compiler_arg(c, e, 0, &x) || !sl_compiler_arg(c, e, 1, &y))
 		return false;
-	return sl_cc_arith(c, e, SL_EXPR_OP_MOD, x, y, o);
+	return sl_compiler_arith(c, e, SL_EXPR_OP_MOD, x, y, o);
 }
 
-static bool fn_abs(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_abs(struct compiler *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
 {
 	struct opnd x;
 	enum op op;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name))
+	if (!sl_compiler_arg(c, e, 0, &x) || !sl_compiler_want_num(c, e->args[0], &x, f->name))
 		return false;
 	op = x.t.type == SL_TYPE_INT	   ? OP_ABS_I32
 	     : x.t.type == SL_TYPE_BIGINT  ? OP_ABS_I64
 	     : x.t.type == SL_TYPE_DECIMAL ? OP_ABS_D
 					   : OP_ABS_F;
-	return sl_cc_emit_to(c, e, op, x.r, NOREG, x.t, o) != NULL;
+	return sl_compiler_emit_to(c, e, op, x.r, NOREG, x.t, o) != NULL;
 }
 
 /* Flink's findRoundDecimalType: ROUND(DECIMAL(p, s), r), FLOOR and CEIL (r = 0). */
@@ -208,23 +221,26 @@ static struct sl_dec_type round_type(struct sl_dec_type t, int64_t r)
 	return (struct sl_dec_type){ (uint8_t)(p > 38 ? 38 : p), (uint8_t)r };
 }
 
-static bool fn_round(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_round(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		     struct opnd *o)
 {
 	struct opnd x, n;
 	int64_t digits = 0;
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name))
+	if (!sl_compiler_arg(c, e, 0, &x) || !sl_compiler_want_num(c, e->args[0], &x, f->name))
 		return false;
-	if (e->nargs > 1 && (!sl_cc_arg(c, e, 1, &n) ||
-			     !sl_cc_const_int(c, e->args[1], &n, "ROUND's digit count", &digits)))
+	if (e->nargs > 1 &&
+	    (!sl_compiler_arg(c, e, 1, &n) ||
+	     !sl_compiler_const_int(c, e->args[1], &n, "ROUND's digit count", &digits)))
 		return false;
 	if (digits < -64 || digits > 64)
-		return sl_cc_fail(c, e->args[1], "ROUND's digit count must be within -64..64");
+		return sl_compiler_fail(c, e->args[1],
+					"ROUND's digit count must be within -64..64");
 	if (x.t.type == SL_TYPE_DECIMAL) {
 		struct sl_dec_type ta = dec_of(&x.t), tr = round_type(ta, digits);
 
-		in = sl_cc_emit_to(c, e, OP_ROUND_D, x.r, NOREG, mk_dec(tr, x.t.nullable), o);
+		in = sl_compiler_emit_to(c, e, OP_ROUND_D, x.r, NOREG, mk_dec(tr, x.t.nullable), o);
 		if (!in)
 			return false;
 		in->x.dec.ta = ta;
@@ -232,8 +248,8 @@ static bool fn_round(struct cc *c, const struct sl_expr *e, const struct fn *f, 
 		in->imm2 = digits;
 		return true;
 	}
-	in = sl_cc_emit_to(c, e, is_int(&x.t) ? OP_ROUND_I : OP_ROUND_F, x.r, NOREG,
-			   mk(x.t.type, x.t.nullable || (is_int(&x.t) && digits < 0)), o);
+	in = sl_compiler_emit_to(c, e, is_int(&x.t) ? OP_ROUND_I : OP_ROUND_F, x.r, NOREG,
+				 mk(x.t.type, x.t.nullable || (is_int(&x.t) && digits < 0)), o);
 	if (!in)
 		return false;
 	in->x.imm = digits;
@@ -241,13 +257,14 @@ static bool fn_round(struct cc *c, const struct sl_expr *e, const struct fn *f, 
 	return true;
 }
 
-static bool fn_floor_ceil(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_floor_ceil(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+			  struct opnd *o)
 {
 	bool ceil_ = f->id;
 	struct opnd x;
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name))
+	if (!sl_compiler_arg(c, e, 0, &x) || !sl_compiler_want_num(c, e->args[0], &x, f->name))
 		return false;
 	if (is_int(&x.t) || (x.t.type == SL_TYPE_DECIMAL && x.t.scale == 0)) {
 		*o = x;
@@ -256,56 +273,60 @@ static bool fn_floor_ceil(struct cc *c, const struct sl_expr *e, const struct fn
 	if (x.t.type == SL_TYPE_DECIMAL) {
 		struct sl_dec_type ta = dec_of(&x.t), tr = round_type(ta, 0);
 
-		in = sl_cc_emit_to(c, e, ceil_ ? OP_CEIL_D : OP_FLOOR_D, x.r, NOREG,
-				   mk_dec(tr, x.t.nullable), o);
+		in = sl_compiler_emit_to(c, e, ceil_ ? OP_CEIL_D : OP_FLOOR_D, x.r, NOREG,
+					 mk_dec(tr, x.t.nullable), o);
 		if (!in)
 			return false;
 		in->x.dec.ta = ta;
 		in->x.dec.tr = tr;
 		return true;
 	}
-	return sl_cc_emit_to(c, e, ceil_ ? OP_CEIL_F : OP_FLOOR_F, x.r, NOREG, x.t, o) != NULL;
+	return sl_compiler_emit_to(c, e, ceil_ ? OP_CEIL_F : OP_FLOOR_F, x.r, NOREG, x.t, o) !=
+	       NULL;
 }
 
-static bool fn_math(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_math(struct compiler *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
 {
 	struct opnd x, y;
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name) ||
-	    !sl_cc_conv_t(c, e, &x, SL_TYPE_DOUBLE))
+	if (!sl_compiler_arg(c, e, 0, &x) || !sl_compiler_want_num(c, e->args[0], &x, f->name) ||
+	    !sl_compiler_conv_t(c, e, &x, SL_TYPE_DOUBLE))
 		return false;
 	if (f->id == 255) { /* POWER */
-		if (!sl_cc_arg(c, e, 1, &y) || !sl_cc_want_num(c, e->args[1], &y, f->name) ||
-		    !sl_cc_conv_t(c, e, &y, SL_TYPE_DOUBLE))
+		if (!sl_compiler_arg(c, e, 1, &y) ||
+		    !sl_compiler_want_num(c, e->args[1], &y, f->name) ||
+		    !sl_compiler_conv_t(c, e, &y, SL_TYPE_DOUBLE))
 			return false;
-		return sl_cc_emit_to(c, e, OP_POWER, x.r, y.r,
-				     mk(SL_TYPE_DOUBLE, x.t.nullable || y.t.nullable), o) != NULL;
+		return sl_compiler_emit_to(c, e, OP_POWER, x.r, y.r,
+					   mk(SL_TYPE_DOUBLE, x.t.nullable || y.t.nullable),
+					   o) != NULL;
 	}
 	if (f->id == 254) { /* LOG(x) = LN(x); LOG(b, x) = LN(x) / LN(b) */
 		struct opnd lb;
 
 		if (e->nargs == 2) {
-			if (!sl_cc_arg(c, e, 1, &y) ||
-			    !sl_cc_want_num(c, e->args[1], &y, f->name) ||
-			    !sl_cc_conv_t(c, e, &y, SL_TYPE_DOUBLE))
+			if (!sl_compiler_arg(c, e, 1, &y) ||
+			    !sl_compiler_want_num(c, e->args[1], &y, f->name) ||
+			    !sl_compiler_conv_t(c, e, &y, SL_TYPE_DOUBLE))
 				return false;
-			in = sl_cc_emit_to(c, e, OP_MATH, x.r, NOREG, x.t, &lb);
+			in = sl_compiler_emit_to(c, e, OP_MATH, x.r, NOREG, x.t, &lb);
 			if (!in)
 				return false;
 			in->sub = MATH_LN;
 			x = y;
 		}
-		in = sl_cc_emit_to(c, e, OP_MATH, x.r, NOREG, x.t, o);
+		in = sl_compiler_emit_to(c, e, OP_MATH, x.r, NOREG, x.t, o);
 		if (!in)
 			return false;
 		in->sub = MATH_LN;
 		if (e->nargs == 2)
-			return sl_cc_emit_to(c, e, OP_DIV_F64, o->r, lb.r,
-					     mk(SL_TYPE_DOUBLE, o->t.nullable || lb.t.nullable), o);
+			return sl_compiler_emit_to(
+				c, e, OP_DIV_F64, o->r, lb.r,
+				mk(SL_TYPE_DOUBLE, o->t.nullable || lb.t.nullable), o);
 		return true;
 	}
-	in = sl_cc_emit_to(c, e, OP_MATH, x.r, NOREG, x.t, o);
+	in = sl_compiler_emit_to(c, e, OP_MATH, x.r, NOREG, x.t, o);
 	if (!in)
 		return false;
 	in->sub = f->id;
@@ -313,7 +334,7 @@ static bool fn_math(struct cc *c, const struct sl_expr *e, const struct fn *f, s
 }
 
 /* A format argument: precompiled when constant, else read per record. */
-static bool fmt_arg(struct cc *c, const struct sl_expr *e, uint32_t i, const char *name,
+static bool fmt_arg(struct compiler *c, const struct sl_expr *e, uint32_t i, const char *name,
 		    struct insn *in, const struct opnd *fo)
 {
 	struct tfmt *tf;
@@ -329,18 +350,19 @@ static bool fmt_arg(struct cc *c, const struct sl_expr *e, uint32_t i, const cha
 		return true;
 	}
 	tf = malloc(sizeof(*tf));
-	if (!sl_cc_own(c, tf))
+	if (!sl_compiler_own(c, tf))
 		return false;
 	if (sl_eval_tfmt_compile_(v->s.p, v->s.len, tf))
-		return sl_cc_fail(c, e->args[i],
-				  "unsupported date/time format '%.*s' (known: yyyy yy "
-				  "MM M dd d HH H hh h mm ss S..S a, 'text')",
-				  (int)v->s.len, v->s.p);
+		return sl_compiler_fail(c, e->args[i],
+					"unsupported date/time format '%.*s' (known: yyyy yy "
+					"MM M dd d HH H hh h mm ss S..S a, 'text')",
+					(int)v->s.len, v->s.p);
 	in->x.ptr = tf;
 	return true;
 }
 
-static bool fn_parse_time(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_parse_time(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+			  struct opnd *o)
 {
 	enum op op = (enum op)f->id;
 	enum sl_type t = op == OP_TO_DATE   ? SL_TYPE_DATE
@@ -353,14 +375,16 @@ static bool fn_parse_time(struct cc *c, const struct sl_expr *e, const struct fn
 		/* UNIX_TIMESTAMP(): now, in seconds */
 		struct sl_sql_type bt = mk(SL_TYPE_BIGINT, false);
 
-		return sl_cc_now(c, e, SL_TYPE_TIMESTAMP_LTZ, o) && sl_cc_conv(c, e, o, &bt);
+		return sl_compiler_now(c, e, SL_TYPE_TIMESTAMP_LTZ, o) &&
+		       sl_compiler_conv(c, e, o, &bt);
 	}
-	if (!sl_cc_arg(c, e, 0, &s) || !sl_cc_want(c, e->args[0], &s, SL_TYPE_STRING, f->name))
+	if (!sl_compiler_arg(c, e, 0, &s) ||
+	    !sl_compiler_want(c, e->args[0], &s, SL_TYPE_STRING, f->name))
 		return false;
-	if (e->nargs > 1 &&
-	    (!sl_cc_arg(c, e, 1, &fo) || !sl_cc_want(c, e->args[1], &fo, SL_TYPE_STRING, f->name)))
+	if (e->nargs > 1 && (!sl_compiler_arg(c, e, 1, &fo) ||
+			     !sl_compiler_want(c, e->args[1], &fo, SL_TYPE_STRING, f->name)))
 		return false;
-	in = sl_cc_emit_to(c, e, op, s.r, NOREG, mk(t, true), o);
+	in = sl_compiler_emit_to(c, e, op, s.r, NOREG, mk(t, true), o);
 	if (!in)
 		return false;
 	in->imm2 = c->p->tz;
@@ -370,27 +394,28 @@ static bool fn_parse_time(struct cc *c, const struct sl_expr *e, const struct fn
 	return true;
 }
 
-static bool fn_to_ltz(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_to_ltz(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		      struct opnd *o)
 {
 	struct opnd x, pr;
 	int64_t prec = 3;
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &x) || !sl_cc_want_num(c, e->args[0], &x, f->name))
+	if (!sl_compiler_arg(c, e, 0, &x) || !sl_compiler_want_num(c, e->args[0], &x, f->name))
 		return false;
 	if (e->nargs > 1 &&
-	    (!sl_cc_arg(c, e, 1, &pr) ||
-	     !sl_cc_const_int(c, e->args[1], &pr, "TO_TIMESTAMP_LTZ's precision", &prec)))
+	    (!sl_compiler_arg(c, e, 1, &pr) ||
+	     !sl_compiler_const_int(c, e->args[1], &pr, "TO_TIMESTAMP_LTZ's precision", &prec)))
 		return false;
 	if (prec != 0 && prec != 3)
-		return sl_cc_fail(c, e->args[1],
-				  "TO_TIMESTAMP_LTZ's precision must be 0 (seconds) or "
-				  "3 (milliseconds), got %lld",
-				  (long long)prec);
+		return sl_compiler_fail(c, e->args[1],
+					"TO_TIMESTAMP_LTZ's precision must be 0 (seconds) or "
+					"3 (milliseconds), got %lld",
+					(long long)prec);
 	/* seconds that overflow milliseconds, NaN, 1e308: NULL, counted */
-	in = sl_cc_emit_to(c, e, OP_TO_LTZ, x.r, NOREG,
-			   mk(SL_TYPE_TIMESTAMP_LTZ, x.t.nullable || !is_int(&x.t) || prec == 0),
-			   o);
+	in = sl_compiler_emit_to(
+		c, e, OP_TO_LTZ, x.r, NOREG,
+		mk(SL_TYPE_TIMESTAMP_LTZ, x.t.nullable || !is_int(&x.t) || prec == 0), o);
 	if (!in)
 		return false;
 	in->sub = is_int(&x.t) ? 0 : x.t.type == SL_TYPE_DECIMAL ? 1 : 2;
@@ -399,39 +424,40 @@ static bool fn_to_ltz(struct cc *c, const struct sl_expr *e, const struct fn *f,
 	return true;
 }
 
-static bool fn_format_time(struct cc *c, const struct sl_expr *e, const struct fn *f,
+static bool fn_format_time(struct compiler *c, const struct sl_expr *e, const struct fn *f,
 			   struct opnd *o)
 {
 	enum op op = (enum op)f->id;
 	struct opnd x, fo;
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &x))
+	if (!sl_compiler_arg(c, e, 0, &x))
 		return false;
 	if (op == OP_FROM_UNIXTIME) {
-		if (!sl_cc_want_int(c, e->args[0], &x, f->name))
+		if (!sl_compiler_want_int(c, e->args[0], &x, f->name))
 			return false;
 	} else if (is_str(&x.t)) {
 		struct sl_sql_type ts = mk(SL_TYPE_TIMESTAMP, true);
 
-		if (!sl_cc_conv_ex(c, e->args[0], &x, &ts, 0, true))
+		if (!sl_compiler_conv_ex(c, e->args[0], &x, &ts, 0, true))
 			return false;
 		x.t.nullable = true;
 	} else if (x.t.null_type || is_time(&x.t)) {
-		if (!sl_cc_conv_t(c, e->args[0], &x, SL_TYPE_TIMESTAMP))
+		if (!sl_compiler_conv_t(c, e->args[0], &x, SL_TYPE_TIMESTAMP))
 			return false;
 	} else {
-		return sl_cc_fail(c, e->args[0], "%s expects a TIMESTAMP or STRING, got %s",
-				  f->name, sl_cc_tname(&x.t, 0));
+		return sl_compiler_fail(c, e->args[0], "%s expects a TIMESTAMP or STRING, got %s",
+					f->name, sl_compiler_type_name(&x.t, 0));
 	}
-	if (e->nargs > 1 &&
-	    (!sl_cc_arg(c, e, 1, &fo) || !sl_cc_want(c, e->args[1], &fo, SL_TYPE_STRING, f->name)))
+	if (e->nargs > 1 && (!sl_compiler_arg(c, e, 1, &fo) ||
+			     !sl_compiler_want(c, e->args[1], &fo, SL_TYPE_STRING, f->name)))
 		return false;
 	/* a format read per record may be invalid; seconds * 1000 may overflow */
-	in = sl_cc_emit_to(c, e, op, x.r, NOREG,
-			   mk(SL_TYPE_STRING, x.t.nullable || op == OP_FROM_UNIXTIME ||
-						      (e->nargs > 1 && (fo.t.nullable || !fo.cst))),
-			   o);
+	in = sl_compiler_emit_to(
+		c, e, op, x.r, NOREG,
+		mk(SL_TYPE_STRING, x.t.nullable || op == OP_FROM_UNIXTIME ||
+					   (e->nargs > 1 && (fo.t.nullable || !fo.cst))),
+		o);
 	if (!in)
 		return false;
 	in->imm2 = c->p->tz;
@@ -440,19 +466,20 @@ static bool fn_format_time(struct cc *c, const struct sl_expr *e, const struct f
 	return true;
 }
 
-static bool fn_extract(struct cc *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
+static bool fn_extract(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		       struct opnd *o)
 {
 	struct opnd x;
 	struct insn *in;
 
-	if (!sl_cc_arg(c, e, 0, &x))
+	if (!sl_compiler_arg(c, e, 0, &x))
 		return false;
 	if (!x.t.null_type && !is_time(&x.t))
-		return sl_cc_fail(c, e->args[0], "%s expects a DATE or TIMESTAMP, got %s", f->name,
-				  sl_cc_tname(&x.t, 0));
-	if (!sl_cc_conv_t(c, e->args[0], &x, SL_TYPE_TIMESTAMP))
+		return sl_compiler_fail(c, e->args[0], "%s expects a DATE or TIMESTAMP, got %s",
+					f->name, sl_compiler_type_name(&x.t, 0));
+	if (!sl_compiler_conv_t(c, e->args[0], &x, SL_TYPE_TIMESTAMP))
 		return false;
-	in = sl_cc_emit_to(c, e, OP_EXTRACT, x.r, NOREG, mk(SL_TYPE_BIGINT, x.t.nullable), o);
+	in = sl_compiler_emit_to(c, e, OP_EXTRACT, x.r, NOREG, mk(SL_TYPE_BIGINT, x.t.nullable), o);
 	if (!in)
 		return false;
 	in->sub = f->id;
@@ -573,23 +600,23 @@ static bool in_names(const char *const *names, const char *s)
 	return false;
 }
 
-bool sl_cc_call(struct cc *c, const struct sl_expr *e, struct opnd *o)
+bool sl_compiler_call(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	const struct fn *near = NULL;
 	int best = 1 << 30;
 
 	if (in_names(aggregates, e->text))
-		return sl_cc_fail(c, e, "aggregate function %s is not allowed here", e->text);
+		return sl_compiler_fail(c, e, "aggregate function %s is not allowed here", e->text);
 	if (in_names(windowfns, e->text))
-		return sl_cc_fail(c, e, "window function %s is not allowed here", e->text);
+		return sl_compiler_fail(c, e, "window function %s is not allowed here", e->text);
 	if (e->over)
-		return sl_cc_fail(c, e, "OVER window of %s is not allowed here", e->text);
+		return sl_compiler_fail(c, e, "OVER window of %s is not allowed here", e->text);
 	if (e->filter)
-		return sl_cc_fail(c, e, "FILTER applies to aggregate functions only, not %s",
-				  e->text);
+		return sl_compiler_fail(c, e, "FILTER applies to aggregate functions only, not %s",
+					e->text);
 	if (e->distinct)
-		return sl_cc_fail(c, e, "DISTINCT applies to aggregate functions only, not %s",
-				  e->text);
+		return sl_compiler_fail(
+			c, e, "DISTINCT applies to aggregate functions only, not %s", e->text);
 	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
 		const struct fn *f = &fns[i];
 		int d;
@@ -599,11 +626,11 @@ bool sl_cc_call(struct cc *c, const struct sl_expr *e, struct opnd *o)
 				return false;
 			for (uint32_t k = 0; k < e->nargs; k++)
 				if (e->args[k]->kind == SL_EXPR_STAR)
-					return sl_cc_fail(c, e->args[k], "* is not a value of %s",
-							  f->name);
+					return sl_compiler_fail(c, e->args[k],
+								"* is not a value of %s", f->name);
 			return f->compile(c, e, f, o);
 		}
-		d = sl_cc_edit_distance(e->text, f->name);
+		d = sl_compiler_edit_distance(e->text, f->name);
 		if (d < best) {
 			best = d;
 			near = f;
@@ -611,10 +638,10 @@ bool sl_cc_call(struct cc *c, const struct sl_expr *e, struct opnd *o)
 	}
 	if (!strcasecmp(e->text, "TRY_CAST") || !strcasecmp(e->text, "EXTRACT") ||
 	    !strcasecmp(e->text, "POSITION"))
-		return sl_cc_fail(c, e, "%s is not supported by the expression parser yet",
-				  e->text);
+		return sl_compiler_fail(c, e, "%s is not supported by the expression parser yet",
+					e->text);
 	if (near && best <= 1 + (int)strlen(e->text) / 3)
-		return sl_cc_fail(c, e, "unknown function %s (did you mean %s?)", e->text,
-				  near->name);
-	return sl_cc_fail(c, e, "unknown function %s", e->text);
+		return sl_compiler_fail(c, e, "unknown function %s (did you mean %s?)", e->text,
+					near->name);
+	return sl_compiler_fail(c, e, "unknown function %s", e->text);
 }

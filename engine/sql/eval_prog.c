@@ -13,7 +13,7 @@
 /* ---- finishing ------------------------------------------------------------------------ */
 
 /* Keeps only the constants the final code reads, in one block (see eval_int.h). */
-static bool pack_consts(struct cc *c)
+static bool pack_consts(struct compiler *c)
 {
 	struct sl_prog *p = c->p;
 	int32_t *map = malloc(((size_t)c->ncv + 1) * sizeof(*map));
@@ -29,7 +29,7 @@ static bool pack_consts(struct cc *c)
 	} while (0)
 
 	if (!map)
-		return sl_cc_nomem(c);
+		return sl_compiler_nomem(c);
 	for (int k = 0; k < c->ncv; k++)
 		map[k] = -1;
 	for (int i = 0; i < p->ncode; i++) {
@@ -51,7 +51,7 @@ static bool pack_consts(struct cc *c)
 	p->consts = calloc((size_t)n + 1, sizeof(*p->consts));
 	if (!p->consts) {
 		free(map);
-		return sl_cc_nomem(c);
+		return sl_compiler_nomem(c);
 	}
 	for (int k = 0; k < c->ncv; k++)
 		if (map[k] >= 0)
@@ -66,7 +66,7 @@ struct sl_prog *sl_prog_compile(const struct sl_expr *e, const struct sl_scope *
 				size_t errcap)
 {
 	static const struct sl_scope empty;
-	struct cc c = { .sc = sc ? sc : &empty, .env = env, .err = err, .errcap = errcap };
+	struct compiler c = { .sc = sc ? sc : &empty, .env = env, .err = err, .errcap = errcap };
 	struct opnd o;
 
 	if (errcap)
@@ -74,15 +74,15 @@ struct sl_prog *sl_prog_compile(const struct sl_expr *e, const struct sl_scope *
 	c.p = calloc(1, sizeof(*c.p));
 	c.scratch = malloc(SL_EVAL_SCRATCH);
 	if (!c.p || !c.scratch) {
-		sl_cc_nomem(&c);
+		sl_compiler_nomem(&c);
 		goto out_fail;
 	}
 	c.p->tz = env ? env->local_tz_offset_ms : 0;
 	if (!e) {
-		sl_cc_nomem(&c);
+		sl_compiler_nomem(&c);
 		goto out_fail;
 	}
-	if (!sl_cc_compile(&c, e, &o))
+	if (!sl_compiler_compile(&c, e, &o))
 		goto out_fail;
 	/*
 	 * DECIMAL results wider than a row slot become DECIMAL(18, s) with Flink's scale, so
@@ -101,7 +101,7 @@ struct sl_prog *sl_prog_compile(const struct sl_expr *e, const struct sl_scope *
 		struct sl_sql_type t =
 			mk_dec((struct sl_dec_type){ SL_DECIMAL_MAX_PREC, (uint8_t)s }, true);
 
-		if (!sl_cc_conv(&c, e, &o, &t))
+		if (!sl_compiler_conv(&c, e, &o, &t))
 			goto out_fail;
 		if (!o.cst)
 			o.t.nullable = true;
@@ -120,7 +120,7 @@ struct sl_prog *sl_prog_compile(const struct sl_expr *e, const struct sl_scope *
 	return c.p;
 out_fail:
 	if (!c.failed)
-		sl_cc_nomem(&c);
+		sl_compiler_nomem(&c);
 	free(c.cv);
 	free(c.scratch);
 	sl_prog_destroy(c.p);

@@ -1,29 +1,26 @@
 /*
  * expr.c - Flink SQL expressions to a tree with positions (see expr.h).
  *
- * Recursive descent, one function per precedence level, over sl_lexer with one current
- * token; the one two-token look-ahead (TIMESTAMP 'x' vs a column named timestamp) copies
- * the lexer, a plain value. Invariants: a node is linked into its parent before its
- * children are parsed, so on failure freeing the root frees everything; the first error
- * wins (err holds the message of the token where parsing stopped).
+ * Recursive descent, one function per precedence level, over the caller's token cursor
+ * (cursor.h: its return conventions are ours, and the query parser's cursor is shared, so
+ * both read one token stream); the one two-token look-ahead (TIMESTAMP 'x' vs a column
+ * named timestamp) is sl_cur_peek(). Invariants: a node is linked into its parent before
+ * its children are parsed, so on failure freeing the root frees everything; the first
+ * error wins (the cursor's err holds the message of the token where parsing stopped).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cursor.h"
 #include "expr.h"
 
 struct parser {
-	struct sl_lexer *lx;
-	struct sl_tok cur;
-	char *err;
-	size_t errcap;
+	struct sl_cur *c;
 	uint32_t depth; /* recursion guard: a hostile "((((..." must not exhaust the stack */
-	uint32_t nops;  /* binary operators so far: chains are left-deep trees that every
+	uint32_t nops;	/* binary operators so far: chains are left-deep trees that every
 			 * walker (destroy, print, the planner) recurses into */
-	bool failed;
 };
 
 /* A chain `a AND a AND ...` is a tree as deep as it is long. */
@@ -34,159 +31,48 @@ struct parser {
 
 static struct sl_expr *parse_or(struct parser *p);
 
-static void advance(struct parser *p)
-{
-	p->cur = sl_lexer_next(p->lx);
-}
-
-static struct sl_tok peek(const struct parser *p)
-{
-	struct sl_lexer copy = *p->lx;
-
-	return sl_lexer_next(&copy);
-}
-
-static void fail_at(struct parser *p, uint32_t line, uint32_t col, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (p->failed)
-		return;
-	p->failed = true;
-	n = snprintf(p->err, p->errcap, "%u:%u: ", line, col);
-	if (n >= 0 && (size_t)n < p->errcap) {
-		va_start(ap, fmt);
-		vsnprintf(p->err + n, p->errcap - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-}
-
-static void nomem(struct parser *p)
-{
-	if (!p->failed) {
-		p->failed = true;
-		snprintf(p->err, p->errcap, "out of memory");
-	}
-}
-
-/* "expected <what>, found <cur>" at cur, worded as ddl.c does; lexer errors say their own. */
-static void expected(struct parser *p, const char *what)
-{
-	const struct sl_tok *t = &p->cur;
-	char found[96];
-
-	if (t->kind == SL_TOK_ERROR) {
-		fail_at(p, t->line, t->col, "%s", t->msg);
-		return;
-	}
-	sl_tok_describe(t, found, sizeof found);
-	fail_at(p, t->line, t->col, "expected %s, found %s", what, found);
-}
-
-static bool is_kw(const struct parser *p, const char *kw)
-{
-	return sl_tok_is_kw(&p->cur, kw);
-}
-
-static bool is_op(const struct parser *p, const char *op)
-{
-	return sl_tok_is_op(&p->cur, op);
-}
-
-static bool expect_op(struct parser *p, const char *op, const char *what)
-{
-	if (!is_op(p, op)) {
-		expected(p, what);
-		return false;
-	}
-	advance(p);
-	return true;
-}
-
-static bool expect_kw(struct parser *p, const char *kw, const char *what)
-{
-	if (!is_kw(p, kw)) {
-		expected(p, what);
-		return false;
-	}
-	advance(p);
-	return true;
-}
-
-static struct sl_expr *node_at(struct parser *p, enum sl_expr_kind kind, const struct sl_tok *t)
+struct sl_expr *sl_expr_new(struct sl_cur *c, enum sl_expr_kind kind, const struct sl_tok *at)
 {
 	struct sl_expr *e = calloc(1, sizeof(*e));
 
 	if (!e) {
-		nomem(p);
+		sl_cur_nomem(c);
 		return NULL;
 	}
 	e->kind = kind;
-	e->line = t->line;
-	e->col = t->col;
+	e->line = at->line;
+	e->col = at->col;
 	return e;
 }
 
-/* Appends child (NULL is allowed: the caller has already failed) to e->args. */
-static bool add_arg(struct parser *p, struct sl_expr *e, struct sl_expr *child)
+int sl_expr_add_arg(struct sl_cur *c, struct sl_expr *e, struct sl_expr *child)
 {
 	struct sl_expr **a;
 
 	if (!child)
-		return false;
+		return -EINVAL;
 	a = realloc(e->args, (e->nargs + 1) * sizeof(*a));
 	if (!a) {
 		sl_expr_destroy(child);
-		nomem(p);
-		return false;
+		return sl_cur_nomem(c);
 	}
 	e->args = a;
 	e->args[e->nargs++] = child;
-	return true;
+	return 0;
 }
 
-/* Copies an identifier (see sl_tok_ident_dup), reporting ENOMEM to the parser. */
-static char *ident_dup(struct parser *p, const struct sl_tok *t)
-{
-	char *s = sl_tok_ident_dup(t);
-
-	if (!s)
-		nomem(p);
-	return s;
-}
-
-static char *text_dup(struct parser *p, const struct sl_tok *t)
-{
-	char *s = malloc(t->len + 1);
-
-	if (!s) {
-		nomem(p);
-		return NULL;
-	}
-	if (t->kind == SL_TOK_STRING) {
-		sl_tok_unquote(t, s, t->len + 1);
-	} else {
-		memcpy(s, t->text, t->len);
-		s[t->len] = 0;
-	}
-	return s;
-}
-
-static bool add_path(struct parser *p, struct sl_expr *e, const struct sl_tok *t)
+int sl_expr_add_path(struct sl_cur *c, struct sl_expr *e, const struct sl_tok *t)
 {
 	char **a = realloc(e->path, (e->npath + 1) * sizeof(*a));
 
-	if (!a) {
-		nomem(p);
-		return false;
-	}
+	if (!a)
+		return sl_cur_nomem(c);
 	e->path = a;
-	e->path[e->npath] = ident_dup(p, t);
+	e->path[e->npath] = sl_cur_ident_dup(c, t);
 	if (!e->path[e->npath])
-		return false;
+		return -ENOMEM;
 	e->npath++;
-	return true;
+	return 0;
 }
 
 /*
@@ -229,13 +115,13 @@ static enum sl_expr_unit take_unit(struct parser *p, int64_t *ms)
 	};
 
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (is_kw(p, units[i].one) || is_kw(p, units[i].many)) {
-			advance(p);
+		if (sl_cur_is_kw(p->c, units[i].one) || sl_cur_is_kw(p->c, units[i].many)) {
+			sl_cur_advance(p->c);
 			*ms = units[i].ms;
 			return units[i].unit;
 		}
 	}
-	expected(p, "a time unit (SECOND, MINUTE, HOUR, DAY)");
+	sl_cur_expected(p->c, "a time unit (SECOND, MINUTE, HOUR, DAY)");
 	return SL_EXPR_UNIT_NONE;
 }
 
@@ -269,28 +155,29 @@ static bool interval_ms(const char *s, int64_t unit_ms, int64_t *ms)
 /* INTERVAL 'n' unit, with cur on INTERVAL. */
 static struct sl_expr *parse_interval(struct parser *p)
 {
-	struct sl_expr *e = node_at(p, SL_EXPR_INTERVAL, &p->cur);
+	struct sl_expr *e = sl_expr_new(p->c, SL_EXPR_INTERVAL, &p->c->tok);
 	struct sl_tok vt;
 	int64_t unit_ms;
 
 	if (!e)
 		return NULL;
-	advance(p);
-	vt = p->cur;
+	sl_cur_advance(p->c);
+	vt = p->c->tok;
 	if (vt.kind != SL_TOK_STRING) {
-		expected(p, "a quoted count after INTERVAL");
+		sl_cur_expected(p->c, "a quoted count after INTERVAL");
 		goto out_free;
 	}
-	e->text = text_dup(p, &vt);
+	e->text = sl_cur_text_dup(p->c, &vt);
 	if (!e->text)
 		goto out_free;
-	advance(p);
+	sl_cur_advance(p->c);
 	e->unit = take_unit(p, &unit_ms);
 	if (e->unit == SL_EXPR_UNIT_NONE)
 		goto out_free;
 	if (!interval_ms(e->text, unit_ms, &e->ival)) {
-		fail_at(p, vt.line, vt.col,
-			"expected a count of whole milliseconds in INTERVAL, found '%s'", e->text);
+		sl_cur_fail_at(p->c, vt.line, vt.col,
+			       "expected a count of whole milliseconds in INTERVAL, found '%s'",
+			       e->text);
 		goto out_free;
 	}
 	return e;
@@ -299,104 +186,97 @@ out_free:
 	return NULL;
 }
 
-/* Reads "(n)" into *v when present; false only on error. */
-static bool opt_len(struct parser *p, uint32_t *v, const char *what, const char *close)
+/* Reads "(n)" into *v when present. 0 or -EINVAL. */
+static int opt_len(struct parser *p, uint32_t *v, const char *what, const char *close)
 {
-	if (!is_op(p, "("))
-		return true;
-	advance(p);
-	if (p->cur.kind != SL_TOK_INTEGER || p->cur.len > 9) {
-		expected(p, what);
-		return false;
-	}
-	*v = (uint32_t)strtoul(p->cur.text, NULL, 10);
-	advance(p);
-	return expect_op(p, ")", close);
+	if (!sl_cur_accept_op(p->c, "("))
+		return 0;
+	if (p->c->tok.kind != SL_TOK_INTEGER || p->c->tok.len > 9)
+		return sl_cur_expected(p->c, what);
+	*v = (uint32_t)strtoul(p->c->tok.text, NULL, 10);
+	sl_cur_advance(p->c);
+	return sl_cur_expect_op(p->c, ")", close);
 }
 
 /* The CAST target types; ROW and the other DDL-only types are not castable here. */
-static bool parse_type(struct parser *p, struct sl_ddl_type *ty)
+static int parse_type(struct parser *p, struct sl_ddl_type *ty)
 {
 	static const char what[] = "a type (BOOLEAN, INT, BIGINT, FLOAT, DOUBLE, DECIMAL, "
 				   "STRING, VARCHAR, TIMESTAMP, TIMESTAMP_LTZ, DATE)";
-	struct sl_tok t = p->cur;
+	struct sl_cur *c = p->c;
+	struct sl_tok t = c->tok;
+	int rc;
 
 	ty->line = t.line;
 	ty->col = t.col;
-	if (is_kw(p, "BOOLEAN")) {
+	if (sl_cur_is_kw(c, "BOOLEAN")) {
 		ty->kind = SL_DDL_BOOLEAN;
-	} else if (is_kw(p, "INT") || is_kw(p, "INTEGER")) {
+	} else if (sl_cur_is_kw(c, "INT") || sl_cur_is_kw(c, "INTEGER")) {
 		ty->kind = SL_DDL_INT;
-	} else if (is_kw(p, "BIGINT")) {
+	} else if (sl_cur_is_kw(c, "BIGINT")) {
 		ty->kind = SL_DDL_BIGINT;
-	} else if (is_kw(p, "FLOAT")) {
+	} else if (sl_cur_is_kw(c, "FLOAT")) {
 		ty->kind = SL_DDL_FLOAT;
-	} else if (is_kw(p, "DOUBLE")) {
+	} else if (sl_cur_is_kw(c, "DOUBLE")) {
 		ty->kind = SL_DDL_DOUBLE;
-	} else if (is_kw(p, "STRING")) {
+	} else if (sl_cur_is_kw(c, "STRING")) {
 		ty->kind = SL_DDL_STRING;
-	} else if (is_kw(p, "DATE")) {
+	} else if (sl_cur_is_kw(c, "DATE")) {
 		ty->kind = SL_DDL_DATE;
-	} else if (is_kw(p, "DECIMAL") || is_kw(p, "DEC") || is_kw(p, "NUMERIC")) {
+	} else if (sl_cur_is_kw(c, "DECIMAL") || sl_cur_is_kw(c, "DEC") ||
+		   sl_cur_is_kw(c, "NUMERIC")) {
 		ty->kind = SL_DDL_DECIMAL;
 		ty->precision = 10;
-		advance(p);
-		if (!is_op(p, "("))
-			return true;
-		advance(p);
-		if (p->cur.kind != SL_TOK_INTEGER || p->cur.len > 2) {
-			expected(p, "DECIMAL precision");
-			return false;
+		sl_cur_advance(c);
+		if (!sl_cur_accept_op(c, "("))
+			return 0;
+		if (c->tok.kind != SL_TOK_INTEGER || c->tok.len > 2)
+			return sl_cur_expected(c, "DECIMAL precision");
+		ty->precision = (uint32_t)strtoul(c->tok.text, NULL, 10);
+		sl_cur_advance(c);
+		if (sl_cur_accept_op(c, ",")) {
+			if (c->tok.kind != SL_TOK_INTEGER || c->tok.len > 2)
+				return sl_cur_expected(c, "DECIMAL scale");
+			ty->scale = (uint32_t)strtoul(c->tok.text, NULL, 10);
+			sl_cur_advance(c);
 		}
-		ty->precision = (uint32_t)strtoul(p->cur.text, NULL, 10);
-		advance(p);
-		if (is_op(p, ",")) {
-			advance(p);
-			if (p->cur.kind != SL_TOK_INTEGER || p->cur.len > 2) {
-				expected(p, "DECIMAL scale");
-				return false;
-			}
-			ty->scale = (uint32_t)strtoul(p->cur.text, NULL, 10);
-			advance(p);
-		}
-		if (ty->precision < 1 || ty->precision > 38 || ty->scale > ty->precision) {
-			fail_at(p, t.line, t.col, "DECIMAL(%u, %u) needs 1 <= precision <= 38 and "
-				"scale <= precision", ty->precision, ty->scale);
-			return false;
-		}
-		return expect_op(p, ")", "')' after DECIMAL precision and scale");
-	} else if (is_kw(p, "VARCHAR")) {
+		if (ty->precision < 1 || ty->precision > 38 || ty->scale > ty->precision)
+			return sl_cur_fail_at(c, t.line, t.col,
+					      "DECIMAL(%u, %u) needs 1 <= precision <= 38 and "
+					      "scale <= precision",
+					      ty->precision, ty->scale);
+		return sl_cur_expect_op(c, ")", "')' after DECIMAL precision and scale");
+	} else if (sl_cur_is_kw(c, "VARCHAR")) {
 		ty->kind = SL_DDL_VARCHAR;
 		ty->precision = 1;
-		advance(p);
+		sl_cur_advance(c);
 		return opt_len(p, &ty->precision, "VARCHAR length", "')' after VARCHAR length");
-	} else if (is_kw(p, "TIMESTAMP") || is_kw(p, "TIMESTAMP_LTZ")) {
-		ty->kind = is_kw(p, "TIMESTAMP") ? SL_DDL_TIMESTAMP : SL_DDL_TIMESTAMP_LTZ;
+	} else if (sl_cur_is_kw(c, "TIMESTAMP") || sl_cur_is_kw(c, "TIMESTAMP_LTZ")) {
+		ty->kind = sl_cur_is_kw(c, "TIMESTAMP") ? SL_DDL_TIMESTAMP : SL_DDL_TIMESTAMP_LTZ;
 		ty->precision = 6;
-		advance(p);
-		if (!opt_len(p, &ty->precision, "TIMESTAMP precision",
-			     "')' after TIMESTAMP precision"))
-			return false;
-		if (ty->precision > 9) {
-			fail_at(p, t.line, t.col, "TIMESTAMP precision %u exceeds 9",
-				ty->precision);
-			return false;
-		}
-		if (ty->kind == SL_DDL_TIMESTAMP && is_kw(p, "WITH")) {
-			advance(p);
-			if (!expect_kw(p, "LOCAL", "LOCAL TIME ZONE after TIMESTAMP WITH") ||
-			    !expect_kw(p, "TIME", "LOCAL TIME ZONE after TIMESTAMP WITH") ||
-			    !expect_kw(p, "ZONE", "LOCAL TIME ZONE after TIMESTAMP WITH"))
-				return false;
+		sl_cur_advance(c);
+		if ((rc = opt_len(p, &ty->precision, "TIMESTAMP precision",
+				  "')' after TIMESTAMP precision")))
+			return rc;
+		if (ty->precision > 9)
+			return sl_cur_fail_at(c, t.line, t.col, "TIMESTAMP precision %u exceeds 9",
+					      ty->precision);
+		if (ty->kind == SL_DDL_TIMESTAMP && sl_cur_accept_kw(c, "WITH")) {
+			if ((rc = sl_cur_expect_kw(c, "LOCAL",
+						   "LOCAL TIME ZONE after TIMESTAMP WITH")) ||
+			    (rc = sl_cur_expect_kw(c, "TIME",
+						   "LOCAL TIME ZONE after TIMESTAMP WITH")) ||
+			    (rc = sl_cur_expect_kw(c, "ZONE",
+						   "LOCAL TIME ZONE after TIMESTAMP WITH")))
+				return rc;
 			ty->kind = SL_DDL_TIMESTAMP_LTZ;
 		}
-		return true;
+		return 0;
 	} else {
-		expected(p, what);
-		return false;
+		return sl_cur_expected(c, what);
 	}
-	advance(p);
-	return true;
+	sl_cur_advance(c);
+	return 0;
 }
 
 /* One argument of a call: DESCRIPTOR(a, b) and TABLE name exist only here (window TVFs). */
@@ -404,47 +284,46 @@ static struct sl_expr *parse_arg(struct parser *p)
 {
 	struct sl_expr *e;
 
-	if (is_kw(p, "TABLE")) {
-		e = node_at(p, SL_EXPR_TABLE, &p->cur);
+	if (sl_cur_is_kw(p->c, "TABLE")) {
+		e = sl_expr_new(p->c, SL_EXPR_TABLE, &p->c->tok);
 		if (!e)
 			return NULL;
-		advance(p);
+		sl_cur_advance(p->c);
 		for (;;) {
-			if (!is_name(&p->cur)) {
-				expected(p, "a table name after TABLE");
+			if (!is_name(&p->c->tok)) {
+				sl_cur_expected(p->c, "a table name after TABLE");
 				goto out_free;
 			}
-			if (!add_path(p, e, &p->cur))
+			if (sl_expr_add_path(p->c, e, &p->c->tok))
 				goto out_free;
-			advance(p);
-			if (!is_op(p, "."))
+			sl_cur_advance(p->c);
+			if (!sl_cur_accept_op(p->c, "."))
 				return e;
-			advance(p);
 		}
 	}
-	if (is_kw(p, "DESCRIPTOR")) {
-		e = node_at(p, SL_EXPR_DESCRIPTOR, &p->cur);
+	if (sl_cur_is_kw(p->c, "DESCRIPTOR")) {
+		e = sl_expr_new(p->c, SL_EXPR_DESCRIPTOR, &p->c->tok);
 		if (!e)
 			return NULL;
-		advance(p);
-		if (!expect_op(p, "(", "'(' after DESCRIPTOR"))
+		sl_cur_advance(p->c);
+		if (sl_cur_expect_op(p->c, "(", "'(' after DESCRIPTOR"))
 			goto out_free;
 		for (;;) {
-			struct sl_expr *c;
+			struct sl_expr *col;
 
-			if (!is_name(&p->cur)) {
-				expected(p, "a column name in DESCRIPTOR");
+			if (!is_name(&p->c->tok)) {
+				sl_cur_expected(p->c, "a column name in DESCRIPTOR");
 				goto out_free;
 			}
-			c = node_at(p, SL_EXPR_COLUMN, &p->cur);
-			if (!add_arg(p, e, c) || !add_path(p, c, &p->cur))
+			col = sl_expr_new(p->c, SL_EXPR_COLUMN, &p->c->tok);
+			if (sl_expr_add_arg(p->c, e, col) ||
+			    sl_expr_add_path(p->c, col, &p->c->tok))
 				goto out_free;
-			advance(p);
-			if (!is_op(p, ","))
+			sl_cur_advance(p->c);
+			if (!sl_cur_accept_op(p->c, ","))
 				break;
-			advance(p);
 		}
-		if (!expect_op(p, ")", "',' or ')' in DESCRIPTOR"))
+		if (sl_cur_expect_op(p->c, ")", "',' or ')' in DESCRIPTOR"))
 			goto out_free;
 		return e;
 	}
@@ -457,33 +336,31 @@ out_free:
 /* name(args) with cur on '('; e already holds the name. */
 static struct sl_expr *parse_call(struct parser *p, struct sl_expr *e)
 {
-	advance(p);
-	if (is_op(p, ")")) {
-		advance(p);
+	sl_cur_advance(p->c);
+	if (sl_cur_accept_op(p->c, ")")) {
 		return e;
 	}
-	if (is_op(p, "*")) {
-		struct sl_expr *star = node_at(p, SL_EXPR_STAR, &p->cur);
+	if (sl_cur_is_op(p->c, "*")) {
+		struct sl_expr *star = sl_expr_new(p->c, SL_EXPR_STAR, &p->c->tok);
 
-		if (!add_arg(p, e, star))
+		if (sl_expr_add_arg(p->c, e, star))
 			goto out_free;
-		advance(p);
-		if (!expect_op(p, ")", "')' after *"))
+		sl_cur_advance(p->c);
+		if (sl_cur_expect_op(p->c, ")", "')' after *"))
 			goto out_free;
 		return e;
 	}
-	if (is_kw(p, "DISTINCT")) {
+	if (sl_cur_is_kw(p->c, "DISTINCT")) {
 		e->distinct = true;
-		advance(p);
+		sl_cur_advance(p->c);
 	}
 	for (;;) {
-		if (!add_arg(p, e, parse_arg(p)))
+		if (sl_expr_add_arg(p->c, e, parse_arg(p)))
 			goto out_free;
-		if (!is_op(p, ","))
+		if (!sl_cur_accept_op(p->c, ","))
 			break;
-		advance(p);
 	}
-	if (!expect_op(p, ")", "',' or ')' in the argument list"))
+	if (sl_cur_expect_op(p->c, ")", "',' or ')' in the argument list"))
 		goto out_free;
 	return e;
 out_free:
@@ -491,76 +368,76 @@ out_free:
 	return NULL;
 }
 
-/* OVER ([PARTITION BY e, ...] [ORDER BY e [ASC|DESC], ...]) after a call; false on error. */
-static bool parse_over(struct parser *p, struct sl_expr *e)
+/* OVER ([PARTITION BY e, ...] [ORDER BY e [ASC|DESC], ...]) after a call. 0 or -errno. */
+static int parse_over(struct parser *p, struct sl_expr *e)
 {
+	int rc;
+
 	e->over = true;
-	advance(p);
-	if (!expect_op(p, "(", "'(' after OVER"))
-		return false;
-	if (is_kw(p, "PARTITION")) {
-		advance(p);
-		if (!expect_kw(p, "BY", "BY after PARTITION"))
-			return false;
+	sl_cur_advance(p->c);
+	if ((rc = sl_cur_expect_op(p->c, "(", "'(' after OVER")))
+		return rc;
+	if (sl_cur_accept_kw(p->c, "PARTITION")) {
+		if ((rc = sl_cur_expect_kw(p->c, "BY", "BY after PARTITION")))
+			return rc;
 		do {
 			struct sl_expr *k = parse_or(p);
 			struct sl_expr **a;
 
 			if (!k)
-				return false;
+				return -EINVAL;
 			a = realloc(e->partition, (e->npartition + 1) * sizeof(*a));
 			if (!a) {
 				sl_expr_destroy(k);
-				nomem(p);
-				return false;
+				return sl_cur_nomem(p->c);
 			}
 			e->partition = a;
 			e->partition[e->npartition++] = k;
-		} while (is_op(p, ",") && (advance(p), true));
+		} while (sl_cur_accept_op(p->c, ","));
 	}
-	if (is_kw(p, "ORDER")) {
-		advance(p);
-		if (!expect_kw(p, "BY", "BY after ORDER"))
-			return false;
+	if (sl_cur_accept_kw(p->c, "ORDER")) {
+		if ((rc = sl_cur_expect_kw(p->c, "BY", "BY after ORDER")))
+			return rc;
 		do {
 			struct sl_expr *k = parse_or(p);
 			struct sl_expr_order *a;
 
 			if (!k)
-				return false;
+				return -EINVAL;
 			a = realloc(e->order, (e->norder + 1) * sizeof(*a));
 			if (!a) {
 				sl_expr_destroy(k);
-				nomem(p);
-				return false;
+				return sl_cur_nomem(p->c);
 			}
 			e->order = a;
 			e->order[e->norder].expr = k;
-			e->order[e->norder].desc = is_kw(p, "DESC");
+			e->order[e->norder].desc = sl_cur_is_kw(p->c, "DESC");
 			e->norder++;
-			if (is_kw(p, "ASC") || is_kw(p, "DESC"))
-				advance(p);
-		} while (is_op(p, ",") && (advance(p), true));
+			if (sl_cur_is_kw(p->c, "ASC") || sl_cur_is_kw(p->c, "DESC"))
+				sl_cur_advance(p->c);
+		} while (sl_cur_accept_op(p->c, ","));
 	}
-	return expect_op(p, ")", e->norder ? "',', ASC, DESC or ')' in OVER"
-			 : e->npartition ? "',', ORDER BY or ')' in OVER"
-					 : "PARTITION BY, ORDER BY or ')' in OVER");
+	return sl_cur_expect_op(p->c, ")",
+				e->norder	? "',', ASC, DESC or ')' in OVER"
+				: e->npartition ? "',', ORDER BY or ')' in OVER"
+						: "PARTITION BY, ORDER BY or ')' in OVER");
 }
 
 /* A call, its aggregate FILTER (WHERE cond) (Nexmark q15 writes it), and its OVER window. */
 static struct sl_expr *parse_call_over(struct parser *p, struct sl_expr *e)
 {
 	e = parse_call(p, e);
-	if (e && is_kw(p, "FILTER")) {
-		advance(p);
-		if (!expect_op(p, "(", "'(' after FILTER") ||
-		    !expect_kw(p, "WHERE", "WHERE after FILTER (") ||
-		    !(e->filter = parse_or(p)) || !expect_op(p, ")", "')' closing FILTER")) {
+	if (e && sl_cur_is_kw(p->c, "FILTER")) {
+		sl_cur_advance(p->c);
+		if (sl_cur_expect_op(p->c, "(", "'(' after FILTER") ||
+		    sl_cur_expect_kw(p->c, "WHERE", "WHERE after FILTER (") ||
+		    !(e->filter = parse_or(p)) ||
+		    sl_cur_expect_op(p->c, ")", "')' closing FILTER")) {
 			sl_expr_destroy(e);
 			return NULL;
 		}
 	}
-	if (e && is_kw(p, "OVER") && !parse_over(p, e)) {
+	if (e && sl_cur_is_kw(p->c, "OVER") && parse_over(p, e)) {
 		sl_expr_destroy(e);
 		return NULL;
 	}
@@ -572,17 +449,17 @@ static struct sl_expr *parse_round(struct parser *p, struct sl_expr *e)
 {
 	int64_t ms;
 
-	advance(p);
-	if (!add_arg(p, e, parse_or(p)))
+	sl_cur_advance(p->c);
+	if (sl_expr_add_arg(p->c, e, parse_or(p)))
 		goto out_free;
-	if (is_kw(p, "TO")) {
+	if (sl_cur_is_kw(p->c, "TO")) {
 		e->kind = SL_EXPR_ROUND_TO;
-		advance(p);
+		sl_cur_advance(p->c);
 		e->unit = take_unit(p, &ms);
 		if (e->unit == SL_EXPR_UNIT_NONE)
 			goto out_free;
 	}
-	if (!expect_op(p, ")", e->kind == SL_EXPR_ROUND_TO ? "')'" : "TO or ')'"))
+	if (sl_cur_expect_op(p->c, ")", e->kind == SL_EXPR_ROUND_TO ? "')'" : "TO or ')'"))
 		goto out_free;
 	return e;
 out_free:
@@ -593,34 +470,33 @@ out_free:
 /* CASE [x] WHEN c THEN r ... [ELSE e] END, with cur on CASE. */
 static struct sl_expr *parse_case(struct parser *p)
 {
-	struct sl_expr *e = node_at(p, SL_EXPR_CASE, &p->cur);
+	struct sl_expr *e = sl_expr_new(p->c, SL_EXPR_CASE, &p->c->tok);
 
 	if (!e)
 		return NULL;
-	advance(p);
+	sl_cur_advance(p->c);
 	/* CASE END would otherwise read END as the operand and blame it for not being one. */
-	if (!is_kw(p, "WHEN") && !is_kw(p, "END")) {
+	if (!sl_cur_is_kw(p->c, "WHEN") && !sl_cur_is_kw(p->c, "END")) {
 		e->case_operand = parse_or(p);
 		if (!e->case_operand)
 			goto out_free;
 	}
-	if (!is_kw(p, "WHEN")) {
-		expected(p, "WHEN");
+	if (!sl_cur_is_kw(p->c, "WHEN")) {
+		sl_cur_expected(p->c, "WHEN");
 		goto out_free;
 	}
-	while (is_kw(p, "WHEN")) {
-		advance(p);
-		if (!add_arg(p, e, parse_or(p)) || !expect_kw(p, "THEN", "THEN") ||
-		    !add_arg(p, e, parse_or(p)))
+	while (sl_cur_is_kw(p->c, "WHEN")) {
+		sl_cur_advance(p->c);
+		if (sl_expr_add_arg(p->c, e, parse_or(p)) ||
+		    sl_cur_expect_kw(p->c, "THEN", "THEN") || sl_expr_add_arg(p->c, e, parse_or(p)))
 			goto out_free;
 	}
-	if (is_kw(p, "ELSE")) {
-		advance(p);
+	if (sl_cur_accept_kw(p->c, "ELSE")) {
 		e->case_else = parse_or(p);
 		if (!e->case_else)
 			goto out_free;
 	}
-	if (!expect_kw(p, "END", "WHEN, ELSE or END"))
+	if (sl_cur_expect_kw(p->c, "END", "WHEN, ELSE or END"))
 		goto out_free;
 	return e;
 out_free:
@@ -631,14 +507,14 @@ out_free:
 /* CAST(x AS type), with cur on CAST. */
 static struct sl_expr *parse_cast(struct parser *p)
 {
-	struct sl_expr *e = node_at(p, SL_EXPR_CAST, &p->cur);
+	struct sl_expr *e = sl_expr_new(p->c, SL_EXPR_CAST, &p->c->tok);
 
 	if (!e)
 		return NULL;
-	advance(p);
-	if (!expect_op(p, "(", "'(' after CAST") || !add_arg(p, e, parse_or(p)) ||
-	    !expect_kw(p, "AS", "AS in CAST") || !parse_type(p, &e->type) ||
-	    !expect_op(p, ")", "')' closing CAST"))
+	sl_cur_advance(p->c);
+	if (sl_cur_expect_op(p->c, "(", "'(' after CAST") ||
+	    sl_expr_add_arg(p->c, e, parse_or(p)) || sl_cur_expect_kw(p->c, "AS", "AS in CAST") ||
+	    parse_type(p, &e->type) || sl_cur_expect_op(p->c, ")", "')' closing CAST"))
 		goto out_free;
 	return e;
 out_free:
@@ -651,70 +527,69 @@ static struct sl_expr *parse_int(struct parser *p)
 	struct sl_expr *e;
 	int64_t v = 0;
 
-	for (uint32_t i = 0; i < p->cur.len; i++) {
-		int d = p->cur.text[i] - '0';
+	for (uint32_t i = 0; i < p->c->tok.len; i++) {
+		int d = p->c->tok.text[i] - '0';
 
 		if (v > (INT64_MAX - d) / 10) {
-			fail_at(p, p->cur.line, p->cur.col,
+			sl_cur_fail_at(
+				p->c, p->c->tok.line, p->c->tok.col,
 				"integer %.*s is out of BIGINT range (write it as a decimal)",
-				(int)p->cur.len, p->cur.text);
+				(int)p->c->tok.len, p->c->tok.text);
 			return NULL;
 		}
 		v = v * 10 + d;
 	}
-	e = node_at(p, SL_EXPR_INT, &p->cur);
+	e = sl_expr_new(p->c, SL_EXPR_INT, &p->c->tok);
 	if (!e)
 		return NULL;
 	e->ival = v;
-	e->text = text_dup(p, &p->cur);
+	e->text = sl_cur_text_dup(p->c, &p->c->tok);
 	if (!e->text) {
 		sl_expr_destroy(e);
 		return NULL;
 	}
-	advance(p);
+	sl_cur_advance(p->c);
 	return e;
 }
 
 /* Literal with its text copied: DECIMAL, STRING, TIMESTAMP 'x', DATE 'x' (cur on the text). */
 static struct sl_expr *text_node(struct parser *p, enum sl_expr_kind kind, struct sl_tok at)
 {
-	struct sl_expr *e = node_at(p, kind, &at);
+	struct sl_expr *e = sl_expr_new(p->c, kind, &at);
 
 	if (!e)
 		return NULL;
-	e->text = text_dup(p, &p->cur);
+	e->text = sl_cur_text_dup(p->c, &p->c->tok);
 	if (!e->text) {
 		sl_expr_destroy(e);
 		return NULL;
 	}
-	advance(p);
+	sl_cur_advance(p->c);
 	return e;
 }
 
 static struct sl_expr *parse_concat(struct parser *p);
 
 /* Renames a call node (the SQL-standard keyword forms map onto plain functions). */
-static bool rename_call(struct parser *p, struct sl_expr *e, const char *name)
+static int rename_call(struct parser *p, struct sl_expr *e, const char *name)
 {
 	char *n = strdup(name);
 
-	if (!n) {
-		nomem(p);
-		return false;
-	}
+	if (!n)
+		return sl_cur_nomem(p->c);
 	free(e->text);
 	e->text = n;
-	return true;
+	return 0;
 }
 
 /* A ' ' string literal at the current position (TRIM's default characters). */
 static struct sl_expr *space_literal(struct parser *p)
 {
-	struct sl_expr *e = node_at(p, SL_EXPR_STRING, &p->cur);
+	struct sl_expr *e = sl_expr_new(p->c, SL_EXPR_STRING, &p->c->tok);
 
 	if (e && !(e->text = strdup(" "))) {
 		sl_expr_destroy(e);
-		nomem(p);
+		sl_cur_nomem(p->c);
 		return NULL;
 	}
 	return e;
@@ -745,24 +620,29 @@ static struct sl_expr *parse_keyword_call(struct parser *p, struct sl_expr *e, b
 		const char *fn = NULL;
 
 		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (is_kw(p, units[i].unit))
+			if (sl_cur_is_kw(p->c, units[i].unit))
 				fn = units[i].fn;
 		if (!fn) {
-			expected(p, "a unit (YEAR, QUARTER, MONTH, WEEK, DAY, DOW, DOY, HOUR, MINUTE, "
-				 "SECOND) in EXTRACT");
+			sl_cur_expected(
+				p->c,
+				"a unit (YEAR, QUARTER, MONTH, WEEK, DAY, DOW, DOY, HOUR, MINUTE, "
+				"SECOND) in EXTRACT");
 			goto out_free;
 		}
-		advance(p);
-		if (!expect_kw(p, "FROM", "FROM in EXTRACT") || !rename_call(p, e, fn) ||
-		    !add_arg(p, e, parse_or(p)) || !expect_op(p, ")", "')' closing EXTRACT"))
+		sl_cur_advance(p->c);
+		if (sl_cur_expect_kw(p->c, "FROM", "FROM in EXTRACT") || rename_call(p, e, fn) ||
+		    sl_expr_add_arg(p->c, e, parse_or(p)) ||
+		    sl_cur_expect_op(p->c, ")", "')' closing EXTRACT"))
 			goto out_free;
 		return e;
 	}
 	if (!strcasecmp(e->text, "POSITION")) {
 		/* the needle is read below comparisons so that IN is not taken as the operator */
-		if (!add_arg(p, e, parse_concat(p)) || !expect_kw(p, "IN", "IN in POSITION") ||
-		    !add_arg(p, e, parse_or(p)) || !expect_op(p, ")", "')' closing POSITION") ||
-		    !rename_call(p, e, "LOCATE"))
+		if (sl_expr_add_arg(p->c, e, parse_concat(p)) ||
+		    sl_cur_expect_kw(p->c, "IN", "IN in POSITION") ||
+		    sl_expr_add_arg(p->c, e, parse_or(p)) ||
+		    sl_cur_expect_op(p->c, ")", "')' closing POSITION") ||
+		    rename_call(p, e, "LOCATE"))
 			goto out_free;
 		return e;
 	}
@@ -771,26 +651,29 @@ static struct sl_expr *parse_keyword_call(struct parser *p, struct sl_expr *e, b
 		struct sl_expr *chars = NULL, *s;
 		bool mode = false;
 
-		if (is_kw(p, "BOTH") || is_kw(p, "LEADING") || is_kw(p, "TRAILING")) {
-			fn = is_kw(p, "LEADING") ? "LTRIM" : is_kw(p, "TRAILING") ? "RTRIM" : "BTRIM";
+		if (sl_cur_is_kw(p->c, "BOTH") || sl_cur_is_kw(p->c, "LEADING") ||
+		    sl_cur_is_kw(p->c, "TRAILING")) {
+			fn = sl_cur_is_kw(p->c, "LEADING")    ? "LTRIM"
+			     : sl_cur_is_kw(p->c, "TRAILING") ? "RTRIM"
+							      : "BTRIM";
 			mode = true;
-			advance(p);
+			sl_cur_advance(p->c);
 		}
-		if (is_kw(p, "FROM")) {
+		if (sl_cur_is_kw(p->c, "FROM")) {
 			chars = space_literal(p);
-			advance(p);
+			sl_cur_advance(p->c);
 		} else {
 			chars = parse_or(p);
 			if (!chars)
 				goto out_free;
-			if (!mode && !is_kw(p, "FROM")) {
+			if (!mode && !sl_cur_is_kw(p->c, "FROM")) {
 				/* TRIM(s) or TRIM(s, c): the ordinary form */
-				if (!add_arg(p, e, chars))
+				if (sl_expr_add_arg(p->c, e, chars))
 					goto out_free;
 				*plain = true;
 				return e;
 			}
-			if (!expect_kw(p, "FROM", "FROM in TRIM")) {
+			if (sl_cur_expect_kw(p->c, "FROM", "FROM in TRIM")) {
 				sl_expr_destroy(chars);
 				goto out_free;
 			}
@@ -798,31 +681,30 @@ static struct sl_expr *parse_keyword_call(struct parser *p, struct sl_expr *e, b
 		if (!chars)
 			goto out_free;
 		s = parse_or(p);
-		if (!add_arg(p, e, s)) {
+		if (sl_expr_add_arg(p->c, e, s)) {
 			sl_expr_destroy(chars);
 			goto out_free;
 		}
-		if (!add_arg(p, e, chars) || !expect_op(p, ")", "')' closing TRIM") ||
-		    !rename_call(p, e, fn))
+		if (sl_expr_add_arg(p->c, e, chars) ||
+		    sl_cur_expect_op(p->c, ")", "')' closing TRIM") || rename_call(p, e, fn))
 			goto out_free;
 		return e;
 	}
 	/* SUBSTRING */
-	if (!add_arg(p, e, parse_or(p)))
+	if (sl_expr_add_arg(p->c, e, parse_or(p)))
 		goto out_free;
-	if (!is_kw(p, "FROM")) {
+	if (!sl_cur_is_kw(p->c, "FROM")) {
 		*plain = true;
 		return e;
 	}
-	advance(p);
-	if (!add_arg(p, e, parse_or(p)))
+	sl_cur_advance(p->c);
+	if (sl_expr_add_arg(p->c, e, parse_or(p)))
 		goto out_free;
-	if (is_kw(p, "FOR")) {
-		advance(p);
-		if (!add_arg(p, e, parse_or(p)))
+	if (sl_cur_accept_kw(p->c, "FOR")) {
+		if (sl_expr_add_arg(p->c, e, parse_or(p)))
 			goto out_free;
 	}
-	if (!expect_op(p, ")", "FOR or ')' in SUBSTRING"))
+	if (sl_cur_expect_op(p->c, ")", "FOR or ')' in SUBSTRING"))
 		goto out_free;
 	return e;
 out_free:
@@ -834,20 +716,20 @@ out_free:
 static struct sl_expr *parse_name(struct parser *p)
 {
 	struct sl_expr *e;
-	struct sl_tok first = p->cur;
+	struct sl_tok first = p->c->tok;
 
-	struct sl_tok next = peek(p);
+	struct sl_tok next = sl_cur_peek(p->c);
 
 	if (sl_tok_is_op(&next, "(")) {
-		e = node_at(p, SL_EXPR_CALL, &first);
+		e = sl_expr_new(p->c, SL_EXPR_CALL, &first);
 		if (!e)
 			return NULL;
-		e->text = ident_dup(p, &first);
+		e->text = sl_cur_ident_dup(p->c, &first);
 		if (!e->text) {
 			sl_expr_destroy(e);
 			return NULL;
 		}
-		advance(p);
+		sl_cur_advance(p->c);
 		if (sl_tok_is_kw(&first, "FLOOR") || sl_tok_is_kw(&first, "CEIL"))
 			return parse_round(p, e);
 		if ((sl_tok_is_kw(&first, "SUBSTRING") || sl_tok_is_kw(&first, "POSITION") ||
@@ -855,9 +737,9 @@ static struct sl_expr *parse_name(struct parser *p)
 		    !first.quoted) {
 			bool plain;
 
-			advance(p);
-			if (is_op(p, ")")) {
-				expected(p, "an argument");
+			sl_cur_advance(p->c);
+			if (sl_cur_is_op(p->c, ")")) {
+				sl_cur_expected(p->c, "an argument");
 				sl_expr_destroy(e);
 				return NULL;
 			}
@@ -865,14 +747,14 @@ static struct sl_expr *parse_name(struct parser *p)
 			if (!e || !plain)
 				return e;
 			/* the ordinary comma form: the first argument is already in e */
-			while (is_op(p, ",")) {
-				advance(p);
-				if (!add_arg(p, e, parse_arg(p))) {
+			while (sl_cur_is_op(p->c, ",")) {
+				sl_cur_advance(p->c);
+				if (sl_expr_add_arg(p->c, e, parse_arg(p))) {
 					sl_expr_destroy(e);
 					return NULL;
 				}
 			}
-			if (!expect_op(p, ")", "',' or ')' in the argument list")) {
+			if (sl_cur_expect_op(p->c, ")", "',' or ')' in the argument list")) {
 				sl_expr_destroy(e);
 				return NULL;
 			}
@@ -880,19 +762,19 @@ static struct sl_expr *parse_name(struct parser *p)
 		}
 		return parse_call_over(p, e);
 	}
-	e = node_at(p, SL_EXPR_COLUMN, &first);
-	if (!e || !add_path(p, e, &first))
+	e = sl_expr_new(p->c, SL_EXPR_COLUMN, &first);
+	if (!e || sl_expr_add_path(p->c, e, &first))
 		goto out_free;
-	advance(p);
-	while (is_op(p, ".")) {
-		advance(p);
-		if (p->cur.kind != SL_TOK_IDENT) {
-			expected(p, "a field name after '.'");
+	sl_cur_advance(p->c);
+	while (sl_cur_is_op(p->c, ".")) {
+		sl_cur_advance(p->c);
+		if (p->c->tok.kind != SL_TOK_IDENT) {
+			sl_cur_expected(p->c, "a field name after '.'");
 			goto out_free;
 		}
-		if (!add_path(p, e, &p->cur))
+		if (sl_expr_add_path(p->c, e, &p->c->tok))
 			goto out_free;
-		advance(p);
+		sl_cur_advance(p->c);
 	}
 	return e;
 out_free:
@@ -902,7 +784,7 @@ out_free:
 
 static struct sl_expr *parse_primary(struct parser *p)
 {
-	struct sl_tok t = p->cur;
+	struct sl_tok t = p->c->tok;
 	struct sl_expr *e;
 
 	switch (t.kind) {
@@ -913,11 +795,10 @@ static struct sl_expr *parse_primary(struct parser *p)
 	case SL_TOK_STRING:
 		return text_node(p, SL_EXPR_STRING, t);
 	case SL_TOK_OP:
-		if (!is_op(p, "("))
+		if (!sl_cur_accept_op(p->c, "("))
 			break;
-		advance(p);
 		e = parse_or(p);
-		if (e && !expect_op(p, ")", "')'")) {
+		if (e && sl_cur_expect_op(p->c, ")", "')'")) {
 			sl_expr_destroy(e);
 			return NULL;
 		}
@@ -925,23 +806,27 @@ static struct sl_expr *parse_primary(struct parser *p)
 	case SL_TOK_IDENT:
 		if (t.quoted)
 			return parse_name(p);
-		if (is_kw(p, "TRUE") || is_kw(p, "FALSE") || is_kw(p, "NULL")) {
-			e = node_at(p, is_kw(p, "NULL") ? SL_EXPR_NULL : SL_EXPR_BOOL, &t);
+		if (sl_cur_is_kw(p->c, "TRUE") || sl_cur_is_kw(p->c, "FALSE") ||
+		    sl_cur_is_kw(p->c, "NULL")) {
+			e = sl_expr_new(
+				p->c, sl_cur_is_kw(p->c, "NULL") ? SL_EXPR_NULL : SL_EXPR_BOOL, &t);
 			if (e)
-				e->ival = is_kw(p, "TRUE");
-			advance(p);
+				e->ival = sl_cur_is_kw(p->c, "TRUE");
+			sl_cur_advance(p->c);
 			return e;
 		}
-		if (is_kw(p, "INTERVAL"))
+		if (sl_cur_is_kw(p->c, "INTERVAL"))
 			return parse_interval(p);
-		if (is_kw(p, "CASE"))
+		if (sl_cur_is_kw(p->c, "CASE"))
 			return parse_case(p);
-		if (is_kw(p, "CAST"))
+		if (sl_cur_is_kw(p->c, "CAST"))
 			return parse_cast(p);
-		if ((is_kw(p, "TIMESTAMP") || is_kw(p, "DATE")) && peek(p).kind == SL_TOK_STRING) {
-			enum sl_expr_kind k = is_kw(p, "DATE") ? SL_EXPR_DATE : SL_EXPR_TIMESTAMP;
+		if ((sl_cur_is_kw(p->c, "TIMESTAMP") || sl_cur_is_kw(p->c, "DATE")) &&
+		    sl_cur_peek(p->c).kind == SL_TOK_STRING) {
+			enum sl_expr_kind k =
+				sl_cur_is_kw(p->c, "DATE") ? SL_EXPR_DATE : SL_EXPR_TIMESTAMP;
 
-			advance(p);
+			sl_cur_advance(p->c);
 			return text_node(p, k, t);
 		}
 		if (sl_expr_is_reserved(&t))
@@ -950,7 +835,7 @@ static struct sl_expr *parse_primary(struct parser *p)
 	default:
 		break;
 	}
-	expected(p, "an expression");
+	sl_cur_expected(p->c, "an expression");
 	return NULL;
 }
 
@@ -960,8 +845,8 @@ static struct sl_expr *nested(struct parser *p, struct sl_expr *(*fn)(struct par
 	struct sl_expr *e;
 
 	if (p->depth >= MAX_DEPTH) {
-		fail_at(p, p->cur.line, p->cur.col, "expression nested more than %d deep",
-			MAX_DEPTH);
+		sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
+			       "expression nested more than %d deep", MAX_DEPTH);
 		return NULL;
 	}
 	p->depth++;
@@ -974,14 +859,14 @@ static struct sl_expr *nested(struct parser *p, struct sl_expr *(*fn)(struct par
 static struct sl_expr *wrap(struct parser *p, enum sl_expr_kind kind, enum sl_expr_op op,
 			    const struct sl_tok *at, struct sl_expr *lhs)
 {
-	struct sl_expr *e = node_at(p, kind, at);
+	struct sl_expr *e = sl_expr_new(p->c, kind, at);
 
 	if (!e) {
 		sl_expr_destroy(lhs);
 		return NULL;
 	}
 	e->op = op;
-	if (!add_arg(p, e, lhs)) {
+	if (sl_expr_add_arg(p->c, e, lhs)) {
 		sl_expr_destroy(e);
 		return NULL;
 	}
@@ -990,17 +875,17 @@ static struct sl_expr *wrap(struct parser *p, enum sl_expr_kind kind, enum sl_ex
 
 static struct sl_expr *parse_unary(struct parser *p)
 {
-	struct sl_tok t = p->cur;
+	struct sl_tok t = p->c->tok;
 	struct sl_expr *e;
 
-	if (!is_op(p, "-") && !is_op(p, "+"))
+	if (!sl_cur_is_op(p->c, "-") && !sl_cur_is_op(p->c, "+"))
 		return parse_primary(p);
-	e = node_at(p, SL_EXPR_UNARY, &t);
+	e = sl_expr_new(p->c, SL_EXPR_UNARY, &t);
 	if (!e)
 		return NULL;
-	e->op = is_op(p, "-") ? SL_EXPR_OP_NEG : SL_EXPR_OP_PLUS;
-	advance(p);
-	if (!add_arg(p, e, nested(p, parse_unary))) {
+	e->op = sl_cur_is_op(p->c, "-") ? SL_EXPR_OP_NEG : SL_EXPR_OP_PLUS;
+	sl_cur_advance(p->c);
+	if (sl_expr_add_arg(p->c, e, nested(p, parse_unary))) {
 		sl_expr_destroy(e);
 		return NULL;
 	}
@@ -1028,7 +913,7 @@ static const struct binop cmp_ops[] = {
 static enum sl_expr_op match_op(const struct parser *p, const struct binop *ops)
 {
 	for (; ops->text; ops++)
-		if (is_op(p, ops->text))
+		if (sl_cur_is_op(p->c, ops->text))
 			return ops->op;
 	return SL_EXPR_OP_NONE;
 }
@@ -1039,7 +924,8 @@ static struct sl_expr *chain_link(struct parser *p, enum sl_expr_op op, const st
 				  struct sl_expr *e)
 {
 	if (++p->nops > MAX_OPS) {
-		fail_at(p, t->line, t->col, "expression has more than %d operators", MAX_OPS);
+		sl_cur_fail_at(p->c, t->line, t->col, "expression has more than %d operators",
+			       MAX_OPS);
 		sl_expr_destroy(e);
 		return NULL;
 	}
@@ -1053,13 +939,13 @@ static struct sl_expr *parse_level(struct parser *p, const struct binop *ops,
 	enum sl_expr_op op;
 
 	while (e && (op = match_op(p, ops)) != SL_EXPR_OP_NONE) {
-		struct sl_tok t = p->cur;
+		struct sl_tok t = p->c->tok;
 
 		e = chain_link(p, op, &t, e);
 		if (!e)
 			return NULL;
-		advance(p);
-		if (!add_arg(p, e, operand(p))) {
+		sl_cur_advance(p->c);
+		if (sl_expr_add_arg(p->c, e, operand(p))) {
 			sl_expr_destroy(e);
 			return NULL;
 		}
@@ -1085,7 +971,7 @@ static struct sl_expr *parse_concat(struct parser *p)
 /* One comparison suffix applied to lhs; cur is on the operator (or NOT, IS, ...). */
 static struct sl_expr *parse_cmp_suffix(struct parser *p, struct sl_expr *lhs)
 {
-	struct sl_tok t = p->cur;
+	struct sl_tok t = p->c->tok;
 	enum sl_expr_op op = match_op(p, cmp_ops);
 	struct sl_expr *e;
 	bool neg = false;
@@ -1094,81 +980,81 @@ static struct sl_expr *parse_cmp_suffix(struct parser *p, struct sl_expr *lhs)
 		e = wrap(p, SL_EXPR_BINARY, op, &t, lhs);
 		if (!e)
 			return NULL;
-		advance(p);
+		sl_cur_advance(p->c);
 		goto out_rhs;
 	}
-	if (is_kw(p, "IS")) {
+	if (sl_cur_is_kw(p->c, "IS")) {
 		e = wrap(p, SL_EXPR_IS, SL_EXPR_OP_NONE, &t, lhs);
 		if (!e)
 			return NULL;
-		advance(p);
-		if (is_kw(p, "NOT")) {
+		sl_cur_advance(p->c);
+		if (sl_cur_is_kw(p->c, "NOT")) {
 			e->negated = true;
-			advance(p);
+			sl_cur_advance(p->c);
 		}
-		if (is_kw(p, "NULL")) {
+		if (sl_cur_is_kw(p->c, "NULL")) {
 			e->is_what = SL_EXPR_IS_NULL;
-		} else if (is_kw(p, "TRUE")) {
+		} else if (sl_cur_is_kw(p->c, "TRUE")) {
 			e->is_what = SL_EXPR_IS_TRUE;
-		} else if (is_kw(p, "FALSE")) {
+		} else if (sl_cur_is_kw(p->c, "FALSE")) {
 			e->is_what = SL_EXPR_IS_FALSE;
 		} else {
-			expected(p, e->negated ? "NULL, TRUE or FALSE after IS NOT"
-					       : "NOT, NULL, TRUE or FALSE after IS");
+			sl_cur_expected(p->c, e->negated ? "NULL, TRUE or FALSE after IS NOT"
+							 : "NOT, NULL, TRUE or FALSE after IS");
 			goto out_free;
 		}
-		advance(p);
+		sl_cur_advance(p->c);
 		return e;
 	}
-	if (is_kw(p, "NOT")) {
+	if (sl_cur_is_kw(p->c, "NOT")) {
 		neg = true;
-		advance(p);
+		sl_cur_advance(p->c);
 	}
-	if (is_kw(p, "BETWEEN")) {
+	if (sl_cur_is_kw(p->c, "BETWEEN")) {
 		e = wrap(p, SL_EXPR_BETWEEN, SL_EXPR_OP_NONE, &t, lhs);
 		if (!e)
 			return NULL;
 		e->negated = neg;
-		advance(p);
+		sl_cur_advance(p->c);
 		/* Bounds are read above AND, so the AND here is BETWEEN's own. */
-		if (!add_arg(p, e, parse_concat(p)) ||
-		    !expect_kw(p, "AND", "AND in BETWEEN") || !add_arg(p, e, parse_concat(p)))
+		if (sl_expr_add_arg(p->c, e, parse_concat(p)) ||
+		    sl_cur_expect_kw(p->c, "AND", "AND in BETWEEN") ||
+		    sl_expr_add_arg(p->c, e, parse_concat(p)))
 			goto out_free;
 		return e;
 	}
-	if (is_kw(p, "IN")) {
+	if (sl_cur_is_kw(p->c, "IN")) {
 		e = wrap(p, SL_EXPR_IN, SL_EXPR_OP_NONE, &t, lhs);
 		if (!e)
 			return NULL;
 		e->negated = neg;
-		advance(p);
-		if (!expect_op(p, "(", "'(' after IN"))
+		sl_cur_advance(p->c);
+		if (sl_cur_expect_op(p->c, "(", "'(' after IN"))
 			goto out_free;
 		for (;;) {
-			if (!add_arg(p, e, parse_or(p)))
+			if (sl_expr_add_arg(p->c, e, parse_or(p)))
 				goto out_free;
-			if (!is_op(p, ","))
+			if (!sl_cur_accept_op(p->c, ","))
 				break;
-			advance(p);
 		}
-		if (!expect_op(p, ")", "',' or ')' in the IN list"))
+		if (sl_cur_expect_op(p->c, ")", "',' or ')' in the IN list"))
 			goto out_free;
 		return e;
 	}
-	if (is_kw(p, "LIKE")) {
+	if (sl_cur_is_kw(p->c, "LIKE")) {
 		e = wrap(p, SL_EXPR_LIKE, SL_EXPR_OP_NONE, &t, lhs);
 		if (!e)
 			return NULL;
 		e->negated = neg;
-		advance(p);
+		sl_cur_advance(p->c);
 		goto out_rhs;
 	}
 	/* Only reached after NOT: a bare NOT cannot follow an operand. */
-	expected(p, "BETWEEN, IN or LIKE after NOT");
+	sl_cur_expected(p->c, "BETWEEN, IN or LIKE after NOT");
 	sl_expr_destroy(lhs);
 	return NULL;
 out_rhs:
-	if (!add_arg(p, e, parse_concat(p)))
+	if (sl_expr_add_arg(p->c, e, parse_concat(p)))
 		goto out_free;
 	return e;
 out_free:
@@ -1178,8 +1064,9 @@ out_free:
 
 static bool at_cmp(const struct parser *p)
 {
-	return match_op(p, cmp_ops) != SL_EXPR_OP_NONE || is_kw(p, "IS") || is_kw(p, "NOT") ||
-	       is_kw(p, "BETWEEN") || is_kw(p, "IN") || is_kw(p, "LIKE");
+	return match_op(p, cmp_ops) != SL_EXPR_OP_NONE || sl_cur_is_kw(p->c, "IS") ||
+	       sl_cur_is_kw(p->c, "NOT") || sl_cur_is_kw(p->c, "BETWEEN") ||
+	       sl_cur_is_kw(p->c, "IN") || sl_cur_is_kw(p->c, "LIKE");
 }
 
 static struct sl_expr *parse_cmp(struct parser *p)
@@ -1193,17 +1080,17 @@ static struct sl_expr *parse_cmp(struct parser *p)
 
 static struct sl_expr *parse_not(struct parser *p)
 {
-	struct sl_tok t = p->cur;
+	struct sl_tok t = p->c->tok;
 	struct sl_expr *e;
 
-	if (!is_kw(p, "NOT"))
+	if (!sl_cur_is_kw(p->c, "NOT"))
 		return parse_cmp(p);
-	e = node_at(p, SL_EXPR_UNARY, &t);
+	e = sl_expr_new(p->c, SL_EXPR_UNARY, &t);
 	if (!e)
 		return NULL;
 	e->op = SL_EXPR_OP_NOT;
-	advance(p);
-	if (!add_arg(p, e, nested(p, parse_not))) {
+	sl_cur_advance(p->c);
+	if (sl_expr_add_arg(p->c, e, nested(p, parse_not))) {
 		sl_expr_destroy(e);
 		return NULL;
 	}
@@ -1216,14 +1103,14 @@ static struct sl_expr *parse_kw_level(struct parser *p, const char *kw, enum sl_
 {
 	struct sl_expr *e = operand(p);
 
-	while (e && is_kw(p, kw)) {
-		struct sl_tok t = p->cur;
+	while (e && sl_cur_is_kw(p->c, kw)) {
+		struct sl_tok t = p->c->tok;
 
 		e = chain_link(p, op, &t, e);
 		if (!e)
 			return NULL;
-		advance(p);
-		if (!add_arg(p, e, operand(p))) {
+		sl_cur_advance(p->c);
+		if (sl_expr_add_arg(p->c, e, operand(p))) {
 			sl_expr_destroy(e);
 			return NULL;
 		}
@@ -1247,31 +1134,22 @@ static struct sl_expr *parse_or(struct parser *p)
 	return nested(p, parse_or_level);
 }
 
-struct sl_expr *sl_expr_parse(struct sl_lexer *lx, struct sl_tok *cur, char *err, size_t errcap)
+struct sl_expr *sl_expr_parse(struct sl_cur *c)
 {
-	struct parser p = { .lx = lx, .cur = *cur, .err = err, .errcap = errcap };
-	struct sl_expr *e;
+	struct parser p = { .c = c };
 
-	if (errcap)
-		err[0] = 0;
-	e = parse_or(&p);
-	*cur = p.cur;
-	return e;
+	return parse_or(&p);
 }
 
 struct sl_expr *sl_expr_parse_str(const char *src, size_t len, char *err, size_t errcap)
 {
-	struct sl_lexer lx;
-	struct sl_tok cur;
+	struct sl_cur c;
 	struct sl_expr *e;
 
-	sl_lexer_init(&lx, src, len);
-	cur = sl_lexer_next(&lx);
-	e = sl_expr_parse(&lx, &cur, err, errcap);
-	if (e && cur.kind != SL_TOK_EOF) {
-		struct parser p = { .lx = &lx, .cur = cur, .err = err, .errcap = errcap };
-
-		expected(&p, "an operator or end of expression");
+	sl_cur_init(&c, src, len, 1, 1, err, errcap);
+	e = sl_expr_parse(&c);
+	if (e && c.tok.kind != SL_TOK_EOF) {
+		sl_cur_expected(&c, "an operator or end of expression");
 		sl_expr_destroy(e);
 		return NULL;
 	}

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cursor.h"
 #include "ddl.h"
 #include "lexer.h"
 
@@ -111,13 +112,12 @@ struct sl_expr {
 };
 
 /*
- * Parses one expression whose first token is *cur (already taken from lx). On success
- * returns the tree (caller frees with sl_expr_destroy) and leaves in *cur the first token
- * that cannot continue the expression, lx just past it, so a list parser can check for ','.
- * On failure returns NULL with a one-line "line:col: expected ..., found '...'" in err.
+ * Parses one expression starting at c->tok. On success returns the tree (caller frees with
+ * sl_expr_destroy) and leaves c on the first token that cannot continue the expression, so
+ * a list parser can check for ','. On failure returns NULL with the cursor's error set (a
+ * one-line "line:col: expected ..., found '...'").
  */
-struct sl_expr *sl_expr_parse(struct sl_lexer *lx, struct sl_tok *cur, char *err,
-			      size_t errcap);
+struct sl_expr *sl_expr_parse(struct sl_cur *c);
 
 /* Parses src[0..len) as exactly one expression (anything after it is an error). */
 struct sl_expr *sl_expr_parse_str(const char *src, size_t len, char *err, size_t errcap);
@@ -125,6 +125,18 @@ struct sl_expr *sl_expr_parse_str(const char *src, size_t len, char *err, size_t
 /* True for a keyword that cannot stand as a bare identifier (the printer backquotes names
  * spelled like one). */
 bool sl_expr_is_reserved(const struct sl_tok *t);
+
+/*
+ * Node building for the parsers that make expression nodes of their own (query.c: the
+ * window TVF's TABLE and DESCRIPTOR arguments), errors recorded in c:
+ * sl_expr_new       returns a zeroed node of `kind` placed at `at`, or NULL (ENOMEM);
+ * sl_expr_add_arg   appends child to e->args and returns 0, or -ENOMEM with child freed;
+ *                   a NULL child (its parse failed and said why) returns -EINVAL;
+ * sl_expr_add_path  appends the name of IDENT t to e->path: 0 or -ENOMEM.
+ */
+struct sl_expr *sl_expr_new(struct sl_cur *c, enum sl_expr_kind kind, const struct sl_tok *at);
+int sl_expr_add_arg(struct sl_cur *c, struct sl_expr *e, struct sl_expr *child);
+int sl_expr_add_path(struct sl_cur *c, struct sl_expr *e, const struct sl_tok *t);
 
 /* Frees a tree; accepts NULL. */
 void sl_expr_destroy(struct sl_expr *e);

@@ -45,7 +45,7 @@ static const struct {
 	{ "row", LATE_ROW, false },
 };
 
-struct pl_late {
+struct late_rows {
 	const char *op_name;
 	const struct sl_schema *in;   /* the window's input rows */
 	struct sl_window_spec win;
@@ -76,7 +76,7 @@ static void window_of(const struct sl_window_spec *w, sl_ts_t ts, sl_ts_t *start
 
 static void late_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void *arg)
 {
-	const struct pl_late *l = arg;
+	const struct late_rows *l = arg;
 	struct sl_row_builder *b = sl_ctx_out(ctx);
 	sl_ts_t wm = sl_ctx_watermark(ctx), ws, we;
 	char buf[4096], t1[40], t2[40], t3[40], t4[40];
@@ -132,21 +132,24 @@ static void late_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, vo
 		sl_emit(ctx, ts, row);
 }
 
-int pl_late_rows(struct pl_ctx *c, struct sl_job *job, struct sl_stream *window,
-		 const char *op_name, const struct sl_window_spec *win,
-		 const struct sl_schema *in, int tag)
+int sl_sql_plan_late_rows(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_stream *window,
+			  const char *op_name, const struct sl_window_spec *win,
+			  const struct sl_schema *in, int tag)
 {
-	struct pl_table *t = pl_find_table(c, c->late_table);
-	struct pl_late *l;
+	struct sl_sql_plan_table *t = sl_sql_plan_find_table(c, c->late_table);
+	struct late_rows *l;
 	struct sl_stream *side, *rows;
 	struct sl_schema *schema;
-	struct sl_sql_connector *k;
+	struct sl_sql_conn *k;
 
 	if (!t)
-		return pl_fail(c, 0, 0, "'sluice.late-data.table' names '%s', which is not a table "
-			       "(CREATE TABLE it with columns among operator, event_time, watermark, "
-			       "window_start, window_end, reason, row)", c->late_table);
-	l = pl_own(c, calloc(1, sizeof(*l)), free);
+		return sl_sql_plan_fail(
+			c, 0, 0,
+			"'sluice.late-data.table' names '%s', which is not a table "
+			"(CREATE TABLE it with columns among operator, event_time, watermark, "
+			"window_start, window_end, reason, row)",
+			c->late_table);
+	l = sl_sql_plan_own(c, calloc(1, sizeof(*l)), free);
 	if (!l)
 		return -ENOMEM;
 	l->op_name = op_name;
@@ -160,29 +163,32 @@ int pl_late_rows(struct pl_ctx *c, struct sl_job *job, struct sl_stream *window,
 			if (!strcasecmp(known[k2].name, t->phys_name[i]))
 				break;
 		if (k2 == sizeof(known) / sizeof(known[0]))
-			return pl_fail(c, t->ddl->cols[0].line, t->ddl->cols[0].col,
-				       "late-data table '%s': unknown column '%s' (known: operator, "
-				       "event_time, watermark, window_start, window_end, reason, row)",
-				       t->ddl->name, t->phys_name[i]);
+			return sl_sql_plan_fail(
+				c, t->ddl->cols[0].line, t->ddl->cols[0].col,
+				"late-data table '%s': unknown column '%s' (known: operator, "
+				"event_time, watermark, window_start, window_end, reason, row)",
+				t->ddl->name, t->phys_name[i]);
 		if (known[k2].is_time ? t->phys_type[i].type != SL_TYPE_TIMESTAMP &&
 						t->phys_type[i].type != SL_TYPE_TIMESTAMP_LTZ
 				      : t->phys_type[i].type != SL_TYPE_STRING)
-			return pl_fail(c, t->ddl->cols[0].line, t->ddl->cols[0].col,
-				       "late-data table '%s': column '%s' must be %s", t->ddl->name,
-				       t->phys_name[i], known[k2].is_time ? "TIMESTAMP(3)" : "STRING");
+			return sl_sql_plan_fail(c, t->ddl->cols[0].line, t->ddl->cols[0].col,
+						"late-data table '%s': column '%s' must be %s",
+						t->ddl->name, t->phys_name[i],
+						known[k2].is_time ? "TIMESTAMP(3)" : "STRING");
 		l->what[i] = known[k2].what;
 	}
-	schema = pl_table_schema(c, t);
+	schema = sl_sql_plan_table_schema(c, t);
 	if (!schema)
 		return -EINVAL;
-	k = pl_connector(c, t->ddl, schema, true);
+	k = sl_sql_plan_connector(c, t->ddl, schema, true);
 	if (!k)
 		return -EINVAL;
 	if (!k->sink_ops)
-		return pl_fail(c, 0, 0, "late-data table '%s' cannot be written", t->ddl->name);
+		return sl_sql_plan_fail(c, 0, 0, "late-data table '%s' cannot be written",
+					t->ddl->name);
 	side = sl_stream_side_output(window, tag, in);
 	rows = side ? sl_stream_flat_map(side, "late rows", late_row, l, schema) : NULL;
 	if (!rows || sl_stream_sink(rows, t->ddl->name, k->sink_ops, k->cfg))
-		return pl_fail(c, 0, 0, "late rows: %s", sl_job_error(job)->msg);
+		return sl_sql_plan_fail(c, 0, 0, "late rows: %s", sl_job_error(job)->msg);
 	return 0;
 }

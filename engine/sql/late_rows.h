@@ -7,12 +7,12 @@
 
 #include <sluice/job.h>
 
-struct pl_ctx;
+struct sl_sql_plan_ctx;
 
 /* Connects side output `tag` of `window` (its late rows, schema `in`) to the late-data
  * table's sink. Returns 0 or -errno with the planner's error set. */
-int pl_late_rows(struct pl_ctx *c, struct sl_job *job, struct sl_stream *window,
-		 const char *op_name, const struct sl_window_spec *win,
-		 const struct sl_schema *in, int tag);
+int sl_sql_plan_late_rows(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_stream *window,
+			  const char *op_name, const struct sl_window_spec *win,
+			  const struct sl_schema *in, int tag);
 
 #endif

@@ -2,14 +2,19 @@
  * plan_agg.c - GROUP BY: window aggregations (legacy GROUP BY TUMBLE/HOP/SESSION(...) and
  * the window TVFs grouped by window_start, window_end) and the updating GROUP BY.
  *
- * The shape is always the same four steps:
- *   1. a calc computes the group keys and every aggregate's argument into one row;
+ * sl_sql_plan_agg() reads the GROUP BY (read_group_by) and the aggregate calls of the query
+ * (collect_query_aggs), then builds the same four steps every time:
+ *   1. plan_agg_input: a calc computes the group keys and every aggregate's argument into
+ *      one row (none when they are all plain columns);
  *   2. key_by the group keys (a constant key when there is none: a global aggregate);
- *   3. the window operator or the group aggregate process function;
- *   4. HAVING and the SELECT list are compiled over the aggregate's output, where a group
- *      expression, an aggregate call or a window property (TUMBLE_START(ts, ...), window_end)
- *      is a column through struct sl_sql_col.match, so `CAST(AVG(x) AS INT)` or
- *      `TUMBLE_END(ts, INTERVAL '5' SECOND)` compile like any column expression.
+ *   3. add_window_agg or add_group_agg: the window operator or the group aggregate process
+ *      function;
+ *   4. agg_output_columns (and add_window_time for window_time / *_ROWTIME), then
+ *      plan_having_select: HAVING and the SELECT list are compiled over the aggregate's
+ *      output, where a group expression, an aggregate call or a window property
+ *      (TUMBLE_START(ts, ...), window_end) is a column through struct sl_sql_col.match, so
+ *      `CAST(AVG(x) AS INT)` or `TUMBLE_END(ts, INTERVAL '5' SECOND)` compile like any
+ *      column expression.
  * Equal aggregate calls are computed once.
  */
 #include <errno.h>
@@ -28,7 +33,9 @@ struct agg_call {
 	const struct sl_expr *arg;     /* the argument computed before aggregating */
 };
 
+/* One GROUP BY as sl_sql_plan_agg() builds it, each part filled by the step named. */
 struct agg_plan {
+	/* read_group_by(), collect_query_aggs() */
 	const struct sl_expr *keys[SL_MAX_KEY_FIELDS];
 	int nkeys;
 	/* legacy group window */
@@ -37,15 +44,26 @@ struct agg_plan {
 	struct sl_window_spec win;
 	struct agg_call aggs[SL_PLAN_MAX_COLS];
 	int naggs;
+	/* 1. plan_agg_input(): the row the aggregate reads */
+	struct sl_sql_plan_rel pr;
+	int key_fields[SL_MAX_KEY_FIELDS]; /* of pr's stream */
+	int nk;				   /* nkeys, or 1: the constant key of a global aggregate */
+	bool const_key;
+	/* 3. add_window_agg() / add_group_agg(): the aggregate's output stream */
+	struct sl_stream *aggd;
+	char *agg_names[SL_PLAN_MAX_COLS]; /* its field of aggregate i */
+	int wstart, wend;		   /* its window_start / window_end fields; -1: none */
+	/* 4. agg_output_columns(), add_window_time(): what HAVING and SELECT see */
+	struct sl_sql_plan_rel post;
 };
 
-void pl_free_group_agg(void *fn)
+void sl_sql_plan_free_group_agg(void *fn)
 {
 	sl_group_agg_free(fn);
 	free(fn);
 }
 
-static int find_or_add_agg(struct pl_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
+static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
 {
 	static const struct {
 		const char *name;
@@ -58,7 +76,7 @@ static int find_or_add_agg(struct pl_ctx *c, struct agg_plan *ap, const struct s
 	enum sl_agg_kind kind = 0;
 
 	for (int i = 0; i < ap->naggs; i++)
-		if (pl_expr_equal(ap->aggs[i].call, e))
+		if (sl_sql_plan_expr_equal(ap->aggs[i].call, e))
 			return 0;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcasecmp(e->text, names[i].name))
@@ -67,20 +85,22 @@ static int find_or_add_agg(struct pl_ctx *c, struct agg_plan *ap, const struct s
 				     (e->nargs == 1 && e->args[0]->kind == SL_EXPR_STAR)))
 		kind = SL_AGG_COUNT_STAR;
 	else if (e->nargs != 1 || e->args[0]->kind == SL_EXPR_STAR)
-		return pl_fail(c, e->line, e->col, "%s takes one argument", e->text);
+		return sl_sql_plan_fail(c, e->line, e->col, "%s takes one argument", e->text);
 	if (e->distinct) {
 		if (kind == SL_AGG_COUNT)
 			kind = SL_AGG_COUNT_DISTINCT;
 		else if (kind != SL_AGG_MIN && kind != SL_AGG_MAX)
-			return pl_fail(c, e->line, e->col, "%s(DISTINCT ...) is not supported; only "
-				       "COUNT(DISTINCT x)", e->text);
+			return sl_sql_plan_fail(c, e->line, e->col,
+						"%s(DISTINCT ...) is not supported; only "
+						"COUNT(DISTINCT x)",
+						e->text);
 	}
 	for (uint32_t i = 0; i < e->nargs; i++)
-		if (pl_has_agg(e->args[i]))
-			return pl_fail(c, e->args[i]->line, e->args[i]->col,
-				       "aggregate calls cannot be nested");
+		if (sl_sql_plan_has_agg(e->args[i]))
+			return sl_sql_plan_fail(c, e->args[i]->line, e->args[i]->col,
+						"aggregate calls cannot be nested");
 	if (ap->naggs == SL_PLAN_MAX_COLS)
-		return pl_fail(c, e->line, e->col, "too many aggregates");
+		return sl_sql_plan_fail(c, e->line, e->col, "too many aggregates");
 	ap->aggs[ap->naggs].call = e;
 	ap->aggs[ap->naggs].kind = kind;
 	ap->aggs[ap->naggs].arg_col = -1;
@@ -91,8 +111,9 @@ static int find_or_add_agg(struct pl_ctx *c, struct agg_plan *ap, const struct s
 		 * skips NULLs, so rows failing cond count for nothing. COUNT(*) counts a 1.
 		 */
 		static const struct sl_expr one = { .kind = SL_EXPR_INT, .ival = 1, .text = "1" };
-		struct sl_expr *cs = pl_own(c, calloc(1, sizeof(*cs)), free);
-		struct sl_expr **args = cs ? pl_own(c, calloc(2, sizeof(*args)), free) : NULL;
+		struct sl_expr *cs = sl_sql_plan_own(c, calloc(1, sizeof(*cs)), free);
+		struct sl_expr **args =
+			cs ? sl_sql_plan_own(c, calloc(2, sizeof(*args)), free) : NULL;
 
 		if (!args)
 			return -ENOMEM;
@@ -111,12 +132,12 @@ static int find_or_add_agg(struct pl_ctx *c, struct agg_plan *ap, const struct s
 	return 0;
 }
 
-static int collect_aggs(struct pl_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
+static int collect_aggs(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
 {
 	if (!e)
 		return 0;
-	if (e->kind == SL_EXPR_CALL && !e->over && pl_has_agg(e) && e->text &&
-	    (e->nargs == 0 || !pl_has_agg(e->args[0]) || e->kind == SL_EXPR_CALL)) {
+	if (e->kind == SL_EXPR_CALL && !e->over && sl_sql_plan_has_agg(e) && e->text &&
+	    (e->nargs == 0 || !sl_sql_plan_has_agg(e->args[0]) || e->kind == SL_EXPR_CALL)) {
 		/* the outermost aggregate call of this branch */
 		static const char *const aggs[] = { "COUNT", "SUM", "AVG", "MIN", "MAX",
 						    "FIRST_VALUE", "LAST_VALUE", NULL };
@@ -138,37 +159,43 @@ static bool is_call(const struct sl_expr *e, const char *name)
 	return e->kind == SL_EXPR_CALL && !e->over && !strcasecmp(e->text, name);
 }
 
-static int interval_of(struct pl_ctx *c, const struct sl_expr *e, const char *what,
+static int interval_of(struct sl_sql_plan_ctx *c, const struct sl_expr *e, const char *what,
 		       sl_ts_t *ms)
 {
 	if (e->kind != SL_EXPR_INTERVAL || e->ival <= 0)
-		return pl_fail(c, e->line, e->col, "%s must be a positive INTERVAL literal", what);
+		return sl_sql_plan_fail(c, e->line, e->col,
+					"%s must be a positive INTERVAL literal", what);
 	*ms = e->ival;
 	return 0;
 }
 
 /* GROUP BY TUMBLE(ts, size) / HOP(ts, slide, size) / SESSION(ts, gap) */
-static int legacy_window(struct pl_ctx *c, struct agg_plan *ap, const struct pl_rel *rel,
-			 const struct sl_expr *g)
+static int legacy_window(struct sl_sql_plan_ctx *c, struct agg_plan *ap,
+			 const struct sl_sql_plan_rel *rel, const struct sl_expr *g)
 {
 	int tcol;
 
 	if (ap->wcall)
-		return pl_fail(c, g->line, g->col, "only one group window per GROUP BY");
+		return sl_sql_plan_fail(c, g->line, g->col, "only one group window per GROUP BY");
 	if (g->nargs < 2)
-		return pl_fail(c, g->line, g->col, "%s needs a time attribute and an interval",
-			       g->text);
-	tcol = pl_resolve_plain(rel, g->args[0]);
+		return sl_sql_plan_fail(c, g->line, g->col,
+					"%s needs a time attribute and an interval", g->text);
+	tcol = sl_sql_plan_resolve_plain(rel, g->args[0]);
 	if (tcol < 0 || !rel->cols[tcol].rowtime)
-		return pl_fail(c, g->args[0]->line, g->args[0]->col,
-			       "the first argument of %s must be a rowtime attribute (a column "
-			       "with WATERMARK FOR)%s", g->text, tcol >= 0 && rel->cols[tcol].proctime
-			       ? "; processing-time windows are not supported" : "");
+		return sl_sql_plan_fail(
+			c, g->args[0]->line, g->args[0]->col,
+			"the first argument of %s must be a rowtime attribute (a column "
+			"with WATERMARK FOR)%s",
+			g->text,
+			tcol >= 0 && rel->cols[tcol].proctime
+				? "; processing-time windows are not supported"
+				: "");
 	memset(&ap->win, 0, sizeof(ap->win));
 	if (is_call(g, "TUMBLE")) {
 		ap->win.kind = SL_WIN_TUMBLE;
 		if (g->nargs > 3 || interval_of(c, g->args[1], "the window size", &ap->win.size_ms))
-			return c->failed ? -EINVAL : pl_fail(c, g->line, g->col, "TUMBLE(ts, size)");
+			return c->failed ? -EINVAL
+					 : sl_sql_plan_fail(c, g->line, g->col, "TUMBLE(ts, size)");
 		if (g->nargs == 3 && interval_of(c, g->args[2], "the offset",
 						 &ap->win.offset_ms))
 			return -EINVAL;
@@ -176,13 +203,14 @@ static int legacy_window(struct pl_ctx *c, struct agg_plan *ap, const struct pl_
 		ap->win.kind = SL_WIN_HOP;
 		if (g->nargs != 3 || interval_of(c, g->args[1], "the slide", &ap->win.slide_ms) ||
 		    interval_of(c, g->args[2], "the window size", &ap->win.size_ms))
-			return c->failed ? -EINVAL : pl_fail(c, g->line, g->col,
-							     "HOP(ts, slide, size)");
+			return c->failed ? -EINVAL
+					 : sl_sql_plan_fail(c, g->line, g->col,
+							    "HOP(ts, slide, size)");
 	} else {
 		ap->win.kind = SL_WIN_SESSION;
 		if (g->nargs != 2 || interval_of(c, g->args[1], "the gap", &ap->win.gap_ms))
-			return c->failed ? -EINVAL : pl_fail(c, g->line, g->col,
-							     "SESSION(ts, gap)");
+			return c->failed ? -EINVAL
+					 : sl_sql_plan_fail(c, g->line, g->col, "SESSION(ts, gap)");
 	}
 	ap->wcall = g;
 	ap->windowed = true;
@@ -190,17 +218,17 @@ static int legacy_window(struct pl_ctx *c, struct agg_plan *ap, const struct pl_
 }
 
 /* A CALL node named `name` with the window call's arguments: TUMBLE_START(ts, size). */
-static const struct sl_expr *prop_call(struct pl_ctx *c, const struct sl_expr *wcall,
+static const struct sl_expr *prop_call(struct sl_sql_plan_ctx *c, const struct sl_expr *wcall,
 				       const char *suffix)
 {
-	struct sl_expr *e = pl_own(c, calloc(1, sizeof(*e)), free);
+	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
 	char name[64];
 
 	if (!e)
 		return NULL;
 	snprintf(name, sizeof name, "%s_%s", wcall->text, suffix);
 	e->kind = SL_EXPR_CALL;
-	e->text = pl_strdup(c, name);
+	e->text = sl_sql_plan_strdup(c, name);
 	e->args = wcall->args;
 	e->nargs = wcall->nargs;
 	e->line = wcall->line;
@@ -208,7 +236,7 @@ static const struct sl_expr *prop_call(struct pl_ctx *c, const struct sl_expr *w
 	return e->text ? e : NULL;
 }
 
-static bool mentions(const struct sl_query *q, struct pl_ctx *c, const char *word)
+static bool mentions(const struct sl_query *q, struct sl_sql_plan_ctx *c, const char *word)
 {
 	char buf[4096];
 
@@ -229,13 +257,13 @@ static bool mentions(const struct sl_query *q, struct pl_ctx *c, const char *wor
 }
 
 /* True when every key and aggregate argument is a plain column of rel (no expression). */
-static bool direct_input(const struct pl_rel *rel, const struct sl_expr *const *pre, int npre,
-			 bool const_key)
+static bool direct_input(const struct sl_sql_plan_rel *rel, const struct sl_expr *const *pre,
+			 int npre, bool const_key)
 {
 	if (const_key)
 		return false;
 	for (int i = 0; i < npre; i++)
-		if (pl_resolve_plain(rel, pre[i]) < 0)
+		if (sl_sql_plan_resolve_plain(rel, pre[i]) < 0)
 			return false;
 	return true;
 }
@@ -246,60 +274,53 @@ static bool direct_input(const struct pl_rel *rel, const struct sl_expr *const *
  * The window operator here keys sessions by the GROUP BY keys, so those must be the
  * PARTITION BY keys; anything else is refused rather than answered differently.
  */
-static int session_keys(struct pl_ctx *c, const struct agg_plan *ap, const struct pl_rel *rel,
+static int session_keys(struct sl_sql_plan_ctx *c, const struct agg_plan *ap, const struct sl_sql_plan_rel *rel,
 			const struct sl_query *q)
 {
 	bool seen[SL_MAX_KEY_FIELDS] = { false };
 
 	if (!rel->tvf_partitioned && ap->nkeys)
-		return pl_fail(c, ap->keys[0]->line, ap->keys[0]->col, "a SESSION window TVF "
+		return sl_sql_plan_fail(c, ap->keys[0]->line, ap->keys[0]->col, "a SESSION window TVF "
 			       "without PARTITION BY makes one session stream over all rows; for "
 			       "sessions per key write SESSION(TABLE t PARTITION BY key, ...)");
 	for (int k = 0; k < ap->nkeys; k++) {
-		int col = pl_resolve_plain(rel, ap->keys[k]), j;
+		int col = sl_sql_plan_resolve_plain(rel, ap->keys[k]), j;
 
 		for (j = 0; j < rel->ntvf_part && rel->tvf_part[j] != col; j++)
 			;
 		if (col < 0 || j == rel->ntvf_part)
-			return pl_fail(c, ap->keys[k]->line, ap->keys[k]->col, "GROUP BY keys of a "
+			return sl_sql_plan_fail(c, ap->keys[k]->line, ap->keys[k]->col, "GROUP BY keys of a "
 				       "SESSION window TVF must be its PARTITION BY keys");
 		seen[j] = true;
 	}
 	for (int j = 0; j < rel->ntvf_part; j++)
 		if (!seen[j])
-			return pl_fail(c, q->line, q->col, "GROUP BY the SESSION's PARTITION BY "
+			return sl_sql_plan_fail(c, q->line, q->col, "GROUP BY the SESSION's PARTITION BY "
 				       "keys, with window_start, window_end");
 	return 0;
 }
 
-int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
-		struct pl_rel *rel, struct pl_rel *out)
+/* GROUP BY's expressions: a legacy group window, the window TVF's window_start and
+ * window_end, and the keys. */
+static int read_group_by(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const struct sl_query *q,
+			 const struct sl_sql_plan_rel *rel)
 {
-	struct agg_plan ap = { .nkeys = 0 };
-	const struct sl_expr *pre[SL_PLAN_MAX_COLS];
-	const char *pre_names[SL_PLAN_MAX_COLS];
-	struct sl_agg_spec specs[SL_PLAN_MAX_COLS];
-	char *agg_names[SL_PLAN_MAX_COLS];
-	struct pl_rel pr, post = { .changelog = false };
-	int npre = 0, keys[SL_MAX_KEY_FIELDS], nk, wstart = -1, wend = -1;
-	bool const_key = false, tvf_start = false, tvf_end = false;
-	struct sl_stream *keyed, *aggd;
-	const struct sl_schema *os;
+	bool tvf_start = false, tvf_end = false;
 
-	/* group expressions: the window, then keys */
 	for (uint32_t i = 0; i < q->ngroup_by; i++) {
 		const struct sl_expr *g = q->group_by[i];
 
 		if (is_call(g, "TUMBLE") || is_call(g, "HOP") || is_call(g, "SESSION")) {
-			if (legacy_window(c, &ap, rel, g))
+			if (legacy_window(c, ap, rel, g))
 				return -EINVAL;
 			continue;
 		}
 		if (is_call(g, "CUMULATE"))
-			return pl_fail(c, g->line, g->col, "CUMULATE is a window TVF: use "
-				       "TABLE(CUMULATE(...))");
+			return sl_sql_plan_fail(c, g->line, g->col,
+						"CUMULATE is a window TVF: use "
+						"TABLE(CUMULATE(...))");
 		if (rel->tvf) {
-			int col = pl_resolve_plain(rel, g);
+			int col = sl_sql_plan_resolve_plain(rel, g);
 
 			if (col < 0 && g->kind == SL_EXPR_COLUMN) {
 				const char *n = g->path[g->npath - 1];
@@ -313,40 +334,52 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 					continue;
 				}
 				if (!strcasecmp(n, "window_time"))
-					return pl_fail(c, g->line, g->col, "group by window_start, "
-						       "window_end (window_time is derived)");
+					return sl_sql_plan_fail(
+						c, g->line, g->col,
+						"group by window_start, "
+						"window_end (window_time is derived)");
 			}
 		}
-		if (pl_has_agg(g))
-			return pl_fail(c, g->line, g->col, "aggregates are not allowed in GROUP BY");
-		if (ap.nkeys == SL_MAX_KEY_FIELDS - 1)
-			return pl_fail(c, g->line, g->col, "at most %d GROUP BY keys",
-				       SL_MAX_KEY_FIELDS - 1);
-		ap.keys[ap.nkeys++] = g;
+		if (sl_sql_plan_has_agg(g))
+			return sl_sql_plan_fail(c, g->line, g->col,
+						"aggregates are not allowed in GROUP BY");
+		if (ap->nkeys == SL_MAX_KEY_FIELDS - 1)
+			return sl_sql_plan_fail(c, g->line, g->col, "at most %d GROUP BY keys",
+						SL_MAX_KEY_FIELDS - 1);
+		ap->keys[ap->nkeys++] = g;
 	}
 	if (rel->tvf) {
 		if (!tvf_start || !tvf_end)
-			return pl_fail(c, q->line, q->col, "a window TVF query must GROUP BY "
-				       "window_start, window_end");
-		if (ap.wcall)
-			return pl_fail(c, q->line, q->col, "a group window on a window TVF");
-		ap.windowed = true;
-		ap.win = rel->tvf_win;
-		if (ap.win.kind == SL_WIN_SESSION && session_keys(c, &ap, rel, q))
+			return sl_sql_plan_fail(c, q->line, q->col,
+						"a window TVF query must GROUP BY "
+						"window_start, window_end");
+		if (ap->wcall)
+			return sl_sql_plan_fail(c, q->line, q->col,
+						"a group window on a window TVF");
+		ap->windowed = true;
+		ap->win = rel->tvf_win;
+		if (ap->win.kind == SL_WIN_SESSION && session_keys(c, ap, rel, q))
 			return -EINVAL;
 	}
+	return 0;
+}
+
+/* The aggregate calls of the SELECT list and HAVING, each distinct call once. */
+static int collect_query_aggs(struct sl_sql_plan_ctx *c, struct agg_plan *ap,
+			      const struct sl_query *q)
+{
 	for (uint32_t i = 0; i < q->nitems; i++) {
 		if (q->items[i].star)
-			return pl_fail(c, q->items[i].line, q->items[i].col,
-				       "SELECT * with GROUP BY: name the columns");
-		if (collect_aggs(c, &ap, q->items[i].expr))
+			return sl_sql_plan_fail(c, q->items[i].line, q->items[i].col,
+						"SELECT * with GROUP BY: name the columns");
+		if (collect_aggs(c, ap, q->items[i].expr))
 			return -EINVAL;
 	}
-	if (collect_aggs(c, &ap, q->having))
+	if (collect_aggs(c, ap, q->having))
 		return -EINVAL;
-	if (ap.naggs == 0 && !ap.windowed && ap.nkeys == 0)
-		return pl_fail(c, q->line, q->col, "nothing to aggregate");
-	if (ap.naggs == 0 && !ap.windowed) {
+	if (ap->naggs == 0 && !ap->windowed && ap->nkeys == 0)
+		return sl_sql_plan_fail(c, q->line, q->col, "nothing to aggregate");
+	if (ap->naggs == 0 && !ap->windowed) {
 		/*
 		 * GROUP BY without aggregates (SELECT DISTINCT): the group operator still needs
 		 * one aggregate. MAX(0) never changes, so a group emits +I once and -D when its
@@ -357,159 +390,188 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 		static const struct sl_expr hidden_max = { .kind = SL_EXPR_CALL, .text = "MAX",
 							   .args = zero_args, .nargs = 1 };
 
-		if (find_or_add_agg(c, &ap, &hidden_max))
+		if (find_or_add_agg(c, ap, &hidden_max))
 			return -EINVAL;
 	}
+	return 0;
+}
 
-	/* 1. pre-aggregation row: keys, then aggregate arguments */
-	for (int i = 0; i < ap.nkeys; i++) {
-		int plain = pl_resolve_plain(rel, ap.keys[i]);
+/* 1. The pre-aggregation row: keys, then aggregate arguments, into ap->pr. */
+static int plan_agg_input(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const struct sl_query *q,
+			  struct sl_sql_plan_rel *rel)
+{
+	const struct sl_expr *pre[SL_PLAN_MAX_COLS];
+	const char *pre_names[SL_PLAN_MAX_COLS];
+	int npre = 0;
+
+	for (int i = 0; i < ap->nkeys; i++) {
+		int plain = sl_sql_plan_resolve_plain(rel, ap->keys[i]);
 		char n[32];
 
 		snprintf(n, sizeof n, "key%d", i);
-		pre[npre] = ap.keys[i];
-		pre_names[npre++] = plain >= 0 ? rel->cols[plain].name : pl_strdup(c, n);
+		pre[npre] = ap->keys[i];
+		pre_names[npre++] = plain >= 0 ? rel->cols[plain].name : sl_sql_plan_strdup(c, n);
 	}
-	if (ap.nkeys == 0) {
+	if (ap->nkeys == 0) {
 		/* a global aggregate: one constant key sends every row to one shard */
 		static const struct sl_expr zero = { .kind = SL_EXPR_INT, .ival = 0, .text = "0" };
 
 		pre[npre] = &zero;
 		pre_names[npre++] = "$k";
-		const_key = true;
+		ap->const_key = true;
 	}
-	for (int i = 0; i < ap.naggs; i++) {
+	for (int i = 0; i < ap->naggs; i++) {
 		char n[32];
 
-		if (!ap.aggs[i].arg)
+		if (!ap->aggs[i].arg)
 			continue;
 		snprintf(n, sizeof n, "arg%d", i);
-		ap.aggs[i].arg_col = npre;
-		pre[npre] = ap.aggs[i].arg;
-		pre_names[npre++] = pl_strdup(c, n);
+		ap->aggs[i].arg_col = npre;
+		pre[npre] = ap->aggs[i].arg;
+		pre_names[npre++] = sl_sql_plan_strdup(c, n);
 		if (npre >= SL_PLAN_MAX_COLS - 4)
-			return pl_fail(c, q->line, q->col, "too many group keys and aggregates");
+			return sl_sql_plan_fail(c, q->line, q->col,
+						"too many group keys and aggregates");
 	}
 	for (int i = 0; i < npre; i++)
 		if (!pre_names[i])
 			return -ENOMEM;
-	nk = ap.nkeys ? ap.nkeys : 1;
-	if (direct_input(rel, pre, npre, const_key)) {
+	ap->nk = ap->nkeys ? ap->nkeys : 1;
+	if (direct_input(rel, pre, npre, ap->const_key)) {
 		/*
 		 * Keys and arguments are all plain columns: the window or group operator reads
 		 * them where they are, with no projection in between (the common case, and the
 		 * hot path of a keyed window job).
 		 */
-		pr = *rel;
-		pr.ncols = npre;
+		ap->pr = *rel;
+		ap->pr.ncols = npre;
 		for (int i = 0; i < npre; i++) {
-			pr.cols[i] = rel->cols[pl_resolve_plain(rel, pre[i])];
-			if (i < nk)
-				keys[i] = pr.cols[i].field;
+			ap->pr.cols[i] = rel->cols[sl_sql_plan_resolve_plain(rel, pre[i])];
+			if (i < ap->nk)
+				ap->key_fields[i] = ap->pr.cols[i].field;
 		}
-		for (int i = 0; i < ap.naggs; i++)
-			if (ap.aggs[i].arg_col >= 0)
-				ap.aggs[i].arg_col = pr.cols[ap.aggs[i].arg_col].field;
+		for (int i = 0; i < ap->naggs; i++)
+			if (ap->aggs[i].arg_col >= 0)
+				ap->aggs[i].arg_col = ap->pr.cols[ap->aggs[i].arg_col].field;
 	} else {
-		if (pl_project(c, rel, pre, pre_names, npre, NULL, "aggregate input", &pr))
+		if (sl_sql_plan_project(c, rel, pre, pre_names, npre, NULL, "aggregate input",
+					&ap->pr))
 			return -EINVAL;
-		for (int i = 0; i < nk; i++)
-			keys[i] = i;
+		for (int i = 0; i < ap->nk; i++)
+			ap->key_fields[i] = i;
 	}
+	return 0;
+}
 
-	/* 2. keyed by the group keys */
-	keyed = sl_stream_key_by(pr.s, keys, nk);
-	if (!keyed)
-		return pl_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
-
-	/* 3. the aggregate operator */
-	for (int i = 0; i < ap.naggs; i++) {
+/* 3. The aggregate specs of the operator, each writing its field ap->agg_names[i]. */
+static int agg_specs(struct sl_sql_plan_ctx *c, struct agg_plan *ap, struct sl_agg_spec *specs)
+{
+	for (int i = 0; i < ap->naggs; i++) {
 		char n[32];
 
 		snprintf(n, sizeof n, "$agg%d", i);
-		agg_names[i] = pl_strdup(c, n);
-		if (!agg_names[i])
+		ap->agg_names[i] = sl_sql_plan_strdup(c, n);
+		if (!ap->agg_names[i])
 			return -ENOMEM;
 		memset(&specs[i], 0, sizeof(specs[i]));
-		specs[i].kind = ap.aggs[i].kind;
-		specs[i].field = ap.aggs[i].arg_col;
-		specs[i].name = agg_names[i];
+		specs[i].kind = ap->aggs[i].kind;
+		specs[i].field = ap->aggs[i].arg_col;
+		specs[i].name = ap->agg_names[i];
 		specs[i].sql_types = true;
 	}
-	if (ap.windowed) {
-		const char *wname = ap.win.kind == SL_WIN_TUMBLE ? "tumble window"
-				    : ap.win.kind == SL_WIN_HOP ? "hop window"
-				    : ap.win.kind == SL_WIN_CUMULATE ? "cumulate window"
-				    : "session window";
+	return 0;
+}
 
-		ap.win.allowed_lateness_ms = c->allow_lateness;
-		ap.win.late_tag = c->late_table ? 1 : 0;
-		aggd = sl_stream_window(keyed, wname, &ap.win, specs, ap.naggs);
-		if (!aggd)
-			return pl_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
-		if (c->late_table && pl_late_rows(c, job, aggd, wname, &ap.win,
-						  sl_stream_schema(pr.s), 1))
-			return -EINVAL;
-		wstart = nk;
-		wend = nk + 1;
-		post.changelog = c->allow_lateness > 0;
-	} else {
-		struct sl_group_agg_cfg gc = {
-			.in = sl_stream_schema(pr.s),
-			.key_fields = keys,
-			.nkey = nk,
-			.aggs = specs,
-			.naggs = ap.naggs,
-			.state_ttl_ms = c->state_ttl,
-			.insert_only = !rel->changelog,
-		};
-		struct sl_process_fn *pf = calloc(1, sizeof(*pf));
-		struct sl_schema *gs = NULL;
-		char msg[256];
+/* 3. A window aggregation of the keyed stream (late rows to the late-data table). */
+static int add_window_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, struct agg_plan *ap,
+			  const struct sl_query *q, struct sl_stream *keyed,
+			  const struct sl_agg_spec *specs)
+{
+	const char *wname = ap->win.kind == SL_WIN_TUMBLE     ? "tumble window"
+			    : ap->win.kind == SL_WIN_HOP      ? "hop window"
+			    : ap->win.kind == SL_WIN_CUMULATE ? "cumulate window"
+							      : "session window";
 
-		if (!pl_own(c, pf, pl_free_group_agg))
-			return -ENOMEM;
-		if (ap.naggs == 0)
-			return pl_fail(c, q->line, q->col, "GROUP BY without aggregates is not "
-				       "supported yet (it is SELECT DISTINCT)");
-		if (sl_group_agg_build(&gc, pf, &gs, msg, sizeof msg) < 0)
-			return pl_fail(c, q->line, q->col, "GROUP BY: %s", msg);
-		if (!pl_own(c, gs, (void (*)(void *))sl_schema_destroy))
-			return -ENOMEM;
-		aggd = sl_stream_process(keyed, "group aggregate", pf, gs);
-		if (!aggd)
-			return pl_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
-		post.changelog = true;
-	}
-	os = sl_stream_schema(aggd);
+	ap->win.allowed_lateness_ms = c->allow_lateness;
+	ap->win.late_tag = c->late_table ? 1 : 0;
+	ap->aggd = sl_stream_window(keyed, wname, &ap->win, specs, ap->naggs);
+	if (!ap->aggd)
+		return sl_sql_plan_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
+	if (c->late_table &&
+	    sl_sql_plan_late_rows(c, job, ap->aggd, wname, &ap->win, sl_stream_schema(ap->pr.s), 1))
+		return -EINVAL;
+	ap->wstart = ap->nk;
+	ap->wend = ap->nk + 1;
+	ap->post.changelog = c->allow_lateness > 0;
+	return 0;
+}
 
-	/* 4. the columns of the aggregate's output */
-	post.s = aggd;
-	for (int i = 0; i < ap.nkeys; i++) {
-		struct sl_sql_col *col = &post.cols[post.ncols++];
-		int plain = pl_resolve_plain(rel, ap.keys[i]);
+/* 3. The updating GROUP BY: a group aggregate process function over the keyed stream. */
+static int add_group_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, struct agg_plan *ap,
+			 const struct sl_query *q, const struct sl_sql_plan_rel *rel,
+			 struct sl_stream *keyed, struct sl_agg_spec *specs)
+{
+	struct sl_group_agg_cfg gc = {
+		.in = sl_stream_schema(ap->pr.s),
+		.key_fields = ap->key_fields,
+		.nkey = ap->nk,
+		.aggs = specs,
+		.naggs = ap->naggs,
+		.state_ttl_ms = c->state_ttl,
+		.insert_only = !rel->changelog,
+	};
+	struct sl_process_fn *pf = calloc(1, sizeof(*pf));
+	struct sl_schema *gs = NULL;
+	char msg[256];
 
-		*col = (struct sl_sql_col){ .field = i, .match = ap.keys[i] };
-		col->type = pr.cols[i].type;
+	if (!sl_sql_plan_own(c, pf, sl_sql_plan_free_group_agg))
+		return -ENOMEM;
+	if (ap->naggs == 0)
+		return sl_sql_plan_fail(c, q->line, q->col,
+					"GROUP BY without aggregates is not "
+					"supported yet (it is SELECT DISTINCT)");
+	if (sl_group_agg_build(&gc, pf, &gs, msg, sizeof msg) < 0)
+		return sl_sql_plan_fail(c, q->line, q->col, "GROUP BY: %s", msg);
+	if (!sl_sql_plan_own(c, gs, (void (*)(void *))sl_schema_destroy))
+		return -ENOMEM;
+	ap->aggd = sl_stream_process(keyed, "group aggregate", pf, gs);
+	if (!ap->aggd)
+		return sl_sql_plan_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
+	ap->post.changelog = true;
+	return 0;
+}
+
+/* 4. The columns of the aggregate's output: keys, window bounds, aggregates. */
+static int agg_output_columns(struct sl_sql_plan_ctx *c, struct agg_plan *ap,
+			      const struct sl_query *q, const struct sl_sql_plan_rel *rel)
+{
+	const struct sl_schema *os = sl_stream_schema(ap->aggd);
+	struct sl_sql_plan_rel *post = &ap->post;
+
+	post->s = ap->aggd;
+	for (int i = 0; i < ap->nkeys; i++) {
+		struct sl_sql_col *col = &post->cols[post->ncols++];
+		int plain = sl_sql_plan_resolve_plain(rel, ap->keys[i]);
+
+		*col = (struct sl_sql_col){ .field = i, .match = ap->keys[i] };
+		col->type = ap->pr.cols[i].type;
 		if (plain >= 0) {
 			/* a plain key column stays visible by its name */
 			col->qual = rel->cols[plain].qual;
 			col->name = rel->cols[plain].name;
 		}
 	}
-	if (const_key)
-		(void)0;
-	if (ap.windowed) {
+	if (ap->windowed) {
 		struct sl_sql_type ts = { .type = SL_TYPE_TIMESTAMP, .nullable = false };
 		const char *props[2] = { "START", "END" };
-		int fields[2] = { wstart, wend };
+		int fields[2] = { ap->wstart, ap->wend };
 
 		for (int k = 0; k < 2; k++) {
-			struct sl_sql_col *col = &post.cols[post.ncols++];
+			struct sl_sql_col *col = &post->cols[post->ncols++];
 
 			*col = (struct sl_sql_col){ .field = fields[k], .type = ts };
-			if (ap.wcall) {
-				col->match = prop_call(c, ap.wcall, props[k]);
+			if (ap->wcall) {
+				col->match = prop_call(c, ap->wcall, props[k]);
 				if (!col->match)
 					return -ENOMEM;
 			} else {
@@ -517,135 +579,166 @@ int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
 			}
 		}
 	}
-	for (int i = 0; i < ap.naggs; i++) {
-		struct sl_sql_col *col = &post.cols[post.ncols++];
-		int f = sl_schema_find(os, agg_names[i]);
+	for (int i = 0; i < ap->naggs; i++) {
+		struct sl_sql_col *col = &post->cols[post->ncols++];
+		int f = sl_schema_find(os, ap->agg_names[i]);
 
 		if (f < 0)
-			return pl_fail(c, q->line, q->col, "internal: aggregate column missing");
-		*col = (struct sl_sql_col){ .field = f, .match = ap.aggs[i].call };
+			return sl_sql_plan_fail(c, q->line, q->col,
+						"internal: aggregate column missing");
+		*col = (struct sl_sql_col){ .field = f, .match = ap->aggs[i].call };
 		col->type.type = sl_schema_type(os, f);
 		col->type.prec = sl_schema_precision(os, f);
 		col->type.scale = sl_schema_scale(os, f);
-		col->type.nullable = ap.aggs[i].kind != SL_AGG_COUNT_STAR &&
-				     ap.aggs[i].kind != SL_AGG_COUNT &&
-				     ap.aggs[i].kind != SL_AGG_COUNT_DISTINCT;
+		col->type.nullable = ap->aggs[i].kind != SL_AGG_COUNT_STAR &&
+				     ap->aggs[i].kind != SL_AGG_COUNT &&
+				     ap->aggs[i].kind != SL_AGG_COUNT_DISTINCT;
 	}
+	return 0;
+}
 
-	/* window_time / *_ROWTIME: the window's last millisecond, a rowtime for cascades */
-	if (ap.windowed && (mentions(q, c, "ROWTIME") || mentions(q, c, "window_time"))) {
-		const struct sl_expr *ex[SL_PLAN_MAX_COLS];
-		const char *nm[SL_PLAN_MAX_COLS];
-		struct pl_rel wt;
-		int n = 0;
+/*
+ * 4. window_time / *_ROWTIME, when the query names them: the window's last millisecond, a
+ * rowtime for cascaded windows, appended by a projection of every output field.
+ */
+static int add_window_time(struct sl_sql_plan_ctx *c, struct agg_plan *ap)
+{
+	const struct sl_schema *os = sl_stream_schema(ap->aggd);
+	const struct sl_expr *ex[SL_PLAN_MAX_COLS];
+	const char *nm[SL_PLAN_MAX_COLS];
+	struct sl_sql_plan_rel wt, raw = { .s = ap->aggd, .ncols = 0 };
+	struct sl_expr *sub, *iv, **args;
+	struct sl_sql_col *col;
+	int n = 0;
 
-		for (int i = 0; i < sl_schema_nfields(os); i++) {
-			struct sl_expr *e = pl_own(c, calloc(1, sizeof(*e)), free);
-			char **path = e ? pl_own(c, calloc(1, sizeof(char *)), free) : NULL;
+	for (int i = 0; i < sl_schema_nfields(os); i++) {
+		struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
+		char **path = e ? sl_sql_plan_own(c, calloc(1, sizeof(char *)), free) : NULL;
 
-			if (!path)
-				return -ENOMEM;
-			e->kind = SL_EXPR_COLUMN;
-			path[0] = (char *)sl_schema_name(os, i);
-			e->path = path;
-			e->npath = 1;
-			ex[n] = e;
-			nm[n++] = sl_schema_name(os, i);
-		}
-		{
-			/* window_end - INTERVAL '0.001' SECOND */
-			struct sl_expr *sub = pl_own(c, calloc(1, sizeof(*sub)), free);
-			struct sl_expr *iv = pl_own(c, calloc(1, sizeof(*iv)), free);
-			struct sl_expr **args = pl_own(c, calloc(2, sizeof(*args)), free);
-
-			if (!args)
-				return -ENOMEM;
-			iv->kind = SL_EXPR_INTERVAL;
-			iv->ival = 1;
-			iv->unit = SL_EXPR_UNIT_SECOND;
-			iv->text = "0.001";
-			sub->kind = SL_EXPR_BINARY;
-			sub->op = SL_EXPR_OP_SUB;
-			args[0] = (struct sl_expr *)ex[wend];
-			args[1] = iv;
-			sub->args = args;
-			sub->nargs = 2;
-			ex[n] = sub;
-			nm[n++] = "$window_time";
-		}
-		{
-			struct pl_rel raw = { .s = aggd, .ncols = 0 };
-
-			for (int i = 0; i < sl_schema_nfields(os); i++) {
-				struct sl_sql_col *col = &raw.cols[raw.ncols++];
-
-				*col = (struct sl_sql_col){ .field = i };
-				col->name = sl_schema_name(os, i);
-				col->type.type = sl_schema_type(os, i);
-				col->type.prec = sl_schema_precision(os, i);
-				col->type.scale = sl_schema_scale(os, i);
-				col->type.nullable = true;
-			}
-			if (pl_project(c, &raw, ex, nm, n, NULL, "window time", &wt))
-				return -EINVAL;
-		}
-		post.s = wt.s;
-		{
-			struct sl_sql_col *col = &post.cols[post.ncols++];
-
-			*col = (struct sl_sql_col){ .field = n - 1, .rowtime = true };
-			col->type.type = SL_TYPE_TIMESTAMP;
-			if (ap.wcall) {
-				col->match = prop_call(c, ap.wcall, "ROWTIME");
-				if (!col->match)
-					return -ENOMEM;
-			} else {
-				col->name = "window_time";
-			}
-		}
+		if (!path)
+			return -ENOMEM;
+		e->kind = SL_EXPR_COLUMN;
+		path[0] = (char *)sl_schema_name(os, i);
+		e->path = path;
+		e->npath = 1;
+		ex[n] = e;
+		nm[n++] = sl_schema_name(os, i);
 	}
+	/* window_end - INTERVAL '0.001' SECOND */
+	sub = sl_sql_plan_own(c, calloc(1, sizeof(*sub)), free);
+	iv = sl_sql_plan_own(c, calloc(1, sizeof(*iv)), free);
+	args = sl_sql_plan_own(c, calloc(2, sizeof(*args)), free);
+	if (!sub || !iv || !args)
+		return -ENOMEM;
+	iv->kind = SL_EXPR_INTERVAL;
+	iv->ival = 1;
+	iv->unit = SL_EXPR_UNIT_SECOND;
+	iv->text = "0.001";
+	sub->kind = SL_EXPR_BINARY;
+	sub->op = SL_EXPR_OP_SUB;
+	args[0] = (struct sl_expr *)ex[ap->wend];
+	args[1] = iv;
+	sub->args = args;
+	sub->nargs = 2;
+	ex[n] = sub;
+	nm[n++] = "$window_time";
+	for (int i = 0; i < sl_schema_nfields(os); i++) {
+		struct sl_sql_col *field = &raw.cols[raw.ncols++];
 
-	/* HAVING, then the SELECT list */
+		*field = (struct sl_sql_col){ .field = i };
+		field->name = sl_schema_name(os, i);
+		field->type.type = sl_schema_type(os, i);
+		field->type.prec = sl_schema_precision(os, i);
+		field->type.scale = sl_schema_scale(os, i);
+		field->type.nullable = true;
+	}
+	if (sl_sql_plan_project(c, &raw, ex, nm, n, NULL, "window time", &wt))
+		return -EINVAL;
+	ap->post.s = wt.s;
+	col = &ap->post.cols[ap->post.ncols++];
+	*col = (struct sl_sql_col){ .field = n - 1, .rowtime = true };
+	col->type.type = SL_TYPE_TIMESTAMP;
+	if (ap->wcall) {
+		col->match = prop_call(c, ap->wcall, "ROWTIME");
+		if (!col->match)
+			return -ENOMEM;
+	} else {
+		col->name = "window_time";
+	}
+	return 0;
+}
+
+/* HAVING, then the SELECT list, compiled over the aggregate's output `post`. */
+static int plan_having_select(struct sl_sql_plan_ctx *c, const struct sl_query *q,
+			      struct sl_sql_plan_rel *post, struct sl_sql_plan_rel *out)
+{
+	const struct sl_expr *ex[SL_PLAN_MAX_COLS];
+	const char *nm[SL_PLAN_MAX_COLS];
+	int n = 0;
+
 	if (q->having) {
-		struct pl_calc *calc = pl_own(c, pl_calc_create(-1, c->nshards), pl_calc_destroy);
+		struct sl_calc *calc =
+			sl_sql_plan_own(c, sl_calc_create(-1, c->nshards), sl_calc_destroy);
 		struct sl_sql_type t;
 		struct sl_prog *p;
 
 		if (!calc)
 			return -ENOMEM;
-		p = pl_compile(c, q->having, &post, &t);
+		p = sl_sql_plan_compile(c, q->having, post, &t);
 		if (!p)
 			return -EINVAL;
-		pl_calc_set_pred(calc, p);
-		post.s = pl_calc_stream(post.s, "having", calc, sl_stream_schema(post.s));
-		if (!post.s)
-			return pl_fail(c, q->having->line, q->having->col, "cannot add HAVING");
+		sl_calc_set_pred(calc, p);
+		post->s = sl_calc_stream(post->s, "having", calc, sl_stream_schema(post->s));
+		if (!post->s)
+			return sl_sql_plan_fail(c, q->having->line, q->having->col,
+						"cannot add HAVING");
 	}
-	{
-		const struct sl_expr *ex[SL_PLAN_MAX_COLS];
-		const char *nm[SL_PLAN_MAX_COLS];
-		int n = 0;
+	for (uint32_t i = 0; i < q->nitems; i++) {
+		const struct sl_select_item *it = &q->items[i];
+		char buf[32];
 
-		for (uint32_t i = 0; i < q->nitems; i++) {
-			const struct sl_select_item *it = &q->items[i];
-			char buf[32];
-
-			ex[n] = it->expr;
-			if (it->alias) {
-				nm[n] = it->alias;
-			} else if (it->expr->kind == SL_EXPR_COLUMN) {
-				nm[n] = it->expr->path[it->expr->npath - 1];
-			} else {
-				snprintf(buf, sizeof buf, "EXPR$%u", i);
-				nm[n] = pl_strdup(c, buf);
-				if (!nm[n])
-					return -ENOMEM;
-			}
-			n++;
+		ex[n] = it->expr;
+		if (it->alias) {
+			nm[n] = it->alias;
+		} else if (it->expr->kind == SL_EXPR_COLUMN) {
+			nm[n] = it->expr->path[it->expr->npath - 1];
+		} else {
+			snprintf(buf, sizeof buf, "EXPR$%u", i);
+			nm[n] = sl_sql_plan_strdup(c, buf);
+			if (!nm[n])
+				return -ENOMEM;
 		}
-		if (pl_project(c, &post, ex, nm, n, NULL, "select", out))
-			return -EINVAL;
-		out->changelog = post.changelog;
+		n++;
 	}
+	if (sl_sql_plan_project(c, post, ex, nm, n, NULL, "select", out))
+		return -EINVAL;
+	out->changelog = post->changelog;
 	return 0;
+}
+
+int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		    struct sl_sql_plan_rel *rel, struct sl_sql_plan_rel *out)
+{
+	struct agg_plan ap = { .wstart = -1, .wend = -1 };
+	struct sl_agg_spec specs[SL_PLAN_MAX_COLS];
+	struct sl_stream *keyed;
+	int rc;
+
+	if ((rc = read_group_by(c, &ap, q, rel)) || (rc = collect_query_aggs(c, &ap, q)) ||
+	    (rc = plan_agg_input(c, &ap, q, rel)))
+		return rc;
+	/* 2. keyed by the group keys */
+	keyed = sl_stream_key_by(ap.pr.s, ap.key_fields, ap.nk);
+	if (!keyed)
+		return sl_sql_plan_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
+	if ((rc = agg_specs(c, &ap, specs)))
+		return rc;
+	rc = ap.windowed ? add_window_agg(c, job, &ap, q, keyed, specs)
+			 : add_group_agg(c, job, &ap, q, rel, keyed, specs);
+	if (rc || (rc = agg_output_columns(c, &ap, q, rel)))
+		return rc;
+	if (ap.windowed && (mentions(q, c, "ROWTIME") || mentions(q, c, "window_time")) &&
+	    (rc = add_window_time(c, &ap)))
+		return rc;
+	return plan_having_select(c, q, &ap.post, out);
 }

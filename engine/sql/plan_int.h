@@ -26,7 +26,7 @@
 #define SL_PLAN_MAX_COLS SL_SCHEMA_MAX_FIELDS
 
 /* A table of the catalog: CREATE TABLE, with nested ROW columns flattened into leaves. */
-struct pl_table {
+struct sl_sql_plan_table {
 	const struct sl_ddl_table *ddl;
 	int nphys;                             /* physical leaves: the source/sink schema */
 	char *phys_name[SL_PLAN_MAX_COLS];
@@ -38,13 +38,13 @@ struct pl_table {
 	sl_ts_t idle_timeout;                  /* 'scan.watermark.idle-timeout' or the session's */
 };
 
-struct pl_view {
+struct sl_sql_plan_view {
 	char *name;
 	struct sl_stmt *stmt;                  /* CREATE VIEW (owned) */
 };
 
 /* A relation being planned: the stream producing its rows and the columns visible on it. */
-struct pl_rel {
+struct sl_sql_plan_rel {
 	struct sl_stream *s;
 	struct sl_sql_col cols[SL_PLAN_MAX_COLS];
 	int ncols;
@@ -68,16 +68,16 @@ struct pl_rel {
 	uint32_t rownum_line, rownum_col;
 };
 
-struct pl_ctx;
+struct sl_sql_plan_ctx;
 
 /* One job being built: INSERTs of a statement set share it. */
-struct pl_job {
+struct sl_sql_plan_job {
 	struct sl_job *job;
 	char *name;
 	bool explain_only;
 };
 
-struct pl_ctx {
+struct sl_sql_plan_ctx {
 	const char *file;
 	const char *src;
 	size_t len;
@@ -88,9 +88,9 @@ struct pl_ctx {
 	bool failed;
 
 	struct sl_ddl_script *ddl;
-	struct pl_table **tables;
+	struct sl_sql_plan_table **tables;
 	int ntables;
-	struct pl_view **views;
+	struct sl_sql_plan_view **views;
 	int nviews;
 
 	/* SET options */
@@ -111,7 +111,7 @@ struct pl_ctx {
 	char *pipeline_name;
 	char *late_table;                      /* sluice.late-data.table */
 
-	struct pl_job *jobs;
+	struct sl_sql_plan_job *jobs;
 	int njobs;
 	char **explains;                       /* EXPLAIN text per EXPLAIN statement */
 	int nexplains;
@@ -129,50 +129,55 @@ struct pl_ctx {
 };
 
 /* Records a "FILE:LINE:COL: message" error (the first one wins). Returns -EINVAL. */
-int pl_fail(struct pl_ctx *c, uint32_t line, uint32_t col, const char *fmt, ...)
+int sl_sql_plan_fail(struct sl_sql_plan_ctx *c, uint32_t line, uint32_t col, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Hands p to the script, freed with fn at destroy. Returns p, or NULL (and fails) on ENOMEM. */
-void *pl_own(struct pl_ctx *c, void *p, void (*fn)(void *));
+void *sl_sql_plan_own(struct sl_sql_plan_ctx *c, void *p, void (*fn)(void *));
 
-struct sl_conn_opt;
-struct sl_sql_connector;
+struct sl_sql_conn_opt;
+struct sl_sql_conn;
 
-char *pl_strdup(struct pl_ctx *c, const char *s);
-int pl_parse_duration(const char *s, sl_ts_t *ms);
-int pl_type_from_ddl(struct pl_ctx *c, const struct sl_ddl_type *t, struct sl_sql_type *out);
-const struct sl_ddl_option *pl_table_option(const struct sl_ddl_table *t, const char *key);
-struct pl_table *pl_find_table(struct pl_ctx *c, const char *name);
-struct pl_view *pl_find_view(struct pl_ctx *c, const char *name);
-struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_table *d,
-				      const struct sl_schema *schema, bool sink);
-struct sl_schema *pl_table_schema(struct pl_ctx *c, const struct pl_table *t);
-struct sl_schema *pl_new_schema(struct pl_ctx *c);
-int pl_schema_add(struct pl_ctx *c, struct sl_schema *s, const char *name,
-		  const struct sl_sql_type *t, const char **final);
+char *sl_sql_plan_strdup(struct sl_sql_plan_ctx *c, const char *s);
+int sl_sql_plan_parse_duration(const char *s, sl_ts_t *ms);
+int sl_sql_plan_type_from_ddl(struct sl_sql_plan_ctx *c, const struct sl_ddl_type *t,
+			      struct sl_sql_type *out);
+const struct sl_ddl_option *sl_sql_plan_table_option(const struct sl_ddl_table *t, const char *key);
+struct sl_sql_plan_table *sl_sql_plan_find_table(struct sl_sql_plan_ctx *c, const char *name);
+struct sl_sql_plan_view *sl_sql_plan_find_view(struct sl_sql_plan_ctx *c, const char *name);
+struct sl_sql_conn *sl_sql_plan_connector(struct sl_sql_plan_ctx *c, const struct sl_ddl_table *d,
+					  const struct sl_schema *schema, bool sink);
+struct sl_schema *sl_sql_plan_table_schema(struct sl_sql_plan_ctx *c,
+					   const struct sl_sql_plan_table *t);
+struct sl_schema *sl_sql_plan_new_schema(struct sl_sql_plan_ctx *c);
+int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const char *name,
+			   const struct sl_sql_type *t, const char **final);
 
 /* plan_scan.c */
-bool pl_expr_equal(const struct sl_expr *a, const struct sl_expr *b);
-struct sl_expr *pl_parse_span(struct pl_ctx *c, const struct sl_ddl_span *sp);
-struct sl_prog *pl_compile(struct pl_ctx *c, const struct sl_expr *e, const struct pl_rel *rel,
-			   struct sl_sql_type *type);
-int pl_scan_table(struct pl_ctx *c, struct sl_job *job, struct pl_table *t, const char *qual,
-		  const struct sl_expr *view_time, const struct sl_expr *view_wm,
-		  struct pl_rel *out);
+bool sl_sql_plan_expr_equal(const struct sl_expr *a, const struct sl_expr *b);
+struct sl_expr *sl_sql_plan_parse_span(struct sl_sql_plan_ctx *c, const struct sl_ddl_span *sp);
+struct sl_prog *sl_sql_plan_compile(struct sl_sql_plan_ctx *c, const struct sl_expr *e,
+				    const struct sl_sql_plan_rel *rel, struct sl_sql_type *type);
+int sl_sql_plan_scan_table(struct sl_sql_plan_ctx *c, struct sl_job *job,
+			   struct sl_sql_plan_table *t, const char *qual,
+			   const struct sl_expr *view_time, const struct sl_expr *view_wm,
+			   struct sl_sql_plan_rel *out);
 
 /* plan_query.c */
-int pl_resolve_plain(const struct pl_rel *rel, const struct sl_expr *e);
-bool pl_has_agg(const struct sl_expr *e);
-int pl_project(struct pl_ctx *c, struct pl_rel *rel, const struct sl_expr *const *exprs,
-	       const char *const *names, int n, const struct sl_expr *pred, const char *opname,
-	       struct pl_rel *out);
-int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
-		  struct pl_rel *out);
-int pl_plan_select_print(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *st);
-int pl_plan_insert(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *st);
+int sl_sql_plan_resolve_plain(const struct sl_sql_plan_rel *rel, const struct sl_expr *e);
+bool sl_sql_plan_has_agg(const struct sl_expr *e);
+int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
+			const struct sl_expr *const *exprs, const char *const *names, int n,
+			const struct sl_expr *pred, const char *opname,
+			struct sl_sql_plan_rel *out);
+int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		      struct sl_sql_plan_rel *out);
+int sl_sql_plan_select_print(struct sl_sql_plan_ctx *c, struct sl_job *job,
+			     const struct sl_stmt *st);
+int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_stmt *st);
 
 /* plan_agg.c */
-int pl_plan_agg(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
-		struct pl_rel *rel, struct pl_rel *out);
-void pl_free_group_agg(void *fn);
+int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		    struct sl_sql_plan_rel *rel, struct sl_sql_plan_rel *out);
+void sl_sql_plan_free_group_agg(void *fn);
 
 #endif

@@ -3,7 +3,7 @@
  * temporal joins), WHERE, projection, UNION ALL, deduplication, and the sinks of INSERT and
  * bare SELECT. Aggregation is in plan_agg.c.
  *
- * A relation (struct pl_rel) is a stream plus the columns visible on it. Columns keep the
+ * A relation (struct sl_sql_plan_rel) is a stream plus the columns visible on it. Columns keep the
  * event-time attribute only through plain references, as in Flink: `SELECT ts` keeps ts a
  * rowtime, `SELECT ts + INTERVAL '1' SECOND` does not. Names starting with '$' are hidden
  * columns the planner added (a view's rowtime expression); `*` does not expand to them.
@@ -34,7 +34,7 @@ static void free_dedup(void *fn)
 /* ---- column resolution ---------------------------------------------------------------- */
 
 /* The column `e` is a plain reference to (by name or by a `match` expression), or -1. */
-int pl_resolve_plain(const struct pl_rel *rel, const struct sl_expr *e)
+int sl_sql_plan_resolve_plain(const struct sl_sql_plan_rel *rel, const struct sl_expr *e)
 {
 	if (e->kind == SL_EXPR_COLUMN) {
 		char name[512];
@@ -67,13 +67,13 @@ int pl_resolve_plain(const struct pl_rel *rel, const struct sl_expr *e)
 		return -1;
 	}
 	for (int i = 0; i < rel->ncols; i++)
-		if (rel->cols[i].match && pl_expr_equal(rel->cols[i].match, e))
+		if (rel->cols[i].match && sl_sql_plan_expr_equal(rel->cols[i].match, e))
 			return i;
 	return -1;
 }
 
 /* The name a select item gets: its alias, the last part of a column path, or EXPR$i. */
-static const char *item_name(struct pl_ctx *c, const struct sl_select_item *it, int i)
+static const char *item_name(struct sl_sql_plan_ctx *c, const struct sl_select_item *it, int i)
 {
 	char buf[32];
 
@@ -82,13 +82,13 @@ static const char *item_name(struct pl_ctx *c, const struct sl_select_item *it, 
 	if (it->expr->kind == SL_EXPR_COLUMN)
 		return it->expr->path[it->expr->npath - 1];
 	snprintf(buf, sizeof buf, "EXPR$%d", i);
-	return pl_strdup(c, buf);
+	return sl_sql_plan_strdup(c, buf);
 }
 
 /* Adds a field to schema s for a column of type t, renaming it name0, name1... when the name
  * is taken (Flink's rule for duplicate output names). Returns the field or -errno. */
-int pl_schema_add(struct pl_ctx *c, struct sl_schema *s, const char *name,
-		  const struct sl_sql_type *t, const char **final)
+int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const char *name,
+			   const struct sl_sql_type *t, const char **final)
 {
 	char buf[256];
 	const char *use = name;
@@ -101,16 +101,17 @@ int pl_schema_add(struct pl_ctx *c, struct sl_schema *s, const char *name,
 	rc = t->type == SL_TYPE_DECIMAL ? sl_schema_add_decimal(s, use, t->prec, t->scale)
 					: sl_schema_add(s, use, t->type);
 	if (rc < 0)
-		return pl_fail(c, 0, 0, "cannot add column '%s': too many columns (at most %d)",
-			       use, SL_SCHEMA_MAX_FIELDS);
+		return sl_sql_plan_fail(c, 0, 0,
+					"cannot add column '%s': too many columns (at most %d)",
+					use, SL_SCHEMA_MAX_FIELDS);
 	if (final)
-		*final = use == name ? name : pl_strdup(c, use);
+		*final = use == name ? name : sl_sql_plan_strdup(c, use);
 	return rc;
 }
 
-struct sl_schema *pl_new_schema(struct pl_ctx *c)
+struct sl_schema *sl_sql_plan_new_schema(struct sl_sql_plan_ctx *c)
 {
-	return pl_own(c, sl_schema_create(), (void (*)(void *))sl_schema_destroy);
+	return sl_sql_plan_own(c, sl_schema_create(), (void (*)(void *))sl_schema_destroy);
 }
 
 /*
@@ -118,54 +119,55 @@ struct sl_schema *pl_new_schema(struct pl_ctx *c)
  * `pred` as its WHERE when not NULL). Plain references keep their rowtime flag; `keep_qual`
  * keeps the qualifier of plain references (for joins), else the output is unqualified.
  */
-int pl_project(struct pl_ctx *c, struct pl_rel *rel, const struct sl_expr *const *exprs,
-	       const char *const *names, int n, const struct sl_expr *pred, const char *opname,
-	       struct pl_rel *out)
+int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
+			const struct sl_expr *const *exprs, const char *const *names, int n,
+			const struct sl_expr *pred, const char *opname, struct sl_sql_plan_rel *out)
 {
-	struct pl_calc *calc = pl_own(c, pl_calc_create(n, c->nshards), pl_calc_destroy);
-	struct sl_schema *s = pl_new_schema(c);
-	struct pl_rel r = { .changelog = rel->changelog };
+	struct sl_calc *calc = sl_sql_plan_own(c, sl_calc_create(n, c->nshards), sl_calc_destroy);
+	struct sl_schema *s = sl_sql_plan_new_schema(c);
+	struct sl_sql_plan_rel r = { .changelog = rel->changelog };
 
 	if (!calc || !s)
 		return -ENOMEM;
 	if (n > SL_PLAN_MAX_COLS)
-		return pl_fail(c, exprs[0]->line, exprs[0]->col, "more than %d columns",
-			       SL_PLAN_MAX_COLS);
+		return sl_sql_plan_fail(c, exprs[0]->line, exprs[0]->col, "more than %d columns",
+					SL_PLAN_MAX_COLS);
 	if (pred) {
 		struct sl_sql_type pt;
-		struct sl_prog *p = pl_compile(c, pred, rel, &pt);
+		struct sl_prog *p = sl_sql_plan_compile(c, pred, rel, &pt);
 
 		if (!p)
 			return -EINVAL;
-		pl_calc_set_pred(calc, p);
+		sl_calc_set_pred(calc, p);
 		if (pt.type != SL_TYPE_BOOL && !pt.null_type) {
 			sl_prog_destroy(p);
-			pl_calc_set_pred(calc, NULL);
-			return pl_fail(c, pred->line, pred->col,
-				       "WHERE needs a BOOLEAN condition, not %s",
-				       sl_type_name(pt.type));
+			sl_calc_set_pred(calc, NULL);
+			return sl_sql_plan_fail(c, pred->line, pred->col,
+						"WHERE needs a BOOLEAN condition, not %s",
+						sl_type_name(pt.type));
 		}
 	}
 	for (int i = 0; i < n; i++) {
 		struct sl_sql_col *col = &r.cols[i];
 		struct sl_sql_type t;
-		struct sl_prog *p = pl_compile(c, exprs[i], rel, &t);
-		int plain = pl_resolve_plain(rel, exprs[i]);
+		struct sl_prog *p = sl_sql_plan_compile(c, exprs[i], rel, &t);
+		int plain = sl_sql_plan_resolve_plain(rel, exprs[i]);
 
 		if (!p)
 			return -EINVAL;
 		if (t.null_type) {
 			sl_prog_destroy(p);
-			return pl_fail(c, exprs[i]->line, exprs[i]->col,
-				       "a bare NULL has no type: write CAST(NULL AS type)");
+			return sl_sql_plan_fail(
+				c, exprs[i]->line, exprs[i]->col,
+				"a bare NULL has no type: write CAST(NULL AS type)");
 		}
-		pl_calc_set_out(calc, i, p, &t);
+		sl_calc_set_out(calc, i, p, &t);
 		if (plain >= 0 && rel->cols[plain].type.type == t.type &&
 		    rel->cols[plain].type.scale == t.scale)
-			pl_calc_set_copy(calc, i, rel->cols[plain].field);
+			sl_calc_set_copy(calc, i, rel->cols[plain].field);
 		col->type = t;
 		col->field = i;
-		if (pl_schema_add(c, s, names[i], &t, &col->name) < 0)
+		if (sl_sql_plan_schema_add(c, s, names[i], &t, &col->name) < 0)
 			return -EINVAL;
 		if (plain >= 0) {
 			col->rowtime = rel->cols[plain].rowtime;
@@ -173,73 +175,79 @@ int pl_project(struct pl_ctx *c, struct pl_rel *rel, const struct sl_expr *const
 		}
 	}
 	r.ncols = n;
-	r.s = pl_calc_stream(rel->s, opname, calc, s);
+	r.s = sl_calc_stream(rel->s, opname, calc, s);
 	if (!r.s)
-		return pl_fail(c, exprs[0]->line, exprs[0]->col, "cannot add operator '%s'",
-			       opname);
+		return sl_sql_plan_fail(c, exprs[0]->line, exprs[0]->col,
+					"cannot add operator '%s'", opname);
 	*out = r;
 	return 0;
 }
 
 /* A filter calc (rows pass unchanged). */
-static int pl_filter(struct pl_ctx *c, struct pl_rel *rel, const struct sl_expr *pred)
+static int add_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
+		      const struct sl_expr *pred)
 {
-	struct pl_calc *calc = pl_own(c, pl_calc_create(-1, c->nshards), pl_calc_destroy);
+	struct sl_calc *calc = sl_sql_plan_own(c, sl_calc_create(-1, c->nshards), sl_calc_destroy);
 	struct sl_sql_type pt;
 	struct sl_prog *p;
 
 	if (!calc)
 		return -ENOMEM;
-	p = pl_compile(c, pred, rel, &pt);
+	p = sl_sql_plan_compile(c, pred, rel, &pt);
 	if (!p)
 		return -EINVAL;
-	pl_calc_set_pred(calc, p);
+	sl_calc_set_pred(calc, p);
 	if (pt.type != SL_TYPE_BOOL && !pt.null_type)
-		return pl_fail(c, pred->line, pred->col, "the condition must be BOOLEAN, not %s",
-			       sl_type_name(pt.type));
-	rel->s = pl_calc_stream(rel->s, "where", calc, sl_stream_schema(rel->s));
-	return rel->s ? 0 : pl_fail(c, pred->line, pred->col, "cannot add the filter");
+		return sl_sql_plan_fail(c, pred->line, pred->col,
+					"the condition must be BOOLEAN, not %s",
+					sl_type_name(pt.type));
+	rel->s = sl_calc_stream(rel->s, "where", calc, sl_stream_schema(rel->s));
+	return rel->s ? 0 : sl_sql_plan_fail(c, pred->line, pred->col, "cannot add the filter");
 }
 
 /* ---- FROM ----------------------------------------------------------------------------- */
 
-static int plan_from(struct pl_ctx *c, struct sl_job *job, const struct sl_from *f,
-		     struct pl_rel *out);
+static int plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+		     struct sl_sql_plan_rel *out);
 
-static void requalify(struct pl_rel *r, const char *qual)
+static void requalify(struct sl_sql_plan_rel *r, const char *qual)
 {
 	for (int i = 0; i < r->ncols; i++)
 		r->cols[i].qual = qual;
 }
 
-static int plan_view(struct pl_ctx *c, struct sl_job *job, struct pl_view *v, const char *qual,
-		     struct pl_rel *out)
+static int plan_view(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_sql_plan_view *v,
+		     const char *qual, struct sl_sql_plan_rel *out)
 {
 	const struct sl_stmt *st = v->stmt;
 
 	if (c->view_depth > 16)
-		return pl_fail(c, st->line, st->col, "view '%s' refers to itself", v->name);
+		return sl_sql_plan_fail(c, st->line, st->col, "view '%s' refers to itself",
+					v->name);
 	c->view_depth++;
 	if (st->wm_for) {
 		/* the sluice extension: the watermark goes to the table under the view */
 		if (!st->query->from || st->query->from->kind != SL_FROM_TABLE ||
-		    !pl_find_table(c, st->query->from->name)) {
+		    !sl_sql_plan_find_table(c, st->query->from->name)) {
 			c->view_depth--;
-			return pl_fail(c, st->wm_line, st->wm_col, "a view's WATERMARK needs the "
-				       "view to read one table directly");
+			return sl_sql_plan_fail(c, st->wm_line, st->wm_col,
+						"a view's WATERMARK needs the "
+						"view to read one table directly");
 		}
 		c->pending_time = st->wm_for;
 		c->pending_wm = st->wm_expr;
 	}
-	if (pl_plan_query(c, job, st->query, out)) {
+	if (sl_sql_plan_query(c, job, st->query, out)) {
 		c->view_depth--;
 		return -EINVAL;
 	}
 	c->view_depth--;
 	if (st->ncols) {
 		if ((int)st->ncols != out->ncols)
-			return pl_fail(c, st->line, st->col, "view '%s' names %u columns but its "
-				       "query has %d", v->name, st->ncols, out->ncols);
+			return sl_sql_plan_fail(c, st->line, st->col,
+						"view '%s' names %u columns but its "
+						"query has %d",
+						v->name, st->ncols, out->ncols);
 		for (uint32_t i = 0; i < st->ncols; i++)
 			out->cols[i].name = st->cols[i];
 	}
@@ -247,18 +255,19 @@ static int plan_view(struct pl_ctx *c, struct sl_job *job, struct pl_view *v, co
 	return 0;
 }
 
-static int interval_arg(struct pl_ctx *c, const struct sl_expr *e, const char *what,
+static int interval_arg(struct sl_sql_plan_ctx *c, const struct sl_expr *e, const char *what,
 			sl_ts_t *ms)
 {
 	if (e->kind != SL_EXPR_INTERVAL || e->ival <= 0)
-		return pl_fail(c, e->line, e->col, "%s must be a positive INTERVAL literal", what);
+		return sl_sql_plan_fail(c, e->line, e->col,
+					"%s must be a positive INTERVAL literal", what);
 	*ms = e->ival;
 	return 0;
 }
 
 /* TABLE(TUMBLE|HOP|CUMULATE|SESSION(TABLE t, DESCRIPTOR(ts), ...)) */
-static int plan_tvf(struct pl_ctx *c, struct sl_job *job, const struct sl_from *f,
-		    struct pl_rel *out)
+static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+		    struct sl_sql_plan_rel *out)
 {
 	const struct sl_expr *call = f->call;
 	const struct sl_expr *data = NULL, *timecol = NULL, *size = NULL, *slide = NULL;
@@ -280,8 +289,8 @@ static int plan_tvf(struct pl_ctx *c, struct sl_job *job, const struct sl_from *
 			else if (!strcasecmp(nm, "GAP")) gap = a;
 			else if (!strcasecmp(nm, "STEP")) step = a;
 			else
-				return pl_fail(c, a->line, a->col, "unknown argument name '%s' of %s",
-					       nm, fn);
+				return sl_sql_plan_fail(c, a->line, a->col,
+							"unknown argument name '%s' of %s", nm, fn);
 			continue;
 		}
 		if (i == 0) data = a;
@@ -293,18 +302,20 @@ static int plan_tvf(struct pl_ctx *c, struct sl_job *job, const struct sl_from *
 	}
 	if (strcasecmp(fn, "TUMBLE") && strcasecmp(fn, "HOP") && strcasecmp(fn, "CUMULATE") &&
 	    strcasecmp(fn, "SESSION"))
-		return pl_fail(c, call->line, call->col, "unknown table function '%s' (window "
+		return sl_sql_plan_fail(c, call->line, call->col, "unknown table function '%s' (window "
 			       "functions: TUMBLE, HOP, CUMULATE, SESSION)", fn);
 	if (data && data->kind == SL_EXPR_TABLE && data->npartition && strcasecmp(fn, "SESSION"))
-		return pl_fail(c, data->partition[0]->line, data->partition[0]->col,
+		return sl_sql_plan_fail(c, data->partition[0]->line, data->partition[0]->col,
 			       "PARTITION BY is for SESSION windows only");
 	if (data && data->kind == SL_EXPR_TABLE && data->npartition >= SL_MAX_KEY_FIELDS)
-		return pl_fail(c, data->line, data->col, "at most %d PARTITION BY keys",
+		return sl_sql_plan_fail(c, data->line, data->col, "at most %d PARTITION BY keys",
 			       SL_MAX_KEY_FIELDS - 1);
 	if (!data || data->kind != SL_EXPR_TABLE || !timecol ||
 	    timecol->kind != SL_EXPR_DESCRIPTOR || timecol->nargs != 1)
-		return pl_fail(c, call->line, call->col, "%s needs (TABLE t, DESCRIPTOR(time_col), "
-			       "...)", fn);
+		return sl_sql_plan_fail(c, call->line, call->col,
+					"%s needs (TABLE t, DESCRIPTOR(time_col), "
+					"...)",
+					fn);
 	/* the data argument: a table or view by name */
 	{
 		char name[512];
@@ -320,23 +331,23 @@ static int plan_tvf(struct pl_ctx *c, struct sl_job *job, const struct sl_from *
 			return -EINVAL;
 		requalify(out, f->alias ? f->alias : NULL);
 	}
-	tcol = pl_resolve_plain(out, timecol->args[0]);
+	tcol = sl_sql_plan_resolve_plain(out, timecol->args[0]);
 	if (tcol < 0)
-		return pl_fail(c, timecol->args[0]->line, timecol->args[0]->col,
-			       "DESCRIPTOR names no column of the table");
+		return sl_sql_plan_fail(c, timecol->args[0]->line, timecol->args[0]->col,
+					"DESCRIPTOR names no column of the table");
 	if (!out->cols[tcol].rowtime)
-		return pl_fail(c, timecol->args[0]->line, timecol->args[0]->col,
+		return sl_sql_plan_fail(c, timecol->args[0]->line, timecol->args[0]->col,
 			       "the window's time column must be a rowtime attribute (declared "
 			       "with WATERMARK FOR)%s", out->cols[tcol].proctime
 			       ? "; processing-time windows are not supported" : "");
-	/* SESSION's PARTITION BY: sessions per key; pl_plan_agg checks them against GROUP BY */
+	/* SESSION's PARTITION BY: sessions per key; sl_sql_plan_agg checks them against GROUP BY */
 	out->tvf_partitioned = data->npartition > 0;
 	out->ntvf_part = 0;
 	for (uint32_t i = 0; i < data->npartition; i++) {
-		int col = pl_resolve_plain(out, data->partition[i]);
+		int col = sl_sql_plan_resolve_plain(out, data->partition[i]);
 
 		if (col < 0)
-			return pl_fail(c, data->partition[i]->line, data->partition[i]->col,
+			return sl_sql_plan_fail(c, data->partition[i]->line, data->partition[i]->col,
 				       "PARTITION BY names no column of the table");
 		out->tvf_part[out->ntvf_part++] = col;
 	}
@@ -346,29 +357,34 @@ static int plan_tvf(struct pl_ctx *c, struct sl_job *job, const struct sl_from *
 	if (!strcasecmp(fn, "TUMBLE")) {
 		out->tvf_win.kind = SL_WIN_TUMBLE;
 		if (!size || interval_arg(c, size, "the window size", &out->tvf_win.size_ms))
-			return c->failed ? -EINVAL : pl_fail(c, call->line, call->col,
-							     "TUMBLE needs a size");
+			return c->failed ? -EINVAL
+					 : sl_sql_plan_fail(c, call->line, call->col,
+							    "TUMBLE needs a size");
 	} else if (!strcasecmp(fn, "HOP")) {
 		out->tvf_win.kind = SL_WIN_HOP;
 		if (!size || !slide || interval_arg(c, size, "the window size",
 						    &out->tvf_win.size_ms) ||
 		    interval_arg(c, slide, "the slide", &out->tvf_win.slide_ms))
-			return c->failed ? -EINVAL : pl_fail(c, call->line, call->col,
-							     "HOP needs a slide and a size");
+			return c->failed ? -EINVAL
+					 : sl_sql_plan_fail(c, call->line, call->col,
+							    "HOP needs a slide and a size");
 	} else if (!strcasecmp(fn, "SESSION")) {
 		out->tvf_win.kind = SL_WIN_SESSION;
 		if (!gap || interval_arg(c, gap, "the gap", &out->tvf_win.gap_ms))
-			return c->failed ? -EINVAL : pl_fail(c, call->line, call->col,
-							     "SESSION needs a gap");
+			return c->failed ? -EINVAL
+					 : sl_sql_plan_fail(c, call->line, call->col,
+							    "SESSION needs a gap");
 	} else {
 		out->tvf_win.kind = SL_WIN_CUMULATE;
 		if (!size || !step || interval_arg(c, step, "the step", &out->tvf_win.slide_ms) ||
 		    interval_arg(c, size, "the max size", &out->tvf_win.size_ms))
-			return c->failed ? -EINVAL : pl_fail(c, call->line, call->col,
-							     "CUMULATE needs a step and a max size");
+			return c->failed ? -EINVAL
+					 : sl_sql_plan_fail(c, call->line, call->col,
+							    "CUMULATE needs a step and a max size");
 		if (out->tvf_win.size_ms % out->tvf_win.slide_ms)
-			return pl_fail(c, size->line, size->col, "CUMULATE's max size must be a "
-				       "multiple of its step");
+			return sl_sql_plan_fail(c, size->line, size->col,
+						"CUMULATE's max size must be a "
+						"multiple of its step");
 	}
 	if (offset && interval_arg(c, offset, "the offset", &out->tvf_win.offset_ms))
 		return -EINVAL;
@@ -381,35 +397,38 @@ struct eq_pairs {
 	int n;
 };
 
-static int split_equi(struct pl_ctx *c, const struct sl_expr *on, const struct pl_rel *L,
-		      const struct pl_rel *R, struct eq_pairs *eq)
+static int split_equi(struct sl_sql_plan_ctx *c, const struct sl_expr *on,
+		      const struct sl_sql_plan_rel *L, const struct sl_sql_plan_rel *R,
+		      struct eq_pairs *eq)
 {
 	if (on->kind == SL_EXPR_BINARY && on->op == SL_EXPR_OP_AND)
 		return split_equi(c, on->args[0], L, R, eq) ||
 		       split_equi(c, on->args[1], L, R, eq) ? -EINVAL : 0;
 	if (on->kind == SL_EXPR_BINARY && on->op == SL_EXPR_OP_EQ) {
-		int a = pl_resolve_plain(L, on->args[0]), b = pl_resolve_plain(R, on->args[1]);
+		int a = sl_sql_plan_resolve_plain(L, on->args[0]),
+		    b = sl_sql_plan_resolve_plain(R, on->args[1]);
 
 		if (a < 0 || b < 0) {
-			a = pl_resolve_plain(L, on->args[1]);
-			b = pl_resolve_plain(R, on->args[0]);
+			a = sl_sql_plan_resolve_plain(L, on->args[1]);
+			b = sl_sql_plan_resolve_plain(R, on->args[0]);
 		}
 		if (a >= 0 && b >= 0) {
 			if (eq->n == SL_MAX_KEY_FIELDS)
-				return pl_fail(c, on->line, on->col, "too many join keys");
+				return sl_sql_plan_fail(c, on->line, on->col, "too many join keys");
 			eq->l[eq->n] = a;
 			eq->r[eq->n++] = b;
 			return 0;
 		}
 	}
-	return pl_fail(c, on->line, on->col, "a temporal join condition must be equalities "
-		       "between columns of the two sides joined with AND");
+	return sl_sql_plan_fail(c, on->line, on->col,
+				"a temporal join condition must be equalities "
+				"between columns of the two sides joined with AND");
 }
 
-static const struct sl_expr *col_expr(struct pl_ctx *c, const struct sl_sql_col *col)
+static const struct sl_expr *col_expr(struct sl_sql_plan_ctx *c, const struct sl_sql_col *col)
 {
-	struct sl_expr *e = pl_own(c, calloc(1, sizeof(*e)), free);
-	char **path = e ? pl_own(c, calloc(2, sizeof(char *)), free) : NULL;
+	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
+	char **path = e ? sl_sql_plan_own(c, calloc(2, sizeof(char *)), free) : NULL;
 
 	if (!path)
 		return NULL;
@@ -427,12 +446,12 @@ static const struct sl_expr *col_expr(struct pl_ctx *c, const struct sl_sql_col 
 }
 
 /* CAST(v AS BIGINT) for v in 0..9: the side marker of a join's union row */
-static const struct sl_expr *side_expr(struct pl_ctx *c, int v)
+static const struct sl_expr *side_expr(struct sl_sql_plan_ctx *c, int v)
 {
 	static const char *const digits[] = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" };
-	struct sl_expr *e = pl_own(c, calloc(1, sizeof(*e)), free);
-	struct sl_expr *n = e ? pl_own(c, calloc(1, sizeof(*n)), free) : NULL;
-	struct sl_expr **args = n ? pl_own(c, calloc(1, sizeof(*args)), free) : NULL;
+	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
+	struct sl_expr *n = e ? sl_sql_plan_own(c, calloc(1, sizeof(*n)), free) : NULL;
+	struct sl_expr **args = n ? sl_sql_plan_own(c, calloc(1, sizeof(*args)), free) : NULL;
 
 	if (!args)
 		return NULL;
@@ -448,11 +467,11 @@ static const struct sl_expr *side_expr(struct pl_ctx *c, int v)
 }
 
 /* CAST(NULL AS type of col) */
-static const struct sl_expr *null_of(struct pl_ctx *c, const struct sl_sql_type *t)
+static const struct sl_expr *null_of(struct sl_sql_plan_ctx *c, const struct sl_sql_type *t)
 {
-	struct sl_expr *e = pl_own(c, calloc(1, sizeof(*e)), free);
-	struct sl_expr *n = e ? pl_own(c, calloc(1, sizeof(*n)), free) : NULL;
-	struct sl_expr **args = n ? pl_own(c, calloc(1, sizeof(*args)), free) : NULL;
+	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
+	struct sl_expr *n = e ? sl_sql_plan_own(c, calloc(1, sizeof(*n)), free) : NULL;
+	struct sl_expr **args = n ? sl_sql_plan_own(c, calloc(1, sizeof(*args)), free) : NULL;
 
 	if (!args)
 		return NULL;
@@ -485,15 +504,15 @@ static const struct sl_expr *null_of(struct pl_ctx *c, const struct sl_sql_type 
  * row [__side, left columns, right columns, key columns] (the other side NULL), keyed by the
  * trailing key columns, and joined by the temporal join operator.
  */
-static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct sl_from *f,
-			      struct pl_rel *out)
+static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
+			      const struct sl_from *f, struct sl_sql_plan_rel *out)
 {
-	struct pl_rel L, R, LU, RU;
+	struct sl_sql_plan_rel L, R, LU, RU;
 	struct eq_pairs eq = { .n = 0 };
 	const struct sl_expr *le[SL_PLAN_MAX_COLS], *re[SL_PLAN_MAX_COLS];
 	const char *names[SL_PLAN_MAX_COLS];
 	int n, ltime, rtime, keys[SL_MAX_KEY_FIELDS];
-	const struct pl_table *rt;
+	const struct sl_sql_plan_table *rt;
 	struct sl_stream *ins[2];
 	struct sl_temporal_join_cfg jc;
 	struct sl_process_fn *pfn;
@@ -501,37 +520,43 @@ static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct
 	char msg[256];
 
 	if (f->join != SL_JOIN_INNER && f->join != SL_JOIN_LEFT)
-		return pl_fail(c, f->line, f->col, "a temporal join is INNER or LEFT");
+		return sl_sql_plan_fail(c, f->line, f->col, "a temporal join is INNER or LEFT");
 	if (f->right->kind != SL_FROM_TABLE)
-		return pl_fail(c, f->right->line, f->right->col,
-			       "FOR SYSTEM_TIME AS OF needs a table on the right");
-	rt = pl_find_table(c, f->right->name);
+		return sl_sql_plan_fail(c, f->right->line, f->right->col,
+					"FOR SYSTEM_TIME AS OF needs a table on the right");
+	rt = sl_sql_plan_find_table(c, f->right->name);
 	if (!rt)
-		return pl_fail(c, f->right->line, f->right->col, "unknown table '%s' (a versioned "
-			       "table needs CREATE TABLE with a PRIMARY KEY and a WATERMARK)",
-			       f->right->name);
+		return sl_sql_plan_fail(
+			c, f->right->line, f->right->col,
+			"unknown table '%s' (a versioned "
+			"table needs CREATE TABLE with a PRIMARY KEY and a WATERMARK)",
+			f->right->name);
 	if (!rt->ddl->npk || !rt->wm_col)
-		return pl_fail(c, f->right->line, f->right->col, "table '%s' is not a versioned "
-			       "table: it needs a PRIMARY KEY and a WATERMARK", rt->ddl->name);
+		return sl_sql_plan_fail(c, f->right->line, f->right->col,
+					"table '%s' is not a versioned "
+					"table: it needs a PRIMARY KEY and a WATERMARK",
+					rt->ddl->name);
 	if (plan_from(c, job, f->left, &L) || plan_from(c, job, f->right, &R))
 		return -EINVAL;
-	ltime = pl_resolve_plain(&L, f->right->system_time);
+	ltime = sl_sql_plan_resolve_plain(&L, f->right->system_time);
 	if (ltime < 0 || !L.cols[ltime].rowtime)
-		return pl_fail(c, f->right->system_time->line, f->right->system_time->col,
-			       "FOR SYSTEM_TIME AS OF must name the left side's rowtime column%s",
-			       ltime >= 0 && L.cols[ltime].proctime
-			       ? " (processing-time temporal joins are not supported)" : "");
+		return sl_sql_plan_fail(
+			c, f->right->system_time->line, f->right->system_time->col,
+			"FOR SYSTEM_TIME AS OF must name the left side's rowtime column%s",
+			ltime >= 0 && L.cols[ltime].proctime
+				? " (processing-time temporal joins are not supported)"
+				: "");
 	rtime = -1;
 	for (int i = 0; i < R.ncols; i++)
 		if (R.cols[i].rowtime)
 			rtime = i;
 	if (!f->on)
-		return pl_fail(c, f->line, f->col, "a temporal join needs ON");
+		return sl_sql_plan_fail(c, f->line, f->col, "a temporal join needs ON");
 	if (split_equi(c, f->on, &L, &R, &eq))
 		return -EINVAL;
 	if (L.ncols + R.ncols + eq.n + 1 > SL_PLAN_MAX_COLS)
-		return pl_fail(c, f->line, f->col, "the join has more than %d columns",
-			       SL_PLAN_MAX_COLS);
+		return sl_sql_plan_fail(c, f->line, f->col, "the join has more than %d columns",
+					SL_PLAN_MAX_COLS);
 	/* union row for each side */
 	n = 0;
 	le[n] = side_expr(c, 0);
@@ -540,12 +565,12 @@ static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct
 	for (int i = 0; i < L.ncols; i++, n++) {
 		le[n] = col_expr(c, &L.cols[i]);
 		re[n] = null_of(c, &L.cols[i].type);
-		names[n] = pl_strdup(c, L.cols[i].name);
+		names[n] = sl_sql_plan_strdup(c, L.cols[i].name);
 	}
 	for (int i = 0; i < R.ncols; i++, n++) {
 		le[n] = null_of(c, &R.cols[i].type);
 		re[n] = col_expr(c, &R.cols[i]);
-		names[n] = pl_strdup(c, R.cols[i].name);
+		names[n] = sl_sql_plan_strdup(c, R.cols[i].name);
 	}
 	for (int k = 0; k < eq.n; k++, n++) {
 		char kn[32];
@@ -554,24 +579,25 @@ static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct
 		le[n] = col_expr(c, &L.cols[eq.l[k]]);
 		/* the right key is cast to the left key's type so both encode alike */
 		re[n] = col_expr(c, &R.cols[eq.r[k]]);
-		names[n] = pl_strdup(c, kn);
+		names[n] = sl_sql_plan_strdup(c, kn);
 		keys[k] = n;
 		if (L.cols[eq.l[k]].type.type != R.cols[eq.r[k]].type.type)
-			return pl_fail(c, f->on->line, f->on->col, "join keys '%s' and '%s' have "
-				       "different types", L.cols[eq.l[k]].name,
-				       R.cols[eq.r[k]].name);
+			return sl_sql_plan_fail(c, f->on->line, f->on->col,
+						"join keys '%s' and '%s' have "
+						"different types",
+						L.cols[eq.l[k]].name, R.cols[eq.r[k]].name);
 	}
 	for (int i = 0; i < n; i++)
 		if (!le[i] || !re[i] || !names[i])
 			return -ENOMEM;
-	if (pl_project(c, &L, le, names, n, NULL, "temporal join: probe side", &LU) ||
-	    pl_project(c, &R, re, names, n, NULL, "temporal join: versions", &RU))
+	if (sl_sql_plan_project(c, &L, le, names, n, NULL, "temporal join: probe side", &LU) ||
+	    sl_sql_plan_project(c, &R, re, names, n, NULL, "temporal join: versions", &RU))
 		return -EINVAL;
 	ins[0] = LU.s;
 	ins[1] = RU.s;
 	LU.s = sl_stream_union_key_by(ins, 2, keys, eq.n);
 	if (!LU.s)
-		return pl_fail(c, f->line, f->col, "%s", sl_job_error(job)->msg);
+		return sl_sql_plan_fail(c, f->line, f->col, "%s", sl_job_error(job)->msg);
 	memset(&jc, 0, sizeof(jc));
 	jc.in_schema = sl_stream_schema(LU.s);
 	jc.nleft = L.ncols;
@@ -584,21 +610,23 @@ static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct
 	jc.nkey = eq.n;
 	for (int k = 0; k < eq.n; k++)
 		jc.left_key[k] = 1 + eq.l[k];
-	os = pl_new_schema(c);
+	os = sl_sql_plan_new_schema(c);
 	if (!os)
 		return -ENOMEM;
 	for (int i = 1; i <= L.ncols + R.ncols; i++)
-		if (pl_schema_add(c, os, sl_schema_name(jc.in_schema, i), i <= L.ncols
-				  ? &L.cols[i - 1].type : &R.cols[i - 1 - L.ncols].type, NULL) < 0)
+		if (sl_sql_plan_schema_add(c, os, sl_schema_name(jc.in_schema, i),
+					   i <= L.ncols ? &L.cols[i - 1].type
+							: &R.cols[i - 1 - L.ncols].type,
+					   NULL) < 0)
 			return -EINVAL;
-	pfn = pl_own(c, calloc(1, sizeof(*pfn)), free_tjoin);
+	pfn = sl_sql_plan_own(c, calloc(1, sizeof(*pfn)), free_tjoin);
 	if (!pfn)
 		return -ENOMEM;
 	if (sl_temporal_join_build(&jc, pfn, msg, sizeof msg) < 0)
-		return pl_fail(c, f->line, f->col, "%s", msg);
+		return sl_sql_plan_fail(c, f->line, f->col, "%s", msg);
 	out->s = sl_stream_process(LU.s, "temporal join", pfn, os);
 	if (!out->s)
-		return pl_fail(c, f->line, f->col, "%s", sl_job_error(job)->msg);
+		return sl_sql_plan_fail(c, f->line, f->col, "%s", sl_job_error(job)->msg);
 	out->changelog = false;
 	out->ncols = L.ncols + R.ncols;
 	for (int i = 0; i < L.ncols; i++) {
@@ -617,29 +645,29 @@ static int plan_temporal_join(struct pl_ctx *c, struct sl_job *job, const struct
 	return 0;
 }
 
-static int plan_from(struct pl_ctx *c, struct sl_job *job, const struct sl_from *f,
-		     struct pl_rel *out)
+static int plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+		     struct sl_sql_plan_rel *out)
 {
 	memset(out, 0, sizeof(*out));
 	switch (f->kind) {
 	case SL_FROM_TABLE: {
-		struct pl_table *t = pl_find_table(c, f->name);
-		struct pl_view *v;
+		struct sl_sql_plan_table *t = sl_sql_plan_find_table(c, f->name);
+		struct sl_sql_plan_view *v;
 		const char *qual = f->alias ? f->alias : f->name;
 
 		if (t) {
 			const struct sl_expr *pt = c->pending_time, *pw = c->pending_wm;
 
 			c->pending_time = c->pending_wm = NULL;
-			return pl_scan_table(c, job, t, qual, pt, pw, out);
+			return sl_sql_plan_scan_table(c, job, t, qual, pt, pw, out);
 		}
-		v = pl_find_view(c, f->name);
+		v = sl_sql_plan_find_view(c, f->name);
 		if (v)
 			return plan_view(c, job, v, qual, out);
-		return pl_fail(c, f->line, f->col, "unknown table or view '%s'", f->name);
+		return sl_sql_plan_fail(c, f->line, f->col, "unknown table or view '%s'", f->name);
 	}
 	case SL_FROM_SUBQUERY:
-		if (pl_plan_query(c, job, f->sub, out))
+		if (sl_sql_plan_query(c, job, f->sub, out))
 			return -EINVAL;
 		requalify(out, f->alias);
 		return 0;
@@ -648,16 +676,18 @@ static int plan_from(struct pl_ctx *c, struct sl_job *job, const struct sl_from 
 	case SL_FROM_JOIN:
 		if (f->right->kind == SL_FROM_TABLE && f->right->system_time)
 			return plan_temporal_join(c, job, f, out);
-		return pl_fail(c, f->line, f->col, "only temporal joins (JOIN t FOR SYSTEM_TIME AS "
-			       "OF left.rowtime) are supported; regular joins are not yet");
+		return sl_sql_plan_fail(
+			c, f->line, f->col,
+			"only temporal joins (JOIN t FOR SYSTEM_TIME AS "
+			"OF left.rowtime) are supported; regular joins are not yet");
 	}
-	return pl_fail(c, f->line, f->col, "unsupported FROM item");
+	return sl_sql_plan_fail(c, f->line, f->col, "unsupported FROM item");
 }
 
 /* ---- deduplication -------------------------------------------------------------------- */
 
 /* WHERE rn = 1 (or rn <= 1, rn < 2) over a relation carrying a pending ROW_NUMBER(). */
-static bool is_rownum_one(const struct pl_rel *rel, const struct sl_expr *w)
+static bool is_rownum_one(const struct sl_sql_plan_rel *rel, const struct sl_expr *w)
 {
 	const struct sl_expr *col, *lit;
 
@@ -674,7 +704,7 @@ static bool is_rownum_one(const struct pl_rel *rel, const struct sl_expr *w)
 	       (w->op == SL_EXPR_OP_LT && lit->ival == 2);
 }
 
-static int plan_dedup(struct pl_ctx *c, struct sl_job *job, struct pl_rel *rel,
+static int plan_dedup(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_sql_plan_rel *rel,
 		      const struct sl_expr *where)
 {
 	struct sl_dedup_cfg dc;
@@ -684,19 +714,22 @@ static int plan_dedup(struct pl_ctx *c, struct sl_job *job, struct pl_rel *rel,
 	struct sl_stream *k;
 
 	if (!is_rownum_one(rel, where))
-		return pl_fail(c, where ? where->line : rel->rownum_line,
-			       where ? where->col : rel->rownum_col,
-			       "ROW_NUMBER() is supported for deduplication only: filter the "
-			       "subquery with WHERE %s = 1 (Top-N is not supported yet)",
-			       rel->rownum_name);
+		return sl_sql_plan_fail(
+			c, where ? where->line : rel->rownum_line,
+			where ? where->col : rel->rownum_col,
+			"ROW_NUMBER() is supported for deduplication only: filter the "
+			"subquery with WHERE %s = 1 (Top-N is not supported yet)",
+			rel->rownum_name);
 	if (rel->changelog)
-		return pl_fail(c, rel->rownum_line, rel->rownum_col, "deduplication needs an "
-			       "insert-only input, but this input is a changelog");
+		return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col,
+					"deduplication needs an "
+					"insert-only input, but this input is a changelog");
 	for (int i = 0; i < rel->nrownum_part; i++)
 		keys[i] = rel->cols[rel->rownum_part[i]].field;
 	k = sl_stream_key_by(rel->s, keys, rel->nrownum_part);
 	if (!k)
-		return pl_fail(c, rel->rownum_line, rel->rownum_col, "%s", sl_job_error(job)->msg);
+		return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col, "%s",
+					sl_job_error(job)->msg);
 	memset(&dc, 0, sizeof(dc));
 	dc.schema = sl_stream_schema(rel->s);
 	dc.order_field = rel->rownum_order >= 0 ? rel->cols[rel->rownum_order].field : -1;
@@ -704,14 +737,16 @@ static int plan_dedup(struct pl_ctx *c, struct sl_job *job, struct pl_rel *rel,
 	dc.emit_update_before = true;
 	dc.ttl_ms = c->state_ttl;
 	dc.input_insert_only = true;
-	pfn = pl_own(c, calloc(1, sizeof(*pfn)), free_dedup);
+	pfn = sl_sql_plan_own(c, calloc(1, sizeof(*pfn)), free_dedup);
 	if (!pfn)
 		return -ENOMEM;
 	if (sl_dedup_build(&dc, pfn, msg, sizeof msg) < 0)
-		return pl_fail(c, rel->rownum_line, rel->rownum_col, "deduplication: %s", msg);
+		return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col, "deduplication: %s",
+					msg);
 	rel->s = sl_stream_process(k, "deduplicate", pfn, dc.schema);
 	if (!rel->s)
-		return pl_fail(c, rel->rownum_line, rel->rownum_col, "%s", sl_job_error(job)->msg);
+		return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col, "%s",
+					sl_job_error(job)->msg);
 	/* keep-first on event time and keep-last both update earlier results */
 	rel->changelog = rel->rownum_desc || rel->rownum_order >= 0;
 	rel->rownum = false;
@@ -731,47 +766,49 @@ static bool is_agg_name(const char *n)
 	return false;
 }
 
-bool pl_has_agg(const struct sl_expr *e)
+bool sl_sql_plan_has_agg(const struct sl_expr *e)
 {
 	if (!e)
 		return false;
 	if (e->kind == SL_EXPR_CALL && !e->over && is_agg_name(e->text))
 		return true;
 	for (uint32_t i = 0; i < e->nargs; i++)
-		if (pl_has_agg(e->args[i]))
+		if (sl_sql_plan_has_agg(e->args[i]))
 			return true;
-	return pl_has_agg(e->case_operand) || pl_has_agg(e->case_else);
+	return sl_sql_plan_has_agg(e->case_operand) || sl_sql_plan_has_agg(e->case_else);
 }
 
-static int plan_union(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
-		      struct pl_rel *out)
+static int plan_union(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		      struct sl_sql_plan_rel *out)
 {
-	struct pl_rel l, r;
+	struct sl_sql_plan_rel l, r;
 	struct sl_stream *ins[2];
 	int key[1] = { 0 };
 
 	if (q->set_op != SL_SET_UNION_ALL)
-		return pl_fail(c, q->line, q->col, "UNION (distinct) is not supported; use UNION "
-			       "ALL");
-	if (pl_plan_query(c, job, q->left, &l) || pl_plan_query(c, job, q->right, &r))
+		return sl_sql_plan_fail(c, q->line, q->col,
+					"UNION (distinct) is not supported; use UNION "
+					"ALL");
+	if (sl_sql_plan_query(c, job, q->left, &l) || sl_sql_plan_query(c, job, q->right, &r))
 		return -EINVAL;
 	if (l.ncols != r.ncols)
-		return pl_fail(c, q->line, q->col, "UNION ALL of %d and %d columns", l.ncols,
-			       r.ncols);
+		return sl_sql_plan_fail(c, q->line, q->col, "UNION ALL of %d and %d columns",
+					l.ncols, r.ncols);
 	for (int i = 0; i < l.ncols; i++)
 		if (l.cols[i].type.type != r.cols[i].type.type ||
 		    l.cols[i].type.scale != r.cols[i].type.scale)
-			return pl_fail(c, q->line, q->col, "UNION ALL: column %d is %s on the left "
-				       "and %s on the right; CAST one side", i + 1,
-				       sl_type_name(l.cols[i].type.type),
-				       sl_type_name(r.cols[i].type.type));
+			return sl_sql_plan_fail(c, q->line, q->col,
+						"UNION ALL: column %d is %s on the left "
+						"and %s on the right; CAST one side",
+						i + 1, sl_type_name(l.cols[i].type.type),
+						sl_type_name(r.cols[i].type.type));
 	ins[0] = l.s;
 	ins[1] = r.s;
 	/* any key spreads the rows; the first column is as good as any */
 	out->s = sl_stream_union_key_by(ins, 2, key, 1);
 	if (!out->s)
-		return pl_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
-	*out = (struct pl_rel){ .s = out->s, .changelog = l.changelog || r.changelog };
+		return sl_sql_plan_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
+	*out = (struct sl_sql_plan_rel){ .s = out->s, .changelog = l.changelog || r.changelog };
 	out->ncols = l.ncols;
 	for (int i = 0; i < l.ncols; i++) {
 		out->cols[i] = l.cols[i];
@@ -782,10 +819,10 @@ static int plan_union(struct pl_ctx *c, struct sl_job *job, const struct sl_quer
 	return 0;
 }
 
-int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q,
-		  struct pl_rel *out)
+int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		      struct sl_sql_plan_rel *out)
 {
-	struct pl_rel rel;
+	struct sl_sql_plan_rel rel;
 	const struct sl_expr *exprs[SL_PLAN_MAX_COLS];
 	const char *names[SL_PLAN_MAX_COLS];
 	const struct sl_expr *where;
@@ -796,31 +833,34 @@ int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q
 	if (q->set_op != SL_SET_NONE)
 		return plan_union(c, job, q, out);
 	if (!q->from)
-		return pl_fail(c, q->line, q->col, "SELECT without FROM is not supported");
+		return sl_sql_plan_fail(c, q->line, q->col, "SELECT without FROM is not supported");
 	if (q->norder_by || q->limit >= 0)
-		return pl_fail(c, q->line, q->col, "ORDER BY and LIMIT are not supported on "
-			       "unbounded streams");
+		return sl_sql_plan_fail(c, q->line, q->col,
+					"ORDER BY and LIMIT are not supported on "
+					"unbounded streams");
 	if (q->distinct) {
 		/* SELECT DISTINCT items = SELECT items GROUP BY items */
-		struct sl_query *dq = pl_own(c, malloc(sizeof(*dq)), free);
-		struct sl_expr **g = pl_own(c, calloc(q->nitems + 1, sizeof(*g)), free);
+		struct sl_query *dq = sl_sql_plan_own(c, malloc(sizeof(*dq)), free);
+		struct sl_expr **g = sl_sql_plan_own(c, calloc(q->nitems + 1, sizeof(*g)), free);
 
 		if (!dq || !g)
 			return -ENOMEM;
 		if (q->ngroup_by || q->having)
-			return pl_fail(c, q->line, q->col, "SELECT DISTINCT with GROUP BY: drop "
-				       "DISTINCT or the GROUP BY");
+			return sl_sql_plan_fail(c, q->line, q->col,
+						"SELECT DISTINCT with GROUP BY: drop "
+						"DISTINCT or the GROUP BY");
 		*dq = *q;
 		dq->distinct = false;
 		for (uint32_t i = 0; i < q->nitems; i++) {
-			if (q->items[i].star || pl_has_agg(q->items[i].expr))
-				return pl_fail(c, q->items[i].line, q->items[i].col, "SELECT DISTINCT "
-					       "takes named columns or expressions");
+			if (q->items[i].star || sl_sql_plan_has_agg(q->items[i].expr))
+				return sl_sql_plan_fail(c, q->items[i].line, q->items[i].col,
+							"SELECT DISTINCT "
+							"takes named columns or expressions");
 			g[i] = q->items[i].expr;
 		}
 		dq->group_by = g;
 		dq->ngroup_by = q->nitems;
-		return pl_plan_query(c, job, dq, out);
+		return sl_sql_plan_query(c, job, dq, out);
 	}
 	if (plan_from(c, job, q->from, &rel))
 		return -EINVAL;
@@ -831,14 +871,14 @@ int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q
 		where = NULL;
 	}
 	for (uint32_t i = 0; i < q->nitems; i++)
-		if (q->items[i].expr && pl_has_agg(q->items[i].expr))
+		if (q->items[i].expr && sl_sql_plan_has_agg(q->items[i].expr))
 			agg = true;
 	if (agg) {
-		if (where && pl_filter(c, &rel, where))
+		if (where && add_filter(c, &rel, where))
 			return -EINVAL;
-		return pl_plan_agg(c, job, q, &rel, out);
+		return sl_sql_plan_agg(c, job, q, &rel, out);
 	}
-	if (rel.tvf && pl_window_assign(c, &rel, q->line, q->col))
+	if (rel.tvf && sl_sql_plan_window_assign(c, &rel, q->line, q->col))
 		return -EINVAL;
 	for (uint32_t i = 0; i < q->nitems; i++) {
 		const struct sl_select_item *it = &q->items[i];
@@ -853,7 +893,8 @@ int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q
 									    it->star_qual)))
 					continue;
 				if (n == SL_PLAN_MAX_COLS)
-					return pl_fail(c, it->line, it->col, "too many columns");
+					return sl_sql_plan_fail(c, it->line, it->col,
+								"too many columns");
 				exprs[n] = col_expr(c, col);
 				/* a flattened ROW leaf keeps its full path as its name */
 				names[n++] = col->name;
@@ -862,64 +903,72 @@ int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q
 		}
 		if (it->expr->kind == SL_EXPR_CALL && it->expr->over) {
 			if (strcasecmp(it->expr->text, "ROW_NUMBER"))
-				return pl_fail(c, it->expr->line, it->expr->col, "OVER windows other "
-					       "than ROW_NUMBER() for deduplication are not "
-					       "supported");
+				return sl_sql_plan_fail(
+					c, it->expr->line, it->expr->col,
+					"OVER windows other "
+					"than ROW_NUMBER() for deduplication are not "
+					"supported");
 			rn_item = it;
 			continue;
 		}
 		if (n == SL_PLAN_MAX_COLS)
-			return pl_fail(c, it->line, it->col, "too many columns");
+			return sl_sql_plan_fail(c, it->line, it->col, "too many columns");
 		exprs[n] = it->expr;
 		names[n++] = item_name(c, it, (int)i);
 	}
 	if (n == 0)
-		return pl_fail(c, q->line, q->col, "the query selects no column");
-	if (pl_project(c, &rel, exprs, names, n, where, "select", out))
+		return sl_sql_plan_fail(c, q->line, q->col, "the query selects no column");
+	if (sl_sql_plan_project(c, &rel, exprs, names, n, where, "select", out))
 		return -EINVAL;
 	if (rn_item) {
 		const struct sl_expr *e = rn_item->expr;
 
 		if (!rn_item->alias)
-			return pl_fail(c, e->line, e->col, "name the ROW_NUMBER() column (AS rn) "
-				       "and filter on it outside: WHERE rn = 1");
+			return sl_sql_plan_fail(c, e->line, e->col,
+						"name the ROW_NUMBER() column (AS rn) "
+						"and filter on it outside: WHERE rn = 1");
 		if (e->npartition == 0 || e->norder != 1)
-			return pl_fail(c, e->line, e->col, "deduplication needs ROW_NUMBER() OVER "
-				       "(PARTITION BY keys ORDER BY time_attribute [ASC|DESC])");
+			return sl_sql_plan_fail(
+				c, e->line, e->col,
+				"deduplication needs ROW_NUMBER() OVER "
+				"(PARTITION BY keys ORDER BY time_attribute [ASC|DESC])");
 		out->rownum = true;
 		out->rownum_name = rn_item->alias;
 		out->rownum_line = e->line;
 		out->rownum_col = e->col;
 		out->rownum_desc = e->order[0].desc;
 		for (uint32_t k = 0; k < e->npartition; k++) {
-			int col = pl_resolve_plain(out, e->partition[k]);
+			int col = sl_sql_plan_resolve_plain(out, e->partition[k]);
 
 			if (col < 0) {
 				/* the key may be a column the subquery did not select under that
 				 * name: resolve it on the input and find it among the outputs */
-				col = pl_resolve_plain(&rel, e->partition[k]);
+				col = sl_sql_plan_resolve_plain(&rel, e->partition[k]);
 				for (int j = 0, found = -1; col >= 0 && j < n && found < 0; j++)
-					if (pl_resolve_plain(&rel, exprs[j]) == col)
+					if (sl_sql_plan_resolve_plain(&rel, exprs[j]) == col)
 						found = j, col = j;
 			}
 			if (col < 0 || k >= SL_MAX_KEY_FIELDS)
-				return pl_fail(c, e->partition[k]->line, e->partition[k]->col,
-					       "PARTITION BY must name selected columns");
+				return sl_sql_plan_fail(c, e->partition[k]->line,
+							e->partition[k]->col,
+							"PARTITION BY must name selected columns");
 			out->rownum_part[out->nrownum_part++] = col;
 		}
 		{
-			int oc = pl_resolve_plain(out, e->order[0].expr);
+			int oc = sl_sql_plan_resolve_plain(out, e->order[0].expr);
 
 			if (oc < 0)
-				return pl_fail(c, e->order[0].expr->line, e->order[0].expr->col,
-					       "ORDER BY of ROW_NUMBER() must name a selected time "
-					       "attribute");
+				return sl_sql_plan_fail(
+					c, e->order[0].expr->line, e->order[0].expr->col,
+					"ORDER BY of ROW_NUMBER() must name a selected time "
+					"attribute");
 			if (out->cols[oc].proctime) {
 				oc = -1;
 			} else if (!out->cols[oc].rowtime) {
-				return pl_fail(c, e->order[0].expr->line, e->order[0].expr->col,
-					       "ORDER BY of ROW_NUMBER() must be a time attribute "
-					       "(a rowtime or PROCTIME() column)");
+				return sl_sql_plan_fail(
+					c, e->order[0].expr->line, e->order[0].expr->col,
+					"ORDER BY of ROW_NUMBER() must be a time attribute "
+					"(a rowtime or PROCTIME() column)");
 			}
 			out->rownum_order = oc;
 		}
@@ -929,60 +978,68 @@ int pl_plan_query(struct pl_ctx *c, struct sl_job *job, const struct sl_query *q
 
 /* ---- sinks ---------------------------------------------------------------------------- */
 
-int pl_plan_select_print(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *st)
+int sl_sql_plan_select_print(struct sl_sql_plan_ctx *c, struct sl_job *job,
+			     const struct sl_stmt *st)
 {
-	struct pl_rel rel;
+	struct sl_sql_plan_rel rel;
 	struct sl_print_sink_cfg *pc;
 
-	if (pl_plan_query(c, job, st->query, &rel))
+	if (sl_sql_plan_query(c, job, st->query, &rel))
 		return -EINVAL;
 	if (rel.rownum)
-		return pl_fail(c, rel.rownum_line, rel.rownum_col, "ROW_NUMBER() must be "
-			       "filtered by an outer WHERE %s = 1", rel.rownum_name);
-	pc = pl_own(c, calloc(1, sizeof(*pc)), free);
+		return sl_sql_plan_fail(c, rel.rownum_line, rel.rownum_col,
+					"ROW_NUMBER() must be "
+					"filtered by an outer WHERE %s = 1",
+					rel.rownum_name);
+	pc = sl_sql_plan_own(c, calloc(1, sizeof(*pc)), free);
 	if (!pc)
 		return -ENOMEM;
 	pc->fd = c->opts.out_fd > 0 ? c->opts.out_fd : 1;
 	pc->subtask_prefix = false;
 	if (sl_stream_sink(rel.s, "print", &sl_print_sink_ops, pc))
-		return pl_fail(c, st->line, st->col, "%s", sl_job_error(job)->msg);
+		return sl_sql_plan_fail(c, st->line, st->col, "%s", sl_job_error(job)->msg);
 	return 0;
 }
 
-int pl_plan_insert(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *st)
+int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_stmt *st)
 {
-	struct pl_table *t = pl_find_table(c, st->target);
-	struct pl_rel rel, cast;
+	struct sl_sql_plan_table *t = sl_sql_plan_find_table(c, st->target);
+	struct sl_sql_plan_rel rel, cast;
 	struct sl_schema *schema;
-	struct sl_sql_connector *k;
+	struct sl_sql_conn *k;
 	const struct sl_expr *exprs[SL_PLAN_MAX_COLS];
 	const char *names[SL_PLAN_MAX_COLS];
 	bool same = true;
 
 	if (!t)
-		return pl_fail(c, st->line, st->col, "INSERT INTO '%s': no such table%s",
-			       st->target, pl_find_view(c, st->target) ? " (it is a view)" : "");
-	schema = pl_table_schema(c, t);
+		return sl_sql_plan_fail(
+			c, st->line, st->col, "INSERT INTO '%s': no such table%s", st->target,
+			sl_sql_plan_find_view(c, st->target) ? " (it is a view)" : "");
+	schema = sl_sql_plan_table_schema(c, t);
 	if (!schema)
 		return -EINVAL;
-	k = pl_connector(c, t->ddl, schema, true);
+	k = sl_sql_plan_connector(c, t->ddl, schema, true);
 	if (!k)
 		return -EINVAL;
 	if (!k->sink_ops)
-		return pl_fail(c, st->line, st->col, "table '%s' cannot be written: its connector "
-			       "is a source only", st->target);
-	if (pl_plan_query(c, job, st->query, &rel))
+		return sl_sql_plan_fail(c, st->line, st->col,
+					"table '%s' cannot be written: its connector "
+					"is a source only",
+					st->target);
+	if (sl_sql_plan_query(c, job, st->query, &rel))
 		return -EINVAL;
 	if (st->ncols ? rel.ncols != (int)st->ncols : rel.ncols != t->nphys)
-		return pl_fail(c, st->line, st->col, "INSERT INTO '%s': the query has %d columns, "
-			       "the %s %d", st->target, rel.ncols,
-			       st->ncols ? "column list" : "table", st->ncols ? (int)st->ncols
-										: t->nphys);
-	if (rel.changelog && !k->changelog && k->sink_ops != &sl_print_sink_ops &&
-	    k->sink_ops != &sl_blackhole_sink_ops)
-		return pl_fail(c, st->line, st->col, "table '%s' takes only inserts, but the query "
-			       "produces updates (-U/+U/-D); write it to a print or upsert sink",
-			       st->target);
+		return sl_sql_plan_fail(c, st->line, st->col,
+					"INSERT INTO '%s': the query has %d columns, "
+					"the %s %d",
+					st->target, rel.ncols, st->ncols ? "column list" : "table",
+					st->ncols ? (int)st->ncols : t->nphys);
+	if (rel.changelog && !k->changelog)
+		return sl_sql_plan_fail(
+			c, st->line, st->col,
+			"table '%s' takes only inserts, but the query "
+			"produces updates (-U/+U/-D); write it to a print or upsert sink",
+			st->target);
 	/* INSERT INTO t (c1, c2) SELECT ...: the listed columns get the query's, in that
 	 * order; the others are NULL, as Flink fills them */
 	int from[SL_PLAN_MAX_COLS];
@@ -996,11 +1053,14 @@ int pl_plan_insert(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *s
 			if (!strcasecmp(t->phys_name[i], st->cols[j]))
 				found = i;
 		if (found < 0)
-			return pl_fail(c, st->line, st->col, "INSERT INTO '%s': no column '%s'",
-				       st->target, st->cols[j]);
+			return sl_sql_plan_fail(c, st->line, st->col,
+						"INSERT INTO '%s': no column '%s'", st->target,
+						st->cols[j]);
 		if (from[found] >= 0)
-			return pl_fail(c, st->line, st->col, "INSERT INTO '%s': column '%s' is "
-				       "listed twice", st->target, st->cols[j]);
+			return sl_sql_plan_fail(c, st->line, st->col,
+						"INSERT INTO '%s': column '%s' is "
+						"listed twice",
+						st->target, st->cols[j]);
 		from[found] = (int)j;
 	}
 	same = !st->ncols;
@@ -1025,24 +1085,24 @@ int pl_plan_insert(struct pl_ctx *c, struct sl_job *job, const struct sl_stmt *s
 	}
 	if (!same) {
 		/* convert to the table's names and types (widening, DECIMAL rescale) */
-		struct pl_calc *calc = pl_own(c, pl_calc_create(t->nphys, c->nshards),
-					      pl_calc_destroy);
+		struct sl_calc *calc =
+			sl_sql_plan_own(c, sl_calc_create(t->nphys, c->nshards), sl_calc_destroy);
 
 		if (!calc)
 			return -ENOMEM;
 		for (int i = 0; i < t->nphys; i++) {
 			struct sl_sql_type ty;
-			struct sl_prog *p = pl_compile(c, exprs[i], &rel, &ty);
+			struct sl_prog *p = sl_sql_plan_compile(c, exprs[i], &rel, &ty);
 
 			if (!p)
 				return -EINVAL;
-			pl_calc_set_out(calc, i, p, &t->phys_type[i]);
+			sl_calc_set_out(calc, i, p, &t->phys_type[i]);
 		}
-		cast.s = pl_calc_stream(rel.s, "cast to sink", calc, schema);
+		cast.s = sl_calc_stream(rel.s, "cast to sink", calc, schema);
 		rel.s = cast.s;
 	}
 	(void)names;
 	if (!rel.s || sl_stream_sink(rel.s, t->ddl->name, k->sink_ops, k->cfg))
-		return pl_fail(c, st->line, st->col, "%s", sl_job_error(job)->msg);
+		return sl_sql_plan_fail(c, st->line, st->col, "%s", sl_job_error(job)->msg);
 	return 0;
 }

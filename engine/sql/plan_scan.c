@@ -19,13 +19,13 @@
 #include "sql_options.h"
 #include "plan_int.h"
 
-struct pl_rowtime {
+struct rowtime_prog {
 	struct sl_prog *prog;
 };
 
 static void rowtime_free(void *p)
 {
-	struct pl_rowtime *r = p;
+	struct rowtime_prog *r = p;
 
 	sl_prog_destroy(r->prog);
 	free(r);
@@ -38,7 +38,7 @@ static void rowtime_free(void *p)
 static sl_ts_t assign_rowtime(const struct sl_row *row, void *arg)
 {
 	static _Thread_local char scratch[4096];
-	const struct pl_rowtime *r = arg;
+	const struct rowtime_prog *r = arg;
 	struct sl_eval_ctx ec = { .scratch = scratch, .scratch_cap = sizeof scratch };
 	struct sl_val v;
 
@@ -48,7 +48,7 @@ static sl_ts_t assign_rowtime(const struct sl_row *row, void *arg)
 }
 
 /* True when a and b print the same (structural equality of expression trees). */
-bool pl_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
+bool sl_sql_plan_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
 {
 	char x[1024], y[1024];
 	size_t n = sl_expr_print(a, x, sizeof x), m = sl_expr_print(b, y, sizeof y);
@@ -60,16 +60,16 @@ bool pl_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
  * the expression has another shape. */
 static sl_ts_t wm_delay(const struct sl_expr *wm, const struct sl_expr *time)
 {
-	if (pl_expr_equal(wm, time))
+	if (sl_sql_plan_expr_equal(wm, time))
 		return 0;
 	if (wm->kind == SL_EXPR_BINARY && wm->op == SL_EXPR_OP_SUB &&
-	    wm->args[1]->kind == SL_EXPR_INTERVAL && pl_expr_equal(wm->args[0], time) &&
+	    wm->args[1]->kind == SL_EXPR_INTERVAL && sl_sql_plan_expr_equal(wm->args[0], time) &&
 	    wm->args[1]->ival >= 0)
 		return wm->args[1]->ival;
 	return -1;
 }
 
-static struct sl_expr *parse_span(struct pl_ctx *c, const struct sl_ddl_span *sp)
+static struct sl_expr *parse_span(struct sl_sql_plan_ctx *c, const struct sl_ddl_span *sp)
 {
 	char msg[512];
 	struct sl_expr *e;
@@ -87,10 +87,10 @@ static struct sl_expr *parse_span(struct pl_ctx *c, const struct sl_ddl_span *sp
 			while (*rest == ' ')
 				rest++;
 		}
-		pl_fail(c, line, col, "%s", rest);
+		sl_sql_plan_fail(c, line, col, "%s", rest);
 		return NULL;
 	}
-	return pl_own(c, e, (void (*)(void *))sl_expr_destroy);
+	return sl_sql_plan_own(c, e, (void (*)(void *))sl_expr_destroy);
 }
 
 /* Shifts every node's position of a tree parsed from a span to file positions. */
@@ -112,7 +112,7 @@ static void rebase(struct sl_expr *e, const struct sl_ddl_span *sp)
 		rebase(e->order[i].expr, sp);
 }
 
-struct sl_expr *pl_parse_span(struct pl_ctx *c, const struct sl_ddl_span *sp)
+struct sl_expr *sl_sql_plan_parse_span(struct sl_sql_plan_ctx *c, const struct sl_ddl_span *sp)
 {
 	struct sl_expr *e = parse_span(c, sp);
 
@@ -121,8 +121,8 @@ struct sl_expr *pl_parse_span(struct pl_ctx *c, const struct sl_ddl_span *sp)
 	return e;
 }
 
-struct sl_prog *pl_compile(struct pl_ctx *c, const struct sl_expr *e, const struct pl_rel *rel,
-			   struct sl_sql_type *type)
+struct sl_prog *sl_sql_plan_compile(struct sl_sql_plan_ctx *c, const struct sl_expr *e,
+				    const struct sl_sql_plan_rel *rel, struct sl_sql_type *type)
 {
 	struct sl_scope sc = { rel->cols, rel->ncols };
 	struct sl_prog *p;
@@ -145,194 +145,243 @@ static bool is_proctime_call(const struct sl_expr *e)
 	return e->kind == SL_EXPR_CALL && !strcasecmp(e->text, "PROCTIME") && e->nargs == 0;
 }
 
-int pl_scan_table(struct pl_ctx *c, struct sl_job *job, struct pl_table *t, const char *qual,
-		  const struct sl_expr *view_time, const struct sl_expr *view_wm,
-		  struct pl_rel *out)
-{
-	const struct sl_ddl_table *d = t->ddl;
-	struct sl_schema *schema = pl_table_schema(c, t);
-	struct sl_sql_connector *k;
-	struct sl_wm_strategy wm = { .kind = SL_WM_NONE, .ts_field = -1 };
-	struct pl_rel phys = { 0 };
-	int ncomputed = 0, rowtime_col = -1;
+/* A table scan as sl_sql_plan_scan_table() builds it, each part filled by the step named. */
+struct scan {
+	struct sl_sql_plan_rel
+		phys; /* scan_physical(): the source's columns, what computed ones read */
+	/* scan_computed(): the computed columns in declaration order, then (scan_rowtime())
+	 * the hidden one holding a view's rowtime expression, whose ccol is NULL */
 	struct sl_expr *computed[SL_PLAN_MAX_COLS];
 	const struct sl_ddl_column *ccol[SL_PLAN_MAX_COLS];
+	int ncomputed;
+	/* scan_rowtime(): the watermark strategy and the rowtime's column (-1: none) */
+	struct sl_wm_strategy wm;
+	int rowtime_col;
+};
 
-	if (!schema)
-		return -EINVAL;
-	k = pl_connector(c, d, schema, false);
-	if (!k)
-		return -EINVAL;
-	if (!k->src_ops)
-		return pl_fail(c, d->opts ? d->opts[0].line : 0, d->opts ? d->opts[0].col : 0,
-			       "table '%s' cannot be read: its connector is a sink only", d->name);
-	memset(out, 0, sizeof(*out));
+/* The physical columns (the schema's fields) as the scan's first columns. */
+static void scan_physical(struct scan *s, const struct sl_sql_plan_table *t, const char *qual)
+{
 	for (int i = 0; i < t->nphys; i++) {
-		struct sl_sql_col *col = &phys.cols[phys.ncols++];
+		struct sl_sql_col *col = &s->phys.cols[s->phys.ncols++];
 
 		col->qual = qual;
 		col->name = t->phys_name[i];
 		col->type = t->phys_type[i];
 		col->field = i;
 	}
-	/* computed columns, in declaration order, compiled over the physical columns */
+}
+
+/* The computed columns' expressions, in declaration order (compiled later over phys). */
+static int scan_computed(struct sl_sql_plan_ctx *c, struct scan *s,
+			 const struct sl_sql_plan_table *t)
+{
+	const struct sl_ddl_table *d = t->ddl;
+
 	for (uint32_t i = 0; i < d->ncols; i++) {
 		if (!d->cols[i].computed)
 			continue;
-		if (t->nphys + ncomputed + 1 >= SL_PLAN_MAX_COLS)
-			return pl_fail(c, d->cols[i].line, d->cols[i].col,
-				       "table '%s' has too many columns", d->name);
-		computed[ncomputed] = pl_parse_span(c, &d->cols[i].expr);
-		if (!computed[ncomputed])
+		if (t->nphys + s->ncomputed + 1 >= SL_PLAN_MAX_COLS)
+			return sl_sql_plan_fail(c, d->cols[i].line, d->cols[i].col,
+						"table '%s' has too many columns", d->name);
+		s->computed[s->ncomputed] = sl_sql_plan_parse_span(c, &d->cols[i].expr);
+		if (!s->computed[s->ncomputed])
 			return -EINVAL;
-		ccol[ncomputed++] = &d->cols[i];
-	}
-
-	/* the rowtime: a table's WATERMARK FOR, or a view's (sluice extension) */
-	if (view_time || t->wm_col) {
-		const struct sl_expr *time_expr = view_time;
-		struct sl_expr *wm_expr = (struct sl_expr *)view_wm;
-		struct sl_expr colref = { .kind = SL_EXPR_COLUMN };
-		char *path[1];
-		sl_ts_t delay;
-		uint32_t line = d->wm_col.line, col = d->wm_col.col;
-
-		if (!view_time) {
-			wm_expr = pl_parse_span(c, &d->wm_expr);
-			if (!wm_expr)
-				return -EINVAL;
-			path[0] = (char *)t->wm_col;
-			colref.path = path;
-			colref.npath = 1;
-			time_expr = &colref;
-			for (int i = 0; i < t->nphys; i++)
-				if (!strcmp(t->phys_name[i], t->wm_col))
-					rowtime_col = i;
-			for (int i = 0; i < ncomputed; i++)
-				if (!strcmp(ccol[i]->name, t->wm_col))
-					rowtime_col = t->nphys + i;
-		} else {
-			line = view_wm->line;
-			col = view_wm->col;
-		}
-		delay = wm_delay(wm_expr, time_expr);
-		if (delay < 0)
-			return pl_fail(c, wm_expr->line, wm_expr->col,
-				       "unsupported watermark expression: write `%s` or `%s - "
-				       "INTERVAL 'n' SECOND`", view_time ? "expr" : t->wm_col,
-				       view_time ? "expr" : t->wm_col);
-		wm.kind = delay ? SL_WM_BOUNDED : SL_WM_MONOTONOUS;
-		wm.max_delay_ms = delay;
-		wm.interval_ms = t->on_event ? 0 : c->wm_interval;
-		wm.idle_timeout_ms = t->idle_timeout;
-		if (view_time) {
-			/* a hidden computed column holds the view's rowtime expression */
-			computed[ncomputed] = (struct sl_expr *)view_time;
-			ccol[ncomputed] = NULL;
-			rowtime_col = t->nphys + ncomputed++;
-		}
-		if (rowtime_col < 0)
-			return pl_fail(c, line, col, "no rowtime column '%s'", t->wm_col);
-		if (rowtime_col < t->nphys) {
-			enum sl_type ty = t->phys_type[rowtime_col].type;
-
-			if (ty != SL_TYPE_TIMESTAMP && ty != SL_TYPE_TIMESTAMP_LTZ)
-				return pl_fail(c, line, col, "the rowtime column '%s' must be "
-					       "TIMESTAMP(3) or TIMESTAMP_LTZ(3), not %s", t->wm_col,
-					       sl_type_name(ty));
-			wm.ts_field = rowtime_col;
-		} else {
-			struct pl_rowtime *r = calloc(1, sizeof(*r));
-			struct sl_sql_type ty;
-
-			if (!pl_own(c, r, rowtime_free))
-				return -ENOMEM;
-			r->prog = pl_compile(c, computed[rowtime_col - t->nphys], &phys, &ty);
-			if (!r->prog)
-				return -EINVAL;
-			if (ty.type != SL_TYPE_TIMESTAMP && ty.type != SL_TYPE_TIMESTAMP_LTZ)
-				return pl_fail(c, line, col, "the rowtime must be TIMESTAMP(3) or "
-					       "TIMESTAMP_LTZ(3), not %s", sl_type_name(ty.type));
-			wm.assign = assign_rowtime;
-			wm.assign_arg = r;
-		}
-	}
-
-	if (k->src_ops == &sl_datagen_source_ops)
-		/* as Flink runs a datagen source at the job's parallelism: one stream per shard */
-		((struct sl_datagen_cfg *)k->cfg)->nsplits = c->nshards;
-	out->s = sl_job_source(job, d->name, k->src_ops, k->cfg, schema, &wm);
-	if (!out->s)
-		return pl_fail(c, 0, 0, "table '%s': %s", d->name, sl_job_error(job)->msg);
-	out->changelog = k->changelog;
-	*out = (struct pl_rel){ .s = out->s, .changelog = k->changelog };
-	memcpy(out->cols, phys.cols, sizeof(phys.cols[0]) * (size_t)phys.ncols);
-	out->ncols = phys.ncols;
-	if (ncomputed == 0) {
-		if (rowtime_col >= 0)
-			out->cols[rowtime_col].rowtime = true;
-		return 0;
-	}
-
-	/* a calc appends the computed columns */
-	{
-		int nout = t->nphys + ncomputed;
-		struct pl_calc *calc = pl_own(c, pl_calc_create(nout, c->nshards), pl_calc_destroy);
-		struct sl_schema *os = sl_schema_clone(schema);
-
-		if (!calc || !pl_own(c, os, (void (*)(void *))sl_schema_destroy))
-			return -ENOMEM;
-		for (int i = 0; i < t->nphys; i++) {
-			struct sl_expr ref = { .kind = SL_EXPR_COLUMN };
-			char *path[1] = { t->phys_name[i] };
-			struct sl_sql_type ty;
-			struct sl_prog *p;
-
-			/* a plain copy; the compiler turns it into one load */
-			ref.path = path;
-			ref.npath = 1;
-			p = pl_compile(c, &ref, &phys, &ty);
-			if (!p)
-				return -EINVAL;
-			pl_calc_set_out(calc, i, p, &t->phys_type[i]);
-			pl_calc_set_copy(calc, i, i);
-		}
-		for (int i = 0; i < ncomputed; i++) {
-			struct sl_sql_col *col = &out->cols[out->ncols];
-			struct sl_sql_type ty;
-			struct sl_prog *p = pl_compile(c, computed[i], &phys, &ty);
-			char hidden[32];
-			int rc;
-
-			if (!p)
-				return -EINVAL;
-			pl_calc_set_out(calc, t->nphys + i, p, &ty);
-			if (t->nphys + i == rowtime_col)
-				/* the source time-stamped the record with this very expression */
-				pl_calc_set_ts(calc, t->nphys + i);
-			snprintf(hidden, sizeof hidden, "$rowtime%d", i);
-			col->qual = qual;
-			col->name = ccol[i] ? ccol[i]->name : pl_strdup(c, hidden);
-			col->type = ty;
-			col->field = t->nphys + i;
-			col->proctime = is_proctime_call(computed[i]);
-			if (!ccol[i]) /* the view's rowtime: found by its expression */
-				col->match = computed[i];
-			rc = ty.type == SL_TYPE_DECIMAL
-				     ? sl_schema_add_decimal(os, col->name, ty.prec, ty.scale)
-				     : sl_schema_add(os, col->name, ty.type);
-			if (rc < 0)
-				return pl_fail(c, ccol[i] ? ccol[i]->line : 0,
-					       ccol[i] ? ccol[i]->col : 0,
-					       "computed column '%s' clashes with another column",
-					       col->name);
-			out->ncols++;
-		}
-		if (rowtime_col >= 0)
-			out->cols[rowtime_col].rowtime = true;
-		out->s = pl_calc_stream(out->s, "computed columns", calc, os);
-		if (!out->s)
-			return pl_fail(c, 0, 0, "%s", sl_job_error(job)->msg);
+		s->ccol[s->ncomputed++] = &d->cols[i];
 	}
 	return 0;
+}
+
+/*
+ * The rowtime and its watermark strategy: a table's WATERMARK FOR, or a view's (sluice
+ * extension: view_time, view_wm). A physical rowtime is stamped from its field; a computed
+ * one (or a view's expression, added as a hidden computed column) by evaluating it at the
+ * source per record.
+ */
+static int scan_rowtime(struct sl_sql_plan_ctx *c, struct scan *s,
+			const struct sl_sql_plan_table *t, const struct sl_expr *view_time,
+			const struct sl_expr *view_wm)
+{
+	const struct sl_ddl_table *d = t->ddl;
+	const struct sl_expr *time_expr = view_time;
+	struct sl_expr *wm_expr = (struct sl_expr *)view_wm;
+	struct sl_expr colref = { .kind = SL_EXPR_COLUMN };
+	char *path[1];
+	sl_ts_t delay;
+	uint32_t line = d->wm_col.line, col = d->wm_col.col;
+
+	if (!view_time && !t->wm_col)
+		return 0;
+	if (!view_time) {
+		wm_expr = sl_sql_plan_parse_span(c, &d->wm_expr);
+		if (!wm_expr)
+			return -EINVAL;
+		path[0] = (char *)t->wm_col;
+		colref.path = path;
+		colref.npath = 1;
+		time_expr = &colref;
+		for (int i = 0; i < t->nphys; i++)
+			if (!strcmp(t->phys_name[i], t->wm_col))
+				s->rowtime_col = i;
+		for (int i = 0; i < s->ncomputed; i++)
+			if (!strcmp(s->ccol[i]->name, t->wm_col))
+				s->rowtime_col = t->nphys + i;
+	} else {
+		line = view_wm->line;
+		col = view_wm->col;
+	}
+	delay = wm_delay(wm_expr, time_expr);
+	if (delay < 0)
+		return sl_sql_plan_fail(c, wm_expr->line, wm_expr->col,
+					"unsupported watermark expression: write `%s` or `%s - "
+					"INTERVAL 'n' SECOND`",
+					view_time ? "expr" : t->wm_col,
+					view_time ? "expr" : t->wm_col);
+	s->wm.kind = delay ? SL_WM_BOUNDED : SL_WM_MONOTONOUS;
+	s->wm.max_delay_ms = delay;
+	s->wm.interval_ms = t->on_event ? 0 : c->wm_interval;
+	s->wm.idle_timeout_ms = t->idle_timeout;
+	if (view_time) {
+		/* a hidden computed column holds the view's rowtime expression */
+		s->computed[s->ncomputed] = (struct sl_expr *)view_time;
+		s->ccol[s->ncomputed] = NULL;
+		s->rowtime_col = t->nphys + s->ncomputed++;
+	}
+	if (s->rowtime_col < 0)
+		return sl_sql_plan_fail(c, line, col, "no rowtime column '%s'", t->wm_col);
+	if (s->rowtime_col < t->nphys) {
+		enum sl_type ty = t->phys_type[s->rowtime_col].type;
+
+		if (ty != SL_TYPE_TIMESTAMP && ty != SL_TYPE_TIMESTAMP_LTZ)
+			return sl_sql_plan_fail(c, line, col,
+						"the rowtime column '%s' must be "
+						"TIMESTAMP(3) or TIMESTAMP_LTZ(3), not %s",
+						t->wm_col, sl_type_name(ty));
+		s->wm.ts_field = s->rowtime_col;
+	} else {
+		struct rowtime_prog *r = calloc(1, sizeof(*r));
+		struct sl_sql_type ty;
+
+		if (!sl_sql_plan_own(c, r, rowtime_free))
+			return -ENOMEM;
+		r->prog = sl_sql_plan_compile(c, s->computed[s->rowtime_col - t->nphys], &s->phys,
+					      &ty);
+		if (!r->prog)
+			return -EINVAL;
+		if (ty.type != SL_TYPE_TIMESTAMP && ty.type != SL_TYPE_TIMESTAMP_LTZ)
+			return sl_sql_plan_fail(c, line, col,
+						"the rowtime must be TIMESTAMP(3) or "
+						"TIMESTAMP_LTZ(3), not %s",
+						sl_type_name(ty.type));
+		s->wm.assign = assign_rowtime;
+		s->wm.assign_arg = r;
+	}
+	return 0;
+}
+
+/*
+ * A calc after the source that copies the physical columns and appends the computed ones
+ * (the rowtime's marked as the record's time), making out's stream and columns.
+ */
+static int scan_calc(struct sl_sql_plan_ctx *c, struct sl_job *job, struct scan *s,
+		     const struct sl_sql_plan_table *t, const char *qual,
+		     const struct sl_schema *schema, struct sl_sql_plan_rel *out)
+{
+	int nout = t->nphys + s->ncomputed;
+	struct sl_calc *calc =
+		sl_sql_plan_own(c, sl_calc_create(nout, c->nshards), sl_calc_destroy);
+	struct sl_schema *os = sl_schema_clone(schema);
+
+	if (!calc || !sl_sql_plan_own(c, os, (void (*)(void *))sl_schema_destroy))
+		return -ENOMEM;
+	for (int i = 0; i < t->nphys; i++) {
+		struct sl_expr ref = { .kind = SL_EXPR_COLUMN };
+		char *path[1] = { t->phys_name[i] };
+		struct sl_sql_type ty;
+		struct sl_prog *p;
+
+		/* a plain copy; the compiler turns it into one load */
+		ref.path = path;
+		ref.npath = 1;
+		p = sl_sql_plan_compile(c, &ref, &s->phys, &ty);
+		if (!p)
+			return -EINVAL;
+		sl_calc_set_out(calc, i, p, &t->phys_type[i]);
+		sl_calc_set_copy(calc, i, i);
+	}
+	for (int i = 0; i < s->ncomputed; i++) {
+		struct sl_sql_col *col = &out->cols[out->ncols];
+		struct sl_sql_type ty;
+		struct sl_prog *p = sl_sql_plan_compile(c, s->computed[i], &s->phys, &ty);
+		const struct sl_ddl_column *cc = s->ccol[i];
+		char hidden[32];
+		int rc;
+
+		if (!p)
+			return -EINVAL;
+		sl_calc_set_out(calc, t->nphys + i, p, &ty);
+		if (t->nphys + i == s->rowtime_col)
+			/* the source time-stamped the record with this very expression */
+			sl_calc_set_ts(calc, t->nphys + i);
+		snprintf(hidden, sizeof hidden, "$rowtime%d", i);
+		col->qual = qual;
+		col->name = cc ? cc->name : sl_sql_plan_strdup(c, hidden);
+		col->type = ty;
+		col->field = t->nphys + i;
+		col->proctime = is_proctime_call(s->computed[i]);
+		if (!cc) /* the view's rowtime: found by its expression */
+			col->match = s->computed[i];
+		rc = ty.type == SL_TYPE_DECIMAL
+			     ? sl_schema_add_decimal(os, col->name, ty.prec, ty.scale)
+			     : sl_schema_add(os, col->name, ty.type);
+		if (rc < 0)
+			return sl_sql_plan_fail(c, cc ? cc->line : 0, cc ? cc->col : 0,
+						"computed column '%s' clashes with another column",
+						col->name);
+		out->ncols++;
+	}
+	if (s->rowtime_col >= 0)
+		out->cols[s->rowtime_col].rowtime = true;
+	out->s = sl_calc_stream(out->s, "computed columns", calc, os);
+	if (!out->s)
+		return sl_sql_plan_fail(c, 0, 0, "%s", sl_job_error(job)->msg);
+	return 0;
+}
+
+int sl_sql_plan_scan_table(struct sl_sql_plan_ctx *c, struct sl_job *job,
+			   struct sl_sql_plan_table *t, const char *qual,
+			   const struct sl_expr *view_time, const struct sl_expr *view_wm,
+			   struct sl_sql_plan_rel *out)
+{
+	const struct sl_ddl_table *d = t->ddl;
+	struct sl_schema *schema = sl_sql_plan_table_schema(c, t);
+	struct scan s = { .wm = { .kind = SL_WM_NONE, .ts_field = -1 }, .rowtime_col = -1 };
+	struct sl_sql_conn *k;
+	int rc;
+
+	if (!schema)
+		return -EINVAL;
+	k = sl_sql_plan_connector(c, d, schema, false);
+	if (!k)
+		return -EINVAL;
+	if (!k->src_ops)
+		return sl_sql_plan_fail(
+			c, d->opts ? d->opts[0].line : 0, d->opts ? d->opts[0].col : 0,
+			"table '%s' cannot be read: its connector is a sink only", d->name);
+	memset(out, 0, sizeof(*out));
+	scan_physical(&s, t, qual);
+	if ((rc = scan_computed(c, &s, t)) || (rc = scan_rowtime(c, &s, t, view_time, view_wm)))
+		return rc;
+	out->s = sl_job_source(job, d->name, k->src_ops, k->cfg, schema, &s.wm);
+	if (!out->s)
+		return sl_sql_plan_fail(c, 0, 0, "table '%s': %s", d->name, sl_job_error(job)->msg);
+	*out = (struct sl_sql_plan_rel){ .s = out->s, .changelog = k->changelog };
+	memcpy(out->cols, s.phys.cols, sizeof(s.phys.cols[0]) * (size_t)s.phys.ncols);
+	out->ncols = s.phys.ncols;
+	if (s.ncomputed == 0) {
+		if (s.rowtime_col >= 0)
+			out->cols[s.rowtime_col].rowtime = true;
+		return 0;
+	}
+	return scan_calc(c, job, &s, t, qual, schema, out);
 }

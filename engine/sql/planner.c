@@ -17,12 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kafka_sink.h"
-#include "kafka_source.h"
 #include "sql_options.h"
 #include "plan_int.h"
 
-int pl_fail(struct pl_ctx *c, uint32_t line, uint32_t col, const char *fmt, ...)
+int sl_sql_plan_fail(struct sl_sql_plan_ctx *c, uint32_t line, uint32_t col, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -40,10 +38,10 @@ int pl_fail(struct pl_ctx *c, uint32_t line, uint32_t col, const char *fmt, ...)
 	return -EINVAL;
 }
 
-void *pl_own(struct pl_ctx *c, void *p, void (*fn)(void *))
+void *sl_sql_plan_own(struct sl_sql_plan_ctx *c, void *p, void (*fn)(void *))
 {
 	if (!p) {
-		pl_fail(c, 0, 0, "out of memory");
+		sl_sql_plan_fail(c, 0, 0, "out of memory");
 		return NULL;
 	}
 	if (c->nowned == c->capowned) {
@@ -55,7 +53,7 @@ void *pl_own(struct pl_ctx *c, void *p, void (*fn)(void *))
 			c->owned = o;
 		if (!o || !f) {
 			fn(p);
-			pl_fail(c, 0, 0, "out of memory");
+			sl_sql_plan_fail(c, 0, 0, "out of memory");
 			return NULL;
 		}
 		c->owned_free = f;
@@ -66,9 +64,9 @@ void *pl_own(struct pl_ctx *c, void *p, void (*fn)(void *))
 	return p;
 }
 
-char *pl_strdup(struct pl_ctx *c, const char *s)
+char *sl_sql_plan_strdup(struct sl_sql_plan_ctx *c, const char *s)
 {
-	return pl_own(c, strdup(s), free);
+	return sl_sql_plan_own(c, strdup(s), free);
 }
 
 /* ---- durations and SET options --------------------------------------------------------- */
@@ -104,7 +102,7 @@ int sl_sql_parse_memory_size(const char *s, size_t *bytes)
 }
 
 /* Flink's duration text: "10 ms", "200ms", "5 s", "1 min", "2 h", "1 d", a bare number is ms. */
-int pl_parse_duration(const char *s, sl_ts_t *ms)
+int sl_sql_plan_parse_duration(const char *s, sl_ts_t *ms)
 {
 	static const struct {
 		const char *unit;
@@ -170,7 +168,7 @@ static int parse_zone(const char *s, int64_t *off_ms)
 	return -EINVAL;
 }
 
-static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
+static int apply_set(struct sl_sql_plan_ctx *c, const struct sl_ddl_stmt *st)
 {
 	const char *k = st->set.key, *v = st->set.value;
 	sl_ts_t ms;
@@ -180,9 +178,11 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 		long n = strtol(v, &end, 10);
 
 		if (*end || n < 1 || n > 1024)
-			return pl_fail(c, st->span.line, st->span.col,
-				       "'parallelism.default' must be a number of shards from 1 to "
-				       "1024, not '%s'", v);
+			return sl_sql_plan_fail(
+				c, st->span.line, st->span.col,
+				"'parallelism.default' must be a number of shards from 1 to "
+				"1024, not '%s'",
+				v);
 		c->parallelism = (int)n;
 		return 0;
 	}
@@ -191,26 +191,28 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 		long n = strtol(v, &end, 10);
 
 		if (!*v || *end || n < 0 || n > INT32_MAX)
-			return pl_fail(c, st->span.line, st->span.col,
+			return sl_sql_plan_fail(c, st->span.line, st->span.col,
 				       "'%s' must be a number of checkpoints, 0 or more, not '%s'",
 				       k, v);
 		c->ckpt_tolerable = (int)n;
 		return 0;
 	}
 	if (!strcmp(k, "pipeline.name")) {
-		c->pipeline_name = pl_strdup(c, v);
+		c->pipeline_name = sl_sql_plan_strdup(c, v);
 		return c->pipeline_name ? 0 : -ENOMEM;
 	}
 	static const struct {
 		const char *key;
 		size_t off;
 	} strings[] = {
-		{ "state.checkpoints.dir", offsetof(struct pl_ctx, ckpt_dir) },
-		{ "execution.checkpointing.dir", offsetof(struct pl_ctx, ckpt_dir) },
-		{ "state.savepoints.dir", offsetof(struct pl_ctx, savepoint_dir) },
-		{ "execution.checkpointing.savepoint-dir", offsetof(struct pl_ctx, savepoint_dir) },
-		{ "execution.savepoint.path", offsetof(struct pl_ctx, savepoint_path) },
-		{ "execution.state-recovery.path", offsetof(struct pl_ctx, savepoint_path) },
+		{ "state.checkpoints.dir", offsetof(struct sl_sql_plan_ctx, ckpt_dir) },
+		{ "execution.checkpointing.dir", offsetof(struct sl_sql_plan_ctx, ckpt_dir) },
+		{ "state.savepoints.dir", offsetof(struct sl_sql_plan_ctx, savepoint_dir) },
+		{ "execution.checkpointing.savepoint-dir",
+		  offsetof(struct sl_sql_plan_ctx, savepoint_dir) },
+		{ "execution.savepoint.path", offsetof(struct sl_sql_plan_ctx, savepoint_path) },
+		{ "execution.state-recovery.path",
+		  offsetof(struct sl_sql_plan_ctx, savepoint_path) },
 	};
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
 		char **dst = (char **)((char *)c + strings[i].off);
@@ -220,7 +222,7 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 		/* Flink takes URIs; a local path may come as file:///x */
 		if (!strncmp(v, "file://", 7))
 			v += 7;
-		*dst = pl_strdup(c, v);
+		*dst = sl_sql_plan_strdup(c, v);
 		return *dst ? 0 : -ENOMEM;
 	}
 	if (!strcmp(k, "state.backend") || !strcmp(k, "state.backend.type")) {
@@ -228,49 +230,59 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 				: !strcasecmp(v, "rocksdb") ? "rocksdb" : NULL;
 
 		if (!b)
-			return pl_fail(c, st->span.line, st->span.col,
-				       "%s '%s': expected 'hashmap' (heap) or 'rocksdb'", k, v);
-		c->state_backend = pl_strdup(c, b);
+			return sl_sql_plan_fail(c, st->span.line, st->span.col,
+						"%s '%s': expected 'hashmap' (heap) or 'rocksdb'",
+						k, v);
+		c->state_backend = sl_sql_plan_strdup(c, b);
 		return c->state_backend ? 0 : -ENOMEM;
 	}
 	if (!strcmp(k, "sluice.state.memory") ||
 	    !strcmp(k, "state.backend.rocksdb.memory.fixed-per-tm")) {
 		if (sl_sql_parse_memory_size(v, &c->state_memory) < 0)
-			return pl_fail(c, st->span.line, st->span.col,
-				       "%s '%s': expected a memory size such as '512 mb' or '2g'",
-				       k, v);
+			return sl_sql_plan_fail(
+				c, st->span.line, st->span.col,
+				"%s '%s': expected a memory size such as '512 mb' or '2g'", k, v);
 		return 0;
 	}
 	if (!strcmp(k, "sluice.late-data.table")) {
-		c->late_table = pl_strdup(c, v);
+		c->late_table = sl_sql_plan_strdup(c, v);
 		return c->late_table ? 0 : -ENOMEM;
 	}
 	if (!strcmp(k, "table.local-time-zone")) {
 		if (parse_zone(v, &c->env.local_tz_offset_ms) < 0)
-			return pl_fail(c, st->span.line, st->span.col,
-				       "table.local-time-zone '%s' is not supported: use UTC or a "
-				       "fixed offset like +08:00", v);
+			return sl_sql_plan_fail(
+				c, st->span.line, st->span.col,
+				"table.local-time-zone '%s' is not supported: use UTC or a "
+				"fixed offset like +08:00",
+				v);
 		return 0;
 	}
 	static const struct {
 		const char *key;
 		size_t off;
 	} durations[] = {
-		{ "pipeline.auto-watermark-interval", offsetof(struct pl_ctx, wm_interval) },
-		{ "table.exec.source.idle-timeout", offsetof(struct pl_ctx, idle_timeout) },
-		{ "table.exec.state.ttl", offsetof(struct pl_ctx, state_ttl) },
-		{ "table.exec.emit.allow-lateness", offsetof(struct pl_ctx, allow_lateness) },
-		{ "execution.checkpointing.interval", offsetof(struct pl_ctx, ckpt_interval) },
-		{ "execution.checkpointing.timeout", offsetof(struct pl_ctx, ckpt_timeout) },
-		{ "execution.checkpointing.min-pause", offsetof(struct pl_ctx, ckpt_min_pause) },
+		{ "pipeline.auto-watermark-interval",
+		  offsetof(struct sl_sql_plan_ctx, wm_interval) },
+		{ "table.exec.source.idle-timeout",
+		  offsetof(struct sl_sql_plan_ctx, idle_timeout) },
+		{ "table.exec.state.ttl", offsetof(struct sl_sql_plan_ctx, state_ttl) },
+		{ "table.exec.emit.allow-lateness",
+		  offsetof(struct sl_sql_plan_ctx, allow_lateness) },
+		{ "execution.checkpointing.interval",
+		  offsetof(struct sl_sql_plan_ctx, ckpt_interval) },
+		{ "execution.checkpointing.timeout",
+		  offsetof(struct sl_sql_plan_ctx, ckpt_timeout) },
+		{ "execution.checkpointing.min-pause",
+		  offsetof(struct sl_sql_plan_ctx, ckpt_min_pause) },
 	};
 	for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
 		if (strcmp(k, durations[i].key))
 			continue;
-		if (pl_parse_duration(v, &ms) < 0)
-			return pl_fail(c, st->span.line, st->span.col,
-				       "'%s' must be a duration such as '200 ms' or '5 s', not '%s'",
-				       k, v);
+		if (sl_sql_plan_parse_duration(v, &ms) < 0)
+			return sl_sql_plan_fail(
+				c, st->span.line, st->span.col,
+				"'%s' must be a duration such as '200 ms' or '5 s', not '%s'", k,
+				v);
 		*(sl_ts_t *)((char *)c + durations[i].off) = ms;
 		return 0;
 	}
@@ -280,12 +292,14 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 		return 0;
 	}
 	if (!strcmp(k, "table.exec.emit.early-fire.enabled") && !strcasecmp(v, "true"))
-		return pl_fail(c, st->span.line, st->span.col,
-			       "early firing of windows is not supported");
+		return sl_sql_plan_fail(c, st->span.line, st->span.col,
+					"early firing of windows is not supported");
 	if (!strcmp(k, "execution.runtime-mode") && strcasecmp(v, "streaming"))
-		return pl_fail(c, st->span.line, st->span.col,
-			       "execution.runtime-mode '%s': sluice runs every job in streaming "
-			       "mode", v);
+		return sl_sql_plan_fail(
+			c, st->span.line, st->span.col,
+			"execution.runtime-mode '%s': sluice runs every job in streaming "
+			"mode",
+			v);
 	/* Flink accepts any key; so do we, but say so when it changes nothing here */
 	fprintf(c->opts.notices ? c->opts.notices : stderr,
 		"%s:%u:%u: notice: SET '%s' has no effect in sluice\n", c->file, st->span.line,
@@ -295,7 +309,8 @@ static int apply_set(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 
 /* ---- catalog -------------------------------------------------------------------------- */
 
-int pl_type_from_ddl(struct pl_ctx *c, const struct sl_ddl_type *t, struct sl_sql_type *out)
+int sl_sql_plan_type_from_ddl(struct sl_sql_plan_ctx *c, const struct sl_ddl_type *t,
+			      struct sl_sql_type *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->nullable = !t->not_null;
@@ -317,19 +332,20 @@ int pl_type_from_ddl(struct pl_ctx *c, const struct sl_ddl_type *t, struct sl_sq
 		out->prec = t->precision > SL_DECIMAL_MAX_PREC ? SL_DECIMAL_MAX_PREC
 							       : (int)t->precision;
 		if (out->scale > out->prec)
-			return pl_fail(c, t->line, t->col,
-				       "DECIMAL(%u, %u): sluice keeps at most %d digits, so the scale "
-				       "must be at most %d", t->precision, t->scale,
-				       SL_DECIMAL_MAX_PREC, SL_DECIMAL_MAX_PREC);
+			return sl_sql_plan_fail(
+				c, t->line, t->col,
+				"DECIMAL(%u, %u): sluice keeps at most %d digits, so the scale "
+				"must be at most %d",
+				t->precision, t->scale, SL_DECIMAL_MAX_PREC, SL_DECIMAL_MAX_PREC);
 		return 0;
 	case SL_DDL_ROW:
 		break;
 	}
-	return pl_fail(c, t->line, t->col, "a ROW type cannot be used here");
+	return sl_sql_plan_fail(c, t->line, t->col, "a ROW type cannot be used here");
 }
 
 /* Adds the leaves of one column (a ROW is walked depth first). */
-static int flatten(struct pl_ctx *c, struct pl_table *t, const char *prefix,
+static int flatten(struct sl_sql_plan_ctx *c, struct sl_sql_plan_table *t, const char *prefix,
 		   const struct sl_ddl_type *type, uint32_t line, uint32_t col)
 {
 	if (type->kind == SL_DDL_ROW) {
@@ -340,7 +356,7 @@ static int flatten(struct pl_ctx *c, struct pl_table *t, const char *prefix,
 			int rc;
 
 			if (!name)
-				return pl_fail(c, 0, 0, "out of memory");
+				return sl_sql_plan_fail(c, 0, 0, "out of memory");
 			snprintf(name, n, "%s.%s", prefix, f->name);
 			rc = flatten(c, t, name, &f->type, f->line, f->col);
 			free(name);
@@ -350,18 +366,20 @@ static int flatten(struct pl_ctx *c, struct pl_table *t, const char *prefix,
 		return 0;
 	}
 	if (t->nphys == SL_PLAN_MAX_COLS)
-		return pl_fail(c, line, col, "table '%s' has more than %d columns (ROW fields "
-			       "count one each)", t->ddl->name, SL_PLAN_MAX_COLS);
-	if (pl_type_from_ddl(c, type, &t->phys_type[t->nphys]))
+		return sl_sql_plan_fail(c, line, col,
+					"table '%s' has more than %d columns (ROW fields "
+					"count one each)",
+					t->ddl->name, SL_PLAN_MAX_COLS);
+	if (sl_sql_plan_type_from_ddl(c, type, &t->phys_type[t->nphys]))
 		return -EINVAL;
-	t->phys_name[t->nphys] = pl_strdup(c, prefix);
+	t->phys_name[t->nphys] = sl_sql_plan_strdup(c, prefix);
 	if (!t->phys_name[t->nphys])
 		return -ENOMEM;
 	t->nphys++;
 	return 0;
 }
 
-static bool name_taken(struct pl_ctx *c, const char *name)
+static bool name_taken(struct sl_sql_plan_ctx *c, const char *name)
 {
 	for (int i = 0; i < c->ntables; i++)
 		if (!strcasecmp(c->tables[i]->ddl->name, name))
@@ -372,7 +390,7 @@ static bool name_taken(struct pl_ctx *c, const char *name)
 	return false;
 }
 
-const struct sl_ddl_option *pl_table_option(const struct sl_ddl_table *t, const char *key)
+const struct sl_ddl_option *sl_sql_plan_table_option(const struct sl_ddl_table *t, const char *key)
 {
 	for (uint32_t i = 0; i < t->nopts; i++)
 		if (!strcmp(t->opts[i].key, key))
@@ -380,22 +398,22 @@ const struct sl_ddl_option *pl_table_option(const struct sl_ddl_table *t, const 
 	return NULL;
 }
 
-static int add_table(struct pl_ctx *c, const struct sl_ddl_stmt *st)
+static int add_table(struct sl_sql_plan_ctx *c, const struct sl_ddl_stmt *st)
 {
 	const struct sl_ddl_table *d = &st->table;
-	struct pl_table *t, **grown;
+	struct sl_sql_plan_table *t, **grown;
 	const struct sl_ddl_option *o;
 
 	if (name_taken(c, d->name)) {
 		if (d->if_not_exists)
 			return 0;
-		return pl_fail(c, st->span.line, st->span.col, "table '%s' already exists",
-			       d->name);
+		return sl_sql_plan_fail(c, st->span.line, st->span.col, "table '%s' already exists",
+					d->name);
 	}
-	t = pl_own(c, calloc(1, sizeof(*t)), free);
+	t = sl_sql_plan_own(c, calloc(1, sizeof(*t)), free);
 	grown = t ? realloc(c->tables, sizeof(*grown) * (size_t)(c->ntables + 1)) : NULL;
 	if (!grown)
-		return pl_fail(c, 0, 0, "out of memory");
+		return sl_sql_plan_fail(c, 0, 0, "out of memory");
 	c->tables = grown;
 	c->tables[c->ntables++] = t;
 	t->ddl = d;
@@ -407,26 +425,30 @@ static int add_table(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 			return -EINVAL;
 	}
 	t->idle_timeout = c->idle_timeout;
-	if ((o = pl_table_option(d, "scan.watermark.emit.strategy"))) {
+	if ((o = sl_sql_plan_table_option(d, "scan.watermark.emit.strategy"))) {
 		if (!strcasecmp(o->value, "on-event"))
 			t->on_event = true;
 		else if (strcasecmp(o->value, "on-periodic"))
-			return pl_fail(c, o->line, o->col, "'scan.watermark.emit.strategy' must be "
-				       "'on-event' or 'on-periodic', not '%s'", o->value);
+			return sl_sql_plan_fail(c, o->line, o->col,
+						"'scan.watermark.emit.strategy' must be "
+						"'on-event' or 'on-periodic', not '%s'",
+						o->value);
 	}
-	if ((o = pl_table_option(d, "scan.watermark.idle-timeout")) &&
-	    pl_parse_duration(o->value, &t->idle_timeout) < 0)
-		return pl_fail(c, o->line, o->col, "'scan.watermark.idle-timeout' must be a "
-			       "duration such as '5 s', not '%s'", o->value);
+	if ((o = sl_sql_plan_table_option(d, "scan.watermark.idle-timeout")) &&
+	    sl_sql_plan_parse_duration(o->value, &t->idle_timeout) < 0)
+		return sl_sql_plan_fail(c, o->line, o->col,
+					"'scan.watermark.idle-timeout' must be a "
+					"duration such as '5 s', not '%s'",
+					o->value);
 	if (d->has_watermark) {
 		bool found = false;
 
 		for (uint32_t i = 0; i < d->ncols; i++)
 			found |= !strcmp(d->cols[i].name, d->wm_col.name);
 		if (!found)
-			return pl_fail(c, d->wm_col.line, d->wm_col.col,
-				       "WATERMARK FOR '%s': no such column in table '%s'",
-				       d->wm_col.name, d->name);
+			return sl_sql_plan_fail(c, d->wm_col.line, d->wm_col.col,
+						"WATERMARK FOR '%s': no such column in table '%s'",
+						d->wm_col.name, d->name);
 		t->wm_col = d->wm_col.name;
 	}
 	for (uint32_t i = 0; i < d->npk; i++) {
@@ -435,33 +457,33 @@ static int add_table(struct pl_ctx *c, const struct sl_ddl_stmt *st)
 		for (uint32_t j = 0; j < d->ncols; j++)
 			found |= !strcmp(d->cols[j].name, d->pk[i].name);
 		if (!found)
-			return pl_fail(c, d->pk[i].line, d->pk[i].col,
-				       "PRIMARY KEY column '%s' is not a column of '%s'",
-				       d->pk[i].name, d->name);
+			return sl_sql_plan_fail(c, d->pk[i].line, d->pk[i].col,
+						"PRIMARY KEY column '%s' is not a column of '%s'",
+						d->pk[i].name, d->name);
 	}
 	return 0;
 }
 
 static void view_free(void *p)
 {
-	struct pl_view *v = p;
+	struct sl_sql_plan_view *v = p;
 
 	sl_stmt_destroy(v->stmt);
 	free(v->name);
 	free(v);
 }
 
-static int add_view(struct pl_ctx *c, struct sl_stmt *st)
+static int add_view(struct sl_sql_plan_ctx *c, struct sl_stmt *st)
 {
-	struct pl_view *v, **grown;
+	struct sl_sql_plan_view *v, **grown;
 
 	if (name_taken(c, st->target)) {
 		if (st->if_not_exists) {
 			sl_stmt_destroy(st);
 			return 0;
 		}
-		pl_fail(c, st->line, st->col, "a table or view named '%s' already exists",
-			st->target);
+		sl_sql_plan_fail(c, st->line, st->col, "a table or view named '%s' already exists",
+				 st->target);
 		sl_stmt_destroy(st);
 		return -EINVAL;
 	}
@@ -469,14 +491,14 @@ static int add_view(struct pl_ctx *c, struct sl_stmt *st)
 	if (!v || !(v->name = strdup(st->target))) {
 		free(v);
 		sl_stmt_destroy(st);
-		return pl_fail(c, 0, 0, "out of memory");
+		return sl_sql_plan_fail(c, 0, 0, "out of memory");
 	}
 	v->stmt = st;
-	if (!pl_own(c, v, view_free))
+	if (!sl_sql_plan_own(c, v, view_free))
 		return -ENOMEM;
 	grown = realloc(c->views, sizeof(*grown) * (size_t)(c->nviews + 1));
 	if (!grown)
-		return pl_fail(c, 0, 0, "out of memory");
+		return sl_sql_plan_fail(c, 0, 0, "out of memory");
 	c->views = grown;
 	c->views[c->nviews++] = v;
 	if (st->wm_for) {
@@ -488,7 +510,7 @@ static int add_view(struct pl_ctx *c, struct sl_stmt *st)
 	return 0;
 }
 
-struct pl_table *pl_find_table(struct pl_ctx *c, const char *name)
+struct sl_sql_plan_table *sl_sql_plan_find_table(struct sl_sql_plan_ctx *c, const char *name)
 {
 	for (int i = 0; i < c->ntables; i++)
 		if (!strcasecmp(c->tables[i]->ddl->name, name))
@@ -496,7 +518,7 @@ struct pl_table *pl_find_table(struct pl_ctx *c, const char *name)
 	return NULL;
 }
 
-struct pl_view *pl_find_view(struct pl_ctx *c, const char *name)
+struct sl_sql_plan_view *sl_sql_plan_find_view(struct sl_sql_plan_ctx *c, const char *name)
 {
 	for (int i = 0; i < c->nviews; i++)
 		if (!strcasecmp(c->views[i]->name, name))
@@ -506,20 +528,19 @@ struct pl_view *pl_find_view(struct pl_ctx *c, const char *name)
 
 /* ---- sinks ---------------------------------------------------------------------------- */
 
-/* Builds the connector options of a table for sql_options.c; `used` marks what the planner
- * itself consumed. */
-/* The table's WITH options as the connectors take them, followed by one option
- * "sluice.metadata.<column>" = key per METADATA column (the connector's way of being asked
- * for it, placed at the column for messages). *n gets the count. */
-static struct sl_conn_opt *pl_conn_opts(struct pl_ctx *c, const struct sl_ddl_table *d,
-					int *n)
+/* The table's WITH options as the connectors take them (`used` marks what the planner
+ * itself consumed), followed by one option "sluice.metadata.<column>" = key per METADATA
+ * column (the connector's way of being asked for it, placed at the column for messages).
+ * *n gets the count. */
+static struct sl_sql_conn_opt *conn_opts(struct sl_sql_plan_ctx *c, const struct sl_ddl_table *d,
+					 int *n)
 {
 	uint32_t nmeta = 0;
-	struct sl_conn_opt *o;
+	struct sl_sql_conn_opt *o;
 
 	for (uint32_t i = 0; i < d->ncols; i++)
 		nmeta += d->cols[i].metadata;
-	o = pl_own(c, calloc((size_t)(d->nopts + nmeta) + 1, sizeof(*o)), free);
+	o = sl_sql_plan_own(c, calloc((size_t)(d->nopts + nmeta) + 1, sizeof(*o)), free);
 	if (!o)
 		return NULL;
 	for (uint32_t i = 0; i < d->nopts; i++) {
@@ -537,7 +558,7 @@ static struct sl_conn_opt *pl_conn_opts(struct pl_ctx *c, const struct sl_ddl_ta
 		if (!col->metadata)
 			continue;
 		snprintf(key, sizeof key, "sluice.metadata.%s", col->name);
-		o[*n].key = pl_strdup(c, key);
+		o[*n].key = sl_sql_plan_strdup(c, key);
 		o[*n].value = col->meta_key ? col->meta_key : col->name;
 		o[*n].line = col->line;
 		o[*n].col = col->col;
@@ -550,63 +571,48 @@ static struct sl_conn_opt *pl_conn_opts(struct pl_ctx *c, const struct sl_ddl_ta
 
 static void connector_free(void *p)
 {
-	struct sl_sql_connector *k = p;
+	struct sl_sql_conn *k = p;
 
-	sl_sql_connector_fini(k);
+	sl_sql_conn_fini(k);
 	free(k);
 }
 
-struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_table *d,
-				      const struct sl_schema *schema, bool sink)
+struct sl_sql_conn *sl_sql_plan_connector(struct sl_sql_plan_ctx *c, const struct sl_ddl_table *d,
+					  const struct sl_schema *schema, bool sink)
 {
-	struct sl_sql_connector *k = calloc(1, sizeof(*k));
-	int nopts = 0;
-	struct sl_conn_opt *o = pl_conn_opts(c, d, &nopts);
+	struct sl_sql_conn *k = calloc(1, sizeof(*k));
+	struct sl_sql_conn_table tb = { .schema = schema, .file = c->file };
+	int pk[SL_SCHEMA_MAX_FIELDS], npk = 0;
 	char msg[512];
 	int rc;
 
-	if (!k || !o) {
+	tb.opts = conn_opts(c, d, &tb.nopts);
+	if (!k || !tb.opts) {
 		free(k);
-		pl_fail(c, 0, 0, "out of memory");
+		sl_sql_plan_fail(c, 0, 0, "out of memory");
 		return NULL;
 	}
 	msg[0] = 0;
-	const char *conn = NULL;
-	struct sl_conn_opt *at = NULL;
-
 	for (uint32_t i = 0; i < d->ncols; i++)
 		if (sink && d->cols[i].metadata) {
 			free(k);
-			pl_fail(c, d->cols[i].line, d->cols[i].col, "column '%s': METADATA columns "
-				"are read from a source; this table is written to", d->cols[i].name);
+			sl_sql_plan_fail(c, d->cols[i].line, d->cols[i].col,
+					 "column '%s': METADATA columns "
+					 "are read from a source; this table is written to",
+					 d->cols[i].name);
 			return NULL;
 		}
-	for (uint32_t i = 0; i < d->nopts; i++)
-		if (!strcmp(o[i].key, "connector")) {
-			conn = o[i].value;
-			at = &o[i];
-		}
-	if (sink && conn && (!strcmp(conn, "kafka") || !strcmp(conn, "upsert-kafka"))) {
-		/* the Kafka sink also needs the table's PRIMARY KEY (upsert-kafka) and the
-		 * checkpoint interval (its transaction timeout), which only the planner knows */
-		int pk[SL_SCHEMA_MAX_FIELDS], npk = 0;
-
-		for (uint32_t i = 0; i < d->npk && npk < SL_SCHEMA_MAX_FIELDS; i++)
-			pk[npk++] = sl_schema_find(schema, d->pk[i].name);
-		at->used = true;
-		rc = sl_sql_kafka_sink(schema, o, nopts, c->file, at,
-				       !strcmp(conn, "upsert-kafka"), pk, npk, c->ckpt_interval, k,
-				       msg, sizeof msg);
-	} else if (!sink && conn && !strcmp(conn, "kafka") && c->opts.offline) {
-		at->used = true;
-		rc = sl_sql_kafka_source(schema, o, nopts, c->file, at, true, k, msg,
-					 sizeof msg);
-	} else {
-		rc = sink ? sl_sql_sink_from_options(schema, o, nopts, c->file, k, msg,
-						     sizeof msg)
-			  : sl_sql_source_from_options(schema, o, nopts, c->file, k, msg,
-						       sizeof msg);
-	}
+	/* what only the planner knows: the key of an upsert sink, the checkpoint interval (a
+	 * Kafka sink's transaction timeout), the parallelism, whether to ask external systems */
+	for (uint32_t i = 0; i < d->npk && npk < SL_SCHEMA_MAX_FIELDS; i++)
+		pk[npk++] = sl_schema_find(schema, d->pk[i].name);
+	tb.pk = pk;
+	tb.npk = npk;
+	tb.checkpoint_interval_ms = c->ckpt_interval;
+	tb.nshards = c->nshards;
+	tb.offline = c->opts.offline;
+	rc = sink ? sl_sql_conn_bind_sink(&tb, k, msg, sizeof msg)
+		  : sl_sql_conn_bind_source(&tb, k, msg, sizeof msg);
 	if (rc < 0) {
 		free(k);
 		if (!c->failed) {
@@ -616,16 +622,17 @@ struct sl_sql_connector *pl_connector(struct pl_ctx *c, const struct sl_ddl_tabl
 		}
 		return NULL;
 	}
-	return pl_own(c, k, connector_free);
+	return sl_sql_plan_own(c, k, connector_free);
 }
 
 /* The schema of a table's physical leaves. */
-struct sl_schema *pl_table_schema(struct pl_ctx *c, const struct pl_table *t)
+struct sl_schema *sl_sql_plan_table_schema(struct sl_sql_plan_ctx *c,
+					   const struct sl_sql_plan_table *t)
 {
 	struct sl_schema *s = sl_schema_create();
 
 	if (!s) {
-		pl_fail(c, 0, 0, "out of memory");
+		sl_sql_plan_fail(c, 0, 0, "out of memory");
 		return NULL;
 	}
 	for (int i = 0; i < t->nphys; i++) {
@@ -635,24 +642,25 @@ struct sl_schema *pl_table_schema(struct pl_ctx *c, const struct pl_table *t)
 				 : sl_schema_add(s, t->phys_name[i], t->phys_type[i].type);
 		if (rc < 0) {
 			sl_schema_destroy(s);
-			pl_fail(c, t->ddl->cols ? t->ddl->cols[0].line : 0, 0,
-				"table '%s': bad column '%s'", t->ddl->name, t->phys_name[i]);
+			sl_sql_plan_fail(c, t->ddl->cols ? t->ddl->cols[0].line : 0, 0,
+					 "table '%s': bad column '%s'", t->ddl->name,
+					 t->phys_name[i]);
 			return NULL;
 		}
 	}
-	return pl_own(c, s, (void (*)(void *))sl_schema_destroy);
+	return sl_sql_plan_own(c, s, (void (*)(void *))sl_schema_destroy);
 }
 
 /* ---- statements ----------------------------------------------------------------------- */
 
-static struct pl_job *new_job(struct pl_ctx *c, const char *what, uint32_t line)
+static struct sl_sql_plan_job *new_job(struct sl_sql_plan_ctx *c, const char *what, uint32_t line)
 {
-	struct pl_job *grown = realloc(c->jobs, sizeof(*grown) * (size_t)(c->njobs + 1));
+	struct sl_sql_plan_job *grown = realloc(c->jobs, sizeof(*grown) * (size_t)(c->njobs + 1));
 	char name[256];
-	struct pl_job *j;
+	struct sl_sql_plan_job *j;
 
 	if (!grown) {
-		pl_fail(c, 0, 0, "out of memory");
+		sl_sql_plan_fail(c, 0, 0, "out of memory");
 		return NULL;
 	}
 	c->jobs = grown;
@@ -667,18 +675,19 @@ static struct pl_job *new_job(struct pl_ctx *c, const char *what, uint32_t line)
 	if (!j->job || !j->name) {
 		sl_job_destroy(j->job);
 		free(j->name);
-		pl_fail(c, 0, 0, "out of memory");
+		sl_sql_plan_fail(c, 0, 0, "out of memory");
 		return NULL;
 	}
 	c->njobs++;
 	return j;
 }
 
-static int plan_stmt(struct pl_ctx *c, struct sl_stmt *st, struct pl_job *into);
+static int plan_stmt(struct sl_sql_plan_ctx *c, struct sl_stmt *st, struct sl_sql_plan_job *into);
 
-static int plan_insert_or_select(struct pl_ctx *c, struct sl_stmt *st, struct pl_job *into)
+static int plan_insert_or_select(struct sl_sql_plan_ctx *c, struct sl_stmt *st,
+				 struct sl_sql_plan_job *into)
 {
-	struct pl_job *j = into;
+	struct sl_sql_plan_job *j = into;
 
 	if (!j) {
 		j = new_job(c, st->kind == SL_STMT_SELECT ? "SELECT" : "INSERT", st->line);
@@ -686,25 +695,26 @@ static int plan_insert_or_select(struct pl_ctx *c, struct sl_stmt *st, struct pl
 			return -ENOMEM;
 	}
 	if (st->kind == SL_STMT_SELECT)
-		return pl_plan_select_print(c, j->job, st);
-	return pl_plan_insert(c, j->job, st);
+		return sl_sql_plan_select_print(c, j->job, st);
+	return sl_sql_plan_insert(c, j->job, st);
 }
 
-static int plan_stmt(struct pl_ctx *c, struct sl_stmt *st, struct pl_job *into)
+static int plan_stmt(struct sl_sql_plan_ctx *c, struct sl_stmt *st, struct sl_sql_plan_job *into)
 {
 	switch (st->kind) {
 	case SL_STMT_SELECT:
 	case SL_STMT_INSERT:
 		return plan_insert_or_select(c, st, into);
 	case SL_STMT_STATEMENT_SET: {
-		struct pl_job *j = new_job(c, "STATEMENT SET", st->line);
+		struct sl_sql_plan_job *j = new_job(c, "STATEMENT SET", st->line);
 
 		if (!j)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < st->nsub; i++) {
 			if (st->sub[i]->kind != SL_STMT_INSERT)
-				return pl_fail(c, st->sub[i]->line, st->sub[i]->col,
-					       "a statement set holds only INSERT statements");
+				return sl_sql_plan_fail(
+					c, st->sub[i]->line, st->sub[i]->col,
+					"a statement set holds only INSERT statements");
 			if (plan_insert_or_select(c, st->sub[i], j))
 				return -EINVAL;
 		}
@@ -715,8 +725,9 @@ static int plan_stmt(struct pl_ctx *c, struct sl_stmt *st, struct pl_job *into)
 		int rc;
 
 		if (st->inner->kind == SL_STMT_CREATE_VIEW || st->inner->kind == SL_STMT_EXPLAIN)
-			return pl_fail(c, st->line, st->col, "EXPLAIN takes a query, an INSERT or a "
-				       "statement set");
+			return sl_sql_plan_fail(c, st->line, st->col,
+						"EXPLAIN takes a query, an INSERT or a "
+						"statement set");
 		rc = plan_stmt(c, st->inner, NULL);
 		if (rc)
 			return rc;
@@ -725,13 +736,13 @@ static int plan_stmt(struct pl_ctx *c, struct sl_stmt *st, struct pl_job *into)
 		return 0;
 	}
 	default:
-		return pl_fail(c, st->line, st->col, "this statement cannot appear here");
+		return sl_sql_plan_fail(c, st->line, st->col, "this statement cannot appear here");
 	}
 }
 
-static int plan_script(struct pl_ctx *c)
+static int plan_script(struct sl_sql_plan_ctx *c)
 {
-	struct pl_job *set_job = NULL; /* open BEGIN STATEMENT SET */
+	struct sl_sql_plan_job *set_job = NULL; /* open BEGIN STATEMENT SET */
 	uint32_t set_line = 0, set_col = 0;
 
 	for (uint32_t i = 0; i < c->ddl->nstmts && !c->failed; i++) {
@@ -764,11 +775,12 @@ static int plan_script(struct pl_ctx *c)
 				return -EINVAL;
 			continue;
 		}
-		if (!pl_own(c, st, (void (*)(void *))sl_stmt_destroy))
+		if (!sl_sql_plan_own(c, st, (void (*)(void *))sl_stmt_destroy))
 			return -ENOMEM;
 		if (st->kind == SL_STMT_BEGIN_SET) {
 			if (set_job)
-				return pl_fail(c, st->line, st->col, "statement sets do not nest");
+				return sl_sql_plan_fail(c, st->line, st->col,
+							"statement sets do not nest");
 			set_job = new_job(c, "STATEMENT SET", st->line);
 			if (!set_job)
 				return -ENOMEM;
@@ -778,27 +790,28 @@ static int plan_script(struct pl_ctx *c)
 		}
 		if (st->kind == SL_STMT_END) {
 			if (!set_job)
-				return pl_fail(c, st->line, st->col, "END without BEGIN STATEMENT SET");
+				return sl_sql_plan_fail(c, st->line, st->col,
+							"END without BEGIN STATEMENT SET");
 			set_job = NULL;
 			continue;
 		}
 		if (set_job && st->kind != SL_STMT_INSERT)
-			return pl_fail(c, st->line, st->col,
-				       "a statement set holds only INSERT statements");
+			return sl_sql_plan_fail(c, st->line, st->col,
+						"a statement set holds only INSERT statements");
 		/* set_job may move when new_job grows the array: index it afresh */
 		rc = plan_stmt(c, st, set_job ? &c->jobs[c->njobs - 1] : NULL);
 		if (rc)
 			return rc;
 	}
 	if (set_job)
-		return pl_fail(c, set_line, set_col, "BEGIN STATEMENT SET without END");
+		return sl_sql_plan_fail(c, set_line, set_col, "BEGIN STATEMENT SET without END");
 	return c->failed ? -EINVAL : 0;
 }
 
 /* ---- loading -------------------------------------------------------------------------- */
 
 struct sl_sql_script {
-	struct pl_ctx c;
+	struct sl_sql_plan_ctx c;
 	char *src;
 };
 
@@ -848,20 +861,20 @@ static int online_cpus(void)
 
 /* Defaults that depend on whether the jobs take checkpoints (the filesystem sink's delivery
  * guarantee), settled once the whole file is planned: a SET anywhere applies to all. */
-static void settle_connectors(struct pl_ctx *c)
+static void settle_connectors(struct sl_sql_plan_ctx *c)
 {
 	bool ckpt = c->opts.checkpoint_dir || c->ckpt_dir || c->ckpt_interval > 0;
 
 	for (int i = 0; i < c->nowned; i++)
 		if (c->owned_free[i] == connector_free)
-			sl_sql_connector_checkpointing(c->owned[i], ckpt);
+			sl_sql_conn_checkpointing(c->owned[i], ckpt);
 }
 
 struct sl_sql_script *sl_sql_load(const char *path, const char *src, size_t len,
 				  const struct sl_sql_opts *opts, char *err, size_t errcap)
 {
 	struct sl_sql_script *s = calloc(1, sizeof(*s));
-	struct pl_ctx *c;
+	struct sl_sql_plan_ctx *c;
 	char msg[512];
 
 	if (!s) {
@@ -922,7 +935,7 @@ struct sl_sql_script *sl_sql_load(const char *path, const char *src, size_t len,
 
 void sl_sql_destroy(struct sl_sql_script *s)
 {
-	struct pl_ctx *c;
+	struct sl_sql_plan_ctx *c;
 
 	if (!s)
 		return;

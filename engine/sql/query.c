@@ -1,10 +1,11 @@
 /*
  * query.c - SELECT, INSERT, CREATE VIEW, EXPLAIN and statement sets to trees (see query.h).
  *
- * Recursive descent over sl_lexer with one current token. Every scalar expression goes to
- * sl_expr_parse(), which shares our lexer and hands back the token it stopped at, so the
- * clause words it does not know (FROM, GROUP, WATERMARK, ...) come back to us. Look-ahead
- * copies the lexer, a plain value.
+ * Recursive descent over the token cursor (cursor.h), whose conventions it follows. Every
+ * scalar expression goes to sl_expr_parse() on the same cursor, which stops at the first
+ * token it cannot continue with, so the clause words it does not know (FROM, GROUP,
+ * WATERMARK, ...) come back to us. Look-ahead beyond sl_cur_peek() copies the lexer, a
+ * plain value.
  *
  * Invariants, as in ddl.c and expr.c: a node is linked into its parent before its children
  * are parsed, and an array grows by one zeroed element before the element is filled, so on
@@ -14,11 +15,11 @@
  * exhausts neither the stack nor the heap's patience.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cursor.h"
 #include "query.h"
 
 /* Subqueries and parenthesised FROM items nested this deep are refused (hand-written SQL
@@ -26,10 +27,7 @@
 #define MAX_DEPTH 64
 
 struct parser {
-	struct sl_lexer lx;
-	struct sl_tok cur;
-	char *err;
-	size_t errcap;
+	struct sl_cur *c;
 	/* What may follow the clause just parsed ("an operator, GROUP BY, ..."), so the error
 	 * at a token that ends nothing names every way to go on; NULL when nothing can. */
 	const char *follow;
@@ -37,63 +35,10 @@ struct parser {
 	struct sl_stmt *view;
 	uint32_t view_depth;
 	uint32_t depth;
-	bool failed;
 };
 
 static int parse_query(struct parser *p, struct sl_query **out);
 static int parse_from_list(struct parser *p, struct sl_from **out);
-
-static void advance(struct parser *p)
-{
-	p->cur = sl_lexer_next(&p->lx);
-}
-
-/* The token after cur, without consuming anything. */
-static struct sl_tok peek(const struct parser *p)
-{
-	struct sl_lexer copy = p->lx;
-
-	return sl_lexer_next(&copy);
-}
-
-static int fail_at(struct parser *p, uint32_t line, uint32_t col, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (p->failed)
-		return -EINVAL;
-	p->failed = true;
-	n = snprintf(p->err, p->errcap, "%u:%u: ", line, col);
-	if (n >= 0 && (size_t)n < p->errcap) {
-		va_start(ap, fmt);
-		vsnprintf(p->err + n, p->errcap - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
-static int nomem(struct parser *p)
-{
-	if (!p->failed) {
-		p->failed = true;
-		snprintf(p->err, p->errcap, "out of memory");
-	}
-	return -ENOMEM;
-}
-
-/* "expected <what>, found <cur>" at cur, worded as ddl.c and expr.c do; a lexer error
- * reports its own message instead. */
-static int expected(struct parser *p, const char *what)
-{
-	const struct sl_tok *t = &p->cur;
-	char found[96];
-
-	if (t->kind == SL_TOK_ERROR)
-		return fail_at(p, t->line, t->col, "%s", t->msg);
-	sl_tok_describe(t, found, sizeof found);
-	return fail_at(p, t->line, t->col, "expected %s, found %s", what, found);
-}
 
 /* The error at a token that continues nothing: what the last clause allows, or `end`. */
 static int expected_after(struct parser *p, const char *end)
@@ -101,58 +46,9 @@ static int expected_after(struct parser *p, const char *end)
 	char what[192];
 
 	if (!p->follow)
-		return expected(p, end);
+		return sl_cur_expected(p->c, end);
 	snprintf(what, sizeof what, "%s or %s", p->follow, end);
-	return expected(p, what);
-}
-
-static bool is_kw(const struct parser *p, const char *kw)
-{
-	return sl_tok_is_kw(&p->cur, kw);
-}
-
-static bool is_op(const struct parser *p, const char *op)
-{
-	return sl_tok_is_op(&p->cur, op);
-}
-
-static int expect_kw(struct parser *p, const char *kw, const char *what)
-{
-	if (!is_kw(p, kw))
-		return expected(p, what);
-	advance(p);
-	return 0;
-}
-
-static int expect_op(struct parser *p, const char *op, const char *what)
-{
-	if (!is_op(p, op))
-		return expected(p, what);
-	advance(p);
-	return 0;
-}
-
-/* Appends one zeroed element to *arr (realloc per element: plan time, lists are short). */
-static void *append(struct parser *p, void **arr, uint32_t *n, size_t size)
-{
-	char *a = realloc(*arr, (*n + 1) * size);
-
-	if (!a) {
-		nomem(p);
-		return NULL;
-	}
-	*arr = a;
-	memset(a + *n * size, 0, size);
-	return a + (*n)++ * size;
-}
-
-static char *ident_dup(struct parser *p, const struct sl_tok *t)
-{
-	char *s = sl_tok_ident_dup(t);
-
-	if (!s)
-		nomem(p);
-	return s;
+	return sl_cur_expected(p->c, what);
 }
 
 /*
@@ -191,9 +87,9 @@ static bool at_watermark_for(const struct parser *p)
 {
 	struct sl_tok n;
 
-	if (!is_kw(p, "WATERMARK"))
+	if (!sl_cur_is_kw(p->c, "WATERMARK"))
 		return false;
-	n = peek(p);
+	n = sl_cur_peek(p->c);
 	return sl_tok_is_kw(&n, "FOR");
 }
 
@@ -202,21 +98,21 @@ static bool at_query_paren(const struct parser *p)
 {
 	struct sl_tok n;
 
-	if (!is_op(p, "("))
+	if (!sl_cur_is_op(p->c, "("))
 		return false;
-	n = peek(p);
+	n = sl_cur_peek(p->c);
 	return sl_tok_is_kw(&n, "SELECT") || sl_tok_is_op(&n, "(");
 }
 
 static int parse_expr(struct parser *p, struct sl_expr **out)
 {
-	*out = sl_expr_parse(&p->lx, &p->cur, p->err, p->errcap);
+	*out = sl_expr_parse(p->c);
 	if (!*out) {
 		/* the expression parser quotes a token whole, even a string with line breaks */
-		for (char *c = p->err; p->errcap && *c; c++)
-			if (*c == '\n' || *c == '\r')
-				*c = ' ';
-		p->failed = true;
+		for (char *ch = p->c->err; p->c->errcap && *ch; ch++)
+			if (*ch == '\n' || *ch == '\r')
+				*ch = ' ';
+		p->c->failed = true;
 		return -EINVAL;
 	}
 	return 0;
@@ -235,16 +131,16 @@ static int take_dotted(struct parser *p, char **out, const char *what)
 		size_t plen;
 		char *part, *s;
 
-		if (n ? p->cur.kind != SL_TOK_IDENT : !is_name(&p->cur))
-			return expected(p, n ? "a name after '.'" : what);
-		part = ident_dup(p, &p->cur);
+		if (n ? p->c->tok.kind != SL_TOK_IDENT : !is_name(&p->c->tok))
+			return sl_cur_expected(p->c, n ? "a name after '.'" : what);
+		part = sl_cur_ident_dup(p->c, &p->c->tok);
 		if (!part)
 			return -ENOMEM;
 		plen = strlen(part);
 		s = realloc(*out, n + plen + 2);
 		if (!s) {
 			free(part);
-			return nomem(p);
+			return sl_cur_nomem(p->c);
 		}
 		*out = s;
 		if (n)
@@ -252,13 +148,13 @@ static int take_dotted(struct parser *p, char **out, const char *what)
 		memcpy(s + n, part, plen + 1);
 		n += plen;
 		free(part);
-		advance(p);
-		if (!is_op(p, "."))
+		sl_cur_advance(p->c);
+		if (!sl_cur_is_op(p->c, "."))
 			return 0;
-		next = peek(p);
+		next = sl_cur_peek(p->c);
 		if (sl_tok_is_op(&next, "*"))
 			return 0;
-		advance(p);
+		sl_cur_advance(p->c);
 	}
 }
 
@@ -267,41 +163,40 @@ static int parse_name_list(struct parser *p, char ***names, uint32_t *n, const c
 {
 	int rc;
 
-	advance(p);
+	sl_cur_advance(p->c);
 	for (;;) {
-		char **slot = append(p, (void **)names, n, sizeof *slot);
+		char **slot = sl_cur_append(p->c, (void **)names, n, sizeof *slot);
 
 		if (!slot)
 			return -ENOMEM;
-		if (!is_name(&p->cur))
-			return expected(p, what);
-		*slot = ident_dup(p, &p->cur);
+		if (!is_name(&p->c->tok))
+			return sl_cur_expected(p->c, what);
+		*slot = sl_cur_ident_dup(p->c, &p->c->tok);
 		if (!*slot)
 			return -ENOMEM;
-		advance(p);
-		if (is_op(p, ")"))
+		sl_cur_advance(p->c);
+		if (sl_cur_is_op(p->c, ")"))
 			break;
-		if ((rc = expect_op(p, ",", "',' or ')' in the column list")))
+		if ((rc = sl_cur_expect_op(p->c, ",", "',' or ')' in the column list")))
 			return rc;
 	}
-	advance(p);
+	sl_cur_advance(p->c);
 	return 0;
 }
 
 /* `[AS] alias` after a select item or FROM item; nothing when no alias is written. */
 static int parse_alias(struct parser *p, char **alias)
 {
-	if (is_kw(p, "AS")) {
-		advance(p);
-		if (!is_name(&p->cur))
-			return expected(p, "an alias after AS");
-	} else if (!is_name(&p->cur) || at_watermark_for(p)) {
+	if (sl_cur_accept_kw(p->c, "AS")) {
+		if (!is_name(&p->c->tok))
+			return sl_cur_expected(p->c, "an alias after AS");
+	} else if (!is_name(&p->c->tok) || at_watermark_for(p)) {
 		return 0;
 	}
-	*alias = ident_dup(p, &p->cur);
+	*alias = sl_cur_ident_dup(p->c, &p->c->tok);
 	if (!*alias)
 		return -ENOMEM;
-	advance(p);
+	sl_cur_advance(p->c);
 	return 0;
 }
 
@@ -310,7 +205,7 @@ static struct sl_query *new_query(struct parser *p, uint32_t line, uint32_t col)
 	struct sl_query *q = calloc(1, sizeof *q);
 
 	if (!q) {
-		nomem(p);
+		sl_cur_nomem(p->c);
 		return NULL;
 	}
 	q->line = line;
@@ -325,7 +220,7 @@ static struct sl_from *new_from(struct parser *p, enum sl_from_kind kind, uint32
 	struct sl_from *f = calloc(1, sizeof *f);
 
 	if (!f) {
-		nomem(p);
+		sl_cur_nomem(p->c);
 		return NULL;
 	}
 	f->kind = kind;
@@ -334,130 +229,85 @@ static struct sl_from *new_from(struct parser *p, enum sl_from_kind kind, uint32
 	return f;
 }
 
-static struct sl_expr *new_expr(struct parser *p, enum sl_expr_kind kind, const struct sl_tok *t)
-{
-	struct sl_expr *e = calloc(1, sizeof *e);
-
-	if (!e) {
-		nomem(p);
-		return NULL;
-	}
-	e->kind = kind;
-	e->line = t->line;
-	e->col = t->col;
-	return e;
-}
-
-/* Appends an owned child to e->args; frees it when the array cannot grow. */
-static int add_arg(struct parser *p, struct sl_expr *e, struct sl_expr *child)
-{
-	struct sl_expr **a = realloc(e->args, (e->nargs + 1) * sizeof *a);
-
-	if (!a) {
-		sl_expr_destroy(child);
-		return nomem(p);
-	}
-	e->args = a;
-	e->args[e->nargs++] = child;
-	return 0;
-}
-
-static int add_path(struct parser *p, struct sl_expr *e, const struct sl_tok *t)
-{
-	char **a = realloc(e->path, (e->npath + 1) * sizeof *a);
-
-	if (!a)
-		return nomem(p);
-	e->path = a;
-	e->path[e->npath] = ident_dup(p, t);
-	if (!e->path[e->npath])
-		return -ENOMEM;
-	e->npath++;
-	return 0;
-}
-
 /* Window TVF data argument: TABLE name [PARTITION BY key | PARTITION BY (key, ...)], the
  * keys (SESSION's, Flink 1.19+) going to e->partition; cur on TABLE. */
 static int parse_table_arg(struct parser *p, struct sl_expr **out)
 {
-	struct sl_expr *e = new_expr(p, SL_EXPR_TABLE, &p->cur);
+	struct sl_expr *e = sl_expr_new(p->c, SL_EXPR_TABLE, &p->c->tok);
 	bool paren;
 	int rc;
 
 	if (!e)
 		return -ENOMEM;
 	*out = e;
-	advance(p);
+	sl_cur_advance(p->c);
 	for (;;) {
-		if (e->npath ? p->cur.kind != SL_TOK_IDENT : !is_name(&p->cur))
-			return expected(p,
-					e->npath ? "a name after '.'" : "a table name after TABLE");
-		if ((rc = add_path(p, e, &p->cur)))
+		if (e->npath ? p->c->tok.kind != SL_TOK_IDENT : !is_name(&p->c->tok))
+			return sl_cur_expected(p->c, e->npath ? "a name after '.'"
+							      : "a table name after TABLE");
+		if ((rc = sl_expr_add_path(p->c, e, &p->c->tok)))
 			return rc;
-		advance(p);
-		if (!is_op(p, "."))
+		sl_cur_advance(p->c);
+		if (!sl_cur_accept_op(p->c, "."))
 			break;
-		advance(p);
 	}
-	if (!is_kw(p, "PARTITION"))
+	if (!sl_cur_accept_kw(p->c, "PARTITION"))
 		return 0;
-	advance(p);
-	if ((rc = expect_kw(p, "BY", "BY after PARTITION")))
+	if ((rc = sl_cur_expect_kw(p->c, "BY", "BY after PARTITION")))
 		return rc;
-	paren = is_op(p, "(");
-	if (paren)
-		advance(p);
+	paren = sl_cur_accept_op(p->c, "(");
 	for (;;) {
-		struct sl_expr **k = append(p, (void **)&e->partition, &e->npartition, sizeof *k);
+		struct sl_expr **k =
+			sl_cur_append(p->c, (void **)&e->partition, &e->npartition, sizeof *k);
 
 		if (!k)
 			return -ENOMEM;
 		if ((rc = parse_expr(p, k)))
 			return rc;
-		if (!paren || !is_op(p, ","))
+		if (!paren || !sl_cur_is_op(p->c, ","))
 			break;
-		advance(p);
+		sl_cur_advance(p->c);
 	}
-	return paren ? expect_op(p, ")", "',' or ')' in PARTITION BY") : 0;
+	return paren ? sl_cur_expect_op(p->c, ")", "',' or ')' in PARTITION BY") : 0;
 }
 
 /* DESCRIPTOR(col, ...), cur on DESCRIPTOR. */
 static int parse_descriptor(struct parser *p, struct sl_expr **out)
 {
-	struct sl_expr *e = new_expr(p, SL_EXPR_DESCRIPTOR, &p->cur);
+	struct sl_expr *e = sl_expr_new(p->c, SL_EXPR_DESCRIPTOR, &p->c->tok);
 	int rc;
 
 	if (!e)
 		return -ENOMEM;
 	*out = e;
-	advance(p);
-	if ((rc = expect_op(p, "(", "'(' after DESCRIPTOR")))
+	sl_cur_advance(p->c);
+	if ((rc = sl_cur_expect_op(p->c, "(", "'(' after DESCRIPTOR")))
 		return rc;
 	for (;;) {
-		struct sl_expr *c;
+		struct sl_expr *col;
 
-		if (!is_name(&p->cur))
-			return expected(p, "a column name in DESCRIPTOR");
-		c = new_expr(p, SL_EXPR_COLUMN, &p->cur);
-		if (!c)
+		if (!is_name(&p->c->tok))
+			return sl_cur_expected(p->c, "a column name in DESCRIPTOR");
+		col = sl_expr_new(p->c, SL_EXPR_COLUMN, &p->c->tok);
+		if (!col)
 			return -ENOMEM;
-		if ((rc = add_arg(p, e, c)) || (rc = add_path(p, c, &p->cur)))
+		if ((rc = sl_expr_add_arg(p->c, e, col)) ||
+		    (rc = sl_expr_add_path(p->c, col, &p->c->tok)))
 			return rc;
-		advance(p);
-		if (!is_op(p, ","))
+		sl_cur_advance(p->c);
+		if (!sl_cur_accept_op(p->c, ","))
 			break;
-		advance(p);
 	}
-	return expect_op(p, ")", "',' or ')' in DESCRIPTOR");
+	return sl_cur_expect_op(p->c, ")", "',' or ')' in DESCRIPTOR");
 }
 
 /* `NAME =>` before a TVF argument: '=' and '>' written together (the lexer has no "=>"). */
 static bool at_arg_name(const struct parser *p)
 {
-	struct sl_lexer copy = p->lx;
+	struct sl_lexer copy = p->c->lx;
 	struct sl_tok eq, gt;
 
-	if (p->cur.kind != SL_TOK_IDENT)
+	if (p->c->tok.kind != SL_TOK_IDENT)
 		return false;
 	eq = sl_lexer_next(&copy);
 	gt = sl_lexer_next(&copy);
@@ -476,46 +326,47 @@ static int parse_tvf(struct parser *p, struct sl_from *f)
 	bool named = false;
 	int rc;
 
-	advance(p);
-	if ((rc = expect_op(p, "(", "'(' after TABLE")))
+	sl_cur_advance(p->c);
+	if ((rc = sl_cur_expect_op(p->c, "(", "'(' after TABLE")))
 		return rc;
-	next = peek(p);
-	if (!is_name(&p->cur) || !sl_tok_is_op(&next, "("))
-		return expected(p, "a window function such as TUMBLE(...) after TABLE(");
-	call = new_expr(p, SL_EXPR_CALL, &p->cur);
+	next = sl_cur_peek(p->c);
+	if (!is_name(&p->c->tok) || !sl_tok_is_op(&next, "("))
+		return sl_cur_expected(p->c, "a window function such as TUMBLE(...) after TABLE(");
+	call = sl_expr_new(p->c, SL_EXPR_CALL, &p->c->tok);
 	if (!call)
 		return -ENOMEM;
 	f->call = call;
-	call->text = ident_dup(p, &p->cur);
+	call->text = sl_cur_ident_dup(p->c, &p->c->tok);
 	if (!call->text)
 		return -ENOMEM;
-	advance(p);
-	advance(p);
-	while (!is_op(p, ")")) {
+	sl_cur_advance(p->c);
+	sl_cur_advance(p->c);
+	while (!sl_cur_is_op(p->c, ")")) {
 		struct sl_expr *arg = NULL;
 		char *name = NULL, **names;
 
 		if (at_arg_name(p)) {
-			name = ident_dup(p, &p->cur);
+			name = sl_cur_ident_dup(p->c, &p->c->tok);
 			if (!name)
 				return -ENOMEM;
-			advance(p);
-			advance(p);
-			advance(p);
+			sl_cur_advance(p->c);
+			sl_cur_advance(p->c);
+			sl_cur_advance(p->c);
 			named = true;
 		} else if (named) {
-			return expected(p, "a named argument (NAME => value) after a named one");
+			return sl_cur_expected(
+				p->c, "a named argument (NAME => value) after a named one");
 		}
-		if (is_kw(p, "TABLE"))
+		if (sl_cur_is_kw(p->c, "TABLE"))
 			rc = parse_table_arg(p, &arg);
-		else if (is_kw(p, "DESCRIPTOR"))
+		else if (sl_cur_is_kw(p->c, "DESCRIPTOR"))
 			rc = parse_descriptor(p, &arg);
 		else
 			rc = parse_expr(p, &arg);
 		/* names and args grow together, so arg_names[i] always matches args[i] */
 		names = rc ? NULL : realloc(f->arg_names, (call->nargs + 1) * sizeof *names);
 		if (!rc && !names)
-			rc = nomem(p);
+			rc = sl_cur_nomem(p->c);
 		if (rc) {
 			free(name);
 			sl_expr_destroy(arg);
@@ -523,16 +374,15 @@ static int parse_tvf(struct parser *p, struct sl_from *f)
 		}
 		f->arg_names = names;
 		names[call->nargs] = name;
-		if ((rc = add_arg(p, call, arg))) {
+		if ((rc = sl_expr_add_arg(p->c, call, arg))) {
 			free(name);
 			return rc;
 		}
-		if (!is_op(p, ","))
+		if (!sl_cur_accept_op(p->c, ","))
 			break;
-		advance(p);
 	}
-	if ((rc = expect_op(p, ")", "',' or ')' in the argument list")) ||
-	    (rc = expect_op(p, ")", "')' closing TABLE(")))
+	if ((rc = sl_cur_expect_op(p->c, ")", "',' or ')' in the argument list")) ||
+	    (rc = sl_cur_expect_op(p->c, ")", "')' closing TABLE(")))
 		return rc;
 	if (!named) {
 		free(f->arg_names);
@@ -546,8 +396,7 @@ static int expect_close(struct parser *p, const struct sl_tok *open)
 {
 	char what[64];
 
-	if (is_op(p, ")")) {
-		advance(p);
+	if (sl_cur_accept_op(p->c, ")")) {
 		return 0;
 	}
 	snprintf(what, sizeof what, "')' closing '(' at %u:%u", open->line, open->col);
@@ -561,16 +410,16 @@ static int expect_close(struct parser *p, const struct sl_tok *open)
  */
 static int parse_from_item(struct parser *p, struct sl_from **out, bool right)
 {
-	struct sl_tok at = p->cur, next = peek(p);
+	struct sl_tok at = p->c->tok, next = sl_cur_peek(p->c);
 	struct sl_from *f;
 	int rc;
 
-	if (is_op(p, "(")) {
+	if (sl_cur_is_op(p->c, "(")) {
 		if (p->depth >= MAX_DEPTH)
-			return fail_at(p, at.line, at.col, "FROM nested more than %d deep",
-				       MAX_DEPTH);
+			return sl_cur_fail_at(p->c, at.line, at.col,
+					      "FROM nested more than %d deep", MAX_DEPTH);
 		if (!at_query_paren(p)) {
-			advance(p);
+			sl_cur_advance(p->c);
 			p->depth++;
 			rc = parse_from_list(p, out);
 			p->depth--;
@@ -581,12 +430,12 @@ static int parse_from_item(struct parser *p, struct sl_from **out, bool right)
 		if (!f)
 			return -ENOMEM;
 		*out = f;
-		advance(p);
+		sl_cur_advance(p->c);
 		if ((rc = parse_query(p, &f->sub)) || (rc = expect_close(p, &at)))
 			return rc;
 		return parse_alias(p, &f->alias);
 	}
-	if (is_kw(p, "TABLE") && sl_tok_is_op(&next, "(")) {
+	if (sl_cur_is_kw(p->c, "TABLE") && sl_tok_is_op(&next, "(")) {
 		f = new_from(p, SL_FROM_TVF, at.line, at.col);
 		if (!f)
 			return -ENOMEM;
@@ -599,15 +448,15 @@ static int parse_from_item(struct parser *p, struct sl_from **out, bool right)
 	*out = f;
 	if ((rc = take_dotted(p, &f->name, "a table name, a (subquery) or TABLE(...)")))
 		return rc;
-	if (is_kw(p, "FOR")) {
+	if (sl_cur_is_kw(p->c, "FOR")) {
 		if (!right)
-			return fail_at(p, p->cur.line, p->cur.col,
-				       "FOR SYSTEM_TIME AS OF belongs "
-				       "to the table on the right of a JOIN");
-		advance(p);
-		if ((rc = expect_kw(p, "SYSTEM_TIME", "SYSTEM_TIME after FOR")) ||
-		    (rc = expect_kw(p, "AS", "AS OF after FOR SYSTEM_TIME")) ||
-		    (rc = expect_kw(p, "OF", "OF after FOR SYSTEM_TIME AS")) ||
+			return sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
+					      "FOR SYSTEM_TIME AS OF belongs "
+					      "to the table on the right of a JOIN");
+		sl_cur_advance(p->c);
+		if ((rc = sl_cur_expect_kw(p->c, "SYSTEM_TIME", "SYSTEM_TIME after FOR")) ||
+		    (rc = sl_cur_expect_kw(p->c, "AS", "AS OF after FOR SYSTEM_TIME")) ||
+		    (rc = sl_cur_expect_kw(p->c, "OF", "OF after FOR SYSTEM_TIME AS")) ||
 		    (rc = parse_expr(p, &f->system_time)))
 			return rc;
 	}
@@ -618,26 +467,26 @@ static int parse_from_item(struct parser *p, struct sl_from **out, bool right)
 static int take_join(struct parser *p, enum sl_join_kind *kind, bool *found)
 {
 	*found = true;
-	if (is_kw(p, "JOIN")) {
+	if (sl_cur_is_kw(p->c, "JOIN")) {
 		*kind = SL_JOIN_INNER;
-	} else if (is_kw(p, "INNER")) {
+	} else if (sl_cur_is_kw(p->c, "INNER")) {
 		*kind = SL_JOIN_INNER;
-		advance(p);
-	} else if (is_kw(p, "CROSS")) {
+		sl_cur_advance(p->c);
+	} else if (sl_cur_is_kw(p->c, "CROSS")) {
 		*kind = SL_JOIN_CROSS;
-		advance(p);
-	} else if (is_kw(p, "LEFT") || is_kw(p, "RIGHT") || is_kw(p, "FULL")) {
-		*kind = is_kw(p, "LEFT")    ? SL_JOIN_LEFT
-			: is_kw(p, "RIGHT") ? SL_JOIN_RIGHT
-					    : SL_JOIN_FULL;
-		advance(p);
-		if (is_kw(p, "OUTER"))
-			advance(p);
+		sl_cur_advance(p->c);
+	} else if (sl_cur_is_kw(p->c, "LEFT") || sl_cur_is_kw(p->c, "RIGHT") ||
+		   sl_cur_is_kw(p->c, "FULL")) {
+		*kind = sl_cur_is_kw(p->c, "LEFT")    ? SL_JOIN_LEFT
+			: sl_cur_is_kw(p->c, "RIGHT") ? SL_JOIN_RIGHT
+						      : SL_JOIN_FULL;
+		sl_cur_advance(p->c);
+		sl_cur_accept_kw(p->c, "OUTER");
 	} else {
 		*found = false;
 		return 0;
 	}
-	return expect_kw(p, "JOIN", "JOIN");
+	return sl_cur_expect_kw(p->c, "JOIN", "JOIN");
 }
 
 /* item { join item [ON e] }: left-associative, each join wrapping what came before. */
@@ -662,7 +511,7 @@ static int parse_join_chain(struct parser *p, struct sl_from **out)
 			break;
 		if (kind == SL_JOIN_CROSS)
 			continue;
-		if ((rc = expect_kw(p, "ON", "ON and the join condition")))
+		if ((rc = sl_cur_expect_kw(p->c, "ON", "ON and the join condition")))
 			break;
 		rc = parse_expr(p, &j->on);
 	}
@@ -674,7 +523,7 @@ static int parse_from_list(struct parser *p, struct sl_from **out)
 {
 	int rc = parse_join_chain(p, out);
 
-	while (!rc && is_op(p, ",")) {
+	while (!rc && sl_cur_is_op(p->c, ",")) {
 		struct sl_from *j = new_from(p, SL_FROM_JOIN, (*out)->line, (*out)->col);
 
 		if (!j)
@@ -682,7 +531,7 @@ static int parse_from_list(struct parser *p, struct sl_from **out)
 		j->join = SL_JOIN_CROSS;
 		j->left = *out;
 		*out = j;
-		advance(p);
+		sl_cur_advance(p->c);
 		rc = parse_join_chain(p, &j->right);
 	}
 	return rc;
@@ -694,13 +543,14 @@ static int parse_view_watermark(struct parser *p, struct sl_stmt *s)
 	int rc;
 
 	if (s->wm_for)
-		return fail_at(p, p->cur.line, p->cur.col, "a view has one WATERMARK");
-	s->wm_line = p->cur.line;
-	s->wm_col = p->cur.col;
-	advance(p);
-	advance(p);
+		return sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
+				      "a view has one WATERMARK");
+	s->wm_line = p->c->tok.line;
+	s->wm_col = p->c->tok.col;
+	sl_cur_advance(p->c);
+	sl_cur_advance(p->c);
 	if ((rc = parse_expr(p, &s->wm_for)) ||
-	    (rc = expect_kw(p, "AS", "AS after the WATERMARK FOR expression")))
+	    (rc = sl_cur_expect_kw(p->c, "AS", "AS after the WATERMARK FOR expression")))
 		return rc;
 	return parse_expr(p, &s->wm_expr);
 }
@@ -708,19 +558,19 @@ static int parse_view_watermark(struct parser *p, struct sl_stmt *s)
 /* `*`, `t.*`, or `expr [[AS] alias]`. */
 static int parse_item(struct parser *p, struct sl_select_item *it)
 {
-	struct sl_lexer scan = p->lx;
-	struct sl_tok t = p->cur;
+	struct sl_lexer scan = p->c->lx;
+	struct sl_tok t = p->c->tok;
 	int rc;
 
 	it->line = t.line;
 	it->col = t.col;
-	if (is_op(p, "*")) {
+	if (sl_cur_is_op(p->c, "*")) {
 		it->star = true;
-		advance(p);
+		sl_cur_advance(p->c);
 		return 0;
 	}
 	/* t.* and cat.db.t.*: names and dots up to a star, else an expression */
-	while (is_name(&p->cur)) {
+	while (is_name(&p->c->tok)) {
 		struct sl_tok dot = sl_lexer_next(&scan);
 
 		if (!sl_tok_is_op(&dot, "."))
@@ -730,8 +580,8 @@ static int parse_item(struct parser *p, struct sl_select_item *it)
 			it->star = true;
 			if ((rc = take_dotted(p, &it->star_qual, "a table name before .*")))
 				return rc;
-			advance(p);
-			advance(p);
+			sl_cur_advance(p->c);
+			sl_cur_advance(p->c);
 			return 0;
 		}
 		if (t.kind != SL_TOK_IDENT)
@@ -753,18 +603,18 @@ static int parse_items(struct parser *p, struct sl_query *q)
 			rc = parse_view_watermark(p, p->view);
 		} else {
 			struct sl_select_item *it =
-				append(p, (void **)&q->items, &q->nitems, sizeof *it);
+				sl_cur_append(p->c, (void **)&q->items, &q->nitems, sizeof *it);
 
 			rc = it ? parse_item(p, it) : -ENOMEM;
 		}
 		if (rc)
 			return rc;
-		if (!is_op(p, ","))
+		if (!sl_cur_accept_op(p->c, ","))
 			break;
-		advance(p);
 	}
 	if (!q->nitems)
-		return fail_at(p, q->line, q->col, "a SELECT needs a column besides WATERMARK");
+		return sl_cur_fail_at(p->c, q->line, q->col,
+				      "a SELECT needs a column besides WATERMARK");
 	return 0;
 }
 
@@ -772,59 +622,52 @@ static int parse_items(struct parser *p, struct sl_query *q)
 static int parse_expr_list(struct parser *p, struct sl_expr ***arr, uint32_t *n)
 {
 	for (;;) {
-		struct sl_expr **slot = append(p, (void **)arr, n, sizeof *slot);
+		struct sl_expr **slot = sl_cur_append(p->c, (void **)arr, n, sizeof *slot);
 		int rc;
 
 		if (!slot)
 			return -ENOMEM;
 		if ((rc = parse_expr(p, slot)))
 			return rc;
-		if (!is_op(p, ","))
+		if (!sl_cur_accept_op(p->c, ","))
 			return 0;
-		advance(p);
 	}
 }
 
 /* SELECT [DISTINCT|ALL] items [FROM ...] [WHERE e] [GROUP BY ...] [HAVING e]. */
 static int parse_select(struct parser *p, struct sl_query **out)
 {
-	struct sl_query *q = new_query(p, p->cur.line, p->cur.col);
+	struct sl_query *q = new_query(p, p->c->tok.line, p->c->tok.col);
 	int rc;
 
 	if (!q)
 		return -ENOMEM;
 	*out = q;
-	advance(p);
-	if (is_kw(p, "DISTINCT")) {
+	sl_cur_advance(p->c);
+	if (sl_cur_accept_kw(p->c, "DISTINCT"))
 		q->distinct = true;
-		advance(p);
-	} else if (is_kw(p, "ALL")) {
-		advance(p);
-	}
+	else
+		sl_cur_accept_kw(p->c, "ALL");
 	if ((rc = parse_items(p, q)))
 		return rc;
 	p->follow = "an operator, ',', FROM";
-	if (is_kw(p, "FROM")) {
-		advance(p);
+	if (sl_cur_accept_kw(p->c, "FROM")) {
 		if ((rc = parse_from_list(p, &q->from)))
 			return rc;
 		p->follow = "',', JOIN, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT, UNION";
 	}
-	if (is_kw(p, "WHERE")) {
-		advance(p);
+	if (sl_cur_accept_kw(p->c, "WHERE")) {
 		if ((rc = parse_expr(p, &q->where)))
 			return rc;
 		p->follow = "an operator, GROUP BY, HAVING, ORDER BY, LIMIT, UNION";
 	}
-	if (is_kw(p, "GROUP")) {
-		advance(p);
-		if ((rc = expect_kw(p, "BY", "BY after GROUP")) ||
+	if (sl_cur_accept_kw(p->c, "GROUP")) {
+		if ((rc = sl_cur_expect_kw(p->c, "BY", "BY after GROUP")) ||
 		    (rc = parse_expr_list(p, &q->group_by, &q->ngroup_by)))
 			return rc;
 		p->follow = "an operator, ',', HAVING, ORDER BY, LIMIT, UNION";
 	}
-	if (is_kw(p, "HAVING")) {
-		advance(p);
+	if (sl_cur_accept_kw(p->c, "HAVING")) {
 		if ((rc = parse_expr(p, &q->having)))
 			return rc;
 		p->follow = "an operator, ORDER BY, LIMIT, UNION";
@@ -835,14 +678,13 @@ static int parse_select(struct parser *p, struct sl_query **out)
 /* SELECT ... or ( query ). */
 static int parse_term(struct parser *p, struct sl_query **out)
 {
-	struct sl_tok at = p->cur;
+	struct sl_tok at = p->c->tok;
 	int rc;
 
-	if (is_kw(p, "SELECT"))
+	if (sl_cur_is_kw(p->c, "SELECT"))
 		return parse_select(p, out);
-	if (!is_op(p, "("))
-		return expected(p, "a query (SELECT or '(')");
-	advance(p);
+	if (!sl_cur_accept_op(p->c, "("))
+		return sl_cur_expected(p->c, "a query (SELECT or '(')");
 	if ((rc = parse_query(p, out)) || (rc = expect_close(p, &at)))
 		return rc;
 	p->follow = "UNION, ORDER BY, LIMIT";
@@ -852,50 +694,48 @@ static int parse_term(struct parser *p, struct sl_query **out)
 /* ORDER BY e [ASC|DESC], ... and LIMIT n of a whole query q. */
 static int parse_order_limit(struct parser *p, struct sl_query *q)
 {
-	struct sl_tok at = p->cur;
+	struct sl_tok at = p->c->tok;
 	int rc;
 
-	if (!is_kw(p, "ORDER") && !is_kw(p, "LIMIT"))
+	if (!sl_cur_is_kw(p->c, "ORDER") && !sl_cur_is_kw(p->c, "LIMIT"))
 		return 0;
 	/* a parenthesised query brought its own: a second would overwrite it */
 	if (q->norder_by || q->limit >= 0)
-		return fail_at(p, at.line, at.col,
-			       "ORDER BY or LIMIT after a parenthesised "
-			       "query that has its own");
-	if (is_kw(p, "ORDER")) {
-		advance(p);
-		if ((rc = expect_kw(p, "BY", "BY after ORDER")))
+		return sl_cur_fail_at(p->c, at.line, at.col,
+				      "ORDER BY or LIMIT after a parenthesised "
+				      "query that has its own");
+	if (sl_cur_accept_kw(p->c, "ORDER")) {
+		if ((rc = sl_cur_expect_kw(p->c, "BY", "BY after ORDER")))
 			return rc;
 		for (;;) {
-			struct sl_order_item *o =
-				append(p, (void **)&q->order_by, &q->norder_by, sizeof *o);
+			struct sl_order_item *o = sl_cur_append(p->c, (void **)&q->order_by,
+								&q->norder_by, sizeof *o);
 
 			if (!o)
 				return -ENOMEM;
 			if ((rc = parse_expr(p, &o->expr)))
 				return rc;
-			if (is_kw(p, "ASC") || is_kw(p, "DESC")) {
-				o->desc = is_kw(p, "DESC");
-				advance(p);
+			if (sl_cur_is_kw(p->c, "ASC") || sl_cur_is_kw(p->c, "DESC")) {
+				o->desc = sl_cur_is_kw(p->c, "DESC");
+				sl_cur_advance(p->c);
 			}
-			if (!is_op(p, ","))
+			if (!sl_cur_accept_op(p->c, ","))
 				break;
-			advance(p);
 		}
 		p->follow = "an operator, ',', ASC, DESC, LIMIT";
 	}
-	if (is_kw(p, "LIMIT")) {
-		advance(p);
-		if (p->cur.kind != SL_TOK_INTEGER)
-			return expected(p, "a row count after LIMIT");
-		if (p->cur.len > 18)
-			return fail_at(p, p->cur.line, p->cur.col, "LIMIT %.*s is too large",
-				       (int)p->cur.len, p->cur.text);
+	if (sl_cur_accept_kw(p->c, "LIMIT")) {
+		if (p->c->tok.kind != SL_TOK_INTEGER)
+			return sl_cur_expected(p->c, "a row count after LIMIT");
+		if (p->c->tok.len > 18)
+			return sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
+					      "LIMIT %.*s is too large", (int)p->c->tok.len,
+					      p->c->tok.text);
 		/* the token is not NUL-terminated: digits by hand, not strtoll */
 		q->limit = 0;
-		for (uint32_t i = 0; i < p->cur.len; i++)
-			q->limit = q->limit * 10 + (p->cur.text[i] - '0');
-		advance(p);
+		for (uint32_t i = 0; i < p->c->tok.len; i++)
+			q->limit = q->limit * 10 + (p->c->tok.text[i] - '0');
+		sl_cur_advance(p->c);
 		p->follow = NULL;
 	}
 	return 0;
@@ -907,11 +747,11 @@ static int parse_query(struct parser *p, struct sl_query **out)
 	int rc;
 
 	if (p->depth >= MAX_DEPTH)
-		return fail_at(p, p->cur.line, p->cur.col, "queries nested more than %d deep",
-			       MAX_DEPTH);
+		return sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
+				      "queries nested more than %d deep", MAX_DEPTH);
 	p->depth++;
 	rc = parse_term(p, out);
-	while (!rc && is_kw(p, "UNION")) {
+	while (!rc && sl_cur_is_kw(p->c, "UNION")) {
 		struct sl_query *u = new_query(p, (*out)->line, (*out)->col);
 
 		if (!u) {
@@ -920,10 +760,10 @@ static int parse_query(struct parser *p, struct sl_query **out)
 		}
 		u->left = *out;
 		*out = u;
-		advance(p);
-		u->set_op = is_kw(p, "ALL") ? SL_SET_UNION_ALL : SL_SET_UNION;
-		if (is_kw(p, "ALL") || is_kw(p, "DISTINCT"))
-			advance(p);
+		sl_cur_advance(p->c);
+		u->set_op = sl_cur_is_kw(p->c, "ALL") ? SL_SET_UNION_ALL : SL_SET_UNION;
+		if (sl_cur_is_kw(p->c, "ALL") || sl_cur_is_kw(p->c, "DISTINCT"))
+			sl_cur_advance(p->c);
 		rc = parse_term(p, &u->right);
 	}
 	if (!rc)
@@ -937,12 +777,12 @@ static struct sl_stmt *new_stmt(struct parser *p, enum sl_stmt_kind kind)
 	struct sl_stmt *s = calloc(1, sizeof *s);
 
 	if (!s) {
-		nomem(p);
+		sl_cur_nomem(p->c);
 		return NULL;
 	}
 	s->kind = kind;
-	s->line = p->cur.line;
-	s->col = p->cur.col;
+	s->line = p->c->tok.line;
+	s->col = p->c->tok.col;
 	return s;
 }
 
@@ -951,15 +791,15 @@ static int parse_insert(struct parser *p, struct sl_stmt *s)
 {
 	int rc;
 
-	advance(p);
-	if (is_kw(p, "OVERWRITE"))
+	sl_cur_advance(p->c);
+	if (sl_cur_is_kw(p->c, "OVERWRITE"))
 		s->overwrite = true;
-	else if (!is_kw(p, "INTO"))
-		return expected(p, "INTO or OVERWRITE after INSERT");
-	advance(p);
+	else if (!sl_cur_is_kw(p->c, "INTO"))
+		return sl_cur_expected(p->c, "INTO or OVERWRITE after INSERT");
+	sl_cur_advance(p->c);
 	if ((rc = take_dotted(p, &s->target, "the table name to insert into")))
 		return rc;
-	if (is_op(p, "(") && !at_query_paren(p) &&
+	if (sl_cur_is_op(p->c, "(") && !at_query_paren(p) &&
 	    (rc = parse_name_list(p, &s->cols, &s->ncols, "a column name")))
 		return rc;
 	return parse_query(p, &s->query);
@@ -970,25 +810,25 @@ static int parse_view(struct parser *p, struct sl_stmt *s)
 {
 	int rc;
 
-	advance(p);
-	if (is_kw(p, "TEMPORARY")) {
+	sl_cur_advance(p->c);
+	if (sl_cur_is_kw(p->c, "TEMPORARY")) {
 		s->temporary = true;
-		advance(p);
+		sl_cur_advance(p->c);
 	}
-	if ((rc = expect_kw(p, "VIEW", "VIEW after CREATE")))
+	if ((rc = sl_cur_expect_kw(p->c, "VIEW", "VIEW after CREATE")))
 		return rc;
-	if (is_kw(p, "IF")) {
-		advance(p);
-		if ((rc = expect_kw(p, "NOT", "NOT EXISTS after IF")) ||
-		    (rc = expect_kw(p, "EXISTS", "EXISTS after IF NOT")))
+	if (sl_cur_accept_kw(p->c, "IF")) {
+		if ((rc = sl_cur_expect_kw(p->c, "NOT", "NOT EXISTS after IF")) ||
+		    (rc = sl_cur_expect_kw(p->c, "EXISTS", "EXISTS after IF NOT")))
 			return rc;
 		s->if_not_exists = true;
 	}
 	if ((rc = take_dotted(p, &s->target, "a view name")))
 		return rc;
-	if (is_op(p, "(") && (rc = parse_name_list(p, &s->cols, &s->ncols, "a column name")))
+	if (sl_cur_is_op(p->c, "(") &&
+	    (rc = parse_name_list(p, &s->cols, &s->ncols, "a column name")))
 		return rc;
-	if ((rc = expect_kw(p, "AS", "AS and the view's query")))
+	if ((rc = sl_cur_expect_kw(p->c, "AS", "AS and the view's query")))
 		return rc;
 	p->view = s;
 	p->view_depth = p->depth;
@@ -1006,21 +846,21 @@ static int parse_view(struct parser *p, struct sl_stmt *s)
 /* INSERT; INSERT; ... END of a statement set, cur after its BEGIN. */
 static int parse_set_body(struct parser *p, struct sl_stmt *s)
 {
-	struct sl_tok at = p->cur;
+	struct sl_tok at = p->c->tok;
 	int rc;
 
 	s->kind = SL_STMT_STATEMENT_SET;
 	for (;;) {
 		struct sl_stmt **slot;
 
-		while (is_op(p, ";"))
-			advance(p);
-		if (is_kw(p, "END"))
+		while (sl_cur_is_op(p->c, ";"))
+			sl_cur_advance(p->c);
+		if (sl_cur_is_kw(p->c, "END"))
 			break;
-		if (!is_kw(p, "INSERT"))
-			return expected(p, s->nsub ? "INSERT or END in the statement set"
-						   : "INSERT in the statement set");
-		slot = append(p, (void **)&s->sub, &s->nsub, sizeof *slot);
+		if (!sl_cur_is_kw(p->c, "INSERT"))
+			return sl_cur_expected(p->c, s->nsub ? "INSERT or END in the statement set"
+							     : "INSERT in the statement set");
+		slot = sl_cur_append(p->c, (void **)&s->sub, &s->nsub, sizeof *slot);
 		if (!slot)
 			return -ENOMEM;
 		*slot = new_stmt(p, SL_STMT_INSERT);
@@ -1028,12 +868,13 @@ static int parse_set_body(struct parser *p, struct sl_stmt *s)
 			return -ENOMEM;
 		if ((rc = parse_insert(p, *slot)))
 			return rc;
-		if (!is_op(p, ";") && !is_kw(p, "END"))
+		if (!sl_cur_is_op(p->c, ";") && !sl_cur_is_kw(p->c, "END"))
 			return expected_after(p, "';'");
 	}
 	if (!s->nsub)
-		return fail_at(p, at.line, at.col, "a statement set needs at least one INSERT");
-	advance(p);
+		return sl_cur_fail_at(p->c, at.line, at.col,
+				      "a statement set needs at least one INSERT");
+	sl_cur_advance(p->c);
 	p->follow = NULL;
 	return 0;
 }
@@ -1046,75 +887,67 @@ static int parse_stmt(struct parser *p, struct sl_stmt **out, bool in_explain)
 	if (!s)
 		return -ENOMEM;
 	*out = s;
-	if (is_kw(p, "SELECT") || is_op(p, "("))
+	if (sl_cur_is_kw(p->c, "SELECT") || sl_cur_is_op(p->c, "("))
 		return parse_query(p, &s->query);
-	if (is_kw(p, "INSERT")) {
+	if (sl_cur_is_kw(p->c, "INSERT")) {
 		s->kind = SL_STMT_INSERT;
 		return parse_insert(p, s);
 	}
-	if (is_kw(p, "EXECUTE") || (in_explain && is_kw(p, "STATEMENT"))) {
-		if (is_kw(p, "EXECUTE"))
-			advance(p);
-		if ((rc = expect_kw(p, "STATEMENT", "STATEMENT SET after EXECUTE")) ||
-		    (rc = expect_kw(p, "SET", "SET after STATEMENT")) ||
-		    (rc = expect_kw(p, "BEGIN", "BEGIN after STATEMENT SET")))
+	if (sl_cur_is_kw(p->c, "EXECUTE") || (in_explain && sl_cur_is_kw(p->c, "STATEMENT"))) {
+		sl_cur_accept_kw(p->c, "EXECUTE");
+		if ((rc = sl_cur_expect_kw(p->c, "STATEMENT", "STATEMENT SET after EXECUTE")) ||
+		    (rc = sl_cur_expect_kw(p->c, "SET", "SET after STATEMENT")) ||
+		    (rc = sl_cur_expect_kw(p->c, "BEGIN", "BEGIN after STATEMENT SET")))
 			return rc;
 		return parse_set_body(p, s);
 	}
 	if (in_explain)
-		return expected(p, "a query, INSERT or STATEMENT SET after EXPLAIN");
-	if (is_kw(p, "CREATE")) {
+		return sl_cur_expected(p->c, "a query, INSERT or STATEMENT SET after EXPLAIN");
+	if (sl_cur_is_kw(p->c, "CREATE")) {
 		s->kind = SL_STMT_CREATE_VIEW;
 		return parse_view(p, s);
 	}
-	if (is_kw(p, "EXPLAIN")) {
+	if (sl_cur_is_kw(p->c, "EXPLAIN")) {
 		s->kind = SL_STMT_EXPLAIN;
-		advance(p);
-		if (is_kw(p, "PLAN")) {
-			advance(p);
-			if ((rc = expect_kw(p, "FOR", "FOR after EXPLAIN PLAN")))
+		sl_cur_advance(p->c);
+		if (sl_cur_accept_kw(p->c, "PLAN")) {
+			if ((rc = sl_cur_expect_kw(p->c, "FOR", "FOR after EXPLAIN PLAN")))
 				return rc;
 		}
 		return parse_stmt(p, &s->inner, true);
 	}
-	if (is_kw(p, "BEGIN")) {
+	if (sl_cur_is_kw(p->c, "BEGIN")) {
 		s->kind = SL_STMT_BEGIN_SET;
-		advance(p);
-		if ((rc = expect_kw(p, "STATEMENT", "STATEMENT SET after BEGIN")) ||
-		    (rc = expect_kw(p, "SET", "SET after BEGIN STATEMENT")))
+		sl_cur_advance(p->c);
+		if ((rc = sl_cur_expect_kw(p->c, "STATEMENT", "STATEMENT SET after BEGIN")) ||
+		    (rc = sl_cur_expect_kw(p->c, "SET", "SET after BEGIN STATEMENT")))
 			return rc;
 		/* sl_ddl_parse keeps BEGIN STATEMENT SET; ...; END as one span: a whole set */
-		if (!is_op(p, ";"))
+		if (!sl_cur_accept_op(p->c, ";"))
 			return 0;
-		advance(p);
 		return parse_set_body(p, s);
 	}
-	if (is_kw(p, "END")) {
+	if (sl_cur_is_kw(p->c, "END")) {
 		s->kind = SL_STMT_END;
-		advance(p);
+		sl_cur_advance(p->c);
 		return 0;
 	}
-	return expected(p, "a statement (SELECT, INSERT, CREATE VIEW, EXPLAIN or a "
-			   "STATEMENT SET)");
+	return sl_cur_expected(p->c, "a statement (SELECT, INSERT, CREATE VIEW, EXPLAIN or a "
+				     "STATEMENT SET)");
 }
 
 struct sl_stmt *sl_stmt_parse(const char *src, size_t len, uint32_t line, uint32_t col, char *err,
 			      size_t errcap)
 {
-	struct parser p = { .err = err, .errcap = errcap };
+	struct sl_cur cur;
+	struct parser p = { .c = &cur };
 	struct sl_stmt *s = NULL;
 
-	if (errcap)
-		err[0] = 0;
-	sl_lexer_init(&p.lx, src, len);
-	p.lx.line = line;
-	p.lx.col = col;
-	advance(&p);
+	sl_cur_init(&cur, src, len, line, col, err, errcap);
 	if (parse_stmt(&p, &s, false))
 		goto out_destroy;
-	if (is_op(&p, ";")) /* a span given with its ';' */
-		advance(&p);
-	if (p.cur.kind != SL_TOK_EOF) {
+	sl_cur_accept_op(&cur, ";"); /* a span given with its ';' */
+	if (cur.tok.kind != SL_TOK_EOF) {
 		expected_after(&p, "end of statement");
 		goto out_destroy;
 	}

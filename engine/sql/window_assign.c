@@ -10,7 +10,7 @@
 #include "plan_int.h"
 #include "window_assign.h"
 
-struct pl_wassign {
+struct window_assigner {
 	struct sl_window_spec win;
 	int nin;
 	enum sl_type types[SL_SCHEMA_MAX_FIELDS];
@@ -23,7 +23,7 @@ static sl_ts_t floor_to(sl_ts_t ts, sl_ts_t step, sl_ts_t offset)
 	return (a >= 0 ? a / step : -((-a + step - 1) / step)) * step + offset;
 }
 
-static void emit_copy(struct sl_ctx *ctx, const struct pl_wassign *w, const struct sl_row *in,
+static void emit_copy(struct sl_ctx *ctx, const struct window_assigner *w, const struct sl_row *in,
 		      sl_ts_t start, sl_ts_t end)
 {
 	struct sl_row_builder *b = sl_ctx_out(ctx);
@@ -42,7 +42,7 @@ static void emit_copy(struct sl_ctx *ctx, const struct pl_wassign *w, const stru
 
 static void assign(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void *arg)
 {
-	const struct pl_wassign *w = arg;
+	const struct window_assigner *w = arg;
 
 	if (w->win.kind == SL_WIN_TUMBLE) {
 		sl_ts_t s = floor_to(ts, w->win.size_ms, w->win.offset_ms);
@@ -70,21 +70,23 @@ static void assign(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void
 		emit_copy(ctx, w, in, s, s + w->win.size_ms);
 }
 
-int pl_window_assign(struct pl_ctx *c, struct pl_rel *rel, uint32_t line, uint32_t col)
+int sl_sql_plan_window_assign(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel, uint32_t line,
+			      uint32_t col)
 {
-	struct pl_wassign *w;
+	struct window_assigner *w;
 	struct sl_schema *s;
 	const struct sl_schema *in = sl_stream_schema(rel->s);
 	struct sl_sql_type ts = { .type = SL_TYPE_TIMESTAMP };
 	static const char *const names[3] = { "window_start", "window_end", "window_time" };
 
 	if (rel->tvf_win.kind == SL_WIN_SESSION)
-		return pl_fail(c, line, col, "a SESSION window TVF must be aggregated (GROUP BY "
-			       "window_start, window_end)");
+		return sl_sql_plan_fail(c, line, col,
+					"a SESSION window TVF must be aggregated (GROUP BY "
+					"window_start, window_end)");
 	if (rel->ncols + 3 > SL_PLAN_MAX_COLS)
-		return pl_fail(c, line, col, "too many columns with the window's three");
-	w = pl_own(c, calloc(1, sizeof(*w)), free);
-	s = pl_new_schema(c);
+		return sl_sql_plan_fail(c, line, col, "too many columns with the window's three");
+	w = sl_sql_plan_own(c, calloc(1, sizeof(*w)), free);
+	s = sl_sql_plan_new_schema(c);
 	if (!w || !s)
 		return -ENOMEM;
 	w->win = rel->tvf_win;
@@ -95,12 +97,12 @@ int pl_window_assign(struct pl_ctx *c, struct pl_rel *rel, uint32_t line, uint32
 					 .scale = sl_schema_scale(in, i) };
 
 		w->types[i] = t.type;
-		if (pl_schema_add(c, s, sl_schema_name(in, i), &t, NULL) < 0)
+		if (sl_sql_plan_schema_add(c, s, sl_schema_name(in, i), &t, NULL) < 0)
 			return -EINVAL;
 	}
 	for (int k = 0; k < 3; k++) {
 		struct sl_sql_col *nc = &rel->cols[rel->ncols++];
-		int f = pl_schema_add(c, s, names[k], &ts, &nc->name);
+		int f = sl_sql_plan_schema_add(c, s, names[k], &ts, &nc->name);
 
 		if (f < 0)
 			return -EINVAL;
@@ -111,7 +113,7 @@ int pl_window_assign(struct pl_ctx *c, struct pl_rel *rel, uint32_t line, uint32
 	rel->cols[rel->tvf_time_col].rowtime = false;
 	rel->s = sl_stream_flat_map(rel->s, "window assign", assign, w, s);
 	if (!rel->s)
-		return pl_fail(c, line, col, "cannot add the window assigner");
+		return sl_sql_plan_fail(c, line, col, "cannot add the window assigner");
 	rel->tvf = false;
 	return 0;
 }

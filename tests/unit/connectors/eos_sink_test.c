@@ -480,35 +480,37 @@ static void test_at_least_once(void)
 static void test_sql_option(void)
 {
 	const char *vals[] = { "exactly-once", "at-least-once", NULL };
-	struct sl_conn_opt o[4] = {
+	struct sl_sql_conn_opt o[4] = {
 		{ .key = "connector", .value = "filesystem", .line = 1, .col = 1 },
 		{ .key = "path", .value = "/tmp/x", .line = 2, .col = 1 },
 		{ .key = "format", .value = "csv", .line = 3, .col = 1 },
 		{ .key = "sink.delivery-guarantee", .line = 4, .col = 3 },
 	};
-	struct sl_sql_connector c;
+	struct sl_sql_conn_table t = { .schema = schema, .opts = o, .nopts = 4, .file = "t.sql" };
+	struct sl_sql_conn c;
 	char err[256];
 
 	for (int i = 0; i < 3; i++) {
 		for (int j = 0; j < 4; j++)
 			o[j].used = false;
 		o[3].value = vals[i];
-		T_ASSERT(sl_sql_sink_from_options(schema, o, i < 2 ? 4 : 3, "t.sql", &c, err,
-						  sizeof err) == 0);
+		t.nopts = i < 2 ? 4 : 3;
+		T_ASSERT(sl_sql_conn_bind_sink(&t, &c, err, sizeof err) == 0);
 		T_ASSERT(c.sink_ops == K);
 		T_ASSERT(((struct sl_jsonl_sink_cfg *)c.cfg)->exactly_once == (i == 0));
-		sl_sql_connector_fini(&c);
+		sl_sql_conn_fini(&c);
 	}
 	for (int j = 0; j < 4; j++)
 		o[j].used = false;
 	o[3].value = "exactly_once";
-	T_ASSERT(sl_sql_sink_from_options(schema, o, 4, "t.sql", &c, err, sizeof err) == -EINVAL);
+	t.nopts = 4;
+	T_ASSERT(sl_sql_conn_bind_sink(&t, &c, err, sizeof err) == -EINVAL);
 	T_ASSERT(!strcmp(err, "t.sql:4:3: option 'sink.delivery-guarantee': 'exactly_once' is not "
 			      "'exactly-once' or 'at-least-once'"));
 	for (int j = 0; j < 4; j++)
 		o[j].used = false;
 	o[3].key = "sink.delivery";
-	T_ASSERT(sl_sql_sink_from_options(schema, o, 4, "t.sql", &c, err, sizeof err) == -EINVAL);
+	T_ASSERT(sl_sql_conn_bind_sink(&t, &c, err, sizeof err) == -EINVAL);
 	T_ASSERT(strstr(err, "(known: path, format, csv.field-delimiter, csv.null-literal, "
 			     "csv.ignore-parse-errors, csv.allow-comments, "
 			     "csv.fail-on-decimal-overflow, sink.delivery-guarantee)"));

@@ -664,28 +664,28 @@ static void t_fenced(void)
 
 /* The SQL mapping: Flink's options into the cfg, mistakes named with their place. */
 struct opts {
-	struct sl_conn_opt o[16];
+	struct sl_sql_conn_opt o[16];
 	int n;
 };
 
 static void opt(struct opts *os, const char *k, const char *v)
 {
-	os->o[os->n] = (struct sl_conn_opt){ k, v, 3, (uint32_t)os->n + 1, false };
+	os->o[os->n] = (struct sl_sql_conn_opt){ k, v, 3, (uint32_t)os->n + 1, false };
 	os->n++;
 }
 
-static int sql(struct opts *os, bool upsert, const int *pk, int npk, struct sl_sql_connector *c,
+static int sql(struct opts *os, bool upsert, const int *pk, int npk, struct sl_sql_conn *c,
 	       char *err)
 {
 	for (int i = 0; i < os->n; i++)
 		os->o[i].used = i == 0; /* 'connector': the caller's */
-	return sl_sql_kafka_sink(schema, os->o, os->n, "job.sql", &os->o[0], upsert, pk, npk, 5000,
-				 c, err, 256);
+	return sl_sql_conn_kafka_sink(schema, os->o, os->n, "job.sql", &os->o[0], upsert, pk, npk,
+				      5000, c, err, 256);
 }
 
 static void t_sql(void)
 {
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	const struct sl_kafka_sink_cfg *k;
 	static const int pk[] = { 0 };
 	struct opts os = { 0 };
@@ -711,7 +711,7 @@ static void t_sql(void)
 		 k->guarantee == SL_KAFKA_EXACTLY_ONCE &&
 		 !strcmp(k->transactional_id_prefix, "job-7") && k->checkpoint_interval_ms == 5000);
 	T_ASSERT(k->nprops == 1 && !strcmp(k->prop_vals[0], "127.0.0.1:1"));
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	os.n = 9; /* exactly-once without a prefix */
 	T_ASSERT(sql(&os, false, NULL, 0, &c, err) == -EINVAL);
@@ -735,7 +735,7 @@ static void t_sql(void)
 	k = c.cfg;
 	T_ASSERT(k->upsert && k->nkey_fields == 1 && k->key_fields[0] == 0 &&
 		 k->guarantee == SL_KAFKA_AT_LEAST_ONCE);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	T_ASSERT(sql(&os, true, NULL, 0, &c, err) == -EINVAL && strstr(err, "PRIMARY KEY"));
 	os.n = 3;
 	opt(&os, "value.format", "debezium-json");

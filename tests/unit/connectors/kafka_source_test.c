@@ -493,16 +493,7 @@ static void test_formats(void)
 		T_ASSERT_STR(h.rows[1], 0, "2,\"y,z\"");
 		h_fini(&h);
 	}
-	/* a raw table with two columns is refused at plan time */
-	{
-		struct sl_error err = { 0 };
-
-		sl_kafka_source_cfg_fini(&cfg);
-		cfg = base_cfg("fmt", s);
-		cfg.value_format = SL_KAFKA_FMT_RAW;
-		T_ASSERT(sl_kafka_source_prepare(&cfg, &err) == -EINVAL);
-		T_ASSERT(strstr(err.msg, "raw"));
-	}
+	/* a raw table with two columns is refused at plan time: test_sql() */
 	sl_kafka_source_cfg_fini(&cfg);
 	sl_schema_destroy(s);
 	sl_schema_destroy(r);
@@ -635,22 +626,29 @@ static void test_leader_change_and_broker_down(void)
 
 static char err[512];
 
-static int sql(const struct sl_schema *s, const char *const *kv, struct sl_sql_connector *c)
+/* sql(): plan as EXPLAIN does, without asking the cluster */
+static bool sql_offline;
+
+static int sql(const struct sl_schema *s, const char *const *kv, struct sl_sql_conn *c)
 {
-	struct sl_conn_opt o[32];
+	struct sl_sql_conn_table t;
+	struct sl_sql_conn_opt o[32];
 	int n = 0;
 
 	for (int i = 0; kv[i]; i += 2) {
-		o[n] = (struct sl_conn_opt){ kv[i], kv[i + 1], (uint32_t)(10 + n), 3, false };
+		o[n] = (struct sl_sql_conn_opt){ kv[i], kv[i + 1], (uint32_t)(10 + n), 3, false };
 		n++;
 	}
 	err[0] = 0;
-	return sl_sql_source_from_options(s, o, n, "job.sql", c, err, sizeof err);
+	t = (struct sl_sql_conn_table){
+		.schema = s, .opts = o, .nopts = n, .file = "job.sql", .offline = sql_offline
+	};
+	return sl_sql_conn_bind_source(&t, c, err, sizeof err);
 }
 
 static void sql_err(const struct sl_schema *s, const char *const *kv, const char *want)
 {
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	int rc = sql(s, kv, &c);
 
 	if (rc >= 0 || !strstr(err, want)) {
@@ -663,7 +661,7 @@ static void sql_err(const struct sl_schema *s, const char *const *kv, const char
 static void test_sql(void)
 {
 	struct sl_schema *s = order_schema();
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	const struct sl_kafka_source_cfg *cfg;
 	struct harness h;
 	void *st;
@@ -709,7 +707,7 @@ static void test_sql(void)
 	T_ASSERT_EQ_I64(sl_row_i64(h.rows[0], 4), 18);
 	T_ASSERT_EQ_I64(sl_row_i64(h.rows[0], 2), BASE_TS + 36);
 	h_fini(&h);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	sql_err(s,
 		(const char *const[]){ "connector", "kafka", "topic", "orders",
@@ -736,11 +734,52 @@ static void test_sql(void)
 				       "properties.bootstrap.servers", servers, "format", "xml",
 				       NULL },
 		"job.sql:13:3: option 'format': unknown format 'xml'");
+	/* the columns against the metadata keys and the raw format, at the option asking */
 	sql_err(s,
 		(const char *const[]){ "connector", "kafka", "topic", "orders",
 				       "properties.bootstrap.servers", servers, "format", "json",
 				       "sluice.metadata.name", "timestamp", NULL },
-		"metadata column 'name' cannot be STRING");
+		"job.sql:14:3: kafka source 'orders': metadata column 'name' cannot be STRING");
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic", "orders",
+				       "properties.bootstrap.servers", servers, "format", "raw",
+				       NULL },
+		"job.sql:13:3: kafka source 'orders': format 'raw' reads one STRING column, 'id' "
+		"is BIGINT");
+	{
+		struct sl_schema *two = sl_schema_create();
+
+		T_ASSERT(sl_schema_add(two, "a", SL_TYPE_STRING) == 0);
+		T_ASSERT(sl_schema_add(two, "b", SL_TYPE_STRING) == 1);
+		sql_err(two,
+			(const char *const[]){ "connector", "kafka", "topic", "orders",
+					       "properties.bootstrap.servers", servers, "format",
+					       "raw", NULL },
+			"job.sql:13:3: kafka source 'orders': format 'raw' reads exactly one "
+			"column (the value has 2)");
+		sql_err(two,
+			(const char *const[]){ "connector", "kafka", "topic", "orders",
+					       "properties.bootstrap.servers", servers, "format",
+					       "json", "key.format", "raw", "key.fields", "a;b",
+					       NULL },
+			"job.sql:14:3: kafka source 'orders': format 'raw' reads exactly one "
+			"column (the key has 2)");
+		sl_schema_destroy(two);
+	}
+	/* offline (EXPLAIN) too: the cluster is not asked, the columns are still checked */
+	sql_offline = true;
+	sql_err(s,
+		(const char *const[]){ "connector", "kafka", "topic", "nowhere",
+				       "properties.bootstrap.servers", "127.0.0.1:1", "format",
+				       "json", "sluice.metadata.part", "topic", NULL },
+		"job.sql:14:3: kafka source 'nowhere': metadata column 'part' cannot be INT");
+	T_ASSERT(sql(s,
+		     (const char *const[]){ "connector", "kafka", "topic", "nowhere",
+					    "properties.bootstrap.servers", "127.0.0.1:1", "format",
+					    "json", NULL },
+		     &c) == 0);
+	sl_sql_conn_fini(&c);
+	sql_offline = false;
 	sql_err(s,
 		(const char *const[]){ "connector", "kafka", "topic-pattern", "nothing.*",
 				       "properties.bootstrap.servers", servers, "format", "json",
@@ -780,7 +819,7 @@ static void test_sql(void)
 		T_ASSERT(sl_kafka_source_ops.seek(st, pos, len) == 0);
 		sl_kafka_source_ops.close(st);
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	/* a pattern matches whole names: 'd.*orders' is dbserver1.public.orders only */
 	T_ASSERT(sql(s,
@@ -792,7 +831,7 @@ static void test_sql(void)
 	T_ASSERT_EQ_I64(cfg->npartitions, 2);
 	T_ASSERT(!strcmp(cfg->split_refs[0].topic, "dbserver1.public.orders"));
 	T_ASSERT(!strcmp(cfg->split_refs[1].topic, "live"));
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	sl_schema_destroy(s);
 }
 

@@ -16,9 +16,28 @@ static char err[512];
 
 #define MAXO 32
 struct opts {
-	struct sl_conn_opt o[MAXO];
+	struct sl_sql_conn_opt o[MAXO];
 	int n;
 };
+
+/* Binds o as the source (sink) of a table with schema s in job.sql. */
+static int bind_source(const struct sl_schema *s, struct opts *o, struct sl_sql_conn *c)
+{
+	struct sl_sql_conn_table t = {
+		.schema = s, .opts = o->o, .nopts = o->n, .file = "job.sql"
+	};
+
+	return sl_sql_conn_bind_source(&t, c, err, sizeof err);
+}
+
+static int bind_sink(const struct sl_schema *s, struct opts *o, struct sl_sql_conn *c)
+{
+	struct sl_sql_conn_table t = {
+		.schema = s, .opts = o->o, .nopts = o->n, .file = "job.sql"
+	};
+
+	return sl_sql_conn_bind_sink(&t, c, err, sizeof err);
+}
 
 /* Options from "key", "value" pairs, at line 10+i, column 3. */
 static struct opts mk(const char *const *kv)
@@ -26,7 +45,8 @@ static struct opts mk(const char *const *kv)
 	struct opts o = { .n = 0 };
 
 	for (int i = 0; kv[i]; i += 2) {
-		o.o[o.n] = (struct sl_conn_opt){ kv[i], kv[i + 1], (uint32_t)(10 + o.n), 3, false };
+		o.o[o.n] = (struct sl_sql_conn_opt){ kv[i], kv[i + 1], (uint32_t)(10 + o.n), 3,
+						     false };
 		o.n++;
 	}
 	return o;
@@ -35,8 +55,8 @@ static struct opts mk(const char *const *kv)
 static void src_err(const struct sl_schema *s, const char *const *kv, const char *want)
 {
 	struct opts o = mk(kv);
-	struct sl_sql_connector c;
-	int rc = sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err);
+	struct sl_sql_conn c;
+	int rc = bind_source(s, &o, &c);
 
 	if (rc >= 0 || !strstr(err, want)) {
 		fprintf(stderr, "source: rc %d '%s', expected an error with '%s'\n", rc, err, want);
@@ -48,8 +68,8 @@ static void src_err(const struct sl_schema *s, const char *const *kv, const char
 static void sink_err(const struct sl_schema *s, const char *const *kv, const char *want)
 {
 	struct opts o = mk(kv);
-	struct sl_sql_connector c;
-	int rc = sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err);
+	struct sl_sql_conn c;
+	int rc = bind_sink(s, &o, &c);
 
 	if (rc >= 0 || !strstr(err, want)) {
 		fprintf(stderr, "sink: rc %d '%s', expected an error with '%s'\n", rc, err, want);
@@ -105,13 +125,23 @@ static void test_errors(void)
 	src_err(s, (const char *const[]){ "connector", "kafka", NULL },
 		"job.sql:10:3: connector 'kafka' needs option 'topic' or 'topic-pattern'");
 	src_err(s, (const char *const[]){ "connector", "nosuch", NULL },
-		"job.sql:10:3: unknown connector 'nosuch'");
+		"job.sql:10:3: unknown connector 'nosuch' (known: filesystem, datagen, kafka, "
+		"upsert-kafka, print, blackhole)");
+	sink_err(s, (const char *const[]){ "connector", "kafak", NULL },
+		 "job.sql:10:3: unknown connector 'kafak' (known: filesystem, datagen, kafka, "
+		 "upsert-kafka, print, blackhole)");
 	src_err(s, (const char *const[]){ "path", "/x", NULL },
 		"job.sql:10:3: table needs a 'connector' option");
 	src_err(s, (const char *const[]){ "connector", "print", NULL },
-		"connector 'print' is a sink");
+		"job.sql:10:3: connector 'print' is a sink: it cannot be read from");
+	src_err(s, (const char *const[]){ "connector", "blackhole", NULL },
+		"job.sql:10:3: connector 'blackhole' is a sink: it cannot be read from");
+	src_err(s, (const char *const[]){ "connector", "upsert-kafka", NULL },
+		"job.sql:10:3: connector 'upsert-kafka' is a sink: it cannot be read from");
 	sink_err(s, (const char *const[]){ "connector", "datagen", NULL },
-		 "connector 'datagen' is a source");
+		 "job.sql:10:3: connector 'datagen' is a source: it cannot be written to");
+	sink_err(s, (const char *const[]){ "connector", "upsert-kafka", NULL },
+		 "job.sql:10:3: connector 'upsert-kafka' needs a 'topic'");
 	sink_err(s, (const char *const[]){ "connector", "blackhole", "x", "1", NULL },
 		 "job.sql:11:3: unknown option 'x' for connector 'blackhole'");
 	sink_err(s, (const char *const[]){ "connector", "print", "print-identifer", "a", NULL },
@@ -160,7 +190,7 @@ static void test_filesystem(void)
 {
 	struct sl_schema *s = schema();
 	char dir[] = "/tmp/sluice-opt-XXXXXX", p[512], out[256];
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	struct harness h;
 	struct opts o;
 	FILE *f;
@@ -180,7 +210,7 @@ static void test_filesystem(void)
 				      "csv.allow-comments", "true", "csv.ignore-parse-errors", "true",
 				      "scan.watermark.emit.strategy", "on-event", NULL });
 	o.o[7].used = true;
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	T_ASSERT(c.src_ops == &sl_file_source_ops && !c.changelog && c.skipped && c.cfg);
 	for (int i = 0; i < o.n; i++)
 		T_ASSERT(o.o[i].used);
@@ -190,7 +220,7 @@ static void test_filesystem(void)
 	T_ASSERT_EQ_I64(sl_row_i64(h.rows[0], 2), 101);
 	T_ASSERT_EQ_I64(sl_row_i64(h.rows[0], 4), 19782);
 	T_ASSERT(h.rows[1]->nulls == 0x3e);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	T_ASSERT(!c.cfg);
 
 	/* a folder of debezium files: a changelog source with one split per file */
@@ -205,30 +235,30 @@ static void test_filesystem(void)
 	}
 	o = mk((const char *const[]){ "connector", "filesystem", "path", p, "format",
 				      "debezium-json", "debezium-json.schema-include", "true", NULL });
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	T_ASSERT(c.changelog && c.src_ops->nsplits(c.cfg) == 3);
 	h_reset(&h);
 	for (int k = 0; k < 3; k++)
 		h_drain(&h, c.src_ops, c.cfg, k, 10);
 	T_ASSERT(h.nrows == 3 && sl_row_i64(h.rows[2], 0) == 2);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	/* a missing file is reported when the split opens, naming the path */
 	o = mk((const char *const[]){ "connector", "filesystem", "path", "/nonexistent/in.json",
 				      "format", "json", NULL });
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	{
 		struct sl_error e = { 0 };
 
 		T_ASSERT(!c.src_ops->open(c.cfg, 0, &e) && strstr(e.msg, "/nonexistent/in.json"));
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	/* csv sink: a row with every new type written and read back by the csv source */
 	snprintf(out, sizeof out, "%s/out.csv", dir);
 	o = mk((const char *const[]){ "connector", "filesystem", "path", out, "format", "csv",
 				      "csv.null-literal", "NULL", NULL });
-	T_ASSERT(sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_sink(s, &o, &c) == 0);
 	{
 		struct sl_error e = { 0 };
 		void *st = c.sink_ops->open(c.cfg, s, 0, 1, &e);
@@ -260,13 +290,13 @@ static void test_filesystem(void)
 			exit(T_EXIT_FAIL);
 		}
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	/* json sink into a folder: part files per shard */
 	snprintf(out, sizeof out, "%s/jout", dir);
 	o = mk((const char *const[]){ "connector", "filesystem", "path", out, "format", "json",
 				      NULL });
-	T_ASSERT(sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_sink(s, &o, &c) == 0);
 	{
 		struct sl_error e = { 0 };
 		void *a = c.sink_ops->open(c.cfg, s, 0, 2, &e), *b = c.sink_ops->open(c.cfg, s, 1, 2, &e);
@@ -279,7 +309,7 @@ static void test_filesystem(void)
 		snprintf(p, sizeof p, "%s/part-1.jsonl", out);
 		T_ASSERT(access(p, F_OK) == 0);
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	h_fini(&h);
 	sl_schema_destroy(s);
 }
@@ -287,7 +317,7 @@ static void test_filesystem(void)
 static void test_datagen_print(void)
 {
 	struct sl_schema *s = schema();
-	struct sl_sql_connector c;
+	struct sl_sql_conn c;
 	struct harness h;
 	struct opts o;
 	int64_t prev_ts = 0;
@@ -302,7 +332,7 @@ static void test_datagen_print(void)
 				      "fields.ts.step", "100 ms", "fields.ts.max-disorder", "50ms",
 				      "fields.day.min", "2024-01-01", "fields.day.max", "2024-01-31",
 				      "fields.f.min", "1", "fields.f.max", "2", NULL });
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	T_ASSERT(c.src_ops == &sl_datagen_source_ops && !c.skipped);
 	h_init(&h);
 	h_drain(&h, c.src_ops, c.cfg, 0, 100);
@@ -325,30 +355,30 @@ static void test_datagen_print(void)
 		T_ASSERT(sl_row_i64(r, 4) >= 19723 && sl_row_i64(r, 4) <= 19753);
 		T_ASSERT(fl >= 1 && fl <= 2 && (double)fl == sl_row_f64(r, 5));
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	h_fini(&h);
 
 	/* defaults: Flink's 10000 rows/s, unbounded */
 	o = mk((const char *const[]){ "connector", "datagen", NULL });
-	T_ASSERT(sl_sql_source_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_source(s, &o, &c) == 0);
 	T_ASSERT(((struct sl_datagen_cfg *)c.cfg)->rows_per_second == 10000 &&
 		 ((struct sl_datagen_cfg *)c.cfg)->number_of_rows == 0);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 
 	o = mk((const char *const[]){ "connector", "print", "print-identifier", "out",
 				      "standard-error", "true", "sink.parallelism", "1", NULL });
-	T_ASSERT(sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_sink(s, &o, &c) == 0);
 	{
 		struct sl_print_sink_cfg *pc = c.cfg;
 
 		T_ASSERT(c.sink_ops == &sl_print_sink_ops && pc->fd == 2 && !pc->subtask_prefix &&
 			 !strcmp(pc->identifier, "out"));
 	}
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	o = mk((const char *const[]){ "connector", "blackhole", NULL });
-	T_ASSERT(sl_sql_sink_from_options(s, o.o, o.n, "job.sql", &c, err, sizeof err) == 0);
+	T_ASSERT(bind_sink(s, &o, &c) == 0);
 	T_ASSERT(c.sink_ops == &sl_blackhole_sink_ops);
-	sl_sql_connector_fini(&c);
+	sl_sql_conn_fini(&c);
 	sl_schema_destroy(s);
 }
 

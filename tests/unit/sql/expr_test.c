@@ -224,39 +224,35 @@ static void test_positions(void)
 static void test_stops(void)
 {
 	static const char src[] = "SELECT a + 1 AS x, COUNT(*) cnt, b FROM t WHERE c;";
-	struct sl_lexer lx;
-	struct sl_tok t;
+	struct sl_cur c;
 	struct sl_expr *e;
 	char buf[64];
 
-	sl_lexer_init(&lx, src, strlen(src));
-	t = sl_lexer_next(&lx);
-	T_ASSERT(sl_tok_is_kw(&t, "SELECT"));
-	t = sl_lexer_next(&lx);
-	e = sl_expr_parse(&lx, &t, err, sizeof err);
-	T_ASSERT(e && sl_tok_is_kw(&t, "AS"));
+	sl_cur_init(&c, src, strlen(src), 1, 1, err, sizeof err);
+	T_ASSERT(sl_cur_accept_kw(&c, "SELECT"));
+	e = sl_expr_parse(&c);
+	T_ASSERT(e && sl_cur_is_kw(&c, "AS"));
 	sl_expr_print(e, buf, sizeof buf);
 	T_ASSERT(!strcmp(buf, "(a + 1)"));
 	sl_expr_destroy(e);
-	t = sl_lexer_next(&lx); /* x */
-	t = sl_lexer_next(&lx);
-	T_ASSERT(sl_tok_is_op(&t, ","));
-	t = sl_lexer_next(&lx);
-	e = sl_expr_parse(&lx, &t, err, sizeof err);
-	T_ASSERT(e && t.kind == SL_TOK_IDENT && t.len == 3 && !memcmp(t.text, "cnt", 3));
+	sl_cur_advance(&c); /* AS */
+	sl_cur_advance(&c); /* x */
+	T_ASSERT(sl_cur_accept_op(&c, ","));
+	e = sl_expr_parse(&c);
+	T_ASSERT(e && c.tok.kind == SL_TOK_IDENT && c.tok.len == 3 &&
+		 !memcmp(c.tok.text, "cnt", 3));
 	sl_expr_destroy(e);
-	t = sl_lexer_next(&lx);
-	T_ASSERT(sl_tok_is_op(&t, ","));
-	t = sl_lexer_next(&lx);
-	e = sl_expr_parse(&lx, &t, err, sizeof err);
-	T_ASSERT(e && sl_tok_is_kw(&t, "FROM"));
-	T_ASSERT_EQ_I64(t.col, 36);
+	sl_cur_advance(&c); /* cnt */
+	T_ASSERT(sl_cur_accept_op(&c, ","));
+	e = sl_expr_parse(&c);
+	T_ASSERT(e && sl_cur_is_kw(&c, "FROM"));
+	T_ASSERT_EQ_I64(c.tok.col, 36);
 	sl_expr_destroy(e);
-	t = sl_lexer_next(&lx); /* t */
-	t = sl_lexer_next(&lx); /* WHERE */
-	t = sl_lexer_next(&lx);
-	e = sl_expr_parse(&lx, &t, err, sizeof err);
-	T_ASSERT(e && sl_tok_is_op(&t, ";"));
+	sl_cur_advance(&c); /* FROM */
+	sl_cur_advance(&c); /* t */
+	T_ASSERT(sl_cur_accept_kw(&c, "WHERE"));
+	e = sl_expr_parse(&c);
+	T_ASSERT(e && sl_cur_is_op(&c, ";"));
 	sl_expr_destroy(e);
 }
 
@@ -272,18 +268,16 @@ static void test_select_list(void)
 		"TUMBLE_END(rowtime, INTERVAL '0.005' SECOND)", "COUNT(*)", "SUM(a_int)",
 		"COUNT(DISTINCT comment)", "(amount * r.rate)",
 	};
-	struct sl_lexer lx;
-	struct sl_tok t;
+	struct sl_cur c;
 	char buf[128];
 	size_t i = 0;
 
-	sl_lexer_init(&lx, src, strlen(src));
-	t = sl_lexer_next(&lx);
+	sl_cur_init(&c, src, strlen(src), 1, 1, err, sizeof err);
 	do {
 		struct sl_expr *e;
 
-		t = sl_lexer_next(&lx);
-		e = sl_expr_parse(&lx, &t, err, sizeof err);
+		sl_cur_advance(&c); /* SELECT, then ',' */
+		e = sl_expr_parse(&c);
 		T_ASSERT(e && i < sizeof(want) / sizeof(want[0]));
 		sl_expr_print(e, buf, sizeof buf);
 		if (strcmp(buf, want[i])) {
@@ -292,13 +286,11 @@ static void test_select_list(void)
 		}
 		sl_expr_destroy(e);
 		i++;
-		if (sl_tok_is_kw(&t, "AS")) {
-			sl_lexer_next(&lx);
-			t = sl_lexer_next(&lx);
-		}
-	} while (sl_tok_is_op(&t, ","));
+		if (sl_cur_accept_kw(&c, "AS"))
+			sl_cur_advance(&c);
+	} while (sl_cur_is_op(&c, ","));
 	T_ASSERT_EQ_I64(i, sizeof(want) / sizeof(want[0]));
-	T_ASSERT(sl_tok_is_kw(&t, "FROM"));
+	T_ASSERT(sl_cur_is_kw(&c, "FROM"));
 }
 
 static void test_errors(void)
