@@ -154,12 +154,26 @@ struct kprod {
 	bool open;	/* a transaction is begun */
 };
 
+/* Records p's fatal error (fencing among them) with its cause: librdkafka's own code for
+ * it is only RD_KAFKA_RESP_ERR__FATAL ("Local: Fatal error"). Error path only. */
+static void set_fatal(struct kprod *p, rd_kafka_t *rk)
+{
+	rd_kafka_resp_err_t e;
+	char why[256];
+
+	e = rd_kafka_fatal_error(rk, why, sizeof why);
+	kerr_set(p->err, fenced(e) ? -EPERM : -EIO, "kafka sink: topic '%s'%s%s: %s", p->cfg->topic,
+		 p->txid[0] ? ": producer " : "", p->txid,
+		 fenced(e) ? "fenced by a newer producer with the same transactional id "
+			     "(another run of this job?)"
+			   : why);
+}
+
 /* Delivery reports, on whichever thread polls the producer. */
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	struct kprod *p = opaque;
 
-	(void)rk;
 	if (!m->err)
 		return;
 	if (p->cfg->guarantee == SL_KAFKA_NONE) {
@@ -172,6 +186,10 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 				rd_kafka_err2str(m->err));
 		return;
 	}
+	if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
+		set_fatal(p, rk); /* the cause, not "Fatal error" */
+		return;
+	}
 	kerr_set(p->err, fenced(m->err) ? -EPERM : -EIO,
 		 "kafka sink: topic '%s' partition %" PRId32 ": delivery failed: %s",
 		 rd_kafka_topic_name(m->rkt), m->partition, rd_kafka_err2str(m->err));
@@ -181,18 +199,10 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 static void on_error(rd_kafka_t *rk, int code, const char *reason, void *opaque)
 {
 	struct kprod *p = opaque;
-	rd_kafka_resp_err_t e;
-	char why[256];
 
-	if (code != RD_KAFKA_RESP_ERR__FATAL)
-		return;
-	e = rd_kafka_fatal_error(rk, why, sizeof why);
-	kerr_set(p->err, fenced(e) ? -EPERM : -EIO, "kafka sink: topic '%s'%s%s: %s", p->cfg->topic,
-		 p->txid[0] ? ": producer " : "", p->txid,
-		 fenced(e) ? "fenced by a newer producer with the same transactional id "
-			     "(another run of this job?)"
-			   : why);
 	(void)reason;
+	if (code == RD_KAFKA_RESP_ERR__FATAL)
+		set_fatal(p, rk);
 }
 
 /* The sink's defaults, then the user's properties, then what the mode needs. `txid`
@@ -811,6 +821,13 @@ static int produce(struct ksink *k, struct kprod *p, int32_t part, const char *k
 		rd_kafka_poll(p->rk, 100);
 		if (kerr_code(p->err))
 			return kerr_code(p->err);
+	}
+	if (e == RD_KAFKA_RESP_ERR__FATAL) {
+		/* the producer failed for good before the error callback was served: name
+		 * the cause (a newer run fencing this one, most likely) rather than "Fatal
+		 * error" */
+		set_fatal(p, p->rk);
+		return kerr_code(p->err);
 	}
 	if (e) {
 		char where[32] = "";

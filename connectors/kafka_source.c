@@ -17,6 +17,12 @@
  * open and skips the startup mode. Because the offset is always a number once started, a
  * checkpoint taken before the first record still resumes exactly there.
  *
+ * A position whose records were deleted (retention while the job was down or behind; the
+ * development broker drops the oldest beyond 5 MiB a partition) is found at start() or by
+ * a fetch (librdkafka's auto.offset.reset is 'error' here): reposition() goes on at the
+ * log's start and prints how many records were lost, rather than librdkafka's default
+ * jump to the end past every record still there; a position past the end fails the split.
+ *
  * Invariant: `next` is the offset after the last message taken (emitted, dead-lettered or
  * skipped), which is the split's position; messages librdkafka fetched ahead and we did not
  * take stay in its queue, and a restore re-reads them.
@@ -148,10 +154,32 @@ static bool has_prop(const struct sl_kafka_source_cfg *cfg, const char *name)
 	return false;
 }
 
+/* The user's value of a property (the last one given), or NULL. */
+static const char *prop_value(const struct sl_kafka_source_cfg *cfg, const char *name)
+{
+	size_t plen = strlen(SL_KAFKA_PROPS_PREFIX);
+	const char *v = NULL;
+
+	for (int i = 0; i < cfg->nprops; i++) {
+		const char *k = cfg->prop_keys[i];
+
+		if (!strncmp(k, SL_KAFKA_PROPS_PREFIX, plen))
+			k += plen;
+		if (!strcmp(k, name))
+			v = cfg->prop_vals[i];
+	}
+	return v;
+}
+
 /*
  * The consumer configuration: our defaults, then the user's properties, then what the
  * source relies on (no auto commit: positions live in checkpoints; partition EOF events:
- * bounded splits end on them). Returns the conf or NULL with err set.
+ * bounded splits end on them; auto.offset.reset 'error': a position is always a number
+ * start() resolved, so librdkafka resets only when a fetch finds that offset gone, and
+ * then the source decides (reposition()) instead of librdkafka jumping to the end, its
+ * default, past every record still there). The user's auto.offset.reset keeps its one
+ * Flink meaning: where a group without a committed offset starts (group_offset()).
+ * Returns the conf or NULL with err set.
  */
 static rd_kafka_conf_t *make_conf(const struct sl_kafka_source_cfg *cfg, struct sl_error *err)
 {
@@ -183,6 +211,8 @@ static rd_kafka_conf_t *make_conf(const struct sl_kafka_source_cfg *cfg, struct 
 		rc = sl_kafka_props_set(conf, "enable.auto.offset.store", "false", why, sizeof why);
 	if (!rc)
 		rc = sl_kafka_props_set(conf, "enable.partition.eof", "true", why, sizeof why);
+	if (!rc)
+		rc = sl_kafka_props_set(conf, "auto.offset.reset", "error", why, sizeof why);
 	if (rc) {
 		set_err(err, rc, "kafka source '%s': %s", src_name(cfg), why);
 		rd_kafka_conf_destroy(conf);
@@ -757,12 +787,13 @@ static int offset_for_time(struct kafka_split *k, int64_t ts, int64_t *out)
 static int group_offset(struct kafka_split *k, int64_t lo, int64_t hi, int64_t *out)
 {
 	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+	const char *reset = prop_value(k->cfg, "auto.offset.reset");
 	rd_kafka_resp_err_t e;
-	char reset[32] = "latest";
-	size_t sz = sizeof reset;
 
 	if (!l)
 		return -ENOMEM;
+	if (!reset)
+		reset = "latest"; /* librdkafka's default */
 	rd_kafka_topic_partition_list_add(l, k->topic, k->partition);
 	e = rd_kafka_committed(k->rk, l, k->timeout_ms);
 	if (!e)
@@ -776,7 +807,6 @@ static int group_offset(struct kafka_split *k, int64_t lo, int64_t hi, int64_t *
 	}
 	if (*out >= 0)
 		return 0;
-	rd_kafka_conf_get(rd_kafka_conf(k->rk), "auto.offset.reset", reset, &sz);
 	if (!strcmp(reset, "smallest") || !strcmp(reset, "earliest") ||
 	    !strcmp(reset, "beginning")) {
 		*out = lo;
@@ -793,6 +823,85 @@ static int group_offset(struct kafka_split *k, int64_t lo, int64_t hi, int64_t *
 }
 
 /*
+ * The position against the partition's log [lo, hi): a position below lo names records
+ * deleted before the job read them (retention while it was down or behind, a broker that
+ * lost them): they are gone, so the split goes on at lo and says how many were lost, the
+ * least it can lose (librdkafka's default reset goes to hi, past every record still
+ * there). A position past hi means the log was truncated or the topic recreated: neither
+ * skipping nor re-reading is safe to guess, so the split fails. Returns 0 or -ERANGE.
+ */
+static int reposition(struct kafka_split *k, int64_t lo, int64_t hi)
+{
+	if (k->next > hi) {
+		fprintf(stderr,
+			"sluice: kafka %s/%d: position %lld is past the partition's end %lld: "
+			"the topic was recreated or lost records (unclean leader election?); not "
+			"guessing where to go on: start the job without this checkpoint or from "
+			"another 'scan.startup.mode'\n",
+			k->topic, k->partition, (long long)k->next, (long long)hi);
+		return -ERANGE;
+	}
+	if (k->next >= lo)
+		return 0;
+	fprintf(stderr,
+		"sluice: kafka %s/%d: offsets %lld..%lld were deleted before this job read them "
+		"(retention, or a broker that lost them): %lld records lost; reading on from "
+		"offset %lld\n",
+		k->topic, k->partition, (long long)k->next, (long long)lo - 1,
+		(long long)(lo - k->next), (long long)lo);
+	k->next = lo;
+	return 0;
+}
+
+/* Assigns the split's partition at k->next. 0 or -errno. */
+static int assign_at_next(struct kafka_split *k)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_resp_err_t e;
+
+	if (!l)
+		return -ENOMEM;
+	rd_kafka_topic_partition_list_add(l, k->topic, k->partition)->offset = k->next;
+	e = rd_kafka_assign(k->rk, l);
+	rd_kafka_topic_partition_list_destroy(l);
+	if (e) {
+		fprintf(stderr, "sluice: kafka %s/%d: assign: %s\n", k->topic, k->partition,
+			rd_kafka_err2str(e));
+		return sl_kafka_errno(e);
+	}
+	return 0;
+}
+
+/*
+ * A fetch found the split's position gone from the log (auto.offset.reset 'error'):
+ * where the log is now decides, as at the start. Error path only: it waits for the
+ * cluster on the shard (at most timeout_ms).
+ */
+static int out_of_range(struct kafka_split *k)
+{
+	rd_kafka_resp_err_t e;
+	int64_t lo, hi;
+	int rc;
+
+	e = rd_kafka_query_watermark_offsets(k->rk, k->topic, k->partition, &lo, &hi,
+					     k->timeout_ms);
+	if (e) {
+		fprintf(stderr,
+			"sluice: kafka %s/%d: offset %lld out of range, and the "
+			"watermark offsets: %s\n",
+			k->topic, k->partition, (long long)k->next, rd_kafka_err2str(e));
+		return sl_kafka_errno(e);
+	}
+	if ((rc = reposition(k, lo, hi)) < 0)
+		return rc;
+	if (k->next >= k->end) {
+		k->ended = true;
+		return 0;
+	}
+	return assign_at_next(k); /* the fetcher stopped at the error: start it again */
+}
+
+/*
  * Resolves where the split starts (unless seek() set it) and ends, and assigns the
  * partition. Open-time work on the shard: it waits for the cluster (up to timeout_ms per
  * query), once per split.
@@ -800,7 +909,6 @@ static int group_offset(struct kafka_split *k, int64_t lo, int64_t hi, int64_t *
 static int start(struct kafka_split *k)
 {
 	const struct sl_kafka_source_cfg *cfg = k->cfg;
-	rd_kafka_topic_partition_list_t *l;
 	rd_kafka_resp_err_t e;
 	int64_t lo, hi, off = -1;
 	int rc = 0;
@@ -857,23 +965,15 @@ static int start(struct kafka_split *k)
 		k->end = off < 0 ? hi : off;
 		break;
 	}
+	/* a restored (or group's, or given) offset whose records were deleted since */
+	if ((rc = reposition(k, lo, hi)) < 0)
+		return rc;
 	k->started = true;
 	if (k->next >= k->end) {
 		k->ended = true;
 		return 0;
 	}
-	l = rd_kafka_topic_partition_list_new(1);
-	if (!l)
-		return -ENOMEM;
-	rd_kafka_topic_partition_list_add(l, k->topic, k->partition)->offset = k->next;
-	e = rd_kafka_assign(k->rk, l);
-	rd_kafka_topic_partition_list_destroy(l);
-	if (e) {
-		fprintf(stderr, "sluice: kafka %s/%d: assign: %s\n", k->topic, k->partition,
-			rd_kafka_err2str(e));
-		return sl_kafka_errno(e);
-	}
-	return 0;
+	return assign_at_next(k);
 }
 
 /* ---- polling --------------------------------------------------------------------------- */
@@ -1067,6 +1167,10 @@ static int poll_messages(struct kafka_split *k, struct sl_src_ctx *c, int max)
 		} else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
 			if (m->offset >= k->end)
 				k->ended = true;
+		} else if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
+			/* the position's records were deleted under the split (or the log
+			 * truncated): the rest of this batch is of the old fetch */
+			rc = out_of_range(k);
 		} else if (m->err) {
 			/* transient (a broker down, a leader moving): librdkafka retries itself
 			 * and logs the cause; only a fatal error stops the split */

@@ -171,7 +171,9 @@ void sl_kafka_source_cfg_fini(struct sl_kafka_source_cfg *cfg);
  * source's splits grow while discovery_interval_ms > 0 and it is unbounded). poll() takes at most
  * `max` messages already fetched (never waits); position() is the next offset to read (8 bytes),
  * seek() continues from one. An undecodable message goes to the dead-letter output as
- * "topic/partition/offset".
+ * "topic/partition/offset". A position whose records were deleted before they were read
+ * goes on at the partition's first offset, saying on stderr how many were lost; one past
+ * the partition's end fails poll() with -ERANGE.
  */
 extern const struct sl_source_ops sl_kafka_source_ops;
 
