@@ -13,9 +13,9 @@
 #include <sluice/connectors.h>
 
 struct blackhole {
-	uint64_t *total;    /* cfg counter or NULL */
-	uint64_t rows;      /* since the last flush */
-	uint64_t bytes;     /* touched so the row is read, as a real sink would */
+	uint64_t *total; /* cfg counter or NULL */
+	uint64_t rows;	 /* since the last flush */
+	uint64_t bytes;	 /* touched so the row is read, as a real sink would */
 };
 
 static void *blackhole_open(const void *cfgp, const struct sl_schema *schema, int shard,

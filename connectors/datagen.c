@@ -23,23 +23,23 @@
 
 #include "source.h"
 
-#define STR_DEFAULT 10
-#define STR_MAX 1024
-#define TS_DEFAULT_MAX 4102444800000LL /* 2100-01-01: random timestamps stay printable */
-#define DATE_DEFAULT_MAX 47481          /* 2099-12-31 in days */
+#define STR_DEFAULT	 10
+#define STR_MAX		 1024
+#define TS_DEFAULT_MAX	 4102444800000LL /* 2100-01-01: random timestamps stay printable */
+#define DATE_DEFAULT_MAX 47481		 /* 2099-12-31 in days */
 
 struct gen_split {
 	const struct sl_datagen_cfg *cfg;
-	int n;                      /* fields */
+	int n; /* fields */
 	enum sl_type type[SL_SCHEMA_MAX_FIELDS];
-	int64_t unit[SL_SCHEMA_MAX_FIELDS];   /* DECIMAL: 10^scale (a sequence step) */
+	int64_t unit[SL_SCHEMA_MAX_FIELDS];    /* DECIMAL: 10^scale (a sequence step) */
 	int64_t dec_max[SL_SCHEMA_MAX_FIELDS]; /* DECIMAL: 10^precision - 1 */
 	uint64_t nsplits, split;
-	uint64_t s[4];              /* xoshiro256** state */
-	uint64_t k;                 /* records this split has produced */
-	uint64_t total;             /* records this split produces; UINT64_MAX: unbounded */
-	uint64_t t0_ns;             /* first poll, for rate accounting; 0: not started */
-	uint64_t k0;                /* k at that poll: a restored split paces from there */
+	uint64_t s[4];	/* xoshiro256** state */
+	uint64_t k;	/* records this split has produced */
+	uint64_t total; /* records this split produces; UINT64_MAX: unbounded */
+	uint64_t t0_ns; /* first poll, for rate accounting; 0: not started */
+	uint64_t k0;	/* k at that poll: a restored split paces from there */
 	char str[STR_MAX];
 };
 
@@ -391,8 +391,9 @@ static int datagen_poll(void *state, struct sl_src_ctx *c, int max)
 		}
 		/* records due since the start at this split's share of the rate; the first
 		 * record is due at once */
-		due = g->k0 + 1 + (uint64_t)((unsigned __int128)(now - g->t0_ns) * (uint64_t)rate /
-				     (1000000000ull * g->nsplits));
+		due = g->k0 + 1 +
+		      (uint64_t)((unsigned __int128)(now - g->t0_ns) * (uint64_t)rate /
+				 (1000000000ull * g->nsplits));
 		if (due <= g->k)
 			return 0;
 		if (due - g->k < budget)

@@ -36,24 +36,24 @@
 #include "format.h"
 
 #define DEFAULT_READ (1u << 20)
-#define MAX_RECORD ((size_t)64 << 20)
-#define DL_RAW_MAX 4096 /* bytes of an oversized record shown in its dead letter */
+#define MAX_RECORD   ((size_t)64 << 20)
+#define DL_RAW_MAX   4096 /* bytes of an oversized record shown in its dead letter */
 
 struct file_split {
 	const struct sl_file_source_cfg *cfg;
 	const char *path;
 	int fd;
-	char *buf;              /* cap + SL_JSON_PADDING bytes */
+	char *buf; /* cap + SL_JSON_PADDING bytes */
 	size_t cap;
-	size_t head, tail;      /* unconsumed bytes */
+	size_t head, tail; /* unconsumed bytes */
 	bool eof;
-	bool skipping;          /* dropping the rest of an oversized record */
-	uint64_t line;          /* line number of the record at head */
-	struct sl_json_dec *json;   /* JSON and Debezium JSON */
+	bool skipping;		  /* dropping the rest of an oversized record */
+	uint64_t line;		  /* line number of the record at head */
+	struct sl_json_dec *json; /* JSON and Debezium JSON */
 	struct sl_csv_dec *csv;
 	bool dbz;
-	uint64_t skipped;           /* bad records dropped (ignore_parse_errors) */
-	uint64_t read_total;        /* bytes read from the file: the offset of buf[tail] */
+	uint64_t skipped;    /* bad records dropped (ignore_parse_errors) */
+	uint64_t read_total; /* bytes read from the file: the offset of buf[tail] */
 };
 
 static int file_nsplits(const void *cfg)
@@ -71,7 +71,8 @@ static void file_close(void *state)
 		if (f->cfg->skipped)
 			atomic_fetch_add_explicit((_Atomic uint64_t *)f->cfg->skipped, f->skipped,
 						  memory_order_relaxed);
-		fprintf(stderr, "sluice: %s: skipped %llu undecodable record%s (ignore-parse-errors)\n",
+		fprintf(stderr,
+			"sluice: %s: skipped %llu undecodable record%s (ignore-parse-errors)\n",
 			f->path, (unsigned long long)f->skipped, f->skipped == 1 ? "" : "s");
 	}
 	if (f->fd >= 0)
@@ -149,8 +150,8 @@ out_nomem:
 	return NULL;
 }
 
-static void dead_letter(struct file_split *f, struct sl_src_ctx *c, uint64_t line,
-			const char *why, const char *raw, size_t len)
+static void dead_letter(struct file_split *f, struct sl_src_ctx *c, uint64_t line, const char *why,
+			const char *raw, size_t len)
 {
 	char where[512];
 
@@ -250,7 +251,8 @@ static int take(struct file_split *f, struct sl_src_ctx *c, const char *rec, siz
 	int rc = 0, n;
 
 	if (f->dbz) {
-		n = sl_dbz_dec_rows(f->json, rec, len, sl_src_scratch(c), SL_ROW_SCRATCH, rows, why);
+		n = sl_dbz_dec_rows(f->json, rec, len, sl_src_scratch(c), SL_ROW_SCRATCH, rows,
+				    why);
 		if (n < 0) {
 			dead_letter(f, c, line, why, rec, len);
 			return 1;

@@ -78,9 +78,9 @@ struct kafka_split {
 	rd_kafka_t *rk;
 	rd_kafka_queue_t *q; /* the consumer queue (main queue forwarded into it) */
 	bool started, ended;
-	int64_t next; /* offset after the last message taken */
+	int64_t next;	     /* offset after the last message taken */
 	int64_t committable; /* the last position() written; -1: none */
-	int64_t end;  /* first offset not to read; INT64_MAX: unbounded */
+	int64_t end;	     /* first offset not to read; INT64_MAX: unbounded */
 	int timeout_ms;
 	bool discovered; /* found after the start: begins at the earliest offset (Flink) */
 
@@ -1201,8 +1201,9 @@ static int poll_messages(struct kafka_split *k, struct sl_src_ctx *c, int max)
 
 static uint64_t side_overflows(const struct side *sd)
 {
-	return sd->json ? sl_json_dec_overflows(sd->json)
-	       : sd->csv ? sl_csv_dec_overflows(sd->csv) : 0;
+	return sd->json	 ? sl_json_dec_overflows(sd->json)
+	       : sd->csv ? sl_csv_dec_overflows(sd->csv)
+			 : 0;
 }
 
 /* Polls up to max messages; DECIMAL values made NULL count for the source once a poll. */

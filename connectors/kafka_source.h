@@ -114,8 +114,8 @@ struct sl_kafka_source_cfg {
 	struct sl_csv_opts csv; /* CSV value/key: delimiter, null literal */
 	bool json_fail_on_missing;
 	bool fail_on_decimal_overflow; /* a DECIMAL beyond its precision is a record error */
-	bool ignore_parse_errors; /* skip and count bad records, no dead letters */
-	uint64_t *skipped;	  /* optional: skipped records of all splits */
+	bool ignore_parse_errors;      /* skip and count bad records, no dead letters */
+	uint64_t *skipped;	       /* optional: skipped records of all splits */
 
 	enum sl_kafka_startup startup;
 	int64_t startup_ts_ms;

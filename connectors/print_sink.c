@@ -55,8 +55,8 @@ int sl_sink_write_all(int fd, const char *p, size_t n, pthread_mutex_t *lock)
 	return rc;
 }
 
-static void *print_open(const void *cfgp, const struct sl_schema *schema, int shard,
-			int nshards, struct sl_error *err)
+static void *print_open(const void *cfgp, const struct sl_schema *schema, int shard, int nshards,
+			struct sl_error *err)
 {
 	const struct sl_print_sink_cfg *cfg = cfgp;
 	const char *id = cfg && cfg->identifier ? cfg->identifier : "";
@@ -115,8 +115,9 @@ static int print_write(void *state, sl_ts_t ts, const struct sl_row *row)
 	int n, rc;
 
 	/* sl_row_format writes a NUL after the line: the '\n' goes there */
-	n = room > p->plen ? sl_row_format(row, p->schema, p->buf + p->used + p->plen,
-					   room - p->plen) : (int)room;
+	n = room > p->plen
+		    ? sl_row_format(row, p->schema, p->buf + p->used + p->plen, room - p->plen)
+		    : (int)room;
 	if (n < 0)
 		return -EINVAL;
 	if (p->plen + (size_t)n + 1 > room) {

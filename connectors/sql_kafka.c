@@ -80,7 +80,7 @@ struct kctx {
 	const struct sl_sql_conn_opt *at;
 	char *err;
 	size_t errcap;
-	bool offline;       /* do not ask the cluster (explain, fuzzing) */
+	bool offline; /* do not ask the cluster (explain, fuzzing) */
 	/* where messages about the columns point: the value's and key's format option, and
 	 * the option of each metadata column (cfg.meta[i]) */
 	const struct sl_sql_conn_opt *value_format, *key_format;
@@ -378,7 +378,8 @@ static int parse_formats(struct kctx *c, const struct sl_schema *schema, struct 
 	    (rc = take_bool(c, "debezium-json.schema-include", &include)) ||
 	    (rc = take_bool(c, "debezium-json.ignore-parse-errors", &dbz_ignore)) ||
 	    (rc = take_bool(c, "csv.ignore-parse-errors", &csv_ignore)) ||
-	    (rc = take_bool(c, "json.fail-on-decimal-overflow", &k->cfg.fail_on_decimal_overflow)) ||
+	    (rc = take_bool(c, "json.fail-on-decimal-overflow",
+			    &k->cfg.fail_on_decimal_overflow)) ||
 	    (rc = take_bool(c, "debezium-json.fail-on-decimal-overflow", &dbz_ovf)) ||
 	    (rc = take_bool(c, "csv.fail-on-decimal-overflow", &csv_ovf)))
 		return rc;

@@ -32,7 +32,7 @@ struct optctx {
 	struct sl_sql_conn_opt *opts;
 	int n;
 	const char *file;
-	const char *conn;              /* connector name, for messages */
+	const char *conn;		  /* connector name, for messages */
 	const struct sl_sql_conn_opt *at; /* the 'connector' option: position of "missing" */
 	char *err;
 	size_t errcap;
@@ -118,8 +118,8 @@ static int parse_i64(struct optctx *c, const struct sl_sql_conn_opt *o, int64_t 
 		     int64_t *out)
 {
 	if (sl_fmt_parse_i64(o->value, strlen(o->value), lo, hi, out) < 0)
-		return fail_at(c, o, "option '%s': '%s' is not an integer in [%lld, %lld]",
-			       o->key, o->value, (long long)lo, (long long)hi);
+		return fail_at(c, o, "option '%s': '%s' is not an integer in [%lld, %lld]", o->key,
+			       o->value, (long long)lo, (long long)hi);
 	return 0;
 }
 
@@ -132,13 +132,17 @@ static int parse_f64(struct optctx *c, const struct sl_sql_conn_opt *o, double *
 
 int sl_sql_conn_parse_duration(const char *v, int64_t *ms)
 {
-	static const struct { const char *name; int64_t ms; } units[] = {
-		{ "ms", 1 }, { "milli", 1 }, { "millis", 1 }, { "millisecond", 1 },
-		{ "milliseconds", 1 }, { "s", 1000 }, { "sec", 1000 }, { "secs", 1000 },
-		{ "second", 1000 }, { "seconds", 1000 }, { "min", 60000 }, { "m", 60000 },
-		{ "minute", 60000 }, { "minutes", 60000 }, { "h", 3600000 }, { "hour", 3600000 },
-		{ "hours", 3600000 }, { "d", 86400000 }, { "day", 86400000 },
-		{ "days", 86400000 },
+	static const struct {
+		const char *name;
+		int64_t ms;
+	} units[] = {
+		{ "ms", 1 },	      { "milli", 1 },	     { "millis", 1 },
+		{ "millisecond", 1 }, { "milliseconds", 1 }, { "s", 1000 },
+		{ "sec", 1000 },      { "secs", 1000 },	     { "second", 1000 },
+		{ "seconds", 1000 },  { "min", 60000 },	     { "m", 60000 },
+		{ "minute", 60000 },  { "minutes", 60000 },  { "h", 3600000 },
+		{ "hour", 3600000 },  { "hours", 3600000 },  { "d", 86400000 },
+		{ "day", 86400000 },  { "days", 86400000 },
 	};
 	const char *u;
 	int64_t n;
@@ -166,8 +170,10 @@ int sl_sql_conn_parse_duration(const char *v, int64_t *ms)
 static int parse_duration(struct optctx *c, const struct sl_sql_conn_opt *o, int64_t *ms)
 {
 	if (sl_sql_conn_parse_duration(o->value, ms) < 0)
-		return fail_at(c, o, "option '%s': '%s' is not a duration (e.g. '500 ms', '5 s', "
-			       "'1 min')", o->key, o->value);
+		return fail_at(c, o,
+			       "option '%s': '%s' is not a duration (e.g. '500 ms', '5 s', "
+			       "'1 min')",
+			       o->key, o->value);
 	return 0;
 }
 
@@ -186,12 +192,15 @@ static char *dup_or_null(const char *s, bool *oom)
 /* ---- filesystem ------------------------------------------------------------------------ */
 
 #define FS_COMMON "path, format"
-#define FS_JSON "json.ignore-parse-errors, json.fail-on-missing-field, " \
-		"json.fail-on-decimal-overflow"
-#define FS_DBZ "debezium-json.schema-include, debezium-json.ignore-parse-errors, " \
-	       "debezium-json.fail-on-decimal-overflow"
-#define FS_CSV "csv.field-delimiter, csv.null-literal, csv.ignore-parse-errors, " \
-	       "csv.allow-comments, csv.fail-on-decimal-overflow"
+#define FS_JSON                                                                                    \
+	"json.ignore-parse-errors, json.fail-on-missing-field, "                                   \
+	"json.fail-on-decimal-overflow"
+#define FS_DBZ                                                                                     \
+	"debezium-json.schema-include, debezium-json.ignore-parse-errors, "                        \
+	"debezium-json.fail-on-decimal-overflow"
+#define FS_CSV                                                                                     \
+	"csv.field-delimiter, csv.null-literal, csv.ignore-parse-errors, "                         \
+	"csv.allow-comments, csv.fail-on-decimal-overflow"
 
 struct fs_src {
 	struct sl_file_source_cfg cfg; /* first: the pointer handed out */
@@ -202,10 +211,10 @@ struct fs_src {
 };
 
 struct fs_sink {
-	struct sl_jsonl_sink_cfg cfg;  /* first */
+	struct sl_jsonl_sink_cfg cfg; /* first */
 	char *path;
 	char *null_lit;
-	bool guarantee_given;          /* sink.delivery-guarantee named: no default applies */
+	bool guarantee_given; /* sink.delivery-guarantee named: no default applies */
 };
 
 static void fs_src_free(void *p)
@@ -247,7 +256,8 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 
 	memset(f, 0, sizeof(*f));
 	if (!o)
-		return fail_at(c, c->at, "connector 'filesystem' needs option 'format' "
+		return fail_at(c, c->at,
+			       "connector 'filesystem' needs option 'format' "
 			       "(json, csv or debezium-json)");
 	if (!strcmp(o->value, "json")) {
 		f->format = SL_FORMAT_JSON;
@@ -258,13 +268,15 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		if (!rc)
 			rc = opt_bool(c, "json.fail-on-decimal-overflow", &f->fail_overflow);
 		if (!rc && f->ignore_errors && f->fail_missing)
-			return fail_at(c, o, "json.fail-on-missing-field and "
+			return fail_at(c, o,
+				       "json.fail-on-missing-field and "
 				       "json.ignore-parse-errors cannot both be true");
 		return rc;
 	}
 	if (!strcmp(o->value, "debezium-json")) {
 		if (sink)
-			return fail_at(c, o, "format 'debezium-json' is only supported for a "
+			return fail_at(c, o,
+				       "format 'debezium-json' is only supported for a "
 				       "filesystem source (sinks write json or csv)");
 		f->format = SL_FORMAT_DEBEZIUM_JSON;
 		f->known = FS_COMMON ", " FS_DBZ;
@@ -287,8 +299,10 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 				 d->value[0] != '\n' && d->value[0] != '\r')
 				f->delim = d->value[0];
 			else
-				return fail_at(c, d, "option 'csv.field-delimiter': '%s' is not a "
-					       "single character", d->value);
+				return fail_at(c, d,
+					       "option 'csv.field-delimiter': '%s' is not a "
+					       "single character",
+					       d->value);
 		}
 		if ((d = opt_take(c, "csv.null-literal")))
 			f->null_lit = d->value;
@@ -299,8 +313,10 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 			rc = opt_bool(c, "csv.fail-on-decimal-overflow", &f->fail_overflow);
 		return rc;
 	}
-	return fail_at(c, o, "option 'format': unknown format '%s' (known: json, csv, "
-		       "debezium-json)", o->value);
+	return fail_at(c, o,
+		       "option 'format': unknown format '%s' (known: json, csv, "
+		       "debezium-json)",
+		       o->value);
 }
 
 static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
@@ -312,7 +328,8 @@ static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct
 	int rc;
 
 	if ((mon = opt_take(c, "source.monitor-interval")))
-		return fail_at(c, mon, "option 'source.monitor-interval' is not supported: "
+		return fail_at(c, mon,
+			       "option 'source.monitor-interval' is not supported: "
 			       "sluice reads a filesystem source once (bounded), it does not "
 			       "watch the folder for new files");
 	if (!path)
@@ -375,8 +392,10 @@ static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct s
 	if (dg && !strcmp(dg->value, "exactly-once"))
 		eos = true;
 	else if (dg && strcmp(dg->value, "at-least-once"))
-		return fail_at(c, dg, "option 'sink.delivery-guarantee': '%s' is not "
-			       "'exactly-once' or 'at-least-once'", dg->value);
+		return fail_at(c, dg,
+			       "option 'sink.delivery-guarantee': '%s' is not "
+			       "'exactly-once' or 'at-least-once'",
+			       dg->value);
 	if ((rc = fs_format(c, &fmt, true)) < 0)
 		return rc;
 	snprintf(known, sizeof known, "%s, sink.delivery-guarantee", fmt.known);
@@ -405,8 +424,9 @@ static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct s
 
 /* ---- datagen --------------------------------------------------------------------------- */
 
-#define DG_KNOWN "rows-per-second, number-of-rows, seed, fields.<field>.kind|min|max|" \
-		 "max-past|length|start|end|step|max-disorder|late-fraction|late-by"
+#define DG_KNOWN                                                                                   \
+	"rows-per-second, number-of-rows, seed, fields.<field>.kind|min|max|"                      \
+	"max-past|length|start|end|step|max-disorder|late-fraction|late-by"
 
 struct dg_src {
 	struct sl_datagen_cfg cfg; /* first */
@@ -420,10 +440,17 @@ static const struct {
 	const char *name;
 	unsigned kinds;
 } dg_attrs[] = {
-	{ "kind", K_RANDOM | K_SEQ | K_ET }, { "min", K_RANDOM },     { "max", K_RANDOM },
-	{ "max-past", K_RANDOM },            { "length", K_RANDOM },  { "start", K_SEQ | K_ET },
-	{ "end", K_SEQ },                    { "step", K_ET },        { "max-disorder", K_ET },
-	{ "late-fraction", K_ET },           { "late-by", K_ET },
+	{ "kind", K_RANDOM | K_SEQ | K_ET },
+	{ "min", K_RANDOM },
+	{ "max", K_RANDOM },
+	{ "max-past", K_RANDOM },
+	{ "length", K_RANDOM },
+	{ "start", K_SEQ | K_ET },
+	{ "end", K_SEQ },
+	{ "step", K_ET },
+	{ "max-disorder", K_ET },
+	{ "late-fraction", K_ET },
+	{ "late-by", K_ET },
 };
 
 /* A bound for field i of type t: its unscaled/ms/days value. */
@@ -452,8 +479,10 @@ static int dg_bound(struct optctx *c, const struct sl_sql_conn_opt *o, const str
 	case SL_TYPE_TIMESTAMP_LTZ:
 		if (sl_fmt_parse_i64(o->value, len, INT64_MIN, INT64_MAX, v) < 0 &&
 		    sl_fmt_parse_ts(o->value, len, v) < 0)
-			return fail_at(c, o, "option '%s': '%s' is not a timestamp "
-				       "('YYYY-MM-DD HH:MM:SS[.fff]' or epoch ms)", o->key, o->value);
+			return fail_at(c, o,
+				       "option '%s': '%s' is not a timestamp "
+				       "('YYYY-MM-DD HH:MM:SS[.fff]' or epoch ms)",
+				       o->key, o->value);
 		return 0;
 	case SL_TYPE_INT:
 		return parse_i64(c, o, INT32_MIN, INT32_MAX, v);
@@ -509,8 +538,10 @@ static int dg_kind(struct optctx *c, const struct sl_sql_conn_opt *o, enum sl_ge
 		*k = SL_GEN_EVENT_TIME;
 		*mask = K_ET;
 	} else {
-		return fail_at(c, o, "option '%s': unknown kind '%s' (known: random, sequence, "
-			       "event-time)", o->key, o->value);
+		return fail_at(c, o,
+			       "option '%s': unknown kind '%s' (known: random, sequence, "
+			       "event-time)",
+			       o->key, o->value);
 	}
 	return 0;
 }
@@ -628,8 +659,10 @@ static int datagen_source(struct optctx *c, const struct sl_sql_conn_table *t,
 		o->used = true;
 		if (!(dg_attrs[attr].kinds & mask[i])) {
 			rc = fail_at(c, o, "option '%s' does not apply to a field of kind '%s'",
-				     o->key, mask[i] == K_RANDOM ? "random"
-					     : mask[i] == K_SEQ ? "sequence" : "event-time");
+				     o->key,
+				     mask[i] == K_RANDOM ? "random"
+				     : mask[i] == K_SEQ	 ? "sequence"
+							 : "event-time");
 			break;
 		}
 		has_start[i] |= !strcmp(dg_attrs[attr].name, "start");
@@ -638,7 +671,8 @@ static int datagen_source(struct optctx *c, const struct sl_sql_conn_table *t,
 	}
 	for (int i = 0; !rc && i < nf; i++)
 		if (mask[i] == K_SEQ && (!has_start[i] || !has_end[i]))
-			rc = fail_at(c, c->at, "datagen field '%s' of kind 'sequence' needs "
+			rc = fail_at(c, c->at,
+				     "datagen field '%s' of kind 'sequence' needs "
 				     "'fields.%s.start' and 'fields.%s.end'",
 				     sl_schema_name(schema, i), sl_schema_name(schema, i),
 				     sl_schema_name(schema, i));

@@ -93,11 +93,11 @@ struct sl_sql_conn {
 	const struct sl_sink_ops *sink_ops;
 	void *cfg;
 	void (*cfg_free)(void *cfg);
-	bool changelog;	    /* a source produces -U/+U/-D rows (debezium-json); a sink takes
-			     * them (upsert-kafka, print, blackhole) */
-	uint64_t *skipped;  /* filesystem source: records skipped by *.ignore-parse-errors,
-			     * summed over splits at their close (read after the job ran);
-			     * NULL for other connectors */
+	bool changelog;	   /* a source produces -U/+U/-D rows (debezium-json); a sink takes
+			    * them (upsert-kafka, print, blackhole) */
+	uint64_t *skipped; /* filesystem source: records skipped by *.ignore-parse-errors,
+			    * summed over splits at their close (read after the job ran);
+			    * NULL for other connectors */
 };
 
 /*

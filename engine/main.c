@@ -39,32 +39,33 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sluice run JOB.sql [options]   run a Flink SQL job file\n"
-		   "       sluice explain JOB.sql         print the plan of every job in the file\n"
-		   "       sluice demo clicks [options]   clicks per user per minute (C API demo)\n"
-		   "options:\n"
-		   "  --cores LIST        pin shards to these cores, e.g. 0-3,6\n"
-		   "  --shards N          number of shards (default: one per listed or online core)\n"
-		   "  --rows N            generated clicks (default 200000)\n"
-		   "  --rate R            clicks per second, 0 = as fast as possible (default 0)\n"
-		   "  --dead-letter FILE  undecodable records as JSON lines (default: stderr)\n"
-		   "  --metrics           print per-operator counters at the end\n"
-		   "  --checkpoint-dir D  (run) checkpoint into D (every 10 s unless SET\n"
-		   "                      'execution.checkpointing.interval') and, on start, restore\n"
-		   "                      the newest complete checkpoint found there\n"
-		   "  --from-savepoint D  (run) restore savepoint D (any --shards/--cores)\n"
-		   "  --control SOCKET    (run) control socket (default $SLUICE_RUN_DIR,\n"
-		   "                      $XDG_RUNTIME_DIR/sluice or /tmp/sluice-<uid>,\n"
-		   "                      /sluice-<pid>.sock)\n"
-		   "  --state-backend B   (run) heap (default) or rocksdb\n"
-		   "  --state-memory SIZE (run) memory for all RocksDB state, e.g. 2g\n"
-		   "  --http [ADDR:]PORT  (run) serve /metrics (Prometheus) and /api/metrics\n"
-		   "                      (JSON) there; ADDR defaults to 127.0.0.1, any other is\n"
-		   "                      served only when given (0.0.0.0: every interface)\n"
-		   "       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
-		   "                      (default: its SET 'state.savepoints.dir')\n"
-		   "       sluice stop [--savepoint[=DIR]] PID|SOCKET  stop a running job, with a\n"
-		   "                      savepoint first when asked (restart: --from-savepoint)\n");
+	fprintf(f,
+		"usage: sluice run JOB.sql [options]   run a Flink SQL job file\n"
+		"       sluice explain JOB.sql         print the plan of every job in the file\n"
+		"       sluice demo clicks [options]   clicks per user per minute (C API demo)\n"
+		"options:\n"
+		"  --cores LIST        pin shards to these cores, e.g. 0-3,6\n"
+		"  --shards N          number of shards (default: one per listed or online core)\n"
+		"  --rows N            generated clicks (default 200000)\n"
+		"  --rate R            clicks per second, 0 = as fast as possible (default 0)\n"
+		"  --dead-letter FILE  undecodable records as JSON lines (default: stderr)\n"
+		"  --metrics           print per-operator counters at the end\n"
+		"  --checkpoint-dir D  (run) checkpoint into D (every 10 s unless SET\n"
+		"                      'execution.checkpointing.interval') and, on start, restore\n"
+		"                      the newest complete checkpoint found there\n"
+		"  --from-savepoint D  (run) restore savepoint D (any --shards/--cores)\n"
+		"  --control SOCKET    (run) control socket (default $SLUICE_RUN_DIR,\n"
+		"                      $XDG_RUNTIME_DIR/sluice or /tmp/sluice-<uid>,\n"
+		"                      /sluice-<pid>.sock)\n"
+		"  --state-backend B   (run) heap (default) or rocksdb\n"
+		"  --state-memory SIZE (run) memory for all RocksDB state, e.g. 2g\n"
+		"  --http [ADDR:]PORT  (run) serve /metrics (Prometheus) and /api/metrics\n"
+		"                      (JSON) there; ADDR defaults to 127.0.0.1, any other is\n"
+		"                      served only when given (0.0.0.0: every interface)\n"
+		"       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
+		"                      (default: its SET 'state.savepoints.dir')\n"
+		"       sluice stop [--savepoint[=DIR]] PID|SOCKET  stop a running job, with a\n"
+		"                      savepoint first when asked (restart: --from-savepoint)\n");
 }
 
 static int run_demo(const char *name, int argc, char **argv)
@@ -88,14 +89,30 @@ static int run_demo(const char *name, int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c': opts.cores = optarg; break;
-		case 's': opts.nshards = atoi(optarg); break;
-		case 'r': demo.rows = strtoll(optarg, NULL, 10); break;
-		case 'R': demo.rate = strtoll(optarg, NULL, 10); break;
-		case 'd': opts.dead_letter_path = optarg; break;
-		case 'm': metrics = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'c':
+			opts.cores = optarg;
+			break;
+		case 's':
+			opts.nshards = atoi(optarg);
+			break;
+		case 'r':
+			demo.rows = strtoll(optarg, NULL, 10);
+			break;
+		case 'R':
+			demo.rate = strtoll(optarg, NULL, 10);
+			break;
+		case 'd':
+			opts.dead_letter_path = optarg;
+			break;
+		case 'm':
+			metrics = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (strcmp(name, "clicks") != 0) {
@@ -185,19 +202,37 @@ static int run_sql(bool explain, int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c': cores = optarg; break;
-		case 's': so.nshards = atoi(optarg); break;
-		case 'd': so.dead_letter_path = optarg; break;
-		case 'm': metrics = true; break;
-		case 'q': quiet = true; break;
-		case 'k': so.checkpoint_dir = optarg; break;
-		case 'f': so.from_savepoint = optarg; break;
-		case 'C': control = optarg; break;
+		case 'c':
+			cores = optarg;
+			break;
+		case 's':
+			so.nshards = atoi(optarg);
+			break;
+		case 'd':
+			so.dead_letter_path = optarg;
+			break;
+		case 'm':
+			metrics = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'k':
+			so.checkpoint_dir = optarg;
+			break;
+		case 'f':
+			so.from_savepoint = optarg;
+			break;
+		case 'C':
+			control = optarg;
+			break;
 		case 'b':
 			if (strcmp(optarg, "heap") && strcmp(optarg, "hashmap") &&
 			    strcmp(optarg, "rocksdb")) {
-				fprintf(stderr, "sluice: --state-backend '%s': expected heap or "
-						"rocksdb\n", optarg);
+				fprintf(stderr,
+					"sluice: --state-backend '%s': expected heap or "
+					"rocksdb\n",
+					optarg);
 				return 2;
 			}
 			so.state_backend = strcmp(optarg, "rocksdb") ? "heap" : "rocksdb";
@@ -205,14 +240,22 @@ static int run_sql(bool explain, int argc, char **argv)
 		case 'M':
 			if (sl_sql_parse_memory_size(optarg, &so.state_memory) < 0 ||
 			    !so.state_memory) {
-				fprintf(stderr, "sluice: --state-memory '%s': expected a size such "
-						"as 512m or 2g\n", optarg);
+				fprintf(stderr,
+					"sluice: --state-memory '%s': expected a size such "
+					"as 512m or 2g\n",
+					optarg);
 				return 2;
 			}
 			break;
-		case 'H': http_addr = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'H':
+			http_addr = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc - 1) {
@@ -237,8 +280,10 @@ static int run_sql(bool explain, int argc, char **argv)
 		if (sl_http_url(http, url, sizeof url) == 0)
 			fprintf(stderr, "sluice: metrics at %s/metrics\n", url);
 		if (!sl_http_loopback(http))
-			fprintf(stderr, "sluice: --http %s is not a loopback address: whoever can "
-					"reach this machine can read the job's metrics\n", http_addr);
+			fprintf(stderr,
+				"sluice: --http %s is not a loopback address: whoever can "
+				"reach this machine can read the job's metrics\n",
+				http_addr);
 	}
 	sl_sql_run_opts(script, &opts);
 	opts.cores = cores;
@@ -305,8 +350,12 @@ static int control_cmd(bool stop, int argc, char **argv)
 			}
 			dir = optarg ? optarg : "-";
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind >= argc || argc - optind > (stop ? 1 : 2)) {

@@ -31,14 +31,13 @@ struct sl_csv_dec {
 	int n;
 	struct sl_fmt_field f[SL_SCHEMA_MAX_FIELDS];
 	char delim;
-	const char *null_lit;                   /* borrowed; NULL: no null literal */
+	const char *null_lit; /* borrowed; NULL: no null literal */
 	size_t null_len;
-	char *unq;                              /* SL_ROW_SCRATCH bytes for unescaping */
-	uint64_t overflows;                     /* DECIMAL values made NULL */
+	char *unq;	    /* SL_ROW_SCRATCH bytes for unescaping */
+	uint64_t overflows; /* DECIMAL values made NULL */
 };
 
-struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema,
-				     const struct sl_csv_opts *opts)
+struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema, const struct sl_csv_opts *opts)
 {
 	struct sl_csv_dec *d = calloc(1, sizeof(*d));
 
@@ -136,8 +135,8 @@ unterminated:
 	return -EINVAL;
 }
 
-const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_t len,
-				    void *buf, uint32_t cap, char *why)
+const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_t len, void *buf,
+				    uint32_t cap, char *why)
 {
 	struct sl_row_builder b;
 	const struct sl_row *row;

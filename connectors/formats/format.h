@@ -36,7 +36,7 @@ int sl_fmt_parse_dec(const char *s, size_t len, int prec, int scale, int64_t *ou
 
 /* What a decoder needs to know of one schema field to convert text into it. */
 struct sl_fmt_field {
-	const char *name;   /* borrowed from the schema */
+	const char *name; /* borrowed from the schema */
 	enum sl_type type;
 	uint8_t prec, scale; /* DECIMAL */
 	bool fail_overflow;  /* DECIMAL overflow is a record error, not NULL */
@@ -50,8 +50,8 @@ void sl_fmt_field_init(struct sl_fmt_field *f, const struct sl_schema *s, int i,
 /* Sets field i of b (described by f) from text: a DECIMAL beyond its precision is NULL, as
  * Flink's formats make it, and counted; with f->fail_overflow it is a record error. Returns
  * 0, or -EINVAL with why filled. Hot path. */
-int sl_fmt_set_text(struct sl_row_builder *b, int i, const struct sl_fmt_field *f,
-		    const char *s, size_t len, char *why);
+int sl_fmt_set_text(struct sl_row_builder *b, int i, const struct sl_fmt_field *f, const char *s,
+		    size_t len, char *why);
 
 /* Writes a one-line reason into why[SL_FMT_WHY_MAX] (error path only). */
 void sl_fmt_why(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -49,31 +49,31 @@ static const size_t PARSER_INITIAL = 64 * 1024;
 
 struct jkey {
 	std::string_view name; /* one path component, inside the schema's field name */
-	int16_t field;         /* schema field, or -1: a nested object */
-	int16_t node;          /* nested object's node */
+	int16_t field;	       /* schema field, or -1: a nested object */
+	int16_t node;	       /* nested object's node */
 };
 
 struct jnode {
 	uint16_t first, n;     /* keys key[first .. first + n) */
-	uint16_t pred;         /* after[pred .. pred + n]: predicted next key, [n]: the first */
+	uint16_t pred;	       /* after[pred .. pred + n]: predicted next key, [n]: the first */
 	uint64_t leaves;       /* schema fields below this level */
 	std::string_view path; /* "payload.after", for messages; root: "" */
 };
 
 struct sl_json_dec {
 	ondemand::parser parser;
-	int n;                                      /* schema fields */
-	unsigned flags;                             /* SL_JSON_* */
-	uint64_t all;                               /* one bit per schema field */
+	int n;		/* schema fields */
+	unsigned flags; /* SL_JSON_* */
+	uint64_t all;	/* one bit per schema field */
 	int nnodes, nkeys;
 	struct jnode node[SL_SCHEMA_MAX_FIELDS + 1]; /* [0]: the record itself */
 	struct jkey key[MAX_KEYS];
 	uint8_t after[MAX_KEYS + SL_SCHEMA_MAX_FIELDS + 1];
 	struct sl_fmt_field f[SL_SCHEMA_MAX_FIELDS];
-	void *buf2;                                 /* Debezium before-image, SL_ROW_SCRATCH */
-	char *copy;                                 /* padded copies for sl_json_dec_row_copy */
+	void *buf2; /* Debezium before-image, SL_ROW_SCRATCH */
+	char *copy; /* padded copies for sl_json_dec_row_copy */
 	size_t copy_cap;
-	uint64_t overflows;                         /* DECIMAL values made NULL */
+	uint64_t overflows; /* DECIMAL values made NULL */
 };
 
 /* Temporary tree for create(): children per node in first-seen order. */
@@ -115,7 +115,7 @@ static int build_tree(struct sl_json_dec *d, const struct sl_schema *schema)
 				t[(size_t)cur].keys.push_back({ comp, -1, (int16_t)nn });
 				t.push_back(tnode());
 				t.back().path = name.substr(0, (size_t)(comp.data() - name.data()) +
-								   comp.size());
+								       comp.size());
 				k = &t[(size_t)cur].keys.back();
 			}
 			cur = k->node;
@@ -153,8 +153,8 @@ static int build_tree(struct sl_json_dec *d, const struct sl_schema *schema)
 	return 0;
 }
 
-extern "C" struct sl_json_dec *sl_json_dec_create_ex(const struct sl_schema *schema,
-						     unsigned flags, int *err)
+extern "C" struct sl_json_dec *sl_json_dec_create_ex(const struct sl_schema *schema, unsigned flags,
+						     int *err)
 {
 	struct sl_json_dec *d = new (std::nothrow) sl_json_dec();
 	int rc = -ENOMEM;
@@ -245,20 +245,26 @@ static int lookup(struct sl_json_dec *d, const struct jnode *nd, ondemand::field
 static const char *json_type_name(ondemand::json_type t)
 {
 	switch (t) {
-	case ondemand::json_type::array: return "array";
-	case ondemand::json_type::object: return "object";
-	case ondemand::json_type::number: return "number";
-	case ondemand::json_type::string: return "string";
-	case ondemand::json_type::boolean: return "boolean";
-	case ondemand::json_type::null: return "null";
+	case ondemand::json_type::array:
+		return "array";
+	case ondemand::json_type::object:
+		return "object";
+	case ondemand::json_type::number:
+		return "number";
+	case ondemand::json_type::string:
+		return "string";
+	case ondemand::json_type::boolean:
+		return "boolean";
+	case ondemand::json_type::null:
+		return "null";
 	}
 	return "?";
 }
 
 static std::string_view trim_token(std::string_view s)
 {
-	while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
-			      s.back() == '\r'))
+	while (!s.empty() &&
+	       (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
 		s.remove_suffix(1);
 	return s;
 }
@@ -278,7 +284,8 @@ static int bad_integer(struct sl_json_dec *d, int i, ondemand::value &v, error_c
 		return broken(why, e);
 	tok = trim_token(v.raw_json_token());
 	sl_fmt_why(why, "field '%s': %.*s is not a valid %s", d->f[i].name,
-		   (int)(tok.size() > 40 ? 40 : tok.size()), tok.data(), sl_type_name(d->f[i].type));
+		   (int)(tok.size() > 40 ? 40 : tok.size()), tok.data(),
+		   sl_type_name(d->f[i].type));
 	return -EINVAL;
 }
 
@@ -386,8 +393,8 @@ static int set_field(struct sl_json_dec *d, struct sl_row_builder *b, int i, ond
 		sl_rowb_set_str(b, i, s.data(), (uint32_t)s.size());
 		return 0;
 	}
-	sl_fmt_why(why, "field '%s': expected %s, got %s", d->f[i].name,
-		   sl_type_name(d->f[i].type), json_type_name(jt));
+	sl_fmt_why(why, "field '%s': expected %s, got %s", d->f[i].name, sl_type_name(d->f[i].type),
+		   json_type_name(jt));
 	return -EINVAL;
 }
 
@@ -481,8 +488,8 @@ static int trailing(ondemand::document &doc, char *why)
 	return 0;
 }
 
-static const struct sl_row *decode(struct sl_json_dec *d, const char *line, size_t len,
-				   void *buf, uint32_t cap, char *why)
+static const struct sl_row *decode(struct sl_json_dec *d, const char *line, size_t len, void *buf,
+				   uint32_t cap, char *why)
 {
 	struct sl_row_builder b;
 	ondemand::document doc;
@@ -520,7 +527,7 @@ static const struct sl_row *decode(struct sl_json_dec *d, const char *line, size
 /* What one Debezium envelope held. */
 struct dbz_env {
 	struct sl_row_builder before, after;
-	bool has_before, has_after;  /* an object was given (not null, not missing) */
+	bool has_before, has_after; /* an object was given (not null, not missing) */
 	std::string_view op;
 	bool has_op;
 };
@@ -555,8 +562,8 @@ static int dbz_image(struct sl_json_dec *d, ondemand::value &v, struct sl_row_bu
 }
 
 /* Walks an envelope object; `top` allows one level of "payload" (schema-include). */
-static int dbz_envelope(struct sl_json_dec *d, ondemand::object &obj, struct dbz_env *env,
-			bool top, char *why)
+static int dbz_envelope(struct sl_json_dec *d, ondemand::object &obj, struct dbz_env *env, bool top,
+			char *why)
 {
 	error_code e;
 
@@ -614,13 +621,15 @@ static const struct sl_row *seal(struct sl_row_builder *b, enum sl_row_kind k, u
 
 static int no_before(const char *what, char *why)
 {
-	sl_fmt_why(why, "the \"before\" field of a%s message is null: set REPLICA IDENTITY "
-		   "FULL on the Postgres table (Debezium sends no before-image otherwise)", what);
+	sl_fmt_why(why,
+		   "the \"before\" field of a%s message is null: set REPLICA IDENTITY "
+		   "FULL on the Postgres table (Debezium sends no before-image otherwise)",
+		   what);
 	return -EINVAL;
 }
 
-static int dbz_decode(struct sl_json_dec *d, const char *line, size_t len, void *buf,
-		      uint32_t cap, const struct sl_row *rows[2], char *why)
+static int dbz_decode(struct sl_json_dec *d, const char *line, size_t len, void *buf, uint32_t cap,
+		      const struct sl_row *rows[2], char *why)
 {
 	struct dbz_env env;
 	ondemand::document doc;
@@ -677,8 +686,8 @@ static int dbz_decode(struct sl_json_dec *d, const char *line, size_t len, void 
 		return (rows[0] = seal(&env.before, SL_ROW_DELETE, SL_ROW_SCRATCH, why)) ? 1
 											 : -EINVAL;
 	default:
-		sl_fmt_why(why, "unknown \"op\" value \"%.*s\"", env.has_op ? 
-			   (int)(env.op.size() > 20 ? 20 : env.op.size()) : 4,
+		sl_fmt_why(why, "unknown \"op\" value \"%.*s\"",
+			   env.has_op ? (int)(env.op.size() > 20 ? 20 : env.op.size()) : 4,
 			   env.has_op ? env.op.data() : "null");
 		return -EINVAL;
 	}
@@ -715,24 +724,22 @@ static const char *padded(struct sl_json_dec *d, const char *line, size_t len, c
 	return d->copy;
 }
 
-extern "C" int sl_dbz_dec_rows_copy(struct sl_json_dec *d, const char *line, size_t len,
-				    void *buf, uint32_t cap, const struct sl_row *rows[2],
-				    char *why)
+extern "C" int sl_dbz_dec_rows_copy(struct sl_json_dec *d, const char *line, size_t len, void *buf,
+				    uint32_t cap, const struct sl_row *rows[2], char *why)
 {
 	const char *p = padded(d, line, len, why);
 
 	return p ? sl_dbz_dec_rows(d, p, len, buf, cap, rows, why) : -ENOMEM;
 }
 
-extern "C" const struct sl_row *sl_json_dec_row(struct sl_json_dec *d, const char *line,
-						size_t len, void *buf, uint32_t cap, char *why)
+extern "C" const struct sl_row *sl_json_dec_row(struct sl_json_dec *d, const char *line, size_t len,
+						void *buf, uint32_t cap, char *why)
 {
 	return decode(d, line, len, buf, cap, why);
 }
 
 extern "C" const struct sl_row *sl_json_dec_row_copy(struct sl_json_dec *d, const char *line,
-						     size_t len, void *buf, uint32_t cap,
-						     char *why)
+						     size_t len, void *buf, uint32_t cap, char *why)
 {
 	const char *p = padded(d, line, len, why);
 

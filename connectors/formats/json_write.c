@@ -5,10 +5,10 @@
  * Hot path: values are written by sl_fmt_write_scalar() (by hand, doubles through simdjson's
  * shortest round-trip to_chars) and escapes here, no printf. Every line is UTF-8: a string
  * byte that is not part of valid UTF-8 is written as U+FFFD (the decoders reject such input,
- * so only a computed string can hold one), never copied raw into a line JSON readers reject. DECIMAL is a JSON number with
- * its scale (1.10), DATE/TIMESTAMP/TIMESTAMP_LTZ are strings, as Flink's JSON format writes.
- * Room is checked per field against that field's worst case, so a full buffer is detected
- * before anything is written past `cap`.
+ * so only a computed string can hold one), never copied raw into a line JSON readers reject.
+ * DECIMAL is a JSON number with its scale (1.10), DATE/TIMESTAMP/TIMESTAMP_LTZ are strings, as
+ * Flink's JSON format writes. Room is checked per field against that field's worst case, so a full
+ * buffer is detected before anything is written past `cap`.
  *
  * Dotted field names (flattened ROW columns) are written as nested objects, the shape the
  * decoder reads: the writer keeps the path of objects open so far and, per field, closes

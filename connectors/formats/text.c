@@ -186,9 +186,24 @@ int sl_fmt_parse_date(const char *s, size_t len, int64_t *out)
 }
 
 static const uint64_t pow10u[19] = {
-	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
-	1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-	100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+	1ull,
+	10ull,
+	100ull,
+	1000ull,
+	10000ull,
+	100000ull,
+	1000000ull,
+	10000000ull,
+	100000000ull,
+	1000000000ull,
+	10000000000ull,
+	100000000000ull,
+	1000000000000ull,
+	10000000000000ull,
+	100000000000000ull,
+	1000000000000000ull,
+	10000000000000000ull,
+	100000000000000000ull,
 	1000000000000000000ull,
 };
 
@@ -332,7 +347,9 @@ int sl_fmt_parse_ts(const char *s, size_t len, sl_ts_t *out)
 	if (p != len)
 		return -EINVAL;
 	*out = ((days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec -
-		 off_min * 60) * 1000) + ms;
+		 off_min * 60) *
+		1000) +
+	       ms;
 	return 0;
 }
 
@@ -364,8 +381,8 @@ static int parse_f32(const char *s, size_t len, float *out)
 	return end == tmp + len ? 0 : -EINVAL;
 }
 
-int sl_fmt_set_text(struct sl_row_builder *b, int i, const struct sl_fmt_field *f,
-		    const char *s, size_t len, char *why)
+int sl_fmt_set_text(struct sl_row_builder *b, int i, const struct sl_fmt_field *f, const char *s,
+		    size_t len, char *why)
 {
 	enum sl_type t = f->type;
 	int64_t v;

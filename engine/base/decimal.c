@@ -24,15 +24,31 @@
 typedef unsigned __int128 u128;
 
 struct wide {
-	uint64_t w[4];   /* magnitude, little-endian 64-bit limbs */
-	bool neg;        /* may be set on zero: narrow() returns plain 0 then */
+	uint64_t w[4]; /* magnitude, little-endian 64-bit limbs */
+	bool neg;      /* may be set on zero: narrow() returns plain 0 then */
 };
 
 static const uint64_t pow10_64[20] = {
-	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
-	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
-	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-	100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+	1ULL,
+	10ULL,
+	100ULL,
+	1000ULL,
+	10000ULL,
+	100000ULL,
+	1000000ULL,
+	10000000ULL,
+	100000000ULL,
+	1000000000ULL,
+	10000000000ULL,
+	100000000000ULL,
+	1000000000000ULL,
+	10000000000000ULL,
+	100000000000000ULL,
+	1000000000000000ULL,
+	10000000000000000ULL,
+	100000000000000000ULL,
+	1000000000000000000ULL,
+	10000000000000000000ULL,
 };
 
 /* 10^k for k <= 38. */
@@ -431,7 +447,7 @@ int sl_dec_from_i64(int64_t x, struct sl_dec_type t, sl_dec_t *out)
 double sl_dec_to_double(sl_dec_t v, struct sl_dec_type t)
 {
 	static const double p10[] = {
-		1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11, 1e12,
+		1e0,  1e1,  1e2,  1e3,	1e4,  1e5,  1e6,  1e7,	1e8,  1e9,  1e10, 1e11, 1e12,
 		1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25,
 		1e26, 1e27, 1e28, 1e29, 1e30, 1e31, 1e32, 1e33, 1e34, 1e35, 1e36, 1e37, 1e38,
 	};

@@ -31,8 +31,8 @@
 typedef __int128 sl_dec_t;
 
 struct sl_dec_type {
-	uint8_t prec;    /* 1..38 */
-	uint8_t scale;   /* 0..prec */
+	uint8_t prec;  /* 1..38 */
+	uint8_t scale; /* 0..prec */
 };
 
 /* True when 1 <= prec <= 38 and scale <= prec (Flink's DecimalType bounds). */

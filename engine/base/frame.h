@@ -13,22 +13,22 @@
 #include <sluice/types.h>
 
 enum sl_frame_type {
-	SL_FRAME_PAD = 0,     /* skip to the ring's start (producer wrapped) */
-	SL_FRAME_RECORD = 1,  /* payload: struct sl_row */
-	SL_FRAME_WATERMARK,   /* ts: the channel's new watermark */
-	SL_FRAME_BARRIER,     /* ts: checkpoint id (aligned checkpoints, DESIGN §7) */
-	SL_FRAME_IDLE,        /* the channel has no active input; exclude it from the min */
-	SL_FRAME_END,         /* the channel is finished; nothing follows */
-	SL_FRAME_RAW,         /* opaque payload (ring benchmarks and tests) */
+	SL_FRAME_PAD = 0,    /* skip to the ring's start (producer wrapped) */
+	SL_FRAME_RECORD = 1, /* payload: struct sl_row */
+	SL_FRAME_WATERMARK,  /* ts: the channel's new watermark */
+	SL_FRAME_BARRIER,    /* ts: checkpoint id (aligned checkpoints, DESIGN §7) */
+	SL_FRAME_IDLE,	     /* the channel has no active input; exclude it from the min */
+	SL_FRAME_END,	     /* the channel is finished; nothing follows */
+	SL_FRAME_RAW,	     /* opaque payload (ring benchmarks and tests) */
 };
 
 struct sl_frame {
-	uint32_t size;   /* header + payload, multiple of 8 */
-	uint8_t type;    /* enum sl_frame_type */
-	uint8_t port;    /* input port of the receiving stage (joins have two) */
+	uint32_t size; /* header + payload, multiple of 8 */
+	uint8_t type;  /* enum sl_frame_type */
+	uint8_t port;  /* input port of the receiving stage (joins have two) */
 	uint16_t rsv;
-	uint64_t hash;   /* key hash of a record sent through a keyed exchange */
-	sl_ts_t ts;      /* event time of a record, watermark value, barrier id */
+	uint64_t hash; /* key hash of a record sent through a keyed exchange */
+	sl_ts_t ts;    /* event time of a record, watermark value, barrier id */
 	uint64_t payload[];
 };
 

@@ -22,7 +22,8 @@ uint32_t sl_key_encode(const struct sl_row *row, const int *fields, const enum s
 		if (sl_row_is_null(row, f)) {
 			buf[n++] = 0;
 		} else if (types[i] == SL_TYPE_STRING) {
-			/* cap the whole key: the fields after this one need at most 13 bytes each */
+			/* cap the whole key: the fields after this one need at most 13 bytes each
+			 */
 			uint32_t room = SL_KEY_MAX - n - 5 - 13u * (uint32_t)(nfields - 1 - i);
 
 			s = sl_row_str(row, f, &len);

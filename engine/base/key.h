@@ -11,7 +11,7 @@
 #include <sluice/types.h>
 
 #define SL_MAX_KEY_FIELDS 8
-#define SL_KEY_MAX 1024 /* bytes of an encoded key */
+#define SL_KEY_MAX	  1024 /* bytes of an encoded key */
 
 /* Encodes key fields of `row` into buf (SL_KEY_MAX bytes; strings are cut so the whole key
  * fits, which only merges keys sharing a ~1000-byte prefix). Returns the length. */

@@ -77,10 +77,10 @@ struct sl_frame *sl_ring_reserve_slow_spsc(struct sl_ring *r, uint32_t size)
 		if (!r->prod_stalled) {
 			/* count stalls, not the retries of a producer waiting out one stall */
 			r->prod_stalled = true;
-			atomic_store_explicit(&r->prod_full,
-					      atomic_load_explicit(&r->prod_full,
-								   memory_order_relaxed) + 1,
-					      memory_order_relaxed);
+			atomic_store_explicit(
+				&r->prod_full,
+				atomic_load_explicit(&r->prod_full, memory_order_relaxed) + 1,
+				memory_order_relaxed);
 		}
 		return NULL;
 	}

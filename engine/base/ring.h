@@ -22,7 +22,7 @@
 
 #include "frame.h"
 
-#define SL_CACHE_LINE 64
+#define SL_CACHE_LINE	      64
 #define SL_RING_PUBLISH_EVERY 32 /* frames between automatic publications */
 
 struct sl_ring {
@@ -32,20 +32,20 @@ struct sl_ring {
 	alignas(SL_CACHE_LINE) _Atomic uint64_t cons_head;
 
 	/* Producer-private. */
-	alignas(SL_CACHE_LINE) uint64_t prod_next;   /* end of committed frames */
-	uint64_t prod_cached_head;                   /* last cons_head seen */
-	uint32_t prod_unpublished;                   /* frames committed since publish */
-	uint64_t prod_published;                     /* prod_tail as last stored */
-	_Atomic uint64_t prod_full;                  /* stalls: reserve found no space after a
-						      * publication went through (metric) */
-	bool prod_stalled;                           /* the last reserve failed */
-	_Atomic uint64_t prod_frames;                /* frames committed (metric) */
+	alignas(SL_CACHE_LINE) uint64_t prod_next; /* end of committed frames */
+	uint64_t prod_cached_head;		   /* last cons_head seen */
+	uint32_t prod_unpublished;		   /* frames committed since publish */
+	uint64_t prod_published;		   /* prod_tail as last stored */
+	_Atomic uint64_t prod_full;		   /* stalls: reserve found no space after a
+						    * publication went through (metric) */
+	bool prod_stalled;			   /* the last reserve failed */
+	_Atomic uint64_t prod_frames;		   /* frames committed (metric) */
 
 	/* Consumer-private. */
-	alignas(SL_CACHE_LINE) uint64_t cons_next;   /* start of the next unread frame */
-	uint64_t cons_cached_tail;                   /* last prod_tail seen */
-	uint32_t cons_unreleased;                    /* frames consumed since release */
-	uint64_t cons_released;                      /* cons_head as last stored */
+	alignas(SL_CACHE_LINE) uint64_t cons_next; /* start of the next unread frame */
+	uint64_t cons_cached_tail;		   /* last prod_tail seen */
+	uint32_t cons_unreleased;		   /* frames consumed since release */
+	uint64_t cons_released;			   /* cons_head as last stored */
 
 	/* Read-only after creation. */
 	alignas(SL_CACHE_LINE) uint8_t *buf;
@@ -157,8 +157,7 @@ static inline void sl_ring_consume_spsc(struct sl_ring *r, const struct sl_frame
  * cons_next on), returns the next published non-PAD frame and leaves *pos at it, or NULL when
  * *pos reached what the consumer last saw published. No shared-memory access: it only
  * reads frames the consumer may already read. */
-static inline const struct sl_frame *sl_ring_lookahead_spsc(const struct sl_ring *r,
-							    uint64_t *pos)
+static inline const struct sl_frame *sl_ring_lookahead_spsc(const struct sl_ring *r, uint64_t *pos)
 {
 	while (*pos < r->cons_cached_tail) {
 		const struct sl_frame *f = (const struct sl_frame *)(r->buf + (*pos & r->mask));

@@ -174,12 +174,11 @@ int sl_date_format(int64_t days, char *buf, size_t cap)
 static const char *const kind_tag[] = { "+I", "-U", "+U", "-D" };
 
 /* Appends with snprintf semantics: `n` counts what would have been written. */
-#define APPEND(...)                                                                   \
-	do {                                                                          \
-		int w_ = snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0,   \
-				  __VA_ARGS__);                                       \
-		if (w_ > 0)                                                           \
-			n += (size_t)w_;                                              \
+#define APPEND(...)                                                                                \
+	do {                                                                                       \
+		int w_ = snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__);  \
+		if (w_ > 0)                                                                        \
+			n += (size_t)w_;                                                           \
 	} while (0)
 
 int sl_row_format(const struct sl_row *r, const struct sl_schema *s, char *buf, size_t cap)

@@ -114,16 +114,26 @@ struct sl_schema *sl_schema_clone(const struct sl_schema *s)
 const char *sl_type_name(enum sl_type t)
 {
 	switch (t) {
-	case SL_TYPE_BOOL: return "BOOLEAN";
-	case SL_TYPE_INT: return "INT";
-	case SL_TYPE_BIGINT: return "BIGINT";
-	case SL_TYPE_DOUBLE: return "DOUBLE";
-	case SL_TYPE_STRING: return "STRING";
-	case SL_TYPE_TIMESTAMP: return "TIMESTAMP(3)";
-	case SL_TYPE_FLOAT: return "FLOAT";
-	case SL_TYPE_DECIMAL: return "DECIMAL";
-	case SL_TYPE_DATE: return "DATE";
-	case SL_TYPE_TIMESTAMP_LTZ: return "TIMESTAMP_LTZ(3)";
+	case SL_TYPE_BOOL:
+		return "BOOLEAN";
+	case SL_TYPE_INT:
+		return "INT";
+	case SL_TYPE_BIGINT:
+		return "BIGINT";
+	case SL_TYPE_DOUBLE:
+		return "DOUBLE";
+	case SL_TYPE_STRING:
+		return "STRING";
+	case SL_TYPE_TIMESTAMP:
+		return "TIMESTAMP(3)";
+	case SL_TYPE_FLOAT:
+		return "FLOAT";
+	case SL_TYPE_DECIMAL:
+		return "DECIMAL";
+	case SL_TYPE_DATE:
+		return "DATE";
+	case SL_TYPE_TIMESTAMP_LTZ:
+		return "TIMESTAMP_LTZ(3)";
 	}
 	return "?";
 }

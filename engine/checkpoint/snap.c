@@ -28,7 +28,7 @@ void sl_snap_sec_end(struct sl_snap_buf *out, size_t at)
 }
 
 int sl_snap_sec_open(struct sl_snap_reader *r, uint32_t magic, uint32_t version,
-		      struct sl_snap_reader *body, uint32_t *got_version)
+		     struct sl_snap_reader *body, uint32_t *got_version)
 {
 	uint32_t m, v;
 	uint64_t n;

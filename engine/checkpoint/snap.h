@@ -22,7 +22,7 @@ struct sl_snap_buf {
 	uint8_t *data;
 	size_t len;
 	size_t cap;
-	int error;      /* first failure (-ENOMEM): later puts do nothing */
+	int error; /* first failure (-ENOMEM): later puts do nothing */
 };
 
 static inline void sl_snap_init(struct sl_snap_buf *b)
@@ -110,7 +110,7 @@ struct sl_snap_reader {
 	const uint8_t *p;
 	size_t len;
 	size_t pos;
-	int error;      /* -EINVAL once a read ran past the end: the snapshot is corrupt */
+	int error; /* -EINVAL once a read ran past the end: the snapshot is corrupt */
 };
 
 static inline void sl_snap_reader_init(struct sl_snap_reader *r, const void *p, size_t len)

@@ -609,18 +609,21 @@ static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *j
 				say(st, "%s/%s: path too long", dir, f->path);
 			else if (c->rc)
 				say(st,
-				    "%s/%s: %s (checkpoint %" PRIu64 ", operator %u shard %u); using "
+				    "%s/%s: %s (checkpoint %" PRIu64
+				    ", operator %u shard %u); using "
 				    "an older checkpoint",
 				    dir, f->path, c->rc == -ENOENT ? "missing" : strerror(-c->rc),
 				    e->id, f->op_id, f->shard);
 			else if (c->size != f->size)
 				say(st,
-				    "%s/%s: %" PRIu64 " bytes, the manifest says %" PRIu64 " (truncated "
+				    "%s/%s: %" PRIu64 " bytes, the manifest says %" PRIu64
+				    " (truncated "
 				    "or partial); using an older checkpoint",
 				    dir, f->path, c->size, f->size);
 			else if (c->crc != f->crc32c)
 				say(st,
-				    "%s/%s: CRC32C %08x, the manifest says %08x (corrupt); using an "
+				    "%s/%s: CRC32C %08x, the manifest says %08x (corrupt); using "
+				    "an "
 				    "older checkpoint",
 				    dir, f->path, c->crc, f->crc32c);
 			else

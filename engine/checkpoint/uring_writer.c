@@ -4,8 +4,8 @@
  *
  * One file goes through steps; a step is the requests for one stretch of its bytes:
  *
- *   sl_uring_writer_submit: open(O_EXCL), queue (the CRC32C is computed in slices by sl_uring_writer_poll
- *                  while the write is in flight, CRC_BUDGET bytes a call)
+ *   sl_uring_writer_submit: open(O_EXCL), queue (the CRC32C is computed in slices by
+ * sl_uring_writer_poll while the write is in flight, CRC_BUDGET bytes a call)
  *        |
  *        v
  *   step: WRITE(off, n)  [-> FSYNC -> CLOSE when n reaches the end, IOSQE_IO_LINK]
@@ -366,8 +366,8 @@ int sl_uring_writer_drain(struct sl_uring_writer *w)
 	return total;
 }
 
-int sl_uring_writer_submit(struct sl_uring_writer *w, const char *path, const void *data, size_t len,
-		  sl_uring_writer_done_fn done, void *arg)
+int sl_uring_writer_submit(struct sl_uring_writer *w, const char *path, const void *data,
+			   size_t len, sl_uring_writer_done_fn done, void *arg)
 {
 	struct op *op;
 	int fd;

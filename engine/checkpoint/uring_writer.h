@@ -1,10 +1,10 @@
 /*
  * uring_writer.h - a shard's asynchronous checkpoint file writer over its own io_uring.
  *
- * The shard hands over a snapshot's bytes with sl_uring_writer_submit (the file is created there, the
- * one blocking call), and the write and fsync run as linked io_uring requests while the shard
- * goes on processing records. The shard loop calls sl_uring_writer_poll every turn: it never blocks,
- * reaps whatever completed (in any order across files) and calls each file's callback once,
+ * The shard hands over a snapshot's bytes with sl_uring_writer_submit (the file is created there,
+ * the one blocking call), and the write and fsync run as linked io_uring requests while the shard
+ * goes on processing records. The shard loop calls sl_uring_writer_poll every turn: it never
+ * blocks, reaps whatever completed (in any order across files) and calls each file's callback once,
  * with the bytes written, the CRC32C of the content and 0 or -errno. The checksum is computed
  * in slices of 1 MiB per poll while the bytes are being written, so neither submit nor poll
  * holds the shard for long whatever the snapshot's size (~0.1 ms per poll at most).
@@ -33,7 +33,8 @@ struct sl_uring_writer_result {
 	const char *stage; /* on error: "open", "write", "fsync" or "close" */
 };
 
-/* Called from sl_uring_writer_poll (or sl_uring_writer_drain) on the shard thread, once per submitted file. */
+/* Called from sl_uring_writer_poll (or sl_uring_writer_drain) on the shard thread, once per
+ * submitted file. */
 typedef void (*sl_uring_writer_done_fn)(void *arg, const struct sl_uring_writer_result *res);
 
 /*
@@ -52,8 +53,8 @@ void sl_uring_writer_destroy(struct sl_uring_writer *w);
  * fsync. Borrows `data` until the file's callback has run; copies `path`. Returns 0, or
  * -errno: the sticky error of an earlier failure, or open's error (then no callback runs).
  */
-int sl_uring_writer_submit(struct sl_uring_writer *w, const char *path, const void *data, size_t len,
-		  sl_uring_writer_done_fn done, void *arg);
+int sl_uring_writer_submit(struct sl_uring_writer *w, const char *path, const void *data,
+			   size_t len, sl_uring_writer_done_fn done, void *arg);
 
 /* Reaps completions without blocking; returns how many files finished (callbacks run). */
 int sl_uring_writer_poll(struct sl_uring_writer *w);

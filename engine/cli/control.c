@@ -30,12 +30,12 @@
 
 #include "control.h"
 
-#define LINE_MAX_BYTES 4200
-#define MAX_CONN 16         /* connections served at once */
-#define STR_(x) #x
-#define STR(x) STR_(x)
+#define LINE_MAX_BYTES	4200
+#define MAX_CONN	16 /* connections served at once */
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 #define READ_TIMEOUT_MS 10000 /* for the command line of a connection */
-#define SUN_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
+#define SUN_PATH_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
 
 enum conn_state { CONN_FREE = 0, CONN_BUSY, CONN_DONE };
 
@@ -53,10 +53,10 @@ struct sl_control {
 	int lfd;
 	int wake[2];
 	pthread_t thread;
-	dev_t dev;              /* the socket bound here: only it is removed at the end */
+	dev_t dev; /* the socket bound here: only it is removed at the end */
 	ino_t ino;
 	bool bound;
-	pthread_mutex_t lock;   /* conn[].state and .fd */
+	pthread_mutex_t lock; /* conn[].state and .fd */
 	struct conn conn[MAX_CONN];
 };
 
@@ -98,8 +98,8 @@ static int listening(const char *path)
 		return -errno;
 	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
 	rc = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 ? 1
-	     : errno == ECONNREFUSED			   ? 0
-							   : -errno;
+	     : errno == ECONNREFUSED			       ? 0
+							       : -errno;
 	close(fd);
 	return rc;
 }
@@ -119,19 +119,25 @@ static int claim(const char *path, char *err, size_t errcap)
 		return rc;
 	}
 	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errcap, "control socket '%s': something that is not a socket is "
-			 "there; left alone", path);
+		snprintf(err, errcap,
+			 "control socket '%s': something that is not a socket is "
+			 "there; left alone",
+			 path);
 		return -EEXIST;
 	}
 	if (st.st_uid != geteuid()) {
-		snprintf(err, errcap, "control socket '%s': a socket of uid %ld is there; left "
-			 "alone", path, (long)st.st_uid);
+		snprintf(err, errcap,
+			 "control socket '%s': a socket of uid %ld is there; left "
+			 "alone",
+			 path, (long)st.st_uid);
 		return -EEXIST;
 	}
 	rc = listening(path);
 	if (rc == 1) {
-		snprintf(err, errcap, "control socket '%s': a running process listens there; "
-			 "left alone", path);
+		snprintf(err, errcap,
+			 "control socket '%s': a running process listens there; "
+			 "left alone",
+			 path);
 		return -EADDRINUSE;
 	}
 	if (rc == 0 && unlink(path) < 0 && errno != ENOENT)
@@ -175,9 +181,10 @@ static int private_dir(const char *dir, char *err, size_t errcap)
 	if (lstat(dir, &st) < 0)
 		goto fail;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-		snprintf(err, errcap, "control socket directory '%s' is %s; not used (give "
-			 "--control PATH or $SLUICE_RUN_DIR)", dir,
-			 S_ISDIR(st.st_mode) ? "another user's" : "not a directory");
+		snprintf(err, errcap,
+			 "control socket directory '%s' is %s; not used (give "
+			 "--control PATH or $SLUICE_RUN_DIR)",
+			 dir, S_ISDIR(st.st_mode) ? "another user's" : "not a directory");
 		return -EPERM;
 	}
 	if ((st.st_mode & 077) && chmod(dir, 0700) < 0)
@@ -242,8 +249,8 @@ static void reply(int fd, const char *fmt, const char *a, const char *b)
 	int n = snprintf(line, sizeof line, fmt, a, b);
 
 	/* MSG_NOSIGNAL: a client that went away is no reason for SIGPIPE to end the job */
-	if (n > 0 && send(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1,
-			  MSG_NOSIGNAL) < 0)
+	if (n > 0 &&
+	    send(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1, MSG_NOSIGNAL) < 0)
 		return; /* the client went away: nothing to tell */
 }
 
@@ -277,8 +284,10 @@ static void serve(struct sl_control *ctl, int fd)
 	}
 	if (!strcmp(dir, "-")) {
 		if (!ctl->default_dir[0]) {
-			reply(fd, "error no savepoint directory given and no "
-				  "'state.savepoints.dir' set%s%s\n", "", "");
+			reply(fd,
+			      "error no savepoint directory given and no "
+			      "'state.savepoints.dir' set%s%s\n",
+			      "", "");
 			return;
 		}
 		dir = ctl->default_dir;
@@ -349,8 +358,8 @@ static void *control_main(void *arg)
 			continue;
 		c = free_slot(ctl);
 		if (!c) {
-			reply(fd, "error busy: %s connections are being served%s\n",
-			      STR(MAX_CONN), "");
+			reply(fd, "error busy: %s connections are being served%s\n", STR(MAX_CONN),
+			      "");
 			close(fd);
 			continue;
 		}
@@ -377,8 +386,8 @@ static void remove_ours(struct sl_control *ctl)
 		unlink(ctl->path);
 }
 
-struct sl_control *sl_control_start(const char *path, struct sl_job *job,
-				    const char *default_dir, char *err, size_t errcap)
+struct sl_control *sl_control_start(const char *path, struct sl_job *job, const char *default_dir,
+				    char *err, size_t errcap)
 {
 	struct sl_control *ctl = calloc(1, sizeof(*ctl));
 	struct sockaddr_un a = { .sun_family = AF_UNIX };

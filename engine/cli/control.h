@@ -39,8 +39,8 @@ int sl_control_prepare_default(pid_t pid, char *buf, size_t cap, char *err, size
  * NULL). A stale socket of ours at `path` (nobody listens) is replaced; anything else there
  * (a file, a directory, another user's or a live socket) is left alone and refused. Returns
  * the server or NULL with the reason in err. */
-struct sl_control *sl_control_start(const char *path, struct sl_job *job,
-				    const char *default_dir, char *err, size_t errcap);
+struct sl_control *sl_control_start(const char *path, struct sl_job *job, const char *default_dir,
+				    char *err, size_t errcap);
 /* Stops the server and removes the socket; accepts NULL. Call before the job is destroyed. */
 void sl_control_stop(struct sl_control *ctl);
 

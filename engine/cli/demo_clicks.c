@@ -33,7 +33,8 @@ struct sl_demo *sl_demo_clicks_create(const struct sl_demo_opts *opts)
 		.ts_field = 2,
 		.interval_ms = 0, /* after every record: the output is the same on every run */
 	};
-	struct sl_window_spec win = { .kind = SL_WIN_TUMBLE, .size_ms = 60000,
+	struct sl_window_spec win = { .kind = SL_WIN_TUMBLE,
+				      .size_ms = 60000,
 				      .late_tag = LATE_TAG };
 	struct sl_agg_spec count = { .kind = SL_AGG_COUNT_STAR, .field = -1, .name = "clicks" };
 	int user = 0;
@@ -65,7 +66,8 @@ struct sl_demo *sl_demo_clicks_create(const struct sl_demo_opts *opts)
 		.fields = d->fields,
 		.rows_per_second = opts->rate,
 		.number_of_rows = opts->rows,
-		.nsplits = 1, /* one generator stream: the same output on every run and core count */
+		.nsplits =
+			1, /* one generator stream: the same output on every run and core count */
 		.seed = 42,
 	};
 	d->late.identifier = "late";

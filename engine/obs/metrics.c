@@ -31,7 +31,7 @@ void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out)
 	for (size_t k = 0; rt->rings && k < (size_t)rt->nlanes * rt->nshards * rt->nshards; k++)
 		if (rt->rings[k])
 			out->ring_full += atomic_load_explicit(&rt->rings[k]->prod_full,
-							      memory_order_relaxed);
+							       memory_order_relaxed);
 	for (int n = 0; n < job->nnodes; n++) {
 		const struct sl_stream *node = job->node[n];
 
@@ -69,8 +69,9 @@ void sl_job_print_metrics(const struct sl_job *job, void *f)
 			sum.state_bytes += m->state_bytes;
 			sum.ckpt_bytes += m->ckpt_bytes;
 		}
-		fprintf(f, "operator %-20s stage %d in %" PRIu64 " out %" PRIu64 " late %" PRIu64
-			   " state %" PRIu64,
+		fprintf(f,
+			"operator %-20s stage %d in %" PRIu64 " out %" PRIu64 " late %" PRIu64
+			" state %" PRIu64,
 			node->name, node->stage, sum.in, sum.out, sum.late, sum.state_entries);
 		/* sizes only where there are some: stateless operators keep their short line */
 		if (sum.state_bytes)
@@ -94,13 +95,15 @@ void sl_job_print_metrics(const struct sl_job *job, void *f)
 				for (int a = 0; a < rt->nshards; a++)
 					for (int b = 0; b < rt->nshards; b++)
 						full += atomic_load_explicit(
-							&sl_rt_ring_lane((struct sl_runtime *)rt, t, l,
-									 a, b)->prod_full,
+							&sl_rt_ring_lane((struct sl_runtime *)rt, t,
+									 l, a, b)
+								 ->prod_full,
 							memory_order_relaxed);
 			}
 		}
-		fprintf(f, "stage %d (%s) backpressured %" PRIu64 " ms over all shards, output "
-			   "rings full %" PRIu64 " times\n",
+		fprintf(f,
+			"stage %d (%s) backpressured %" PRIu64 " ms over all shards, output "
+			"rings full %" PRIu64 " times\n",
 			s, job->stage[s].input->name, blocked, full);
 	}
 }

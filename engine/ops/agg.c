@@ -129,8 +129,8 @@ static void sum_i64_merge(const struct sl_agg_bound *a, void *acc, const void *o
 }
 
 /* SUM, MIN, MAX: the value, or NULL when every input was NULL. */
-static void opt_i64_result(const struct sl_agg_bound *a, const void *acc,
-			   struct sl_row_builder *b, int field)
+static void opt_i64_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			   int field)
 {
 	const struct acc_i64 *s = acc;
 
@@ -142,8 +142,8 @@ static void opt_i64_result(const struct sl_agg_bound *a, const void *acc,
 
 /* SQL SUM(INT) is INT: Java int addition wraps at 32 bits, and wrapping the 64-bit sum once
  * at the end gives the same bits as wrapping after every step. */
-static void sum_i32_result(const struct sl_agg_bound *a, const void *acc,
-			   struct sl_row_builder *b, int field)
+static void sum_i32_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			   int field)
 {
 	const struct acc_i64 *s = acc;
 
@@ -154,8 +154,8 @@ static void sum_i32_result(const struct sl_agg_bound *a, const void *acc,
 }
 
 /* Flink: AVG keeps the input type, so AVG(INT) is an integer division (truncating). */
-static void avg_i64_result(const struct sl_agg_bound *a, const void *acc,
-			   struct sl_row_builder *b, int field)
+static void avg_i64_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			   int field)
 {
 	const struct acc_i64 *s = acc;
 
@@ -227,8 +227,8 @@ static void sum_f32_merge(const struct sl_agg_bound *a, void *acc, const void *o
 	s->n += o->n;
 }
 
-static void opt_f64_result(const struct sl_agg_bound *a, const void *acc,
-			   struct sl_row_builder *b, int field)
+static void opt_f64_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			   int field)
 {
 	const struct acc_f64 *s = acc;
 
@@ -238,8 +238,8 @@ static void opt_f64_result(const struct sl_agg_bound *a, const void *acc,
 		sl_rowb_set_null(b, field);
 }
 
-static void avg_f64_result(const struct sl_agg_bound *a, const void *acc,
-			   struct sl_row_builder *b, int field)
+static void avg_f64_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			   int field)
 {
 	const struct acc_f64 *s = acc;
 
@@ -250,8 +250,8 @@ static void avg_f64_result(const struct sl_agg_bound *a, const void *acc,
 }
 
 /* Flink's AVG(FLOAT) sums in DOUBLE and casts the quotient to FLOAT. */
-static void avg_f32_result(const struct sl_agg_bound *a, const void *acc,
-			   struct sl_row_builder *b, int field)
+static void avg_f32_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			   int field)
 {
 	const struct acc_f64 *s = acc;
 
@@ -313,8 +313,8 @@ static void set_dec18(struct sl_row_builder *b, int field, sl_dec_t v)
 		sl_rowb_set_i64(b, field, (int64_t)v);
 }
 
-static void sum_dec_result(const struct sl_agg_bound *a, const void *acc,
-			   struct sl_row_builder *b, int field)
+static void sum_dec_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			   int field)
 {
 	const struct acc_dec *s = acc;
 
@@ -325,8 +325,8 @@ static void sum_dec_result(const struct sl_agg_bound *a, const void *acc,
 }
 
 /* Flink: CAST(sum / count AS DECIMAL(38, max(6, s))), the quotient rounded HALF_UP. */
-static void avg_dec_result(const struct sl_agg_bound *a, const void *acc,
-			   struct sl_row_builder *b, int field)
+static void avg_dec_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			   int field)
 {
 	const struct acc_dec *s = acc;
 	struct sl_dec_type ts = { 38, (uint8_t)a->in_scale }, tc = { 19, 0 };
@@ -341,32 +341,31 @@ static void avg_dec_result(const struct sl_agg_bound *a, const void *acc,
 
 /* ---- MIN / MAX over fixed-width types: `n` doubles as the "has a value" flag ------------- */
 
-#define MINMAX_KERNELS(name, T, acc_t, get, better)                                           \
-	static void name##_add(const struct sl_agg_bound *a, void *acc,                      \
-			       const struct sl_row *row)                                     \
-	{                                                                                     \
-		struct acc_t *s = acc;                                                        \
-		T x;                                                                          \
-                                                                                              \
-		if (sl_row_is_null(row, a->field))                                            \
-			return;                                                               \
-		x = get(row, a->field);                                                       \
-		if (!s->n || better(x, s->v))                                                 \
-			s->v = x;                                                             \
-		s->n = 1;                                                                     \
-	}                                                                                     \
-	static void name##_merge(const struct sl_agg_bound *a, void *acc, const void *other) \
-	{                                                                                     \
-		struct acc_t *s = acc;                                                        \
-		const struct acc_t *o = other;                                                \
-                                                                                              \
-		if (o->n && (!s->n || better(o->v, s->v))) {                                  \
-			s->v = o->v;                                                          \
-			s->n = 1;                                                             \
-		}                                                                             \
+#define MINMAX_KERNELS(name, T, acc_t, get, better)                                                \
+	static void name##_add(const struct sl_agg_bound *a, void *acc, const struct sl_row *row)  \
+	{                                                                                          \
+		struct acc_t *s = acc;                                                             \
+		T x;                                                                               \
+                                                                                                   \
+		if (sl_row_is_null(row, a->field))                                                 \
+			return;                                                                    \
+		x = get(row, a->field);                                                            \
+		if (!s->n || better(x, s->v))                                                      \
+			s->v = x;                                                                  \
+		s->n = 1;                                                                          \
+	}                                                                                          \
+	static void name##_merge(const struct sl_agg_bound *a, void *acc, const void *other)       \
+	{                                                                                          \
+		struct acc_t *s = acc;                                                             \
+		const struct acc_t *o = other;                                                     \
+                                                                                                   \
+		if (o->n && (!s->n || better(o->v, s->v))) {                                       \
+			s->v = o->v;                                                               \
+			s->n = 1;                                                                  \
+		}                                                                                  \
 	}
 
-#define LESS(x, y) ((x) < (y))
+#define LESS(x, y)    ((x) < (y))
 #define GREATER(x, y) ((x) > (y))
 
 MINMAX_KERNELS(min_i64, int64_t, acc_i64, sl_row_i64, LESS)
@@ -714,8 +713,8 @@ static void distinct_merge(const struct sl_agg_bound *a, void *acc, const void *
 	}
 }
 
-static void distinct_result(const struct sl_agg_bound *a, const void *acc,
-			    struct sl_row_builder *b, int field)
+static void distinct_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			    int field)
 {
 	const struct dset *d = *(struct dset *const *)acc;
 
@@ -929,52 +928,74 @@ static int user_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_s
 
 /* ---- the table -------------------------------------------------------------------------- */
 
-#define KERNEL(size, out, add, retract, merge, result, destroy, ser, deser) \
-	{ size, out, NULL, add, retract, merge, result, destroy, ser, deser }
+#define KERNEL(size, out, add, retract, merge, result, destroy, ser, deser)                        \
+	{                                                                                          \
+		size, out, NULL, add, retract, merge, result, destroy, ser, deser                  \
+	}
 
-#define K_COUNT KERNEL(8, SL_TYPE_BIGINT, count_add, count_retract, count_merge, count_result, \
-		       NULL, plain_serialize, count_deserialize)
-#define K_SUM_I KERNEL(16, SL_TYPE_BIGINT, sum_i64_add, sum_i64_retract, sum_i64_merge, \
-		       opt_i64_result, NULL, plain_serialize, vn_deserialize)
-#define K_SUM_L KERNEL(16, 0, sum_i64_add, sum_i64_retract, sum_i64_merge, opt_i64_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_SUM_D KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, opt_f64_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_SUM_F KERNEL(16, 0, sum_f32_add, sum_f32_retract, sum_f32_merge, opt_f64_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_SUM_DEC KERNEL(24, 0, sum_dec_add, sum_dec_retract, sum_dec_merge, sum_dec_result, \
-			 NULL, plain_serialize, dec_deserialize)
-#define K_AVG_I KERNEL(16, 0, sum_i64_add, sum_i64_retract, sum_i64_merge, avg_i64_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_AVG_D KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, avg_f64_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_AVG_F KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, avg_f32_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_AVG_DEC KERNEL(24, 0, sum_dec_add, sum_dec_retract, sum_dec_merge, avg_dec_result, \
-			 NULL, plain_serialize, dec_deserialize)
-#define K_MIN_I KERNEL(16, 0, min_i64_add, NULL, min_i64_merge, opt_i64_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_MAX_I KERNEL(16, 0, max_i64_add, NULL, max_i64_merge, opt_i64_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_MIN_F KERNEL(16, 0, min_f64_add, NULL, min_f64_merge, opt_f64_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_MAX_F KERNEL(16, 0, max_f64_add, NULL, max_f64_merge, opt_f64_result, NULL, \
-		       plain_serialize, vn_deserialize)
-#define K_MIN_S KERNEL(24, 0, min_str_add, NULL, min_str_merge, str_result, str_destroy, \
-		       str_serialize, str_deserialize)
-#define K_MAX_S KERNEL(24, 0, max_str_add, NULL, max_str_merge, str_result, str_destroy, \
-		       str_serialize, str_deserialize)
-#define K_FIRST KERNEL(16, 0, first_add, NULL, first_merge, seq_result, NULL, plain_serialize, \
-		       seq_deserialize)
-#define K_LAST KERNEL(16, 0, last_add, NULL, last_merge, seq_result, NULL, plain_serialize, \
-		      seq_deserialize)
-#define K_FIRST_S KERNEL(24, 0, first_str_add, NULL, first_str_merge, str_result, str_destroy, \
-			 str_serialize, str_deserialize)
-#define K_LAST_S KERNEL(24, 0, last_str_add, NULL, last_str_merge, str_result, str_destroy, \
-			str_serialize, str_deserialize)
-#define K_DISTINCT KERNEL(8, SL_TYPE_BIGINT, distinct_add, NULL, distinct_merge, \
-			  distinct_result, distinct_destroy, distinct_serialize, \
-			  distinct_deserialize)
+#define K_COUNT                                                                                    \
+	KERNEL(8, SL_TYPE_BIGINT, count_add, count_retract, count_merge, count_result, NULL,       \
+	       plain_serialize, count_deserialize)
+#define K_SUM_I                                                                                    \
+	KERNEL(16, SL_TYPE_BIGINT, sum_i64_add, sum_i64_retract, sum_i64_merge, opt_i64_result,    \
+	       NULL, plain_serialize, vn_deserialize)
+#define K_SUM_L                                                                                    \
+	KERNEL(16, 0, sum_i64_add, sum_i64_retract, sum_i64_merge, opt_i64_result, NULL,           \
+	       plain_serialize, vn_deserialize)
+#define K_SUM_D                                                                                    \
+	KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, opt_f64_result, NULL,           \
+	       plain_serialize, vn_deserialize)
+#define K_SUM_F                                                                                    \
+	KERNEL(16, 0, sum_f32_add, sum_f32_retract, sum_f32_merge, opt_f64_result, NULL,           \
+	       plain_serialize, vn_deserialize)
+#define K_SUM_DEC                                                                                  \
+	KERNEL(24, 0, sum_dec_add, sum_dec_retract, sum_dec_merge, sum_dec_result, NULL,           \
+	       plain_serialize, dec_deserialize)
+#define K_AVG_I                                                                                    \
+	KERNEL(16, 0, sum_i64_add, sum_i64_retract, sum_i64_merge, avg_i64_result, NULL,           \
+	       plain_serialize, vn_deserialize)
+#define K_AVG_D                                                                                    \
+	KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, avg_f64_result, NULL,           \
+	       plain_serialize, vn_deserialize)
+#define K_AVG_F                                                                                    \
+	KERNEL(16, 0, sum_f64_add, sum_f64_retract, sum_f64_merge, avg_f32_result, NULL,           \
+	       plain_serialize, vn_deserialize)
+#define K_AVG_DEC                                                                                  \
+	KERNEL(24, 0, sum_dec_add, sum_dec_retract, sum_dec_merge, avg_dec_result, NULL,           \
+	       plain_serialize, dec_deserialize)
+#define K_MIN_I                                                                                    \
+	KERNEL(16, 0, min_i64_add, NULL, min_i64_merge, opt_i64_result, NULL, plain_serialize,     \
+	       vn_deserialize)
+#define K_MAX_I                                                                                    \
+	KERNEL(16, 0, max_i64_add, NULL, max_i64_merge, opt_i64_result, NULL, plain_serialize,     \
+	       vn_deserialize)
+#define K_MIN_F                                                                                    \
+	KERNEL(16, 0, min_f64_add, NULL, min_f64_merge, opt_f64_result, NULL, plain_serialize,     \
+	       vn_deserialize)
+#define K_MAX_F                                                                                    \
+	KERNEL(16, 0, max_f64_add, NULL, max_f64_merge, opt_f64_result, NULL, plain_serialize,     \
+	       vn_deserialize)
+#define K_MIN_S                                                                                    \
+	KERNEL(24, 0, min_str_add, NULL, min_str_merge, str_result, str_destroy, str_serialize,    \
+	       str_deserialize)
+#define K_MAX_S                                                                                    \
+	KERNEL(24, 0, max_str_add, NULL, max_str_merge, str_result, str_destroy, str_serialize,    \
+	       str_deserialize)
+#define K_FIRST                                                                                    \
+	KERNEL(16, 0, first_add, NULL, first_merge, seq_result, NULL, plain_serialize,             \
+	       seq_deserialize)
+#define K_LAST                                                                                     \
+	KERNEL(16, 0, last_add, NULL, last_merge, seq_result, NULL, plain_serialize,               \
+	       seq_deserialize)
+#define K_FIRST_S                                                                                  \
+	KERNEL(24, 0, first_str_add, NULL, first_str_merge, str_result, str_destroy,               \
+	       str_serialize, str_deserialize)
+#define K_LAST_S                                                                                   \
+	KERNEL(24, 0, last_str_add, NULL, last_str_merge, str_result, str_destroy, str_serialize,  \
+	       str_deserialize)
+#define K_DISTINCT                                                                                 \
+	KERNEL(8, SL_TYPE_BIGINT, distinct_add, NULL, distinct_merge, distinct_result,             \
+	       distinct_destroy, distinct_serialize, distinct_deserialize)
 
 _Static_assert(sizeof(struct acc_str) == 24, "K_*_S acc_size");
 _Static_assert(sizeof(struct acc_dec) == 24, "K_*_DEC acc_size");
@@ -984,16 +1005,21 @@ _Static_assert(sizeof(struct acc_seq) == 16, "K_FIRST acc_size");
 #define NKINDS (SL_AGG_LAST_VALUE + 1)
 
 /* One kernel for every type of the row `ALL(k)`; strings get `s`. */
-#define EVERY(k, s)                                                                          \
-	{ [SL_TYPE_BOOL] = k, [SL_TYPE_INT] = k, [SL_TYPE_BIGINT] = k, [SL_TYPE_DOUBLE] = k,  \
-	  [SL_TYPE_STRING] = s, [SL_TYPE_TIMESTAMP] = k, [SL_TYPE_FLOAT] = k,                 \
-	  [SL_TYPE_DECIMAL] = k, [SL_TYPE_DATE] = k, [SL_TYPE_TIMESTAMP_LTZ] = k }
+#define EVERY(k, s)                                                                                \
+	{                                                                                          \
+		[SL_TYPE_BOOL] = k, [SL_TYPE_INT] = k, [SL_TYPE_BIGINT] = k, [SL_TYPE_DOUBLE] = k, \
+		[SL_TYPE_STRING] = s, [SL_TYPE_TIMESTAMP] = k, [SL_TYPE_FLOAT] = k,                \
+		[SL_TYPE_DECIMAL] = k, [SL_TYPE_DATE] = k, [SL_TYPE_TIMESTAMP_LTZ] = k             \
+	}
 
 /* The orderable int64 slots and the double slots, for MIN/MAX. */
-#define ORDERED(ki, kf, ks)                                                                  \
-	{ [SL_TYPE_BOOL] = ki, [SL_TYPE_INT] = ki, [SL_TYPE_BIGINT] = ki, [SL_TYPE_DOUBLE] = kf, \
-	  [SL_TYPE_STRING] = ks, [SL_TYPE_TIMESTAMP] = ki, [SL_TYPE_FLOAT] = kf,              \
-	  [SL_TYPE_DECIMAL] = ki, [SL_TYPE_DATE] = ki, [SL_TYPE_TIMESTAMP_LTZ] = ki }
+#define ORDERED(ki, kf, ks)                                                                        \
+	{                                                                                          \
+		[SL_TYPE_BOOL] = ki, [SL_TYPE_INT] = ki, [SL_TYPE_BIGINT] = ki,                    \
+		[SL_TYPE_DOUBLE] = kf, [SL_TYPE_STRING] = ks, [SL_TYPE_TIMESTAMP] = ki,            \
+		[SL_TYPE_FLOAT] = kf, [SL_TYPE_DECIMAL] = ki, [SL_TYPE_DATE] = ki,                 \
+		[SL_TYPE_TIMESTAMP_LTZ] = ki                                                       \
+	}
 
 /* [kind][input type]; column 0 is used by the kinds that take no typed input. A zero cell
  * (add == NULL) is an unsupported combination. */
@@ -1024,8 +1050,8 @@ static const struct sl_agg_kernel kernels[NKINDS][NTYPES] = {
 
 /* SQL SUM(INT) is INT (Flink's IntSumAggFunction), the C API's is BIGINT. */
 static const struct sl_agg_kernel sum_int_sql =
-	KERNEL(16, SL_TYPE_INT, sum_i64_add, sum_i64_retract, sum_i64_merge, sum_i32_result,
-	       NULL, plain_serialize, vn_deserialize);
+	KERNEL(16, SL_TYPE_INT, sum_i64_add, sum_i64_retract, sum_i64_merge, sum_i32_result, NULL,
+	       plain_serialize, vn_deserialize);
 
 const struct sl_agg_kernel *sl_agg_kernel_find(enum sl_agg_kind kind, enum sl_type in,
 					       bool sql_types)
@@ -1088,7 +1114,8 @@ int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *a, const struc
 		} else if (a->kind == SL_AGG_AVG) {
 			b->out_prec = SL_DECIMAL_MAX_PREC;
 			b->out_scale = b->in_scale > SL_DEC_MIN_ADJUSTED_SCALE
-					       ? b->in_scale : SL_DEC_MIN_ADJUSTED_SCALE;
+					       ? b->in_scale
+					       : SL_DEC_MIN_ADJUSTED_SCALE;
 		}
 	}
 	return 0;
@@ -1114,10 +1141,16 @@ void sl_agg_copy(const struct sl_agg_bound *a, void *dst, const void *src)
 const char *sl_agg_kind_name(enum sl_agg_kind kind)
 {
 	static const char *const names[NKINDS] = {
-		[SL_AGG_COUNT_STAR] = "COUNT(*)", [SL_AGG_COUNT] = "COUNT", [SL_AGG_SUM] = "SUM",
-		[SL_AGG_AVG] = "AVG", [SL_AGG_MIN] = "MIN", [SL_AGG_MAX] = "MAX",
-		[SL_AGG_USER] = "USER", [SL_AGG_COUNT_DISTINCT] = "COUNT(DISTINCT)",
-		[SL_AGG_FIRST_VALUE] = "FIRST_VALUE", [SL_AGG_LAST_VALUE] = "LAST_VALUE",
+		[SL_AGG_COUNT_STAR] = "COUNT(*)",
+		[SL_AGG_COUNT] = "COUNT",
+		[SL_AGG_SUM] = "SUM",
+		[SL_AGG_AVG] = "AVG",
+		[SL_AGG_MIN] = "MIN",
+		[SL_AGG_MAX] = "MAX",
+		[SL_AGG_USER] = "USER",
+		[SL_AGG_COUNT_DISTINCT] = "COUNT(DISTINCT)",
+		[SL_AGG_FIRST_VALUE] = "FIRST_VALUE",
+		[SL_AGG_LAST_VALUE] = "LAST_VALUE",
 	};
 
 	if (kind < SL_AGG_COUNT_STAR || kind >= NKINDS)

@@ -36,8 +36,8 @@ struct sl_snap_buf;
 struct sl_snap_reader;
 
 struct sl_agg_kernel {
-	uint32_t acc_size;  /* bytes of accumulator, 0: the user's acc_size */
-	enum sl_type out;   /* result type, 0: the input type */
+	uint32_t acc_size; /* bytes of accumulator, 0: the user's acc_size */
+	enum sl_type out;  /* result type, 0: the input type */
 	/* Sets up an empty accumulator; NULL: all-zero bytes are the empty state. */
 	void (*init)(const struct sl_agg_bound *a, void *acc);
 	/* acc += the bound field of row (NULL inputs are skipped as SQL says). Hot path. */
@@ -68,13 +68,13 @@ struct sl_agg_kernel {
 struct sl_agg_bound {
 	const struct sl_agg_kernel *k;
 	enum sl_agg_kind kind;
-	int field;                /* input field, -1 for COUNT(*) */
-	uint32_t off;             /* byte offset of the accumulator in the operator's block */
-	enum sl_type in_type;     /* input column type (0 for COUNT(*) and USER) */
-	enum sl_type out_type;    /* output column type */
-	int in_scale;             /* DECIMAL input: scale */
-	int out_prec, out_scale;  /* DECIMAL output: precision <= 18 and scale */
-	struct sl_agg_fn user;    /* SL_AGG_USER only */
+	int field;		 /* input field, -1 for COUNT(*) */
+	uint32_t off;		 /* byte offset of the accumulator in the operator's block */
+	enum sl_type in_type;	 /* input column type (0 for COUNT(*) and USER) */
+	enum sl_type out_type;	 /* output column type */
+	int in_scale;		 /* DECIMAL input: scale */
+	int out_prec, out_scale; /* DECIMAL output: precision <= 18 and scale */
+	struct sl_agg_fn user;	 /* SL_AGG_USER only */
 };
 
 /* Returns the kernel for `kind` over an input of type `in` (ignored for COUNT(*) and USER),
@@ -89,8 +89,8 @@ const struct sl_agg_kernel *sl_agg_kernel_find(enum sl_agg_kind kind, enum sl_ty
  * -EINVAL with a one-line reason in err (errcap bytes) naming the aggregate and the field.
  * Plan time.
  */
-int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *spec,
-		const struct sl_schema *in, char *err, size_t errcap);
+int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *spec, const struct sl_schema *in,
+		char *err, size_t errcap);
 
 /* Copies accumulator src into dst (dst holds no live accumulator): memcpy for plain kernels,
  * init + merge for out-of-line ones, so the two never share memory. */

@@ -30,7 +30,7 @@ enum { META = 0, ROW = 1 };
 
 struct meta {
 	sl_ts_t rowtime; /* order field of the stored row (0 on processing time) */
-	uint32_t size;   /* bytes of the stored row */
+	uint32_t size;	 /* bytes of the stored row */
 	uint32_t rsv;
 };
 
@@ -38,11 +38,11 @@ struct dedup {
 	struct sl_state_desc states[2];
 	int nfields;
 	enum sl_type types[SL_SCHEMA_MAX_FIELDS];
-	int order_field;  /* -1: processing time */
+	int order_field; /* -1: processing time */
 	bool keep_last;
 	bool emit_ub;
 	bool insert_only;
-	bool ttl;         /* a TTL is set: equal rows still refresh downstream (Flink) */
+	bool ttl; /* a TTL is set: equal rows still refresh downstream (Flink) */
 };
 
 static void fail(struct sl_ctx *ctx, int code, const char *what)
@@ -153,8 +153,7 @@ static struct sl_row *load_row(struct sl_ctx *ctx, const struct meta *m, enum sl
 }
 
 /* Emits a copy of the input row with kind `kind`. */
-static void emit_as(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row,
-		    enum sl_row_kind kind)
+static void emit_as(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, enum sl_row_kind kind)
 {
 	struct sl_row *r = sl_ctx_out(ctx)->row;
 
@@ -310,9 +309,10 @@ int sl_dedup_build(const struct sl_dedup_cfg *cfg, struct sl_process_fn *out, ch
 		enum sl_type t = sl_schema_type(cfg->schema, cfg->order_field);
 
 		if (t != SL_TYPE_TIMESTAMP && t != SL_TYPE_TIMESTAMP_LTZ)
-			return reject(err, errcap,
-				      "dedup: ORDER BY %s must be a time attribute (TIMESTAMP), not %s",
-				      sl_schema_name(cfg->schema, cfg->order_field), sl_type_name(t));
+			return reject(
+				err, errcap,
+				"dedup: ORDER BY %s must be a time attribute (TIMESTAMP), not %s",
+				sl_schema_name(cfg->schema, cfg->order_field), sl_type_name(t));
 	}
 	if (cfg->ttl_ms < 0)
 		return reject(err, errcap, "dedup: negative state TTL");
@@ -332,8 +332,8 @@ int sl_dedup_build(const struct sl_dedup_cfg *cfg, struct sl_process_fn *out, ch
 	d->emit_ub = cfg->emit_update_before;
 	d->insert_only = cfg->input_insert_only;
 	d->ttl = cfg->ttl_ms > 0;
-	d->states[META] = (struct sl_state_desc){ "dedup-meta", SL_STATE_VALUE,
-						  sizeof(struct meta), cfg->ttl_ms };
+	d->states[META] = (struct sl_state_desc){ "dedup-meta", SL_STATE_VALUE, sizeof(struct meta),
+						  cfg->ttl_ms };
 	d->states[ROW] = (struct sl_state_desc){ "dedup-row", SL_STATE_MAP, 8, cfg->ttl_ms };
 	out->states = d->states;
 	out->nstates = d->order_field < 0 && !d->keep_last ? 1 : 2;

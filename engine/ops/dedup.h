@@ -50,11 +50,11 @@
 
 struct sl_dedup_cfg {
 	const struct sl_schema *schema; /* input = output; borrowed during sl_dedup_build only */
-	int order_field;                /* TIMESTAMP / TIMESTAMP_LTZ field; -1: processing time */
-	bool keep_last;                 /* ORDER BY ... DESC */
-	bool emit_update_before;        /* -U before each +U (the planner's choice, as Flink's) */
-	bool input_insert_only;         /* false: a changelog (processing-time keep last only) */
-	sl_ts_t ttl_ms;                 /* state retention, 0 = forever */
+	int order_field;		/* TIMESTAMP / TIMESTAMP_LTZ field; -1: processing time */
+	bool keep_last;			/* ORDER BY ... DESC */
+	bool emit_update_before;	/* -U before each +U (the planner's choice, as Flink's) */
+	bool input_insert_only;		/* false: a changelog (processing-time keep last only) */
+	sl_ts_t ttl_ms;			/* state retention, 0 = forever */
 };
 
 /* Fills *out with the dedup process function for cfg. Returns 0, or -EINVAL with a one-line

@@ -33,9 +33,9 @@
 
 struct proc {
 	const struct sl_process_fn *fn;
-	uint32_t max_par;              /* key groups of state and timers */
-	uint32_t restored;             /* snapshots restored into this instance */
-	bool own_out;                  /* ctx->out_buf was allocated here */
+	uint32_t max_par;	       /* key groups of state and timers */
+	uint32_t restored;	       /* snapshots restored into this instance */
+	bool own_out;		       /* ctx->out_buf was allocated here */
 	uint8_t key[SL_KVTAB_KEY_MAX]; /* the firing timer's key */
 };
 
@@ -97,9 +97,9 @@ static int process_open(struct sl_ctx *ctx)
 		p->own_out = true;
 	}
 	/* the job's backend: this instance's RocksDB, or the heap when it has none */
-	ctx->kstate = sl_kstate_create_in(sl_shard_state_db(ctx->shard, ctx->def->id),
-					  (uint32_t)ctx->def->id,
-					  fn->states, fn->nstates, max_par, &rc);
+	ctx->kstate =
+		sl_kstate_create_in(sl_shard_state_db(ctx->shard, ctx->def->id),
+				    (uint32_t)ctx->def->id, fn->states, fn->nstates, max_par, &rc);
 	if (!ctx->kstate) {
 		what = rc == -EINVAL ? "bad state descriptor" : what;
 		goto out_release;
@@ -186,7 +186,7 @@ static void process_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
  * writes the header, the timers and the state's layout, and process_snapshot_step appends
  * the rest between record batches while the instance goes on processing records.
  */
-#define PR_MAGIC 0x52504c53u /* "SLPR" */
+#define PR_MAGIC   0x52504c53u /* "SLPR" */
 #define PR_VERSION 2u
 
 /* This instance's key groups: a contiguous range (hash.h). */
@@ -206,22 +206,22 @@ static void kg_range(const struct sl_ctx *ctx, uint32_t *lo, uint32_t *hi)
  * complete, -errno on failure. A failed native checkpoint fails the checkpoint, not the job
  * (a state failure is sticky in the db and fails the job through the state calls).
  */
-static int snapshot_state(struct sl_ctx *ctx, uint64_t ckpt, sl_ts_t now,
-			  struct sl_snap_buf *out)
+static int snapshot_state(struct sl_ctx *ctx, uint64_t ckpt, sl_ts_t now, struct sl_snap_buf *out)
 {
 	struct sl_rocks_db *db = sl_shard_state_db(ctx->shard, ctx->def->id);
 	uint32_t lo, hi;
 	char dir[4096];
-	int rc = db ? sl_shard_native_ckpt_dir(ctx->shard, ckpt, ctx->def->id, dir, sizeof dir)
-		    : 0;
+	int rc = db ? sl_shard_native_ckpt_dir(ctx->shard, ckpt, ctx->def->id, dir, sizeof dir) : 0;
 
 	if (rc == 0)
 		return sl_kstate_snapshot_begin(ctx->kstate, now, out);
 	if (rc > 0)
 		rc = sl_rocks_db_checkpoint(db, dir, NULL);
 	if (rc) {
-		fprintf(stderr, "sluice: checkpoint %llu: process '%s': native state checkpoint "
-				"failed: %s\n", (unsigned long long)ckpt, ctx->def->name,
+		fprintf(stderr,
+			"sluice: checkpoint %llu: process '%s': native state checkpoint "
+			"failed: %s\n",
+			(unsigned long long)ckpt, ctx->def->name,
 			sl_rocks_db_error(db)[0] ? sl_rocks_db_error(db) : strerror(-rc));
 		if (!out->error)
 			out->error = rc;
@@ -277,8 +277,8 @@ static int restore_timers(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t
 }
 
 /* One old instance's snapshot, into an opened instance that has seen no record yet (the
- * state and timers must be the ones open made). With rescaling the new instance takes the smallest of the
- * old instances' watermarks: each of them had seen at least that much of its input. */
+ * state and timers must be the ones open made). With rescaling the new instance takes the smallest
+ * of the old instances' watermarks: each of them had seen at least that much of its input. */
 static int process_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_lo,
 			   uint32_t kg_hi)
 {

@@ -47,7 +47,7 @@ enum { LEFT = 0, RIGHT = 1, META = 2 };
 
 struct meta {
 	uint64_t next_seq;  /* arrival number of the key's next row (both sides) */
-	sl_ts_t timer;      /* the registered event timer, if has_timer */
+	sl_ts_t timer;	    /* the registered event timer, if has_timer */
 	sl_ts_t cleanup_at; /* the registered retention timer, if has_cleanup */
 	uint32_t has_timer;
 	uint32_t has_cleanup;
@@ -75,7 +75,7 @@ struct ent {
 	uint32_t mklen;
 	uint16_t chunk;
 	uint64_t seq;
-	sl_ts_t t;           /* the row's time (the entry's value) */
+	sl_ts_t t; /* the row's time (the entry's value) */
 };
 
 /* One stored row: a run of entries. */
@@ -84,7 +84,7 @@ struct run {
 	uint32_t n;
 	sl_ts_t t;
 	uint8_t kind;
-	bool live;  /* versions: not replaced by a later version of the same time */
+	bool live; /* versions: not replaced by a later version of the same time */
 };
 
 struct vec {
@@ -96,13 +96,13 @@ struct vec {
 /* Per shard (thread): what one firing works in. Firings never nest on a shard (emission
  * reaches only process hooks downstream, never a timer), so instances share it. */
 struct scratch {
-	int users;           /* open instances on this shard */
-	struct vec left;     /* struct ent */
-	struct vec right;    /* struct ent */
-	struct vec lruns;    /* struct run */
-	struct vec vers;     /* struct run */
-	uint8_t *lrow;       /* SL_ROW_SCRATCH bytes: the left row being joined */
-	uint8_t *rrow;       /* SL_ROW_SCRATCH bytes: the version it joins */
+	int users;	  /* open instances on this shard */
+	struct vec left;  /* struct ent */
+	struct vec right; /* struct ent */
+	struct vec lruns; /* struct run */
+	struct vec vers;  /* struct run */
+	uint8_t *lrow;	  /* SL_ROW_SCRATCH bytes: the left row being joined */
+	uint8_t *rrow;	  /* SL_ROW_SCRATCH bytes: the version it joins */
 };
 
 static _Thread_local struct scratch *tls;
@@ -173,8 +173,7 @@ static void tj_close(struct sl_ctx *ctx, void *arg)
 
 /* ---- record path ------------------------------------------------------------------------- */
 
-static int store_row(struct sl_ctx *ctx, int id, const struct sl_row *row, uint64_t seq,
-		     sl_ts_t t)
+static int store_row(struct sl_ctx *ctx, int id, const struct sl_row *row, uint64_t seq, sl_ts_t t)
 {
 	const uint8_t *src = (const uint8_t *)row;
 	uint8_t key[PREFIX + SL_TJOIN_CHUNK];
@@ -345,7 +344,10 @@ static int make_runs(const struct vec *ents, struct vec *runs)
 				return -EIO;
 			k++;
 		}
-		*r = (struct run){ .first = i, .n = (uint32_t)(k - i), .t = e[i].t, .live = true,
+		*r = (struct run){ .first = i,
+				   .n = (uint32_t)(k - i),
+				   .t = e[i].t,
+				   .live = true,
 				   .kind = e[i].mkey[PREFIX + offsetof(struct sl_row, kind)] };
 		i = k;
 	}
@@ -553,8 +555,10 @@ static void tj_on_timer(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain doma
 		m->has_timer = 0; /* the timer that fires */
 	rc = fire(ctx, j, tls, sl_ctx_watermark(ctx), &pending);
 	if (rc) {
-		fail(ctx, rc, rc == -ENOMEM ? "out of memory" : rc == -ENOSPC ?
-			      "joined row exceeds SL_ROW_SCRATCH" : "stored row is damaged");
+		fail(ctx, rc,
+		     rc == -ENOMEM   ? "out of memory"
+		     : rc == -ENOSPC ? "joined row exceeds SL_ROW_SCRATCH"
+				     : "stored row is damaged");
 		return;
 	}
 	versions = tls->vers.n > 0;
@@ -646,8 +650,8 @@ int sl_temporal_join_build(const struct sl_temporal_join_cfg *cfg, struct sl_pro
 		j->types[i] = sl_schema_type(s, i);
 	j->states[LEFT] = (struct sl_state_desc){ "tj-left", SL_STATE_MAP, 8, 0 };
 	j->states[RIGHT] = (struct sl_state_desc){ "tj-right", SL_STATE_MAP, 8, 0 };
-	j->states[META] = (struct sl_state_desc){ "tj-meta", SL_STATE_VALUE,
-						  sizeof(struct meta), 0 };
+	j->states[META] =
+		(struct sl_state_desc){ "tj-meta", SL_STATE_VALUE, sizeof(struct meta), 0 };
 	out->states = j->states;
 	out->nstates = 3;
 	out->open = tj_open;

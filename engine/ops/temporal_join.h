@@ -20,8 +20,8 @@
  *    kept as a version too and ends validity: a left row that finds it does not match;
  *    -U is ignored (Flink's planner drops update-befores of the versioned side,
  *    DropUpdateBefore, before they reach the join);
- *  - no match (or `cond` false, or a NULL left key): inner join emits nothing, left outer emits the left row
- *    with NULL right fields;
+ *  - no match (or `cond` false, or a NULL left key): inner join emits nothing, left outer emits the
+ * left row with NULL right fields;
  *  - one event-time timer per key, at the smallest pending time (registerSmallestTimer);
  *    when it fires, every buffered left row with time <= watermark is joined, in arrival
  *    order (Flink keeps the output in the left input's arrival order), then versions no
@@ -59,26 +59,26 @@
 #include <sluice/operator.h>
 
 /* Bytes of row per state entry (SL_KEY_MAX minus seq and chunk index). */
-#define SL_TJOIN_CHUNK 1014u
+#define SL_TJOIN_CHUNK	  1014u
 #define SL_TJOIN_MAX_KEYS 8 /* SL_MAX_KEY_FIELDS */
 
 struct sl_temporal_join_cfg {
 	const struct sl_schema *in_schema; /* the union schema above; borrowed during build */
-	int nleft;                         /* fields of the left table (>= 1) */
-	int nright;                        /* fields of the right table (>= 1) */
-	int left_time;                     /* left row time, index in in_schema (1..nleft) */
-	int right_time;                    /* version time, index in in_schema (after left) */
-	bool left_outer;                   /* LEFT JOIN; else inner */
+	int nleft;			   /* fields of the left table (>= 1) */
+	int nright;			   /* fields of the right table (>= 1) */
+	int left_time;			   /* left row time, index in in_schema (1..nleft) */
+	int right_time;			   /* version time, index in in_schema (after left) */
+	bool left_outer;		   /* LEFT JOIN; else inner */
 	/* The left side's fields of the ON equality (in_schema indices). A left row with a NULL
 	 * among them matches no version (SQL: NULL = x is not true), although the keyed union
 	 * groups it with right rows whose key is NULL too. nkey 0: no such check. */
 	int nkey;
 	int left_key[SL_TJOIN_MAX_KEYS];
-	sl_ts_t ttl_ms;                    /* idle-state retention, 0 = none (> 1 enables) */
+	sl_ts_t ttl_ms; /* idle-state retention, 0 = none (> 1 enables) */
 	/* Optional extra (non-equi) join condition on the joined output row; false makes the
 	 * pair not match. Called on the shard thread; must not emit or touch state. */
 	bool (*cond)(const struct sl_row *joined, void *arg);
-	void *cond_arg;                    /* borrowed for the job's life */
+	void *cond_arg; /* borrowed for the job's life */
 };
 
 /* Fills *out with the temporal join process function for cfg. Returns 0, or -EINVAL with a

@@ -74,8 +74,7 @@ static void project_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row 
 
 	sl_rowb_set_kind(b, (enum sl_row_kind)row->kind);
 	for (int i = 0; i < n->nfields; i++)
-		sl_rowb_copy_field(b, i, row, n->fields[i],
-				   sl_schema_type(n->schema, i));
+		sl_rowb_copy_field(b, i, row, n->fields[i], sl_schema_type(n->schema, i));
 	emit_built(ctx, ts, b);
 }
 
@@ -105,7 +104,7 @@ const struct sl_op_ops sl_flat_map_ops = {
 struct sink_inst {
 	void *state;
 	bool dirty;
-	bool ended;     /* end of input reached */
+	bool ended; /* end of input reached */
 };
 
 static int sink_open(struct sl_ctx *ctx)

@@ -190,8 +190,8 @@ int sl_src_emit(struct sl_src_ctx *c, const struct sl_row *row)
 	return c->emit(c, row);
 }
 
-void sl_src_dead_letter(struct sl_src_ctx *c, const char *where, const char *why,
-			const char *raw, size_t rawlen)
+void sl_src_dead_letter(struct sl_src_ctx *c, const char *where, const char *why, const char *raw,
+			size_t rawlen)
 {
 	c->dead_letter(c, where, why, raw, rawlen);
 }

@@ -34,8 +34,8 @@ struct exchange_out {
 	struct sl_stage_inst *owner;
 	int n;
 	uint32_t max_par;
-	struct sl_ring **out;          /* [to shard] */
-	struct hold_queue *held;       /* [to shard] */
+	struct sl_ring **out;	 /* [to shard] */
+	struct hold_queue *held; /* [to shard] */
 	uint8_t key[SL_KEY_MAX];
 };
 
@@ -77,8 +77,8 @@ static int hold(struct exchange_out *x, int to, const struct sl_frame *hdr,
 }
 
 /* Writes a frame to ring `to`, or holds it. Hot path when the ring has room. */
-static inline void send_frame(struct sl_ctx *ctx, struct exchange_out *x, int to,
-			      uint8_t type, uint64_t hash, sl_ts_t ts, const struct sl_row *row)
+static inline void send_frame(struct sl_ctx *ctx, struct exchange_out *x, int to, uint8_t type,
+			      uint64_t hash, sl_ts_t ts, const struct sl_row *row)
 {
 	uint32_t size = (uint32_t)sizeof(struct sl_frame) + (row ? row->size : 0);
 	struct sl_frame *f;
@@ -105,8 +105,10 @@ static inline void send_frame(struct sl_ctx *ctx, struct exchange_out *x, int to
 	struct sl_frame hdr = { .size = size, .type = type, .hash = hash, .ts = ts };
 
 	if (hold(x, to, &hdr, row) < 0)
-		sl_shard_fail(ctx->shard, -ENOMEM, "exchange after '%s': out of memory holding "
-						   "frames for a full ring", ctx->def->name);
+		sl_shard_fail(ctx->shard, -ENOMEM,
+			      "exchange after '%s': out of memory holding "
+			      "frames for a full ring",
+			      ctx->def->name);
 }
 
 int sl_exchange_drain(struct sl_ctx *ctx)
@@ -165,8 +167,8 @@ static void xout_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 	const struct sl_op_def *d = ctx->def;
 	uint32_t klen = sl_key_encode(row, d->key_fields, d->key_types, d->nkey, x->key);
 	uint64_t hash = sl_hash_bytes(x->key, klen);
-	uint32_t to = sl_key_group_shard(sl_key_group(hash, x->max_par), x->max_par,
-					 (uint32_t)x->n);
+	uint32_t to =
+		sl_key_group_shard(sl_key_group(hash, x->max_par), x->max_par, (uint32_t)x->n);
 
 	ctx->m.out++;
 	send_frame(ctx, x, (int)to, SL_FRAME_RECORD, hash, ts, row);

@@ -113,22 +113,26 @@ struct sl_stream *sl_job_source(struct sl_job *job, const char *name,
 		enum sl_type t;
 
 		if (wm->ts_field >= sl_schema_nfields(schema)) {
-			sl_job_set_error(job, -EINVAL, "source '%s': event-time field %d out of range",
-					 name, wm->ts_field);
+			sl_job_set_error(job, -EINVAL,
+					 "source '%s': event-time field %d out of range", name,
+					 wm->ts_field);
 			return NULL;
 		}
 		t = sl_schema_type(schema, wm->ts_field);
 		if (t != SL_TYPE_TIMESTAMP && t != SL_TYPE_BIGINT) {
-			sl_job_set_error(job, -EINVAL,
-					 "source '%s': event-time field '%s' is %s, not TIMESTAMP(3) "
-					 "or BIGINT",
-					 name, sl_schema_name(schema, wm->ts_field), sl_type_name(t));
+			sl_job_set_error(
+				job, -EINVAL,
+				"source '%s': event-time field '%s' is %s, not TIMESTAMP(3) "
+				"or BIGINT",
+				name, sl_schema_name(schema, wm->ts_field), sl_type_name(t));
 			return NULL;
 		}
 	}
 	if (wm && wm->kind != SL_WM_NONE && wm->ts_field < 0 && !wm->assign) {
-		sl_job_set_error(job, -EINVAL, "source '%s': watermarks need an event-time field "
-					       "or a timestamp assigner", name);
+		sl_job_set_error(job, -EINVAL,
+				 "source '%s': watermarks need an event-time field "
+				 "or a timestamp assigner",
+				 name);
 		return NULL;
 	}
 	n = node_add(job, SL_NODE_SOURCE, name, NULL, schema);
@@ -212,8 +216,10 @@ static bool fields_ok(struct sl_stream *in, const char *what, const int *fields,
 	}
 	for (int i = 0; i < nfields; i++) {
 		if (fields[i] < 0 || fields[i] >= nf) {
-			sl_job_set_error(in->job, -EINVAL, "%s: field %d out of range (stream '%s' "
-							   "has %d)", what, fields[i], in->name, nf);
+			sl_job_set_error(in->job, -EINVAL,
+					 "%s: field %d out of range (stream '%s' "
+					 "has %d)",
+					 what, fields[i], in->name, nf);
 			return false;
 		}
 	}
@@ -279,8 +285,8 @@ struct sl_stream *sl_stream_key_by(struct sl_stream *in, const int *fields, int 
 	return n;
 }
 
-struct sl_stream *sl_stream_union_key_by(struct sl_stream *const *ins, int nins,
-					 const int *fields, int nfields)
+struct sl_stream *sl_stream_union_key_by(struct sl_stream *const *ins, int nins, const int *fields,
+					 int nfields)
 {
 	struct sl_stream *head;
 
@@ -290,9 +296,10 @@ struct sl_stream *sl_stream_union_key_by(struct sl_stream *const *ins, int nins,
 		if (!input_ok(ins[i], "union_key_by"))
 			return NULL;
 		if (!schemas_match(ins[0]->schema, ins[i]->schema)) {
-			sl_job_set_error(ins[0]->job, -EINVAL,
-					 "union_key_by: input '%s' has other column types than '%s'",
-					 ins[i]->name, ins[0]->name);
+			sl_job_set_error(
+				ins[0]->job, -EINVAL,
+				"union_key_by: input '%s' has other column types than '%s'",
+				ins[i]->name, ins[0]->name);
 			return NULL;
 		}
 	}
@@ -331,7 +338,7 @@ struct sl_stream *sl_stream_keyed_op(struct sl_stream *keyed, const char *name,
 {
 	struct sl_stream *n = NULL;
 
-	if (sl_stream_check_keyed(keyed, ops->name))	/* checked by the callers, kept for others */
+	if (sl_stream_check_keyed(keyed, ops->name)) /* checked by the callers, kept for others */
 		n = node_add(keyed->job, SL_NODE_KEYED, name, keyed, out);
 	if (!n) {
 		if (cfg_free)

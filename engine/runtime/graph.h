@@ -19,7 +19,7 @@ enum sl_node_kind {
 	SL_NODE_PROJECT,
 	SL_NODE_FLATMAP,
 	SL_NODE_KEYBY,
-	SL_NODE_KEYED,     /* a keyed operator: its table and config come with the node */
+	SL_NODE_KEYED, /* a keyed operator: its table and config come with the node */
 	SL_NODE_SIDE,
 	SL_NODE_SINK,
 };
@@ -29,9 +29,9 @@ struct sl_stream {
 	enum sl_node_kind kind;
 	int id;
 	char *name;
-	struct sl_stream *in;          /* upstream node, NULL for sources */
-	struct sl_schema *schema;      /* output schema (owned) */
-	int stage;                     /* assigned by the planner */
+	struct sl_stream *in;	  /* upstream node, NULL for sources */
+	struct sl_schema *schema; /* output schema (owned) */
+	int stage;		  /* assigned by the planner */
 	/* KEYBY of a keyed union: the first input's node heads the stage and has nlanes > 1;
 	 * every other input has its own KEYBY node with merge_into = the head and lane = its
 	 * input index. Their exchange-outs write the head stage's rings of that lane. */
@@ -42,13 +42,13 @@ struct sl_stream {
 	/* kind-specific */
 	const struct sl_source_ops *src_ops;
 	const struct sl_sink_ops *sink_ops;
-	const void *cfg;               /* connector config (borrowed) */
-	struct sl_wm_strategy wm;      /* source */
-	void *fn;                      /* filter/map/flat_map function */
+	const void *cfg;	  /* connector config (borrowed) */
+	struct sl_wm_strategy wm; /* source */
+	void *fn;		  /* filter/map/flat_map function */
 	void *arg;
 	int fields[SL_SCHEMA_MAX_FIELDS]; /* project fields / key fields */
 	int nfields;
-	int side_tag;                  /* SIDE */
+	int side_tag; /* SIDE */
 	/* KEYED: the operator's table and its plan-time config, owned by the node and freed
 	 * with cfg_free. The runtime knows operators only through these. */
 	const struct sl_op_ops *ops;
@@ -56,15 +56,15 @@ struct sl_stream {
 	void (*cfg_free)(void *cfg);
 
 	/* operator definitions built by the planner */
-	struct sl_op_def def;          /* this node's operator */
-	struct sl_op_def xdef;         /* KEYBY: the sender side (exchange-out) */
+	struct sl_op_def def;  /* this node's operator */
+	struct sl_op_def xdef; /* KEYBY: the sender side (exchange-out) */
 };
 
 struct sl_stage {
 	int id;
-	struct sl_stream *input;       /* a SOURCE or a KEYBY node */
-	struct sl_stream **lanes;      /* KEYBY stages: the KEYBY node of each input lane */
-	int nlanes;                    /* 1 but for a keyed union */
+	struct sl_stream *input;  /* a SOURCE or a KEYBY node */
+	struct sl_stream **lanes; /* KEYBY stages: the KEYBY node of each input lane */
+	int nlanes;		  /* 1 but for a keyed union */
 };
 
 struct sl_runtime;
@@ -77,8 +77,8 @@ struct sl_job {
 	struct sl_error err;
 	struct sl_stage *stage;
 	int nstages;
-	_Atomic bool stop;             /* sl_job_stop(): any thread */
-	struct sl_runtime *rt;         /* the last run, kept for stats until destroy */
+	_Atomic bool stop;     /* sl_job_stop(): any thread */
+	struct sl_runtime *rt; /* the last run, kept for stats until destroy */
 	/* the run observers may read (runtime/observe.c), and how many are reading it */
 	struct sl_runtime *_Atomic obs_rt;
 	_Atomic unsigned obs_readers;

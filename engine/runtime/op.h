@@ -93,13 +93,13 @@ struct sl_op_ops {
 struct sl_op_def {
 	const struct sl_op_ops *ops;
 	const char *name;
-	const void *cfg;                  /* operator-specific, owned by the job */
+	const void *cfg; /* operator-specific, owned by the job */
 	const struct sl_schema *in_schema;
 	const struct sl_schema *out_schema;
-	int nkey;                         /* keyed operators: key fields of in_schema */
+	int nkey; /* keyed operators: key fields of in_schema */
 	int key_fields[SL_MAX_KEY_FIELDS];
 	enum sl_type key_types[SL_MAX_KEY_FIELDS];
-	int id;                           /* index in the job's operator list */
+	int id; /* index in the job's operator list */
 };
 
 /* Metrics of one instance; written by its shard only, summed by readers after the run or
@@ -108,13 +108,13 @@ struct sl_op_metrics {
 	uint64_t in;
 	uint64_t out;
 	uint64_t late;
-	uint64_t overflow;       /* DECIMAL values made NULL: they did not fit their type */
+	uint64_t overflow; /* DECIMAL values made NULL: they did not fit their type */
 	uint64_t state_entries;
-	uint64_t state_bytes;    /* keyed state held, approximate (process functions) */
-	uint64_t ckpt_bytes;     /* size of its last checkpoint snapshot */
+	uint64_t state_bytes; /* keyed state held, approximate (process functions) */
+	uint64_t ckpt_bytes;  /* size of its last checkpoint snapshot */
 };
 
-#define SL_MAX_OUT 4 /* targets per port */
+#define SL_MAX_OUT   4 /* targets per port */
 #define SL_MAX_PORTS 4 /* port 0 = main, 1.. = side output tags */
 
 struct sl_port {
@@ -125,11 +125,11 @@ struct sl_port {
 struct sl_ctx {
 	const struct sl_op_def *def;
 	struct sl_shard *shard;
-	void *self;                      /* the operator's instance state */
+	void *self; /* the operator's instance state */
 	struct sl_port port[SL_MAX_PORTS];
-	int port_tag[SL_MAX_PORTS];      /* side-output tag of port i (port 0: 0) */
+	int port_tag[SL_MAX_PORTS]; /* side-output tag of port i (port 0: 0) */
 	int nports;
-	sl_ts_t watermark;               /* input watermark, SL_TS_MIN before the first */
+	sl_ts_t watermark; /* input watermark, SL_TS_MIN before the first */
 	bool idle;
 	bool wants_proctime;
 	/* The current key (keyed operators): encoded bytes, their hash, key group. */
@@ -141,16 +141,16 @@ struct sl_ctx {
 	struct sl_kstate *kstate;
 	struct sl_timers *event_timers;
 	struct sl_timers *proc_timers;
-	struct sl_row_builder out;       /* see sl_ctx_out() */
-	uint8_t *out_buf;                /* SL_ROW_SCRATCH bytes, this instance's own */
-	struct sl_ctx *next_in_shard;    /* all instances of a shard, for on_proctime */
+	struct sl_row_builder out;    /* see sl_ctx_out() */
+	uint8_t *out_buf;	      /* SL_ROW_SCRATCH bytes, this instance's own */
+	struct sl_ctx *next_in_shard; /* all instances of a shard, for on_proctime */
 	/* The last checkpoint's snapshot of this instance (operators with a snapshot hook):
 	 * written at the barrier on the shard thread, read by the coordinator after the
 	 * shard acknowledged the checkpoint and before it starts the next one. */
 	struct sl_snap_buf snap;
-	uint64_t snap_ckpt;              /* checkpoint the bytes in snap belong to */
-	int snap_rc;                     /* 0, or why the snapshot failed (-errno) */
-	bool snap_pending;               /* snapshot_step still has to complete snap */
+	uint64_t snap_ckpt; /* checkpoint the bytes in snap belong to */
+	int snap_rc;	    /* 0, or why the snapshot failed (-errno) */
+	bool snap_pending;  /* snapshot_step still has to complete snap */
 };
 
 /* Hands a watermark / idle / end to an instance: runs its hook, then forwards downstream.

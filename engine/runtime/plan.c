@@ -15,15 +15,24 @@
 static const struct sl_op_ops *ops_of(const struct sl_stream *n)
 {
 	switch (n->kind) {
-	case SL_NODE_SOURCE: return &sl_source_root_ops;
-	case SL_NODE_FILTER: return &sl_filter_ops;
-	case SL_NODE_MAP: return &sl_map_ops;
-	case SL_NODE_PROJECT: return &sl_project_ops;
-	case SL_NODE_FLATMAP: return &sl_flat_map_ops;
-	case SL_NODE_KEYBY: return &sl_keyby_in_ops;
-	case SL_NODE_KEYED: return n->ops;
-	case SL_NODE_SIDE: return &sl_side_ops;
-	case SL_NODE_SINK: return &sl_sink_ops_adapter;
+	case SL_NODE_SOURCE:
+		return &sl_source_root_ops;
+	case SL_NODE_FILTER:
+		return &sl_filter_ops;
+	case SL_NODE_MAP:
+		return &sl_map_ops;
+	case SL_NODE_PROJECT:
+		return &sl_project_ops;
+	case SL_NODE_FLATMAP:
+		return &sl_flat_map_ops;
+	case SL_NODE_KEYBY:
+		return &sl_keyby_in_ops;
+	case SL_NODE_KEYED:
+		return n->ops;
+	case SL_NODE_SIDE:
+		return &sl_side_ops;
+	case SL_NODE_SINK:
+		return &sl_sink_ops_adapter;
 	}
 	return NULL;
 }
@@ -76,7 +85,8 @@ int sl_plan_build(struct sl_job *job)
 			if (st->nlanes) {
 				st->lanes = calloc((size_t)st->nlanes, sizeof(*st->lanes));
 				if (!st->lanes) {
-					sl_job_set_error(job, -ENOMEM, "out of memory planning the job");
+					sl_job_set_error(job, -ENOMEM,
+							 "out of memory planning the job");
 					return -ENOMEM;
 				}
 				st->lanes[0] = n;

@@ -17,7 +17,7 @@
 #include "backend.h"
 
 #define DEFAULT_RING_BYTES (1u << 20)
-#define DEFAULT_MAX_PAR 128
+#define DEFAULT_MAX_PAR	   128
 
 /* Parses "0-3,6,8-9" into cpus[]. Returns the count, or -EINVAL. */
 static int parse_cores(const char *spec, int *cpus, int max)
@@ -74,8 +74,10 @@ static void close_state(struct sl_runtime *rt)
  */
 static int open_state(struct sl_runtime *rt, const struct sl_run_opts *o)
 {
-	struct sl_state_env_opts eo = { .kind = SL_STATE_ROCKSDB, .memory_bytes = o->state_memory,
-					.dir = o->state_dir, .nshards = rt->nshards };
+	struct sl_state_env_opts eo = { .kind = SL_STATE_ROCKSDB,
+					.memory_bytes = o->state_memory,
+					.dir = o->state_dir,
+					.nshards = rt->nshards };
 	char err[512];
 	int rc;
 
@@ -217,8 +219,7 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 	__atomic_store_n(&job->rt, rt, __ATOMIC_RELEASE);
 	rt->job = job;
 	rt->nshards = opts->nshards > 0 ? opts->nshards : ncpus > 0 ? ncpus : (int)online;
-	rt->max_par = opts->max_parallelism > 0 ? (uint32_t)opts->max_parallelism
-						: DEFAULT_MAX_PAR;
+	rt->max_par = opts->max_parallelism > 0 ? (uint32_t)opts->max_parallelism : DEFAULT_MAX_PAR;
 	rt->ring_bytes = opts->ring_bytes ? opts->ring_bytes : DEFAULT_RING_BYTES;
 	rt->dl_fd = STDERR_FILENO;
 	if ((uint32_t)rt->nshards > rt->max_par) {
@@ -245,8 +246,8 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 				 rt->nshards);
 		return -ENOMEM;
 	}
-	rt->checkpointing = opts->checkpoint_interval_ms > 0 || opts->savepoints ||
-			    opts->from_savepoint;
+	rt->checkpointing =
+		opts->checkpoint_interval_ms > 0 || opts->savepoints || opts->from_savepoint;
 	if (rt->checkpointing) {
 		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir, opts->from_savepoint);
 		if (!rc)

@@ -19,124 +19,124 @@
 /* One input channel of an exchange stage: the ring from one upstream shard. */
 struct sl_chan {
 	struct sl_ring *ring;
-	sl_ts_t wm;      /* last watermark received on this channel */
+	sl_ts_t wm; /* last watermark received on this channel */
 	bool idle;
 	bool ended;
-	bool dead;       /* its sender owns no source split: never carries data (see wire.c) */
-	bool blocked;    /* delivered the barrier of checkpoint `barrier`: not read until the
-			  * stage has it from every channel (alignment, DESIGN §7) */
+	bool dead;    /* its sender owns no source split: never carries data (see wire.c) */
+	bool blocked; /* delivered the barrier of checkpoint `barrier`: not read until the
+		       * stage has it from every channel (alignment, DESIGN §7) */
 	uint64_t barrier;
 };
 
 /* One split of a source, polled by the shard that owns it. */
 struct sl_split_inst {
-	struct sl_src_ctx sctx;          /* first: the connector's view of this split */
+	struct sl_src_ctx sctx; /* first: the connector's view of this split */
 	struct sl_stage_inst *si;
-	void *state;                     /* the connector's split state */
-	sl_ts_t max_ts;                  /* greatest event time seen */
-	sl_ts_t custom_wm;               /* SL_WM_CUSTOM: last periodic result */
-	sl_ts_t last_active;             /* shard clock at the last record */
+	void *state;	     /* the connector's split state */
+	sl_ts_t max_ts;	     /* greatest event time seen */
+	sl_ts_t custom_wm;   /* SL_WM_CUSTOM: last periodic result */
+	sl_ts_t last_active; /* shard clock at the last record */
 	bool idle;
 	bool ended;
-	void *custom_state;              /* SL_WM_CUSTOM generator state */
-	struct sl_snap_buf pos;          /* position at the last checkpoint's barrier */
+	void *custom_state;	/* SL_WM_CUSTOM generator state */
+	struct sl_snap_buf pos; /* position at the last checkpoint's barrier */
 	uint64_t pos_ckpt;
 };
 
 struct sl_stage_inst {
 	const struct sl_stage *st;
 	struct sl_shard *sh;
-	struct sl_ctx *root;             /* source root or keyed-exchange receiver */
+	struct sl_ctx *root; /* source root or keyed-exchange receiver */
 	bool ended;
-	uint32_t pending;                /* frames the stage's exchange-outs hold back */
-	sl_ts_t wm_out;                  /* watermark handed to root so far */
-	sl_ts_t blocked_since;           /* shard clock when its outputs filled up, 0: not */
-	uint64_t blocked_ms;             /* time spent backpressured (metric) */
+	uint32_t pending;      /* frames the stage's exchange-outs hold back */
+	sl_ts_t wm_out;	       /* watermark handed to root so far */
+	sl_ts_t blocked_since; /* shard clock when its outputs filled up, 0: not */
+	uint64_t blocked_ms;   /* time spent backpressured (metric) */
 
 	/* source stages */
 	struct sl_split_inst *splits;
 	int nsplits;
-	int total_splits;                /* splits of the source (all shards') opened for */
-	bool grows;                      /* its splits may grow (sl_source_ops.splits_grow) */
+	int total_splits; /* splits of the source (all shards') opened for */
+	bool grows;	  /* its splits may grow (sl_source_ops.splits_grow) */
 	const struct sl_wm_strategy *wm;
-	sl_ts_t next_wm_at;              /* shard clock of the next periodic watermark */
+	sl_ts_t next_wm_at; /* shard clock of the next periodic watermark */
 
 	/* exchange stages */
 	struct sl_chan *chans;
 	int nchans;
-	uint64_t ckpt_done;              /* last checkpoint whose barrier passed this stage */
+	uint64_t ckpt_done; /* last checkpoint whose barrier passed this stage */
 };
 
 struct sl_shard {
 	struct sl_runtime *rt;
 	int index;
-	int cpu;                         /* pinned core, -1: not pinned */
+	int cpu; /* pinned core, -1: not pinned */
 	pthread_t thread;
-	struct sl_ctx *ctx;              /* [node id] operator instances; KEYBY: receiver */
-	struct sl_ctx *xctx;             /* [node id] KEYBY sender (exchange-out) instances */
-	struct sl_stage_inst *si;        /* [stage id] */
-	struct sl_ctx *proctime_list;    /* instances with wants_proctime */
-	sl_ts_t now;                     /* wall clock (ms), read once per loop turn */
+	struct sl_ctx *ctx;	      /* [node id] operator instances; KEYBY: receiver */
+	struct sl_ctx *xctx;	      /* [node id] KEYBY sender (exchange-out) instances */
+	struct sl_stage_inst *si;     /* [stage id] */
+	struct sl_ctx *proctime_list; /* instances with wants_proctime */
+	sl_ts_t now;		      /* wall clock (ms), read once per loop turn */
 	uint64_t dead_letters;
-	uint64_t loops;                  /* loop turns (metric) */
-	uint64_t idle_loops;             /* turns with no work (metric) */
-	int error;                       /* -errno of this shard's failure */
-	void *src_scratch;               /* SL_ROW_SCRATCH bytes for sources */
-	struct sl_op_metrics *m;         /* [node id] final metrics, kept after the run */
-	uint64_t *stage_blocked_ms;      /* [stage id] backpressured time, kept after the run */
+	uint64_t loops;		    /* loop turns (metric) */
+	uint64_t idle_loops;	    /* turns with no work (metric) */
+	int error;		    /* -errno of this shard's failure */
+	void *src_scratch;	    /* SL_ROW_SCRATCH bytes for sources */
+	struct sl_op_metrics *m;    /* [node id] final metrics, kept after the run */
+	uint64_t *stage_blocked_ms; /* [stage id] backpressured time, kept after the run */
 	/* checkpoints: the newest requested checkpoint this shard has started, and the newest
 	 * whose barrier has passed every stage instance of this shard (published to the
 	 * coordinator; its snapshots are then readable until the next request) */
 	uint64_t ckpt_seen;
-	uint64_t ckpt_announced;         /* newest completed checkpoint told to the sources */
+	uint64_t ckpt_announced; /* newest completed checkpoint told to the sources */
 	_Atomic uint64_t ckpt_acked;
-	_Atomic bool input_done;         /* every stage ended: waiting for the final checkpoint */
-	struct sl_rocks_db **state_dbs;  /* [node id] RocksDB backend: each keyed operator
-					  * instance's DB (opened, and restored from a native
-					  * checkpoint, before wiring); NULL: heap */
+	_Atomic bool input_done;	/* every stage ended: waiting for the final checkpoint */
+	struct sl_rocks_db **state_dbs; /* [node id] RocksDB backend: each keyed operator
+					 * instance's DB (opened, and restored from a native
+					 * checkpoint, before wiring); NULL: heap */
 	/* checkpoint files: the shard's own writer (a checkpoint directory is set) and the
 	 * state files of checkpoint files_ckpt, read by the coordinator once acknowledged */
 	struct sl_uring_writer *writer;
-	struct sl_shard_file *files;     /* [nnodes] */
+	struct sl_shard_file *files; /* [nnodes] */
 	int nfiles;
 	int files_pending;
 	uint64_t files_ckpt;
-	_Atomic bool finished;           /* the shard loop has returned */
+	_Atomic bool finished; /* the shard loop has returned */
 	/* observers on other threads (observe.c): may they read ctx/xctx/si now, and how
 	 * many are reading */
-	_Atomic int obs_state;           /* SL_SHARD_OBS_* */
+	_Atomic int obs_state; /* SL_SHARD_OBS_* */
 	_Atomic unsigned obs_readers;
 };
 
 enum {
-	SL_SHARD_OBS_NONE = 0,           /* not wired yet */
-	SL_SHARD_OBS_LIVE,               /* wired: instances readable inside observe_begin/end */
-	SL_SHARD_OBS_GONE,               /* unwiring or unwired: read sh->m once finished */
+	SL_SHARD_OBS_NONE = 0, /* not wired yet */
+	SL_SHARD_OBS_LIVE,     /* wired: instances readable inside observe_begin/end */
+	SL_SHARD_OBS_GONE,     /* unwiring or unwired: read sh->m once finished */
 };
 
 /* One state file a shard wrote for a checkpoint. */
 struct sl_shard_file {
 	int node;
-	char rel[64];                    /* name in chk-<n>/ */
+	char rel[64]; /* name in chk-<n>/ */
 	uint64_t size;
 	uint32_t crc32c;
-	int error;                       /* 0, or why it is not on disk */
-	struct sl_rocks_db *native;      /* the operator's db, when it also took a native
-					  * checkpoint into chk-<n>/op<node>-s<shard>/ */
+	int error;		    /* 0, or why it is not on disk */
+	struct sl_rocks_db *native; /* the operator's db, when it also took a native
+				     * checkpoint into chk-<n>/op<node>-s<shard>/ */
 };
 
 /* A savepoint asked for by sl_job_savepoint (another thread), served by the coordinator. */
 struct sl_savepoint_req {
 	pthread_mutex_t lock;
 	pthread_cond_t done_cond;
-	bool pending;                    /* posted, not yet taken by the coordinator */
-	bool active;                     /* taken: the next checkpoint goes to `dir` too */
+	bool pending; /* posted, not yet taken by the coordinator */
+	bool active;  /* taken: the next checkpoint goes to `dir` too */
 	bool done;
-	bool stop;                       /* stop the job after it (sources stop first) */
-	uint64_t ckpt;                   /* the checkpoint serving it, 0: not started */
+	bool stop;     /* stop the job after it (sources stop first) */
+	uint64_t ckpt; /* the checkpoint serving it, 0: not started */
 	int rc;
-	char dir[4096];                  /* target directory (parent of the savepoint) */
-	char path[4096];                 /* the savepoint written */
+	char dir[4096];	 /* target directory (parent of the savepoint) */
+	char path[4096]; /* the savepoint written */
 	char err[256];
 };
 
@@ -146,41 +146,41 @@ struct sl_runtime {
 	uint32_t max_par;
 	uint32_t ring_bytes;
 	struct sl_shard *shards;
-	struct sl_ring **rings;          /* [lane][from][to], lanes of stage s from lane_base[s];
-					  * source stages have none */
-	int *lane_base;                  /* [stage] */
-	int nlanes;                      /* lanes of all stages */
-	int dl_fd;                       /* dead-letter output */
+	struct sl_ring **rings; /* [lane][from][to], lanes of stage s from lane_base[s];
+				 * source stages have none */
+	int *lane_base;		/* [stage] */
+	int nlanes;		/* lanes of all stages */
+	int dl_fd;		/* dead-letter output */
 	bool dl_close;
-	_Atomic bool abort;              /* a shard failed: everyone leaves at once */
-	_Atomic uint64_t ckpt_req;       /* newest checkpoint the coordinator asked for */
-	_Atomic uint64_t ckpt_consumed;  /* newest checkpoint the coordinator is done reading */
-	_Atomic uint64_t ckpt_complete;  /* newest checkpoint that completed (durable) */
-	bool checkpointing;              /* a coordinator runs (checkpoints or savepoints) */
-	_Atomic bool coordinating;       /* ... and is running now */
-	_Atomic bool final_ckpt;         /* a final checkpoint follows the end of input */
-	_Atomic bool final_done;         /* the coordinator takes no more checkpoints */
+	_Atomic bool abort;		/* a shard failed: everyone leaves at once */
+	_Atomic uint64_t ckpt_req;	/* newest checkpoint the coordinator asked for */
+	_Atomic uint64_t ckpt_consumed; /* newest checkpoint the coordinator is done reading */
+	_Atomic uint64_t ckpt_complete; /* newest checkpoint that completed (durable) */
+	bool checkpointing;		/* a coordinator runs (checkpoints or savepoints) */
+	_Atomic bool coordinating;	/* ... and is running now */
+	_Atomic bool final_ckpt;	/* a final checkpoint follows the end of input */
+	_Atomic bool final_done;	/* the coordinator takes no more checkpoints */
 	struct sl_savepoint_req sp;
-	struct sl_state_env *state_env;  /* RocksDB backend (state/backend.h); NULL: heap */
-	char state_tmp[256];             /* a working directory we made and remove at the end */
-	int state_lock;                  /* its owner lock (sl_state_workdir_create) */
+	struct sl_state_env *state_env; /* RocksDB backend (state/backend.h); NULL: heap */
+	char state_tmp[256];		/* a working directory we made and remove at the end */
+	int state_lock;			/* its owner lock (sl_state_workdir_create) */
 	uint64_t ckpt_completed, ckpt_failed;
-	uint64_t ckpt_base;              /* checkpoint ids continue after this one */
-	struct sl_ckpt_ctl *ckpt_ctl;    /* the checkpoint directory, when there is one */
-	_Atomic int *src_splits;         /* [node]: a growing source's splits now (the
-					  * coordinator's sl_source_discover writes, the
-					  * shards' sl_source_stage_tick reads) */
+	uint64_t ckpt_base;		  /* checkpoint ids continue after this one */
+	struct sl_ckpt_ctl *ckpt_ctl;	  /* the checkpoint directory, when there is one */
+	_Atomic int *src_splits;	  /* [node]: a growing source's splits now (the
+					   * coordinator's sl_source_discover writes, the
+					   * shards' sl_source_stage_tick reads) */
 	struct sl_ckpt_store *ckpt_store; /* its store (borrowed from ckpt_ctl; NULL: none):
-					  * shards name their native state directories with it */
-	_Atomic uint64_t ckpt_savepoint; /* the checkpoint that is also a savepoint, 0: none;
-					  * stored before that checkpoint's ckpt_req release */
-	pthread_mutex_t err_lock;        /* first error wins (error path only) */
+					   * shards name their native state directories with it */
+	_Atomic uint64_t ckpt_savepoint;  /* the checkpoint that is also a savepoint, 0: none;
+					   * stored before that checkpoint's ckpt_req release */
+	pthread_mutex_t err_lock;	  /* first error wins (error path only) */
 };
 
 /* The ring from shard `from` to shard `to` carrying input `lane` of stage `stage` (lane 0
  * but for a keyed union). */
-static inline struct sl_ring *sl_rt_ring_lane(struct sl_runtime *rt, int stage, int lane,
-					      int from, int to)
+static inline struct sl_ring *sl_rt_ring_lane(struct sl_runtime *rt, int stage, int lane, int from,
+					      int to)
 {
 	size_t l = (size_t)rt->lane_base[stage] + (size_t)lane;
 
@@ -221,17 +221,16 @@ bool sl_source_discover(struct sl_runtime *rt, int64_t now_ms);
 
 /* Exchange-outs (exchange.c): move held-back frames into rings. Returns frames moved. */
 int sl_exchange_drain(struct sl_ctx *xctx);
-int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_stage,
-		     int lane);
+int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_stage, int lane);
 
 /* Writes one undecodable record to the dead-letter output and counts it (error path). */
-void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *why,
-			  const char *raw, size_t rawlen);
+void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *why, const char *raw,
+			  size_t rawlen);
 
 /* Bytes of a record shown in its dead letter (a longer one is cut and its length given). */
 #define SL_DEAD_LETTER_RAW_MAX 4096
 /* Room sl_dead_letter_format() needs, whatever it is given. */
-#define SL_DEAD_LETTER_MAX \
+#define SL_DEAD_LETTER_MAX                                                                         \
 	(6 * (1536 + SL_DEAD_LETTER_RAW_MAX) + 4 * SL_DEAD_LETTER_RAW_MAX / 3 + 256)
 
 /*

@@ -76,8 +76,8 @@ void sl_shard_fail(struct sl_shard *sh, int code, const char *fmt, ...)
 	atomic_store_explicit(&sh->rt->abort, true, memory_order_relaxed);
 }
 
-void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *why,
-			  const char *raw, size_t rawlen)
+void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *why, const char *raw,
+			  size_t rawlen)
 {
 	char line[SL_DEAD_LETTER_MAX];
 	size_t n;
@@ -88,7 +88,8 @@ void sl_dead_letter_write(struct sl_shard *sh, const char *where, const char *wh
 	if (sh->rt->dl_fd == STDERR_FILENO || sh->dead_letters <= 10)
 		fprintf(stderr, "sluice: malformed record at %s: %s%s\n", where, why,
 			sh->dead_letters == 10 && sh->rt->dl_fd != STDERR_FILENO
-				? " (further ones only in the dead-letter file)" : "");
+				? " (further ones only in the dead-letter file)"
+				: "");
 	if (sh->rt->dl_fd == STDERR_FILENO)
 		return;
 	/* one valid JSON object a line, whatever where, why and raw hold */
@@ -187,12 +188,12 @@ static void chan_end(struct sl_stage_inst *si, struct sl_chan *c)
  * record is processed its state is in cache. Distances: enough misses in flight to cover
  * memory latency, few enough to stay in L1.
  */
-#define PF_FAR 16
+#define PF_FAR	16
 #define PF_NEAR 8
 
 struct lookahead {
-	uint64_t pos;  /* ring position of the first frame not yet prefetched */
-	int ahead;     /* frames between the consumer and pos */
+	uint64_t pos; /* ring position of the first frame not yet prefetched */
+	int ahead;    /* frames between the consumer and pos */
 };
 
 static inline void look_ahead(struct sl_ctx *root, struct sl_ring *r, struct lookahead *la,
@@ -424,8 +425,9 @@ void *sl_shard_main(void *arg)
 		sh->files = calloc((size_t)job->nnodes + 1, sizeof(*sh->files));
 		sh->writer = sh->files ? sl_uring_writer_create(0, &err) : NULL;
 		if (!sh->writer) {
-			sl_shard_fail(sh, err ? err : -ENOMEM, "shard %d: its checkpoint writer: %s",
-				      sh->index, strerror(err ? -err : ENOMEM));
+			sl_shard_fail(sh, err ? err : -ENOMEM,
+				      "shard %d: its checkpoint writer: %s", sh->index,
+				      strerror(err ? -err : ENOMEM));
 			goto out;
 		}
 	}
@@ -502,8 +504,8 @@ void *sl_shard_main(void *arg)
 	 * instances: keep them until it is done */
 	while (rt->checkpointing && !atomic_load(&rt->abort) &&
 	       /* acquire ckpt_consumed: pairs with the coordinator's release of it
-	        * (coordinator.c): it is done reading this shard's snapshots, which may be
-	        * reused */
+		* (coordinator.c): it is done reading this shard's snapshots, which may be
+		* reused */
 	       atomic_load_explicit(&rt->ckpt_consumed, memory_order_acquire) <
 		       atomic_load_explicit(&sh->ckpt_acked, memory_order_relaxed)) {
 		struct timespec ts = { 0, 100000 };
@@ -515,7 +517,8 @@ out:
 	 * go to sh->m in unwiring */
 	sl_shard_obs_retract(sh);
 	sl_shard_unwire(sh);
-	sl_uring_writer_destroy(sh->writer); /* waits for files in flight: their bytes were the operators' */
+	sl_uring_writer_destroy(
+		sh->writer); /* waits for files in flight: their bytes were the operators' */
 	sh->writer = NULL;
 	close_state_dbs(sh);
 	/* release finished: pairs with the acquires of it in coordinator.c and runtime.c: the

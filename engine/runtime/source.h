@@ -13,9 +13,9 @@ struct sl_src_ctx {
 	/* Takes one undecodable record. */
 	void (*dead_letter)(struct sl_src_ctx *c, const char *where, const char *why,
 			    const char *raw, size_t rawlen);
-	void *scratch;   /* SL_ROW_SCRATCH bytes for building a row */
-	void *owner;     /* the runtime's (or test's) own state */
-	int split;       /* the split being polled */
+	void *scratch;	     /* SL_ROW_SCRATCH bytes for building a row */
+	void *owner;	     /* the runtime's (or test's) own state */
+	int split;	     /* the split being polled */
 	uint64_t *overflows; /* the source operator's DECIMAL overflow count; NULL: none */
 };
 

@@ -46,8 +46,8 @@ static void update_wm(struct sl_stage_inst *si)
 	sl_stage_input_time(si, &m);
 }
 
-static void dead_letter(struct sl_src_ctx *c, const char *where, const char *why,
-			const char *raw, size_t rawlen);
+static void dead_letter(struct sl_src_ctx *c, const char *where, const char *why, const char *raw,
+			size_t rawlen);
 
 /* Per record: event time, split bookkeeping, then the chain. Hot path. */
 static int split_emit(struct sl_src_ctx *c, const struct sl_row *row)
@@ -93,8 +93,8 @@ static int split_emit(struct sl_src_ctx *c, const struct sl_row *row)
 	return 0;
 }
 
-static void dead_letter(struct sl_src_ctx *c, const char *where, const char *why,
-			const char *raw, size_t rawlen)
+static void dead_letter(struct sl_src_ctx *c, const char *where, const char *why, const char *raw,
+			size_t rawlen)
 {
 	struct sl_split_inst *sp = (struct sl_split_inst *)c;
 

@@ -23,15 +23,15 @@ struct shard_eval {
 enum out_kind { OUT_EVAL = 0, OUT_COPY, OUT_TS };
 
 struct sl_calc {
-	struct sl_prog *pred;          /* NULL: every row passes */
+	struct sl_prog *pred; /* NULL: every row passes */
 	int nout;
-	struct sl_prog **out;          /* [nout] */
-	struct sl_sql_type *out_type;  /* [nout] */
-	uint8_t *kind;                 /* [nout] enum out_kind */
-	int *copy_from;                /* [nout] input field of OUT_COPY */
+	struct sl_prog **out;	      /* [nout] */
+	struct sl_sql_type *out_type; /* [nout] */
+	uint8_t *kind;		      /* [nout] enum out_kind */
+	int *copy_from;		      /* [nout] input field of OUT_COPY */
 	int nshards;
-	struct shard_eval *ev;         /* [nshards] */
-	char *scratch;                 /* nshards * SL_EVAL_SCRATCH */
+	struct shard_eval *ev; /* [nshards] */
+	char *scratch;	       /* nshards * SL_EVAL_SCRATCH */
 };
 
 void sl_calc_destroy(void *p)
@@ -109,8 +109,8 @@ uint64_t sl_calc_errors(const struct sl_calc *c)
 	return n;
 }
 
-static void calc_one(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in,
-		     struct sl_calc *c, struct sl_eval_ctx *ec)
+static void calc_one(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, struct sl_calc *c,
+		     struct sl_eval_ctx *ec)
 {
 	struct sl_row_builder *b;
 	const struct sl_row *row;

@@ -635,8 +635,8 @@ static int skip_other(struct sl_cur *p)
 }
 
 static const char *const other_heads[] = {
-	"CREATE", "INSERT", "SELECT", "WITH", "EXPLAIN", "EXECUTE", "BEGIN", "VALUES", "DROP",
-	"ALTER", "USE", "SHOW", "DESCRIBE", "DESC", "RESET", "LOAD", "UNLOAD",
+	"CREATE", "INSERT", "SELECT", "WITH",	  "EXPLAIN", "EXECUTE", "BEGIN", "VALUES", "DROP",
+	"ALTER",  "USE",    "SHOW",   "DESCRIBE", "DESC",    "RESET",	"LOAD",	 "UNLOAD",
 };
 
 static bool is_other_head(const struct sl_cur *p)

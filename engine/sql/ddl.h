@@ -29,13 +29,13 @@ enum sl_ddl_type_kind {
 	SL_DDL_BIGINT,
 	SL_DDL_FLOAT,
 	SL_DDL_DOUBLE,
-	SL_DDL_DECIMAL,       /* precision, scale; DECIMAL = (10,0), DECIMAL(p) = (p,0) */
+	SL_DDL_DECIMAL, /* precision, scale; DECIMAL = (10,0), DECIMAL(p) = (p,0) */
 	SL_DDL_STRING,
-	SL_DDL_VARCHAR,       /* precision = max length; VARCHAR = VARCHAR(1) as in Flink */
+	SL_DDL_VARCHAR,	      /* precision = max length; VARCHAR = VARCHAR(1) as in Flink */
 	SL_DDL_TIMESTAMP,     /* precision = fraction digits, default 6 */
 	SL_DDL_TIMESTAMP_LTZ, /* also TIMESTAMP(p) WITH LOCAL TIME ZONE */
 	SL_DDL_DATE,
-	SL_DDL_ROW,           /* fields[0..nfields) */
+	SL_DDL_ROW, /* fields[0..nfields) */
 };
 
 struct sl_ddl_field;
@@ -45,7 +45,7 @@ struct sl_ddl_type {
 	uint32_t precision;
 	uint32_t scale;
 	bool not_null;
-	uint32_t line, col;          /* where the type name is written */
+	uint32_t line, col;	     /* where the type name is written */
 	struct sl_ddl_field *fields; /* ROW only */
 	uint32_t nfields;
 };
@@ -60,10 +60,10 @@ struct sl_ddl_field {
 struct sl_ddl_column {
 	char *name;
 	uint32_t line, col;
-	bool computed;           /* `name AS expr`: expr is set, type is not */
-	bool metadata;           /* `name TYPE METADATA [FROM 'key'] [VIRTUAL]` */
+	bool computed; /* `name AS expr`: expr is set, type is not */
+	bool metadata; /* `name TYPE METADATA [FROM 'key'] [VIRTUAL]` */
 	bool is_virtual;
-	char *meta_key;          /* the FROM key; NULL: the column's name */
+	char *meta_key; /* the FROM key; NULL: the column's name */
 	struct sl_ddl_type type;
 	struct sl_ddl_span expr;
 };
@@ -81,7 +81,7 @@ struct sl_ddl_option {
 };
 
 struct sl_ddl_table {
-	char *name;                /* dotted parts joined with '.' */
+	char *name; /* dotted parts joined with '.' */
 	bool temporary;
 	bool if_not_exists;
 	struct sl_ddl_column *cols;
@@ -89,7 +89,7 @@ struct sl_ddl_table {
 	bool has_watermark;
 	struct sl_ddl_name wm_col; /* WATERMARK FOR wm_col AS wm_expr */
 	struct sl_ddl_span wm_expr;
-	struct sl_ddl_name *pk;    /* PRIMARY KEY (...) NOT ENFORCED, or NULL */
+	struct sl_ddl_name *pk; /* PRIMARY KEY (...) NOT ENFORCED, or NULL */
 	uint32_t npk;
 	struct sl_ddl_option *opts;
 	uint32_t nopts;

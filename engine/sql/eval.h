@@ -25,7 +25,7 @@
  * null_type = true until context gives it a type. */
 struct sl_sql_type {
 	enum sl_type type;
-	int prec, scale;   /* DECIMAL */
+	int prec, scale; /* DECIMAL */
 	bool nullable;
 	bool interval;
 	bool null_type;
@@ -49,8 +49,8 @@ struct sl_sql_col {
 	struct sl_sql_type type;
 	int field;
 	const struct sl_expr *match;
-	bool rowtime;      /* the column is an event-time attribute (for the planner) */
-	bool proctime;     /* PROCTIME() attribute */
+	bool rowtime;  /* the column is an event-time attribute (for the planner) */
+	bool proctime; /* PROCTIME() attribute */
 };
 
 struct sl_scope {
@@ -61,7 +61,7 @@ struct sl_scope {
 /* Settings that change what expressions mean. */
 struct sl_sql_env {
 	int64_t local_tz_offset_ms; /* table.local-time-zone as a fixed offset; 0 = UTC */
-	const char *file;           /* job file name for messages (may be NULL) */
+	const char *file;	    /* job file name for messages (may be NULL) */
 };
 
 struct sl_prog;
@@ -83,15 +83,15 @@ bool sl_prog_is_const(const struct sl_prog *p);
 
 /* Per-shard evaluation state: scratch for intermediate strings, processing time. */
 struct sl_eval_ctx {
-	char *scratch;          /* caller memory, reused for every evaluation */
-	uint32_t scratch_cap;   /* SL_EVAL_SCRATCH bytes is plenty for sane rows */
-	uint32_t scratch_used;  /* reset by every top-level eval call */
-	int64_t proctime_ms;    /* PROCTIME(), CURRENT_TIMESTAMP */
-	uint64_t errors;        /* evaluations that failed at run time (string too long for
-				 * scratch, invalid CAST text in a non-TRY cast): counted, result
-				 * NULL */
-	uint64_t overflows;     /* of which DECIMAL results beyond their precision (also
-				 * inside a TRY_CAST's operand, not the TRY_CAST itself) */
+	char *scratch;	       /* caller memory, reused for every evaluation */
+	uint32_t scratch_cap;  /* SL_EVAL_SCRATCH bytes is plenty for sane rows */
+	uint32_t scratch_used; /* reset by every top-level eval call */
+	int64_t proctime_ms;   /* PROCTIME(), CURRENT_TIMESTAMP */
+	uint64_t errors;       /* evaluations that failed at run time (string too long for
+				* scratch, invalid CAST text in a non-TRY cast): counted, result
+				* NULL */
+	uint64_t overflows;    /* of which DECIMAL results beyond their precision (also
+				* inside a TRY_CAST's operand, not the TRY_CAST itself) */
 };
 #define SL_EVAL_SCRATCH 65536
 
@@ -100,9 +100,9 @@ struct sl_eval_ctx {
 struct sl_val {
 	bool null;
 	union {
-		int64_t i;      /* BOOL (0/1), INT, BIGINT, DECIMAL unscaled, TIMESTAMP*, DATE,
-				 * INTERVAL */
-		double f;       /* FLOAT, DOUBLE */
+		int64_t i; /* BOOL (0/1), INT, BIGINT, DECIMAL unscaled, TIMESTAMP*, DATE,
+			    * INTERVAL */
+		double f;  /* FLOAT, DOUBLE */
 		struct {
 			const char *p;
 			uint32_t len;
@@ -114,16 +114,14 @@ struct sl_val {
 void sl_prog_eval(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
 		  struct sl_val *out);
 /* Evaluates a predicate: true only when the result is TRUE (NULL is false, as in WHERE). */
-bool sl_prog_eval_pred(const struct sl_prog *p, const struct sl_row *in,
-		       struct sl_eval_ctx *ec);
+bool sl_prog_eval_pred(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec);
 /*
  * Evaluates p and stores the result into field `field` of `out`, converted to `to` (the
  * field's declared type: implicit widening as SQL allows, DECIMAL rescaled HALF_UP; a value
  * that does not fit becomes NULL and counts in ec->errors).
  */
-void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in,
-		       struct sl_eval_ctx *ec, const struct sl_sql_type *to,
-		       struct sl_row_builder *out, int field);
+void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
+		       const struct sl_sql_type *to, struct sl_row_builder *out, int field);
 
 /* Writes the SQL spelling of a type ("DECIMAL(10, 2)", "TIMESTAMP(3)") for messages. */
 int sl_sql_type_name(const struct sl_sql_type *t, char *buf, size_t cap);

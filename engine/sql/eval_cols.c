@@ -238,4 +238,3 @@ bool sl_compiler_resolve(struct compiler *c, const struct sl_expr *e, struct opn
 					near->name);
 	return sl_compiler_fail(c, e, "unknown column '%s'", full);
 }
-

@@ -78,7 +78,6 @@ const sl_dec_t sl_eval_pow10_dec_[39] = {
 	(sl_dec_t)1000000000000000000LL * 1000000000000000000LL * 100LL,
 };
 
-
 static bool blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';

@@ -15,15 +15,24 @@
 static const char *node_kind(const struct sl_stream *n)
 {
 	switch (n->kind) {
-	case SL_NODE_SOURCE: return "source";
-	case SL_NODE_FILTER: return "filter";
-	case SL_NODE_MAP: return "map";
-	case SL_NODE_PROJECT: return "project";
-	case SL_NODE_FLATMAP: return "calc";
-	case SL_NODE_KEYBY: return "exchange";
-	case SL_NODE_KEYED: return n->ops->name;
-	case SL_NODE_SIDE: return "side output";
-	case SL_NODE_SINK: return "sink";
+	case SL_NODE_SOURCE:
+		return "source";
+	case SL_NODE_FILTER:
+		return "filter";
+	case SL_NODE_MAP:
+		return "map";
+	case SL_NODE_PROJECT:
+		return "project";
+	case SL_NODE_FLATMAP:
+		return "calc";
+	case SL_NODE_KEYBY:
+		return "exchange";
+	case SL_NODE_KEYED:
+		return n->ops->name;
+	case SL_NODE_SIDE:
+		return "side output";
+	case SL_NODE_SINK:
+		return "sink";
 	}
 	return "?";
 }
@@ -52,8 +61,8 @@ static void print_wm(FILE *f, const struct sl_stream *n)
 		fprintf(f, ", emitted on every record that advances it");
 	if (w->idle_timeout_ms)
 		fprintf(f, ", split idle after %" PRId64 " ms", w->idle_timeout_ms);
-	fprintf(f, ", rowtime from %s", w->ts_field >= 0 ? sl_schema_name(n->schema, w->ts_field)
-							 : "a computed column");
+	fprintf(f, ", rowtime from %s",
+		w->ts_field >= 0 ? sl_schema_name(n->schema, w->ts_field) : "a computed column");
 }
 
 static void print_state(FILE *f, const struct sl_stream *n)
@@ -92,8 +101,8 @@ static void explain_job(struct sl_job *job, const char *name, FILE *f)
 			fprintf(f, ") from stage");
 			for (int l = 0; l < st->nlanes; l++)
 				fprintf(f, "%s %d", l ? "," : "", st->lanes[l]->in->stage);
-			fprintf(f, "%s\n", st->nlanes > 1 ? " (keyed union; watermark = minimum)"
-							  : "");
+			fprintf(f, "%s\n",
+				st->nlanes > 1 ? " (keyed union; watermark = minimum)" : "");
 		}
 		for (int i = 0; i < job->nnodes; i++) {
 			const struct sl_stream *n = job->node[i];

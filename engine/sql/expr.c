@@ -82,10 +82,11 @@ int sl_expr_add_path(struct sl_cur *c, struct sl_expr *e, const struct sl_tok *t
 bool sl_expr_is_reserved(const struct sl_tok *t)
 {
 	static const char *const words[] = {
-		"AND", "OR", "NOT", "FROM", "WHERE", "GROUP", "BY", "HAVING", "ORDER", "AS",
-		"WHEN", "THEN", "ELSE", "END", "SELECT", "IS", "IN", "BETWEEN", "LIKE", "ON",
-		"JOIN", "UNION", "LIMIT", "WINDOW", "TO", "DISTINCT", "ALL", "INTERVAL",
-		"CASE", "CAST", "TABLE", "DESCRIPTOR", "OVER", "PARTITION", "FILTER",
+		"AND",	  "OR",	   "NOT",    "FROM",	   "WHERE",    "GROUP",	    "BY",
+		"HAVING", "ORDER", "AS",     "WHEN",	   "THEN",     "ELSE",	    "END",
+		"SELECT", "IS",	   "IN",     "BETWEEN",	   "LIKE",     "ON",	    "JOIN",
+		"UNION",  "LIMIT", "WINDOW", "TO",	   "DISTINCT", "ALL",	    "INTERVAL",
+		"CASE",	  "CAST",  "TABLE",  "DESCRIPTOR", "OVER",     "PARTITION", "FILTER",
 	};
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -612,9 +613,9 @@ static struct sl_expr *parse_keyword_call(struct parser *p, struct sl_expr *e, b
 		static const struct {
 			const char *unit, *fn;
 		} units[] = {
-			{ "YEAR", "YEAR" }, { "QUARTER", "QUARTER" }, { "MONTH", "MONTH" },
-			{ "WEEK", "WEEK" }, { "DAY", "DAYOFMONTH" }, { "DOW", "DAYOFWEEK" },
-			{ "DOY", "DAYOFYEAR" }, { "HOUR", "HOUR" }, { "MINUTE", "MINUTE" },
+			{ "YEAR", "YEAR" },	{ "QUARTER", "QUARTER" }, { "MONTH", "MONTH" },
+			{ "WEEK", "WEEK" },	{ "DAY", "DAYOFMONTH" },  { "DOW", "DAYOFWEEK" },
+			{ "DOY", "DAYOFYEAR" }, { "HOUR", "HOUR" },	  { "MINUTE", "MINUTE" },
 			{ "SECOND", "SECOND" },
 		};
 		const char *fn = NULL;
@@ -898,15 +899,21 @@ struct binop {
 };
 
 static const struct binop mul_ops[] = {
-	{ "*", SL_EXPR_OP_MUL }, { "/", SL_EXPR_OP_DIV }, { "%", SL_EXPR_OP_MOD }, { NULL },
+	{ "*", SL_EXPR_OP_MUL },
+	{ "/", SL_EXPR_OP_DIV },
+	{ "%", SL_EXPR_OP_MOD },
+	{ NULL },
 };
 static const struct binop add_ops[] = {
-	{ "+", SL_EXPR_OP_ADD }, { "-", SL_EXPR_OP_SUB }, { NULL },
+	{ "+", SL_EXPR_OP_ADD },
+	{ "-", SL_EXPR_OP_SUB },
+	{ NULL },
 };
 static const struct binop concat_ops[] = { { "||", SL_EXPR_OP_CONCAT }, { NULL } };
 static const struct binop cmp_ops[] = {
-	{ "=", SL_EXPR_OP_EQ }, { "<>", SL_EXPR_OP_NE }, { "!=", SL_EXPR_OP_NE },
-	{ "<", SL_EXPR_OP_LT }, { "<=", SL_EXPR_OP_LE }, { ">", SL_EXPR_OP_GT },
+	{ "=", SL_EXPR_OP_EQ },	 { "<>", SL_EXPR_OP_NE },
+	{ "!=", SL_EXPR_OP_NE }, { "<", SL_EXPR_OP_LT },
+	{ "<=", SL_EXPR_OP_LE }, { ">", SL_EXPR_OP_GT },
 	{ ">=", SL_EXPR_OP_GE }, { NULL },
 };
 

@@ -20,28 +20,28 @@
 #include "lexer.h"
 
 enum sl_expr_kind {
-	SL_EXPR_INT,        /* ival; text as written */
-	SL_EXPR_DECIMAL,    /* text as written (1.5, .5, 1e3): typed by the planner */
-	SL_EXPR_STRING,     /* text = value with '' undone */
-	SL_EXPR_BOOL,       /* ival = 0 or 1 */
+	SL_EXPR_INT,	 /* ival; text as written */
+	SL_EXPR_DECIMAL, /* text as written (1.5, .5, 1e3): typed by the planner */
+	SL_EXPR_STRING,	 /* text = value with '' undone */
+	SL_EXPR_BOOL,	 /* ival = 0 or 1 */
 	SL_EXPR_NULL,
 	SL_EXPR_INTERVAL,   /* text = the quoted count, unit, ival = length in ms */
 	SL_EXPR_TIMESTAMP,  /* TIMESTAMP 'text' (not checked here) */
-	SL_EXPR_DATE,       /* DATE 'text' */
-	SL_EXPR_COLUMN,     /* path[0..npath): a.b.c is a column and field accesses */
-	SL_EXPR_STAR,       /* the * of COUNT(*) */
-	SL_EXPR_UNARY,      /* op args[0] */
-	SL_EXPR_BINARY,     /* args[0] op args[1] */
-	SL_EXPR_IS,         /* args[0] IS [NOT] is_what; negated for NOT */
+	SL_EXPR_DATE,	    /* DATE 'text' */
+	SL_EXPR_COLUMN,	    /* path[0..npath): a.b.c is a column and field accesses */
+	SL_EXPR_STAR,	    /* the * of COUNT(*) */
+	SL_EXPR_UNARY,	    /* op args[0] */
+	SL_EXPR_BINARY,	    /* args[0] op args[1] */
+	SL_EXPR_IS,	    /* args[0] IS [NOT] is_what; negated for NOT */
 	SL_EXPR_BETWEEN,    /* args[0] [NOT] BETWEEN args[1] AND args[2] */
-	SL_EXPR_IN,         /* args[0] [NOT] IN (args[1..nargs)) */
-	SL_EXPR_LIKE,       /* args[0] [NOT] LIKE args[1] */
-	SL_EXPR_CALL,       /* text(args), distinct for f(DISTINCT x); name as written; over */
-	SL_EXPR_CASE,       /* CASE [case_operand] WHEN args[2i] THEN args[2i+1] [ELSE case_else] */
-	SL_EXPR_CAST,       /* CAST(args[0] AS type) */
+	SL_EXPR_IN,	    /* args[0] [NOT] IN (args[1..nargs)) */
+	SL_EXPR_LIKE,	    /* args[0] [NOT] LIKE args[1] */
+	SL_EXPR_CALL,	    /* text(args), distinct for f(DISTINCT x); name as written; over */
+	SL_EXPR_CASE,	    /* CASE [case_operand] WHEN args[2i] THEN args[2i+1] [ELSE case_else] */
+	SL_EXPR_CAST,	    /* CAST(args[0] AS type) */
 	SL_EXPR_ROUND_TO,   /* text = FLOOR|CEIL (as written), args[0], unit */
 	SL_EXPR_DESCRIPTOR, /* DESCRIPTOR(args): COLUMN nodes, window TVF argument */
-	SL_EXPR_TABLE,      /* TABLE path: window TVF argument */
+	SL_EXPR_TABLE,	    /* TABLE path: window TVF argument */
 };
 
 enum sl_expr_op {
@@ -87,22 +87,22 @@ struct sl_expr_order {
 
 struct sl_expr {
 	enum sl_expr_kind kind;
-	uint32_t line, col;          /* of the node's first token (operator nodes: the operator) */
+	uint32_t line, col; /* of the node's first token (operator nodes: the operator) */
 	enum sl_expr_op op;
 	enum sl_expr_unit unit;
 	enum sl_expr_is is_what;
-	bool negated;                /* IS NOT, NOT BETWEEN, NOT IN, NOT LIKE */
-	bool distinct;               /* COUNT(DISTINCT x) */
+	bool negated;  /* IS NOT, NOT BETWEEN, NOT IN, NOT LIKE */
+	bool distinct; /* COUNT(DISTINCT x) */
 	int64_t ival;
 	char *text;
-	char **path;                 /* COLUMN, TABLE */
+	char **path; /* COLUMN, TABLE */
 	uint32_t npath;
 	struct sl_expr **args;
 	uint32_t nargs;
 	struct sl_expr *case_operand; /* CASE x WHEN ..., else NULL */
 	struct sl_expr *case_else;    /* NULL when there is no ELSE */
 	struct sl_ddl_type type;      /* CAST */
-	struct sl_expr *filter;       /* CALL agg(...) FILTER (WHERE filter), else NULL */
+	struct sl_expr *filter;	      /* CALL agg(...) FILTER (WHERE filter), else NULL */
 	/* CALL f(...) OVER (PARTITION BY partition ORDER BY order): ROW_NUMBER() dedup */
 	bool over;
 	struct sl_expr **partition;

@@ -46,8 +46,8 @@ static void put(struct out *o, const char *fmt, ...)
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(o->n < o->cap ? o->buf + o->n : NULL, o->n < o->cap ? o->cap - o->n : 0,
-		      fmt, ap);
+	n = vsnprintf(o->n < o->cap ? o->buf + o->n : NULL, o->n < o->cap ? o->cap - o->n : 0, fmt,
+		      ap);
 	va_end(ap);
 	if (n > 0)
 		o->n += (size_t)n;
@@ -64,12 +64,12 @@ static void put_string(struct out *o, const char *s)
 static const char *op_text(enum sl_expr_op op)
 {
 	static const char *const texts[] = {
-		[SL_EXPR_OP_OR] = "OR",  [SL_EXPR_OP_AND] = "AND", [SL_EXPR_OP_NOT] = "NOT",
-		[SL_EXPR_OP_EQ] = "=",   [SL_EXPR_OP_NE] = "<>",   [SL_EXPR_OP_LT] = "<",
-		[SL_EXPR_OP_LE] = "<=",  [SL_EXPR_OP_GT] = ">",    [SL_EXPR_OP_GE] = ">=",
-		[SL_EXPR_OP_CONCAT] = "||", [SL_EXPR_OP_ADD] = "+", [SL_EXPR_OP_SUB] = "-",
-		[SL_EXPR_OP_MUL] = "*",  [SL_EXPR_OP_DIV] = "/",   [SL_EXPR_OP_MOD] = "%",
-		[SL_EXPR_OP_NEG] = "-",  [SL_EXPR_OP_PLUS] = "+",
+		[SL_EXPR_OP_OR] = "OR",	    [SL_EXPR_OP_AND] = "AND", [SL_EXPR_OP_NOT] = "NOT",
+		[SL_EXPR_OP_EQ] = "=",	    [SL_EXPR_OP_NE] = "<>",   [SL_EXPR_OP_LT] = "<",
+		[SL_EXPR_OP_LE] = "<=",	    [SL_EXPR_OP_GT] = ">",    [SL_EXPR_OP_GE] = ">=",
+		[SL_EXPR_OP_CONCAT] = "||", [SL_EXPR_OP_ADD] = "+",   [SL_EXPR_OP_SUB] = "-",
+		[SL_EXPR_OP_MUL] = "*",	    [SL_EXPR_OP_DIV] = "/",   [SL_EXPR_OP_MOD] = "%",
+		[SL_EXPR_OP_NEG] = "-",	    [SL_EXPR_OP_PLUS] = "+",
 	};
 
 	return texts[op] ? texts[op] : "?";
@@ -245,7 +245,7 @@ static void print(struct out *o, const struct sl_expr *e)
 	case SL_EXPR_BETWEEN:
 		put(o, "(");
 		print(o, e->args[0]);
-		put(o, " %sBETWEEN ", not);
+		put(o, " %sBETWEEN ", not );
 		print(o, e->args[1]);
 		put(o, " AND ");
 		print(o, e->args[2]);
@@ -254,14 +254,14 @@ static void print(struct out *o, const struct sl_expr *e)
 	case SL_EXPR_IN:
 		put(o, "(");
 		print(o, e->args[0]);
-		put(o, " %sIN (", not);
+		put(o, " %sIN (", not );
 		print_list(o, e->args + 1, e->nargs - 1);
 		put(o, "))");
 		break;
 	case SL_EXPR_LIKE:
 		put(o, "(");
 		print(o, e->args[0]);
-		put(o, " %sLIKE ", not);
+		put(o, " %sLIKE ", not );
 		print(o, e->args[1]);
 		put(o, ")");
 		break;

@@ -39,15 +39,18 @@ static const struct {
 	enum late_col what;
 	bool is_time;
 } known[] = {
-	{ "operator", LATE_OPERATOR, false },     { "event_time", LATE_EVENT_TIME, true },
-	{ "watermark", LATE_WATERMARK, true },    { "window_start", LATE_WINDOW_START, true },
-	{ "window_end", LATE_WINDOW_END, true },  { "reason", LATE_REASON, false },
+	{ "operator", LATE_OPERATOR, false },
+	{ "event_time", LATE_EVENT_TIME, true },
+	{ "watermark", LATE_WATERMARK, true },
+	{ "window_start", LATE_WINDOW_START, true },
+	{ "window_end", LATE_WINDOW_END, true },
+	{ "reason", LATE_REASON, false },
 	{ "row", LATE_ROW, false },
 };
 
 struct late_rows {
 	const char *op_name;
-	const struct sl_schema *in;   /* the window's input rows */
+	const struct sl_schema *in; /* the window's input rows */
 	struct sl_window_spec win;
 	int ncols;
 	enum late_col what[SL_SCHEMA_MAX_FIELDS];
@@ -109,11 +112,12 @@ static void late_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, vo
 			sl_ts_format(ws, t2, sizeof t2);
 			sl_ts_format(we, t3, sizeof t3);
 			sl_ts_format(wm, t4, sizeof t4);
-			n = snprintf(buf, sizeof buf, "%s: row at %s belongs to window [%s, %s), "
-				     "which fired when the watermark reached %s", l->op_name, t1, t2,
-				     t3, t4);
-			sl_rowb_set_str(b, i, buf, (uint32_t)(n < (int)sizeof buf ? n
-									: (int)sizeof buf - 1));
+			n = snprintf(buf, sizeof buf,
+				     "%s: row at %s belongs to window [%s, %s), "
+				     "which fired when the watermark reached %s",
+				     l->op_name, t1, t2, t3, t4);
+			sl_rowb_set_str(b, i, buf,
+					(uint32_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1));
 			break;
 		case LATE_ROW:
 			n = sl_json_write_row(in, l->in, buf, sizeof buf);

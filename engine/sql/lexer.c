@@ -203,9 +203,10 @@ struct sl_tok sl_lexer_next(struct sl_lexer *lx)
 		t.kind = SL_TOK_OP;
 		return finish(lx, t, start);
 	}
-	return error(lx, t, c == '"' ? "double quotes are not string quotes in Flink SQL: "
-					"use 'text', or `name` for a name"
-				      : "unexpected character");
+	return error(lx, t,
+		     c == '"' ? "double quotes are not string quotes in Flink SQL: "
+				"use 'text', or `name` for a name"
+			      : "unexpected character");
 }
 
 bool sl_tok_is_kw(const struct sl_tok *tok, const char *kw)
@@ -279,7 +280,8 @@ int sl_tok_describe(const struct sl_tok *t, char *buf, size_t cap)
 	case SL_TOK_STRING:
 		return snprintf(buf, cap, "string '%.*s'", n, t->text);
 	default:
-		return snprintf(buf, cap, t->kind == SL_TOK_IDENT && t->quoted ? "`%.*s`" : "'%.*s'",
-				n, t->text);
+		return snprintf(buf, cap,
+				t->kind == SL_TOK_IDENT && t->quoted ? "`%.*s`" : "'%.*s'", n,
+				t->text);
 	}
 }

@@ -16,22 +16,22 @@
 
 enum sl_tok_kind {
 	SL_TOK_EOF = 0,
-	SL_TOK_IDENT,     /* name or keyword; `quoted` names have their backquotes removed */
-	SL_TOK_STRING,    /* 'text' with '' for a quote; text is the raw inside (unescape it) */
-	SL_TOK_INTEGER,   /* 123 */
-	SL_TOK_DECIMAL,   /* 1.5, .5, 1e3, 1.5E-2 */
-	SL_TOK_OP,        /* ( ) , . ; * + - / % = < > <= >= <> != || [ ] : */
-	SL_TOK_ERROR,     /* unterminated string or comment, stray character: see msg */
+	SL_TOK_IDENT,	/* name or keyword; `quoted` names have their backquotes removed */
+	SL_TOK_STRING,	/* 'text' with '' for a quote; text is the raw inside (unescape it) */
+	SL_TOK_INTEGER, /* 123 */
+	SL_TOK_DECIMAL, /* 1.5, .5, 1e3, 1.5E-2 */
+	SL_TOK_OP,	/* ( ) , . ; * + - / % = < > <= >= <> != || [ ] : */
+	SL_TOK_ERROR,	/* unterminated string or comment, stray character: see msg */
 };
 
 struct sl_tok {
 	enum sl_tok_kind kind;
-	const char *text;    /* into the source */
+	const char *text; /* into the source */
 	uint32_t len;
-	uint32_t line;       /* 1-based */
-	uint32_t col;        /* 1-based, in bytes */
-	bool quoted;         /* IDENT written as `name` */
-	const char *msg;     /* SL_TOK_ERROR: what is wrong */
+	uint32_t line;	 /* 1-based */
+	uint32_t col;	 /* 1-based, in bytes */
+	bool quoted;	 /* IDENT written as `name` */
+	const char *msg; /* SL_TOK_ERROR: what is wrong */
 };
 
 struct sl_lexer {

@@ -29,8 +29,8 @@
 struct agg_call {
 	const struct sl_expr *call;
 	enum sl_agg_kind kind;
-	int arg_col;                   /* column of the pre-aggregation row, -1 for COUNT(*) */
-	const struct sl_expr *arg;     /* the argument computed before aggregating */
+	int arg_col;		   /* column of the pre-aggregation row, -1 for COUNT(*) */
+	const struct sl_expr *arg; /* the argument computed before aggregating */
 };
 
 /* One GROUP BY as sl_sql_plan_agg() builds it, each part filled by the step named. */
@@ -39,7 +39,7 @@ struct agg_plan {
 	const struct sl_expr *keys[SL_MAX_KEY_FIELDS];
 	int nkeys;
 	/* legacy group window */
-	const struct sl_expr *wcall;   /* TUMBLE(ts, size) in GROUP BY, or NULL */
+	const struct sl_expr *wcall; /* TUMBLE(ts, size) in GROUP BY, or NULL */
 	bool windowed;
 	struct sl_window_spec win;
 	struct agg_call aggs[SL_PLAN_MAX_COLS];
@@ -69,8 +69,12 @@ static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const
 		const char *name;
 		enum sl_agg_kind kind;
 	} names[] = {
-		{ "COUNT", SL_AGG_COUNT }, { "SUM", SL_AGG_SUM }, { "AVG", SL_AGG_AVG },
-		{ "MIN", SL_AGG_MIN }, { "MAX", SL_AGG_MAX }, { "FIRST_VALUE", SL_AGG_FIRST_VALUE },
+		{ "COUNT", SL_AGG_COUNT },
+		{ "SUM", SL_AGG_SUM },
+		{ "AVG", SL_AGG_AVG },
+		{ "MIN", SL_AGG_MIN },
+		{ "MAX", SL_AGG_MAX },
+		{ "FIRST_VALUE", SL_AGG_FIRST_VALUE },
 		{ "LAST_VALUE", SL_AGG_LAST_VALUE },
 	};
 	enum sl_agg_kind kind = 0;
@@ -81,8 +85,8 @@ static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcasecmp(e->text, names[i].name))
 			kind = names[i].kind;
-	if (kind == SL_AGG_COUNT && (e->nargs == 0 ||
-				     (e->nargs == 1 && e->args[0]->kind == SL_EXPR_STAR)))
+	if (kind == SL_AGG_COUNT &&
+	    (e->nargs == 0 || (e->nargs == 1 && e->args[0]->kind == SL_EXPR_STAR)))
 		kind = SL_AGG_COUNT_STAR;
 	else if (e->nargs != 1 || e->args[0]->kind == SL_EXPR_STAR)
 		return sl_sql_plan_fail(c, e->line, e->col, "%s takes one argument", e->text);
@@ -139,8 +143,8 @@ static int collect_aggs(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const st
 	if (e->kind == SL_EXPR_CALL && !e->over && sl_sql_plan_has_agg(e) && e->text &&
 	    (e->nargs == 0 || !sl_sql_plan_has_agg(e->args[0]) || e->kind == SL_EXPR_CALL)) {
 		/* the outermost aggregate call of this branch */
-		static const char *const aggs[] = { "COUNT", "SUM", "AVG", "MIN", "MAX",
-						    "FIRST_VALUE", "LAST_VALUE", NULL };
+		static const char *const aggs[] = { "COUNT", "SUM",	    "AVG",	  "MIN",
+						    "MAX",   "FIRST_VALUE", "LAST_VALUE", NULL };
 
 		for (int i = 0; aggs[i]; i++)
 			if (!strcasecmp(e->text, aggs[i]))
@@ -196,8 +200,7 @@ static int legacy_window(struct sl_sql_plan_ctx *c, struct agg_plan *ap,
 		if (g->nargs > 3 || interval_of(c, g->args[1], "the window size", &ap->win.size_ms))
 			return c->failed ? -EINVAL
 					 : sl_sql_plan_fail(c, g->line, g->col, "TUMBLE(ts, size)");
-		if (g->nargs == 3 && interval_of(c, g->args[2], "the offset",
-						 &ap->win.offset_ms))
+		if (g->nargs == 3 && interval_of(c, g->args[2], "the offset", &ap->win.offset_ms))
 			return -EINVAL;
 	} else if (is_call(g, "HOP")) {
 		ap->win.kind = SL_WIN_HOP;
@@ -274,29 +277,33 @@ static bool direct_input(const struct sl_sql_plan_rel *rel, const struct sl_expr
  * The window operator here keys sessions by the GROUP BY keys, so those must be the
  * PARTITION BY keys; anything else is refused rather than answered differently.
  */
-static int session_keys(struct sl_sql_plan_ctx *c, const struct agg_plan *ap, const struct sl_sql_plan_rel *rel,
-			const struct sl_query *q)
+static int session_keys(struct sl_sql_plan_ctx *c, const struct agg_plan *ap,
+			const struct sl_sql_plan_rel *rel, const struct sl_query *q)
 {
 	bool seen[SL_MAX_KEY_FIELDS] = { false };
 
 	if (!rel->tvf_partitioned && ap->nkeys)
-		return sl_sql_plan_fail(c, ap->keys[0]->line, ap->keys[0]->col, "a SESSION window TVF "
-			       "without PARTITION BY makes one session stream over all rows; for "
-			       "sessions per key write SESSION(TABLE t PARTITION BY key, ...)");
+		return sl_sql_plan_fail(
+			c, ap->keys[0]->line, ap->keys[0]->col,
+			"a SESSION window TVF "
+			"without PARTITION BY makes one session stream over all rows; for "
+			"sessions per key write SESSION(TABLE t PARTITION BY key, ...)");
 	for (int k = 0; k < ap->nkeys; k++) {
 		int col = sl_sql_plan_resolve_plain(rel, ap->keys[k]), j;
 
 		for (j = 0; j < rel->ntvf_part && rel->tvf_part[j] != col; j++)
 			;
 		if (col < 0 || j == rel->ntvf_part)
-			return sl_sql_plan_fail(c, ap->keys[k]->line, ap->keys[k]->col, "GROUP BY keys of a "
-				       "SESSION window TVF must be its PARTITION BY keys");
+			return sl_sql_plan_fail(c, ap->keys[k]->line, ap->keys[k]->col,
+						"GROUP BY keys of a "
+						"SESSION window TVF must be its PARTITION BY keys");
 		seen[j] = true;
 	}
 	for (int j = 0; j < rel->ntvf_part; j++)
 		if (!seen[j])
-			return sl_sql_plan_fail(c, q->line, q->col, "GROUP BY the SESSION's PARTITION BY "
-				       "keys, with window_start, window_end");
+			return sl_sql_plan_fail(c, q->line, q->col,
+						"GROUP BY the SESSION's PARTITION BY "
+						"keys, with window_start, window_end");
 	return 0;
 }
 
@@ -387,8 +394,9 @@ static int collect_query_aggs(struct sl_sql_plan_ctx *c, struct agg_plan *ap,
 		 */
 		static struct sl_expr zero = { .kind = SL_EXPR_INT, .ival = 0, .text = "0" };
 		static struct sl_expr *zero_args[1] = { &zero };
-		static const struct sl_expr hidden_max = { .kind = SL_EXPR_CALL, .text = "MAX",
-							   .args = zero_args, .nargs = 1 };
+		static const struct sl_expr hidden_max = {
+			.kind = SL_EXPR_CALL, .text = "MAX", .args = zero_args, .nargs = 1
+		};
 
 		if (find_or_add_agg(c, ap, &hidden_max))
 			return -EINVAL;

@@ -28,19 +28,19 @@
 /* A table of the catalog: CREATE TABLE, with nested ROW columns flattened into leaves. */
 struct sl_sql_plan_table {
 	const struct sl_ddl_table *ddl;
-	int nphys;                             /* physical leaves: the source/sink schema */
+	int nphys; /* physical leaves: the source/sink schema */
 	char *phys_name[SL_PLAN_MAX_COLS];
 	struct sl_sql_type phys_type[SL_PLAN_MAX_COLS];
 	/* WATERMARK FOR: the rowtime column and the bounded delay (ms, 0 = monotonous) */
 	const char *wm_col;
 	sl_ts_t wm_delay;
-	bool on_event;                         /* 'scan.watermark.emit.strategy' = 'on-event' */
-	sl_ts_t idle_timeout;                  /* 'scan.watermark.idle-timeout' or the session's */
+	bool on_event;	      /* 'scan.watermark.emit.strategy' = 'on-event' */
+	sl_ts_t idle_timeout; /* 'scan.watermark.idle-timeout' or the session's */
 };
 
 struct sl_sql_plan_view {
 	char *name;
-	struct sl_stmt *stmt;                  /* CREATE VIEW (owned) */
+	struct sl_stmt *stmt; /* CREATE VIEW (owned) */
 };
 
 /* A relation being planned: the stream producing its rows and the columns visible on it. */
@@ -48,22 +48,22 @@ struct sl_sql_plan_rel {
 	struct sl_stream *s;
 	struct sl_sql_col cols[SL_PLAN_MAX_COLS];
 	int ncols;
-	bool changelog;                        /* rows may be -U/+U/-D */
+	bool changelog; /* rows may be -U/+U/-D */
 	/* window TVF applied but not yet aggregated: window_start/_end/_time are virtual */
 	bool tvf;
 	struct sl_window_spec tvf_win;
 	enum sl_win_kind tvf_kind;
-	sl_ts_t tvf_max_size;                  /* CUMULATE */
+	sl_ts_t tvf_max_size; /* CUMULATE */
 	int tvf_time_col;
-	bool tvf_partitioned;                  /* SESSION(TABLE t PARTITION BY ...) */
-	int tvf_part[SL_MAX_KEY_FIELDS];       /* its columns */
+	bool tvf_partitioned;		 /* SESSION(TABLE t PARTITION BY ...) */
+	int tvf_part[SL_MAX_KEY_FIELDS]; /* its columns */
 	int ntvf_part;
 	/* ROW_NUMBER() OVER (...) AS rn in a subquery: applied by the outer WHERE rn = 1 */
 	bool rownum;
 	char *rownum_name;
 	int rownum_part[SL_MAX_KEY_FIELDS];
 	int nrownum_part;
-	int rownum_order;                      /* column, -1: processing time */
+	int rownum_order; /* column, -1: processing time */
 	bool rownum_desc;
 	uint32_t rownum_line, rownum_col;
 };
@@ -95,37 +95,37 @@ struct sl_sql_plan_ctx {
 
 	/* SET options */
 	int parallelism;
-	sl_ts_t wm_interval;                   /* pipeline.auto-watermark-interval */
-	sl_ts_t idle_timeout;                  /* table.exec.source.idle-timeout */
-	sl_ts_t state_ttl;                     /* table.exec.state.ttl */
-	sl_ts_t allow_lateness;                /* table.exec.emit.allow-lateness */
-	sl_ts_t ckpt_interval;                 /* execution.checkpointing.interval */
-	sl_ts_t ckpt_timeout;                  /* execution.checkpointing.timeout */
-	sl_ts_t ckpt_min_pause;                /* execution.checkpointing.min-pause */
-	int ckpt_tolerable;                    /* ...tolerable-failed-checkpoints (0) */
-	char *ckpt_dir;                        /* state.checkpoints.dir */
-	char *savepoint_dir;                   /* state.savepoints.dir */
-	char *savepoint_path;                  /* execution.savepoint.path: restore it */
-	char *state_backend;                   /* state.backend.type / state.backend */
-	size_t state_memory;                   /* sluice.state.memory (bytes) */
+	sl_ts_t wm_interval;	/* pipeline.auto-watermark-interval */
+	sl_ts_t idle_timeout;	/* table.exec.source.idle-timeout */
+	sl_ts_t state_ttl;	/* table.exec.state.ttl */
+	sl_ts_t allow_lateness; /* table.exec.emit.allow-lateness */
+	sl_ts_t ckpt_interval;	/* execution.checkpointing.interval */
+	sl_ts_t ckpt_timeout;	/* execution.checkpointing.timeout */
+	sl_ts_t ckpt_min_pause; /* execution.checkpointing.min-pause */
+	int ckpt_tolerable;	/* ...tolerable-failed-checkpoints (0) */
+	char *ckpt_dir;		/* state.checkpoints.dir */
+	char *savepoint_dir;	/* state.savepoints.dir */
+	char *savepoint_path;	/* execution.savepoint.path: restore it */
+	char *state_backend;	/* state.backend.type / state.backend */
+	size_t state_memory;	/* sluice.state.memory (bytes) */
 	char *pipeline_name;
-	char *late_table;                      /* sluice.late-data.table */
+	char *late_table; /* sluice.late-data.table */
 
 	struct sl_sql_plan_job *jobs;
 	int njobs;
-	char **explains;                       /* EXPLAIN text per EXPLAIN statement */
+	char **explains; /* EXPLAIN text per EXPLAIN statement */
 	int nexplains;
 
 	/* everything the jobs borrow until destroy */
 	void **owned;
 	void (**owned_free)(void *);
 	int nowned, capowned;
-	int nshards;                           /* shards the jobs will run on */
+	int nshards; /* shards the jobs will run on */
 
 	/* planning state */
-	int view_depth;                        /* views expanding now (cycle guard) */
-	const struct sl_expr *pending_time;    /* a view's WATERMARK FOR expression ... */
-	const struct sl_expr *pending_wm;      /* ... for the next table scan */
+	int view_depth;			    /* views expanding now (cycle guard) */
+	const struct sl_expr *pending_time; /* a view's WATERMARK FOR expression ... */
+	const struct sl_expr *pending_wm;   /* ... for the next table scan */
 };
 
 /* Records a "FILE:LINE:COL: message" error (the first one wins). Returns -EINVAL. */

@@ -46,8 +46,9 @@ int sl_sql_plan_resolve_plain(const struct sl_sql_plan_rel *rel, const struct sl
 
 			name[0] = 0;
 			for (uint32_t i = (uint32_t)skip; i < e->npath; i++)
-				n += (size_t)snprintf(name + n, n < sizeof name ? sizeof name - n : 0,
-						      "%s%s", i > (uint32_t)skip ? "." : "", e->path[i]);
+				n += (size_t)snprintf(name + n,
+						      n < sizeof name ? sizeof name - n : 0, "%s%s",
+						      i > (uint32_t)skip ? "." : "", e->path[i]);
 			if (n >= sizeof name)
 				return -1;
 			for (int i = 0; i < rel->ncols; i++) {
@@ -281,35 +282,64 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 		const struct sl_expr *a = call->args[i];
 
 		if (nm) {
-			if (!strcasecmp(nm, "DATA")) data = a;
-			else if (!strcasecmp(nm, "TIMECOL")) timecol = a;
-			else if (!strcasecmp(nm, "SIZE") || !strcasecmp(nm, "MAX_SIZE")) size = a;
-			else if (!strcasecmp(nm, "SLIDE")) slide = a;
-			else if (!strcasecmp(nm, "OFFSET")) offset = a;
-			else if (!strcasecmp(nm, "GAP")) gap = a;
-			else if (!strcasecmp(nm, "STEP")) step = a;
+			if (!strcasecmp(nm, "DATA"))
+				data = a;
+			else if (!strcasecmp(nm, "TIMECOL"))
+				timecol = a;
+			else if (!strcasecmp(nm, "SIZE") || !strcasecmp(nm, "MAX_SIZE"))
+				size = a;
+			else if (!strcasecmp(nm, "SLIDE"))
+				slide = a;
+			else if (!strcasecmp(nm, "OFFSET"))
+				offset = a;
+			else if (!strcasecmp(nm, "GAP"))
+				gap = a;
+			else if (!strcasecmp(nm, "STEP"))
+				step = a;
 			else
 				return sl_sql_plan_fail(c, a->line, a->col,
 							"unknown argument name '%s' of %s", nm, fn);
 			continue;
 		}
-		if (i == 0) data = a;
-		else if (i == 1) timecol = a;
-		else if (!strcasecmp(fn, "TUMBLE")) { if (i == 2) size = a; else offset = a; }
-		else if (!strcasecmp(fn, "HOP")) { if (i == 2) slide = a; else if (i == 3) size = a; else offset = a; }
-		else if (!strcasecmp(fn, "CUMULATE")) { if (i == 2) step = a; else if (i == 3) size = a; else offset = a; }
-		else if (!strcasecmp(fn, "SESSION")) { gap = a; }
+		if (i == 0)
+			data = a;
+		else if (i == 1)
+			timecol = a;
+		else if (!strcasecmp(fn, "TUMBLE")) {
+			if (i == 2)
+				size = a;
+			else
+				offset = a;
+		} else if (!strcasecmp(fn, "HOP")) {
+			if (i == 2)
+				slide = a;
+			else if (i == 3)
+				size = a;
+			else
+				offset = a;
+		} else if (!strcasecmp(fn, "CUMULATE")) {
+			if (i == 2)
+				step = a;
+			else if (i == 3)
+				size = a;
+			else
+				offset = a;
+		} else if (!strcasecmp(fn, "SESSION")) {
+			gap = a;
+		}
 	}
 	if (strcasecmp(fn, "TUMBLE") && strcasecmp(fn, "HOP") && strcasecmp(fn, "CUMULATE") &&
 	    strcasecmp(fn, "SESSION"))
-		return sl_sql_plan_fail(c, call->line, call->col, "unknown table function '%s' (window "
-			       "functions: TUMBLE, HOP, CUMULATE, SESSION)", fn);
+		return sl_sql_plan_fail(c, call->line, call->col,
+					"unknown table function '%s' (window "
+					"functions: TUMBLE, HOP, CUMULATE, SESSION)",
+					fn);
 	if (data && data->kind == SL_EXPR_TABLE && data->npartition && strcasecmp(fn, "SESSION"))
 		return sl_sql_plan_fail(c, data->partition[0]->line, data->partition[0]->col,
-			       "PARTITION BY is for SESSION windows only");
+					"PARTITION BY is for SESSION windows only");
 	if (data && data->kind == SL_EXPR_TABLE && data->npartition >= SL_MAX_KEY_FIELDS)
 		return sl_sql_plan_fail(c, data->line, data->col, "at most %d PARTITION BY keys",
-			       SL_MAX_KEY_FIELDS - 1);
+					SL_MAX_KEY_FIELDS - 1);
 	if (!data || data->kind != SL_EXPR_TABLE || !timecol ||
 	    timecol->kind != SL_EXPR_DESCRIPTOR || timecol->nargs != 1)
 		return sl_sql_plan_fail(c, call->line, call->col,
@@ -322,8 +352,8 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 		size_t n = 0;
 
 		for (uint32_t i = 0; i < data->npath; i++)
-			n += (size_t)snprintf(name + n, n < sizeof name ? sizeof name - n : 0, "%s%s",
-					      i ? "." : "", data->path[i]);
+			n += (size_t)snprintf(name + n, n < sizeof name ? sizeof name - n : 0,
+					      "%s%s", i ? "." : "", data->path[i]);
 		tf.name = name;
 		tf.line = data->line;
 		tf.col = data->col;
@@ -336,10 +366,12 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 		return sl_sql_plan_fail(c, timecol->args[0]->line, timecol->args[0]->col,
 					"DESCRIPTOR names no column of the table");
 	if (!out->cols[tcol].rowtime)
-		return sl_sql_plan_fail(c, timecol->args[0]->line, timecol->args[0]->col,
-			       "the window's time column must be a rowtime attribute (declared "
-			       "with WATERMARK FOR)%s", out->cols[tcol].proctime
-			       ? "; processing-time windows are not supported" : "");
+		return sl_sql_plan_fail(
+			c, timecol->args[0]->line, timecol->args[0]->col,
+			"the window's time column must be a rowtime attribute (declared "
+			"with WATERMARK FOR)%s",
+			out->cols[tcol].proctime ? "; processing-time windows are not supported"
+						 : "");
 	/* SESSION's PARTITION BY: sessions per key; sl_sql_plan_agg checks them against GROUP BY */
 	out->tvf_partitioned = data->npartition > 0;
 	out->ntvf_part = 0;
@@ -347,8 +379,9 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 		int col = sl_sql_plan_resolve_plain(out, data->partition[i]);
 
 		if (col < 0)
-			return sl_sql_plan_fail(c, data->partition[i]->line, data->partition[i]->col,
-				       "PARTITION BY names no column of the table");
+			return sl_sql_plan_fail(c, data->partition[i]->line,
+						data->partition[i]->col,
+						"PARTITION BY names no column of the table");
 		out->tvf_part[out->ntvf_part++] = col;
 	}
 	out->tvf = true;
@@ -362,8 +395,8 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 							    "TUMBLE needs a size");
 	} else if (!strcasecmp(fn, "HOP")) {
 		out->tvf_win.kind = SL_WIN_HOP;
-		if (!size || !slide || interval_arg(c, size, "the window size",
-						    &out->tvf_win.size_ms) ||
+		if (!size || !slide ||
+		    interval_arg(c, size, "the window size", &out->tvf_win.size_ms) ||
 		    interval_arg(c, slide, "the slide", &out->tvf_win.slide_ms))
 			return c->failed ? -EINVAL
 					 : sl_sql_plan_fail(c, call->line, call->col,
@@ -402,8 +435,9 @@ static int split_equi(struct sl_sql_plan_ctx *c, const struct sl_expr *on,
 		      struct eq_pairs *eq)
 {
 	if (on->kind == SL_EXPR_BINARY && on->op == SL_EXPR_OP_AND)
-		return split_equi(c, on->args[0], L, R, eq) ||
-		       split_equi(c, on->args[1], L, R, eq) ? -EINVAL : 0;
+		return split_equi(c, on->args[0], L, R, eq) || split_equi(c, on->args[1], L, R, eq)
+			       ? -EINVAL
+			       : 0;
 	if (on->kind == SL_EXPR_BINARY && on->op == SL_EXPR_OP_EQ) {
 		int a = sl_sql_plan_resolve_plain(L, on->args[0]),
 		    b = sl_sql_plan_resolve_plain(R, on->args[1]);
@@ -481,15 +515,35 @@ static const struct sl_expr *null_of(struct sl_sql_plan_ctx *c, const struct sl_
 	e->args = args;
 	e->nargs = 1;
 	switch (t->type) {
-	case SL_TYPE_BOOL: e->type.kind = SL_DDL_BOOLEAN; break;
-	case SL_TYPE_INT: e->type.kind = SL_DDL_INT; break;
-	case SL_TYPE_BIGINT: e->type.kind = SL_DDL_BIGINT; break;
-	case SL_TYPE_FLOAT: e->type.kind = SL_DDL_FLOAT; break;
-	case SL_TYPE_DOUBLE: e->type.kind = SL_DDL_DOUBLE; break;
-	case SL_TYPE_STRING: e->type.kind = SL_DDL_STRING; break;
-	case SL_TYPE_TIMESTAMP: e->type.kind = SL_DDL_TIMESTAMP; e->type.precision = 3; break;
-	case SL_TYPE_TIMESTAMP_LTZ: e->type.kind = SL_DDL_TIMESTAMP_LTZ; e->type.precision = 3; break;
-	case SL_TYPE_DATE: e->type.kind = SL_DDL_DATE; break;
+	case SL_TYPE_BOOL:
+		e->type.kind = SL_DDL_BOOLEAN;
+		break;
+	case SL_TYPE_INT:
+		e->type.kind = SL_DDL_INT;
+		break;
+	case SL_TYPE_BIGINT:
+		e->type.kind = SL_DDL_BIGINT;
+		break;
+	case SL_TYPE_FLOAT:
+		e->type.kind = SL_DDL_FLOAT;
+		break;
+	case SL_TYPE_DOUBLE:
+		e->type.kind = SL_DDL_DOUBLE;
+		break;
+	case SL_TYPE_STRING:
+		e->type.kind = SL_DDL_STRING;
+		break;
+	case SL_TYPE_TIMESTAMP:
+		e->type.kind = SL_DDL_TIMESTAMP;
+		e->type.precision = 3;
+		break;
+	case SL_TYPE_TIMESTAMP_LTZ:
+		e->type.kind = SL_DDL_TIMESTAMP_LTZ;
+		e->type.precision = 3;
+		break;
+	case SL_TYPE_DATE:
+		e->type.kind = SL_DDL_DATE;
+		break;
 	case SL_TYPE_DECIMAL:
 		e->type.kind = SL_DDL_DECIMAL;
 		e->type.precision = (uint32_t)t->prec;
@@ -757,8 +811,8 @@ static int plan_dedup(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_s
 
 static bool is_agg_name(const char *n)
 {
-	static const char *const aggs[] = { "COUNT", "SUM", "AVG", "MIN", "MAX", "FIRST_VALUE",
-					    "LAST_VALUE", NULL };
+	static const char *const aggs[] = { "COUNT", "SUM",	    "AVG",	  "MIN",
+					    "MAX",   "FIRST_VALUE", "LAST_VALUE", NULL };
 
 	for (int i = 0; aggs[i]; i++)
 		if (!strcasecmp(n, aggs[i]))
@@ -889,8 +943,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 
 				if (!col->name || col->name[0] == '$')
 					continue;
-				if (it->star_qual && (!col->qual || strcasecmp(col->qual,
-									    it->star_qual)))
+				if (it->star_qual &&
+				    (!col->qual || strcasecmp(col->qual, it->star_qual)))
 					continue;
 				if (n == SL_PLAN_MAX_COLS)
 					return sl_sql_plan_fail(c, it->line, it->col,
@@ -1075,8 +1129,9 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 			same &= a->type == b->type &&
 				(a->type != SL_TYPE_DECIMAL || a->scale == b->scale);
 			/* sinks name fields (JSON keys) by the table's columns, not the query's */
-			same &= !strcmp(sl_schema_name(sl_stream_schema(rel.s),
-						       rel.cols[from[i]].field), t->phys_name[i]);
+			same &= !strcmp(
+				sl_schema_name(sl_stream_schema(rel.s), rel.cols[from[i]].field),
+				t->phys_name[i]);
 			exprs[i] = col_expr(c, &rel.cols[from[i]]);
 		}
 		names[i] = t->phys_name[i];

@@ -133,7 +133,8 @@ struct sl_prog *sl_sql_plan_compile(struct sl_sql_plan_ctx *c, const struct sl_e
 	if (!p) {
 		if (!c->failed) {
 			c->failed = true;
-			snprintf(c->err, c->errcap, "%s", msg[0] ? msg : "cannot compile expression");
+			snprintf(c->err, c->errcap, "%s",
+				 msg[0] ? msg : "cannot compile expression");
 		}
 		return NULL;
 	}

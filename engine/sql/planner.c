@@ -77,9 +77,9 @@ int sl_sql_parse_memory_size(const char *s, size_t *bytes)
 		const char *unit;
 		unsigned shift;
 	} units[] = {
-		{ "", 0 }, { "b", 0 }, { "bytes", 0 }, { "k", 10 }, { "kb", 10 }, { "kib", 10 },
-		{ "m", 20 }, { "mb", 20 }, { "mib", 20 }, { "g", 30 }, { "gb", 30 }, { "gib", 30 },
-		{ "t", 40 }, { "tb", 40 }, { "tib", 40 },
+		{ "", 0 },     { "b", 0 },    { "bytes", 0 }, { "k", 10 },   { "kb", 10 },
+		{ "kib", 10 }, { "m", 20 },   { "mb", 20 },   { "mib", 20 }, { "g", 30 },
+		{ "gb", 30 },  { "gib", 30 }, { "t", 40 },    { "tb", 40 },  { "tib", 40 },
 	};
 	char *end;
 	unsigned long long n;
@@ -108,11 +108,13 @@ int sl_sql_plan_parse_duration(const char *s, sl_ts_t *ms)
 		const char *unit;
 		sl_ts_t ms;
 	} units[] = {
-		{ "ms", 1 }, { "milli", 1 }, { "millis", 1 }, { "millisecond", 1 },
-		{ "milliseconds", 1 }, { "s", 1000 }, { "sec", 1000 }, { "secs", 1000 },
-		{ "second", 1000 }, { "seconds", 1000 }, { "min", 60000 }, { "m", 60000 },
-		{ "minute", 60000 }, { "minutes", 60000 }, { "h", 3600000 }, { "hour", 3600000 },
-		{ "hours", 3600000 }, { "d", 86400000 }, { "day", 86400000 }, { "days", 86400000 },
+		{ "ms", 1 },	      { "milli", 1 },	     { "millis", 1 },
+		{ "millisecond", 1 }, { "milliseconds", 1 }, { "s", 1000 },
+		{ "sec", 1000 },      { "secs", 1000 },	     { "second", 1000 },
+		{ "seconds", 1000 },  { "min", 60000 },	     { "m", 60000 },
+		{ "minute", 60000 },  { "minutes", 60000 },  { "h", 3600000 },
+		{ "hour", 3600000 },  { "hours", 3600000 },  { "d", 86400000 },
+		{ "day", 86400000 },  { "days", 86400000 },
 	};
 	char *end;
 	long long v;
@@ -191,9 +193,9 @@ static int apply_set(struct sl_sql_plan_ctx *c, const struct sl_ddl_stmt *st)
 		long n = strtol(v, &end, 10);
 
 		if (!*v || *end || n < 0 || n > INT32_MAX)
-			return sl_sql_plan_fail(c, st->span.line, st->span.col,
-				       "'%s' must be a number of checkpoints, 0 or more, not '%s'",
-				       k, v);
+			return sl_sql_plan_fail(
+				c, st->span.line, st->span.col,
+				"'%s' must be a number of checkpoints, 0 or more, not '%s'", k, v);
 		c->ckpt_tolerable = (int)n;
 		return 0;
 	}
@@ -227,7 +229,8 @@ static int apply_set(struct sl_sql_plan_ctx *c, const struct sl_ddl_stmt *st)
 	}
 	if (!strcmp(k, "state.backend") || !strcmp(k, "state.backend.type")) {
 		const char *b = !strcasecmp(v, "hashmap") || !strcasecmp(v, "heap") ? "heap"
-				: !strcasecmp(v, "rocksdb") ? "rocksdb" : NULL;
+				: !strcasecmp(v, "rocksdb")			    ? "rocksdb"
+										    : NULL;
 
 		if (!b)
 			return sl_sql_plan_fail(c, st->span.line, st->span.col,
@@ -315,16 +318,34 @@ int sl_sql_plan_type_from_ddl(struct sl_sql_plan_ctx *c, const struct sl_ddl_typ
 	memset(out, 0, sizeof(*out));
 	out->nullable = !t->not_null;
 	switch (t->kind) {
-	case SL_DDL_BOOLEAN: out->type = SL_TYPE_BOOL; return 0;
-	case SL_DDL_INT: out->type = SL_TYPE_INT; return 0;
-	case SL_DDL_BIGINT: out->type = SL_TYPE_BIGINT; return 0;
-	case SL_DDL_FLOAT: out->type = SL_TYPE_FLOAT; return 0;
-	case SL_DDL_DOUBLE: out->type = SL_TYPE_DOUBLE; return 0;
+	case SL_DDL_BOOLEAN:
+		out->type = SL_TYPE_BOOL;
+		return 0;
+	case SL_DDL_INT:
+		out->type = SL_TYPE_INT;
+		return 0;
+	case SL_DDL_BIGINT:
+		out->type = SL_TYPE_BIGINT;
+		return 0;
+	case SL_DDL_FLOAT:
+		out->type = SL_TYPE_FLOAT;
+		return 0;
+	case SL_DDL_DOUBLE:
+		out->type = SL_TYPE_DOUBLE;
+		return 0;
 	case SL_DDL_STRING:
-	case SL_DDL_VARCHAR: out->type = SL_TYPE_STRING; return 0;
-	case SL_DDL_TIMESTAMP: out->type = SL_TYPE_TIMESTAMP; return 0;
-	case SL_DDL_TIMESTAMP_LTZ: out->type = SL_TYPE_TIMESTAMP_LTZ; return 0;
-	case SL_DDL_DATE: out->type = SL_TYPE_DATE; return 0;
+	case SL_DDL_VARCHAR:
+		out->type = SL_TYPE_STRING;
+		return 0;
+	case SL_DDL_TIMESTAMP:
+		out->type = SL_TYPE_TIMESTAMP;
+		return 0;
+	case SL_DDL_TIMESTAMP_LTZ:
+		out->type = SL_TYPE_TIMESTAMP_LTZ;
+		return 0;
+	case SL_DDL_DATE:
+		out->type = SL_TYPE_DATE;
+		return 0;
 	case SL_DDL_DECIMAL:
 		out->type = SL_TYPE_DECIMAL;
 		out->scale = (int)t->scale;
@@ -923,8 +944,9 @@ struct sl_sql_script *sl_sql_load(const char *path, const char *src, size_t len,
 		if (d->kind == SL_DDL_SET && !strcmp(d->set.key, "parallelism.default"))
 			c->parallelism = atoi(d->set.value);
 	}
-	c->nshards = c->opts.nshards > 0 ? c->opts.nshards
-		   : c->parallelism > 0 ? c->parallelism : online_cpus();
+	c->nshards = c->opts.nshards > 0  ? c->opts.nshards
+		     : c->parallelism > 0 ? c->parallelism
+					  : online_cpus();
 	if (plan_script(c)) {
 		sl_sql_destroy(s);
 		return NULL;
@@ -985,10 +1007,9 @@ void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out)
 	out->tolerable_failed_checkpoints = s->c.ckpt_tolerable;
 	/* the command line wins over the file's SET */
 	out->checkpoint_dir = s->c.opts.checkpoint_dir ? s->c.opts.checkpoint_dir : s->c.ckpt_dir;
-	out->from_savepoint = s->c.opts.from_savepoint ? s->c.opts.from_savepoint
-						       : s->c.savepoint_path;
-	out->state_backend = s->c.opts.state_backend ? s->c.opts.state_backend
-						     : s->c.state_backend;
+	out->from_savepoint =
+		s->c.opts.from_savepoint ? s->c.opts.from_savepoint : s->c.savepoint_path;
+	out->state_backend = s->c.opts.state_backend ? s->c.opts.state_backend : s->c.state_backend;
 	out->state_memory = s->c.opts.state_memory ? s->c.opts.state_memory : s->c.state_memory;
 }
 

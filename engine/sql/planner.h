@@ -21,16 +21,16 @@
 struct sl_sql_script;
 
 struct sl_sql_opts {
-	int nshards;              /* 0: parallelism.default from the file, else online CPUs */
+	int nshards; /* 0: parallelism.default from the file, else online CPUs */
 	const char *dead_letter_path;
-	FILE *notices;            /* one-line notices (view watermark extension); NULL: stderr */
-	int out_fd;               /* fd bare SELECTs print their changelog to; 0: stdout */
+	FILE *notices;		    /* one-line notices (view watermark extension); NULL: stderr */
+	int out_fd;		    /* fd bare SELECTs print their changelog to; 0: stdout */
 	const char *checkpoint_dir; /* --checkpoint-dir: checkpoints go there, and a run
 				     * restores the newest one it finds */
 	const char *from_savepoint; /* --from-savepoint */
 	const char *state_backend;  /* --state-backend heap|rocksdb */
-	size_t state_memory;        /* --state-memory */
-	bool offline;               /* plan without asking external systems (Kafka partition
+	size_t state_memory;	    /* --state-memory */
+	bool offline;		    /* plan without asking external systems (Kafka partition
 				     * counts): for explain and fuzzing; such jobs cannot run */
 };
 

@@ -20,18 +20,18 @@ struct sl_query;
 
 /* One item of a SELECT list: `expr [AS alias]`, or `*` / `t.*` (star, star_qual). */
 struct sl_select_item {
-	struct sl_expr *expr;  /* NULL for a star */
-	char *alias;           /* NULL when not written */
+	struct sl_expr *expr; /* NULL for a star */
+	char *alias;	      /* NULL when not written */
 	bool star;
-	char *star_qual;       /* `t.*`: "t"; plain `*`: NULL */
+	char *star_qual; /* `t.*`: "t"; plain `*`: NULL */
 	uint32_t line, col;
 };
 
 enum sl_from_kind {
-	SL_FROM_TABLE,    /* name [AS] alias */
+	SL_FROM_TABLE,	  /* name [AS] alias */
 	SL_FROM_SUBQUERY, /* ( query ) [AS] alias */
-	SL_FROM_TVF,      /* TABLE(fn(args)) [AS] alias: window TVFs; call->kind == SL_EXPR_CALL */
-	SL_FROM_JOIN,     /* left JOIN right ON cond */
+	SL_FROM_TVF,	  /* TABLE(fn(args)) [AS] alias: window TVFs; call->kind == SL_EXPR_CALL */
+	SL_FROM_JOIN,	  /* left JOIN right ON cond */
 };
 
 enum sl_join_kind {
@@ -39,15 +39,15 @@ enum sl_join_kind {
 	SL_JOIN_LEFT,
 	SL_JOIN_RIGHT,
 	SL_JOIN_FULL,
-	SL_JOIN_CROSS,    /* `a, b` or CROSS JOIN: no condition */
+	SL_JOIN_CROSS, /* `a, b` or CROSS JOIN: no condition */
 };
 
 struct sl_from {
 	enum sl_from_kind kind;
 	uint32_t line, col;
-	char *alias;                /* NULL when not written */
+	char *alias; /* NULL when not written */
 	/* TABLE */
-	char *name;                 /* dotted parts joined with '.' */
+	char *name; /* dotted parts joined with '.' */
 	/* TABLE on the right of a join: FOR SYSTEM_TIME AS OF expr (temporal join), else NULL */
 	struct sl_expr *system_time;
 	/* SUBQUERY */
@@ -56,13 +56,13 @@ struct sl_from {
 	 * may be named (`SIZE => INTERVAL ...`): see arg_names. SESSION's `TABLE t PARTITION
 	 * BY k` (or `PARTITION BY (k1, k2)`) puts the keys in that TABLE node's partition[] */
 	struct sl_expr *call;
-	char **arg_names;           /* [call->nargs], NULL entries for positional arguments;
-				     * the array itself is NULL when no argument is named */
+	char **arg_names; /* [call->nargs], NULL entries for positional arguments;
+			   * the array itself is NULL when no argument is named */
 	/* JOIN */
 	enum sl_join_kind join;
 	struct sl_from *left;
 	struct sl_from *right;
-	struct sl_expr *on;         /* NULL for CROSS */
+	struct sl_expr *on; /* NULL for CROSS */
 };
 
 /* ORDER BY item of a query (only printed/rejected by the planner for unbounded input). */
@@ -77,43 +77,43 @@ enum sl_set_op { SL_SET_NONE = 0, SL_SET_UNION_ALL, SL_SET_UNION };
 struct sl_query {
 	uint32_t line, col;
 	enum sl_set_op set_op;
-	struct sl_query *left, *right;  /* set_op != NONE */
+	struct sl_query *left, *right; /* set_op != NONE */
 
-	bool distinct;                  /* SELECT DISTINCT */
+	bool distinct; /* SELECT DISTINCT */
 	struct sl_select_item *items;
 	uint32_t nitems;
-	struct sl_from *from;           /* NULL for SELECT without FROM (VALUES-less literal) */
-	struct sl_expr *where;          /* NULL when absent */
+	struct sl_from *from;  /* NULL for SELECT without FROM (VALUES-less literal) */
+	struct sl_expr *where; /* NULL when absent */
 	struct sl_expr **group_by;
 	uint32_t ngroup_by;
 	struct sl_expr *having;
 	struct sl_order_item *order_by; /* applies to the whole query (after a union too) */
 	uint32_t norder_by;
-	int64_t limit;                  /* -1 when absent */
+	int64_t limit; /* -1 when absent */
 };
 
 enum sl_stmt_kind {
-	SL_STMT_SELECT,        /* bare query: print the changelog */
-	SL_STMT_INSERT,        /* INSERT INTO target [(cols)] query */
+	SL_STMT_SELECT,	       /* bare query: print the changelog */
+	SL_STMT_INSERT,	       /* INSERT INTO target [(cols)] query */
 	SL_STMT_CREATE_VIEW,   /* CREATE [TEMPORARY] VIEW [IF NOT EXISTS] name [(cols)] AS query */
 	SL_STMT_EXPLAIN,       /* EXPLAIN [PLAN FOR] inner */
 	SL_STMT_STATEMENT_SET, /* EXECUTE STATEMENT SET BEGIN insert; ... END: sub[0..nsub) */
 	SL_STMT_BEGIN_SET,     /* BEGIN STATEMENT SET (the inserts follow as statements);
 				* sl_ddl_parse() keeps `BEGIN STATEMENT SET; ...; END` as one
 				* span, which parses as SL_STMT_STATEMENT_SET */
-	SL_STMT_END,           /* END (closes BEGIN STATEMENT SET) */
+	SL_STMT_END,	       /* END (closes BEGIN STATEMENT SET) */
 };
 
 struct sl_stmt {
 	enum sl_stmt_kind kind;
 	uint32_t line, col;
-	struct sl_query *query;    /* SELECT, INSERT, CREATE_VIEW */
-	char *target;              /* INSERT: table; CREATE_VIEW: view name (dotted, joined) */
-	char **cols;               /* INSERT / CREATE_VIEW column list, else NULL */
+	struct sl_query *query; /* SELECT, INSERT, CREATE_VIEW */
+	char *target;		/* INSERT: table; CREATE_VIEW: view name (dotted, joined) */
+	char **cols;		/* INSERT / CREATE_VIEW column list, else NULL */
 	uint32_t ncols;
-	bool temporary;            /* CREATE TEMPORARY VIEW */
+	bool temporary; /* CREATE TEMPORARY VIEW */
 	bool if_not_exists;
-	bool overwrite;            /* INSERT OVERWRITE */
+	bool overwrite; /* INSERT OVERWRITE */
 	/* CREATE_VIEW extension (seeds' lab): `... AS SELECT ... WATERMARK FOR e1 AS e2`
 	 * written after the query, or as an item of the view's own SELECT list (the seeds'
 	 * other form; it is not in items). NULL when absent. wm_line/wm_col: of the
@@ -121,8 +121,8 @@ struct sl_stmt {
 	struct sl_expr *wm_for;
 	struct sl_expr *wm_expr;
 	uint32_t wm_line, wm_col;
-	struct sl_stmt *inner;     /* EXPLAIN */
-	struct sl_stmt **sub;      /* STATEMENT_SET: INSERT statements */
+	struct sl_stmt *inner; /* EXPLAIN */
+	struct sl_stmt **sub;  /* STATEMENT_SET: INSERT statements */
 	uint32_t nsub;
 };
 
@@ -133,8 +133,8 @@ struct sl_stmt {
  * file positions. Returns the statement (free with sl_stmt_destroy) or NULL with a one-line
  * "line:col: expected ..., found '...'" message in err.
  */
-struct sl_stmt *sl_stmt_parse(const char *src, size_t len, uint32_t line, uint32_t col,
-			      char *err, size_t errcap);
+struct sl_stmt *sl_stmt_parse(const char *src, size_t len, uint32_t line, uint32_t col, char *err,
+			      size_t errcap);
 void sl_stmt_destroy(struct sl_stmt *s);
 void sl_query_destroy(struct sl_query *q);
 

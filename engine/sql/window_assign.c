@@ -54,8 +54,8 @@ static void assign(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void
 		/* every window of ts's period [p, p + size) that ends after ts, shortest first */
 		sl_ts_t p = floor_to(ts, w->win.size_ms, w->win.offset_ms);
 
-		for (sl_ts_t e = floor_to(ts, w->win.slide_ms, w->win.offset_ms) +
-				 w->win.slide_ms; e <= p + w->win.size_ms; e += w->win.slide_ms)
+		for (sl_ts_t e = floor_to(ts, w->win.slide_ms, w->win.offset_ms) + w->win.slide_ms;
+		     e <= p + w->win.size_ms; e += w->win.slide_ms)
 			emit_copy(ctx, w, in, p, e);
 		return;
 	}
@@ -106,8 +106,9 @@ int sl_sql_plan_window_assign(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel 
 
 		if (f < 0)
 			return -EINVAL;
-		*nc = (struct sl_sql_col){ .name = names[k], .type = ts, .field = f,
-					   .rowtime = k == 2 };
+		*nc = (struct sl_sql_col){
+			.name = names[k], .type = ts, .field = f, .rowtime = k == 2
+		};
 	}
 	/* the input's time column stops being the time attribute: window_time is */
 	rel->cols[rel->tvf_time_col].rowtime = false;

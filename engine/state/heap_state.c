@@ -39,10 +39,10 @@
 #include "state_int.h"
 
 struct sdesc {
-	const char *name;     /* borrowed from the job; "" if it had none */
+	const char *name; /* borrowed from the job; "" if it had none */
 	enum sl_state_kind kind;
-	sl_ts_t ttl;          /* 0: none */
-	uint32_t off;         /* user value offset: 8 with TTL, else 0 */
+	sl_ts_t ttl;  /* 0: none */
+	uint32_t off; /* user value offset: 8 with TTL, else 0 */
 	uint32_t value_size;
 	struct sl_kvtab *tab; /* key -> value, or key -> struct mapref */
 };
@@ -54,19 +54,19 @@ struct mapref {
 /* A record block being written (snapshot format version 2, below); desc -1: none open. */
 struct blk {
 	int desc;
-	size_t at;               /* where its header starts in the buffer */
+	size_t at; /* where its header starts in the buffer */
 	uint64_t n;
-	uint32_t kg_lo, kg_hi;   /* key groups of its records: [kg_lo, kg_hi) */
+	uint32_t kg_lo, kg_hi; /* key groups of its records: [kg_lo, kg_hi) */
 };
 
 /* A copy-on-write snapshot in progress (sl_heap_snapshot_begin/_step); out == NULL: none. */
 struct cow_snap {
 	struct sl_snap_buf *out; /* borrowed from the caller until the snapshot completes */
-	sl_ts_t now;             /* the barrier's processing time (TTL) */
-	size_t sec;              /* where the section starts in out */
-	int cur;                 /* descriptor the walk is in; n: the walk is done */
+	sl_ts_t now;		 /* the barrier's processing time (TTL) */
+	size_t sec;		 /* where the section starts in out */
+	int cur;		 /* descriptor the walk is in; n: the walk is done */
 	struct sl_kvtab_iter it;
-	struct blk blk;          /* the open record block */
+	struct blk blk; /* the open record block */
 };
 
 struct heap_kstate {
@@ -74,9 +74,9 @@ struct heap_kstate {
 	struct cow_snap cs;
 	int n;
 	uint32_t max_par;
-	int iterating;  /* map foreach calls in progress */
+	int iterating; /* map foreach calls in progress */
 	size_t entries;
-	char err[224];  /* why the last restore failed */
+	char err[224]; /* why the last restore failed */
 	struct sdesc d[];
 };
 
@@ -282,8 +282,8 @@ static void map_drop_if_empty(struct heap_kstate *ks, struct sdesc *d, struct ma
 	sl_kvtab_remove_value(d->tab, r);
 }
 
-void *sl_heap_map_get(struct heap_kstate *ks, int id, const struct sl_kkey *k,
-			const void *mkey, uint32_t mklen, sl_ts_t now)
+void *sl_heap_map_get(struct heap_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+		      uint32_t mklen, sl_ts_t now)
 {
 	struct sdesc *d = desc(ks, id, SL_STATE_MAP);
 	struct mapref *r;
@@ -307,8 +307,8 @@ void *sl_heap_map_get(struct heap_kstate *ks, int id, const struct sl_kkey *k,
 	return v + d->off;
 }
 
-void *sl_heap_map_put(struct heap_kstate *ks, int id, const struct sl_kkey *k,
-			const void *mkey, uint32_t mklen, sl_ts_t now)
+void *sl_heap_map_put(struct heap_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+		      uint32_t mklen, sl_ts_t now)
 {
 	struct sdesc *d = desc(ks, id, SL_STATE_MAP);
 	struct mapref *r;
@@ -342,8 +342,8 @@ void *sl_heap_map_put(struct heap_kstate *ks, int id, const struct sl_kkey *k,
 	return v + d->off;
 }
 
-void sl_heap_map_remove(struct heap_kstate *ks, int id, const struct sl_kkey *k,
-			  const void *mkey, uint32_t mklen)
+void sl_heap_map_remove(struct heap_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+			uint32_t mklen)
 {
 	struct sdesc *d = desc(ks, id, SL_STATE_MAP);
 	struct mapref *r;
@@ -382,8 +382,8 @@ static bool walk_one(const struct sl_kv *kv, void *arg)
 }
 
 void sl_heap_map_foreach(struct heap_kstate *ks, int id, const struct sl_kkey *k,
-			   bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
-			   void *arg, sl_ts_t now)
+			 bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
+			 void *arg, sl_ts_t now)
 {
 	struct sdesc *d = desc(ks, id, SL_STATE_MAP);
 	struct mapref *r;
@@ -450,9 +450,9 @@ void sl_heap_map_clear(struct heap_kstate *ks, int id, const struct sl_kkey *k)
  * Version 1 (still read; rocks_state.c writes it) has exactly ndesc blocks, in descriptor
  * order, of just { u64 nrec, records }. A block's key groups and length let a restore skip
  * the blocks of key groups it does not own without reading them: with the shard count
- * unchanged, each shard reads only its own old instance's records. Version 2's blocks may come in any order and a descriptor may
- * have many: a copy-on-write snapshot writes entries as its walk reaches them and, between
- * them, the ones a write was about to change (below).
+ * unchanged, each shard reads only its own old instance's records. Version 2's blocks may come in
+ * any order and a descriptor may have many: a copy-on-write snapshot writes entries as its walk
+ * reaches them and, between them, the ones a write was about to change (below).
  *
  * A value block is the table's own [expires_at if TTL][user value] bytes, copied whole. The
  * key hash is stored (not recomputed) so a restore places entries exactly as the runtime
@@ -472,7 +472,6 @@ void sl_heap_map_clear(struct heap_kstate *ks, int id, const struct sl_kkey *k)
  * state (any inconsistency is -EINVAL and nothing changed), then the pass that inserts.
  * Checking costs a parse, far less than the inserts it protects.
  */
-
 
 /* Borrows n bytes of r in place, or returns NULL (r->error set) if fewer remain. */
 static inline const uint8_t *take(struct sl_snap_reader *r, size_t n)
@@ -496,8 +495,7 @@ static inline uint32_t kind_code(enum sl_state_kind k)
 }
 
 /* Appends a record header, the key and `vlen` bytes of val with one bounds check. */
-static void put_rec(struct sl_snap_buf *out, const struct sl_kv *kv, const void *val,
-		    uint32_t vlen)
+static void put_rec(struct sl_snap_buf *out, const struct sl_kv *kv, const void *val, uint32_t vlen)
 {
 	struct rec_hdr h = { kv->hash, kv->kg, 0, kv->klen };
 	uint8_t *p = sl_snap_reserve(out, sizeof(h) + kv->klen + vlen);
@@ -774,34 +772,37 @@ static int check_layout(struct heap_kstate *ks, struct sl_snap_reader *b)
 		if (sl_snap_get_bytes(b, &name, &nlen) || nlen > NAME_LEN_MAX ||
 		    sl_snap_get_u32(b, &kind) || sl_snap_get_u32(b, &vsize) ||
 		    sl_snap_get_u32(b, &ttl) || (kind != KIND_VALUE && kind != KIND_MAP) || ttl > 1)
-			return refuse(ks, -EINVAL, "state snapshot is corrupt: bad state %u in layout",
-				      i);
+			return refuse(ks, -EINVAL,
+				      "state snapshot is corrupt: bad state %u in layout", i);
 		nl = nlen > 64 ? 64 : (int)nlen;
 		if (i >= (uint32_t)ks->n)
-			return refuse(ks, -EPROTO,
-				      "state layout differs: state %u '%.*s' (%s) is in the snapshot "
-				      "but not in the job (%d states)",
-				      i, nl, (const char *)name,
-				      shape(s1, sizeof(s1), kind, vsize, ttl), ks->n);
+			return refuse(
+				ks, -EPROTO,
+				"state layout differs: state %u '%.*s' (%s) is in the snapshot "
+				"but not in the job (%d states)",
+				i, nl, (const char *)name, shape(s1, sizeof(s1), kind, vsize, ttl),
+				ks->n);
 		d = &ks->d[i];
 		if (strlen(d->name) != nlen || memcmp(d->name, name, nlen) ||
 		    kind != kind_code(d->kind) || vsize != d->value_size || ttl != (d->ttl != 0))
-			return refuse(ks, -EPROTO,
-				      "state layout differs at state %u: the snapshot has '%.*s' (%s), "
-				      "the job '%s' (%s)",
-				      i, nl, (const char *)name, shape(s1, sizeof(s1), kind, vsize, ttl),
-				      d->name,
-				      shape(s2, sizeof(s2), kind_code(d->kind), d->value_size,
-					    d->ttl != 0));
+			return refuse(
+				ks, -EPROTO,
+				"state layout differs at state %u: the snapshot has '%.*s' (%s), "
+				"the job '%s' (%s)",
+				i, nl, (const char *)name, shape(s1, sizeof(s1), kind, vsize, ttl),
+				d->name,
+				shape(s2, sizeof(s2), kind_code(d->kind), d->value_size,
+				      d->ttl != 0));
 	}
 	if (n < (uint32_t)ks->n)
-		return refuse(ks, -EPROTO,
-			      "state layout differs: state %u '%s' (%s) is in the job but not in the "
-			      "snapshot (%u states)",
-			      n, ks->d[n].name,
-			      shape(s1, sizeof(s1), kind_code(ks->d[n].kind), ks->d[n].value_size,
-				    ks->d[n].ttl != 0),
-			      n);
+		return refuse(
+			ks, -EPROTO,
+			"state layout differs: state %u '%s' (%s) is in the job but not in the "
+			"snapshot (%u states)",
+			n, ks->d[n].name,
+			shape(s1, sizeof(s1), kind_code(ks->d[n].kind), ks->d[n].value_size,
+			      ks->d[n].ttl != 0),
+			n);
 	if (max_par != ks->max_par)
 		return refuse(ks, -EPROTO,
 			      "state snapshot has key groups of max parallelism %u, the job %u "
@@ -862,8 +863,7 @@ static int put_map(struct heap_kstate *ks, struct sdesc *d, const struct rec_hdr
  * insert PF_AHEAD records later then finds it in cache instead of stalling on it. */
 #define PF_AHEAD 16
 
-static void prefetch_rec(const struct sdesc *d, struct sl_snap_reader *a, uint32_t lo,
-			 uint32_t hi)
+static void prefetch_rec(const struct sdesc *d, struct sl_snap_reader *a, uint32_t lo, uint32_t hi)
 {
 	uint32_t vlen = d->off + d->value_size, cnt, mklen;
 	const uint8_t *p = take(a, sizeof(struct rec_hdr));
@@ -1005,11 +1005,14 @@ int sl_heap_restore(struct heap_kstate *ks, struct sl_snap_reader *r, uint32_t k
 	ks->err[0] = '\0';
 	rc = sl_snap_sec_open(r, KS_MAGIC, KS_VERSION, &b, &ver);
 	if (rc == -EPROTO)
-		return refuse(ks, rc, "state snapshot format version %u is newer than this build's %u",
-			      ver, KS_VERSION);
+		return refuse(ks, rc,
+			      "state snapshot format version %u is newer than this build's %u", ver,
+			      KS_VERSION);
 	if (rc)
-		return refuse(ks, -EINVAL, "state snapshot is corrupt: no keyed state section at "
-					   "byte %zu", r->pos);
+		return refuse(ks, -EINVAL,
+			      "state snapshot is corrupt: no keyed state section at "
+			      "byte %zu",
+			      r->pos);
 	rc = check_layout(ks, &b);
 	if (rc)
 		goto out_corrupt_or_refused;
@@ -1045,8 +1048,8 @@ out_corrupt_or_refused:
 	return rc;
 }
 
-void sl_heap_foreach(const struct heap_kstate *ks,
-		       bool (*fn)(const struct sl_kentry *e, void *arg), void *arg)
+void sl_heap_foreach(const struct heap_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
+		     void *arg)
 {
 	for (int i = 0; i < ks->n; i++) {
 		const struct sdesc *d = &ks->d[i];
@@ -1055,8 +1058,12 @@ void sl_heap_foreach(const struct heap_kstate *ks,
 
 		sl_kvtab_iter_init(&it);
 		while (sl_kvtab_next(d->tab, &it, &kv)) {
-			struct sl_kentry e = { .id = i, .kind = d->kind, .hash = kv.hash,
-					       .kg = kv.kg, .key = kv.key, .klen = kv.klen };
+			struct sl_kentry e = { .id = i,
+					       .kind = d->kind,
+					       .hash = kv.hash,
+					       .kg = kv.kg,
+					       .key = kv.key,
+					       .klen = kv.klen };
 
 			if (d->kind == SL_STATE_VALUE) {
 				e.expires = d->ttl ? *expiry(kv.value) : SL_TS_MAX;

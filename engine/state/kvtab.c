@@ -42,13 +42,13 @@
 #include "key.h"
 #include "kvtab.h"
 
-#define SLAB_BITS 16 /* up to 64K-entry slabs: big enough for huge pages */
-#define SLAB_MAX (1u << SLAB_BITS)  /* entries in the largest slab */
-#define SLAB_FIRST 4u               /* entries in a class's first slab */
+#define SLAB_BITS  16		     /* up to 64K-entry slabs: big enough for huge pages */
+#define SLAB_MAX   (1u << SLAB_BITS) /* entries in the largest slab */
+#define SLAB_FIRST 4u		     /* entries in a class's first slab */
 #define NSLABS_MAX (1u << (32 - SLAB_BITS))
-#define NCLS 13
-#define DIST_MAX 255u
-#define MIN_SLOTS 8u
+#define NCLS	   13
+#define DIST_MAX   255u
+#define MIN_SLOTS  8u
 
 _Static_assert(SL_KVTAB_KEY_MAX >= SL_KEY_MAX + 8, "room for the timer namespace suffix");
 
@@ -58,12 +58,13 @@ struct slot {
 };
 
 struct entry {
-	uint64_t hash;  /* key hash; next free ref while on the free list */
+	uint64_t hash; /* key hash; next free ref while on the free list */
 	uint64_t ns;
 	uint32_t klen;
 	uint16_t kg;
 	uint8_t cls;
-	uint8_t live;   /* LIVE | the entry's snapshot mark (MARK or 0); 0 when free */
+	/* LIVE | the entry's snapshot mark (MARK or 0); 0 when free */
+	uint8_t live;
 	/* value (vsize bytes, 8-aligned), then key bytes (class capacity) */
 };
 
@@ -76,26 +77,26 @@ _Static_assert(sizeof(struct entry) == 24, "entry header is three words");
 struct slab {
 	uint8_t *mem;
 	uint32_t esize; /* bytes per entry */
-	uint32_t cap;   /* entries */
-	uint32_t used;  /* entries carved so far (live or free) */
+	uint32_t cap;	/* entries */
+	uint32_t used;	/* entries carved so far (live or free) */
 	uint32_t cls;
 };
 
 struct kclass {
-	uint32_t free;  /* head of the free list (ref), 0 if empty */
-	uint32_t cur;   /* slab being carved + 1, 0 if none */
-	uint32_t ncap;  /* entries allocated in this class's slabs so far */
+	uint32_t free; /* head of the free list (ref), 0 if empty */
+	uint32_t cur;  /* slab being carved + 1, 0 if none */
+	uint32_t ncap; /* entries allocated in this class's slabs so far */
 };
 
 struct sl_kvtab {
 	struct slot *slots;
-	uint32_t mask;      /* capacity - 1 */
+	uint32_t mask; /* capacity - 1 */
 	uint32_t count;
-	uint32_t grow_at;   /* grow when count would exceed this (80% load) */
-	uint32_t vsize;     /* value bytes, rounded up to 8 */
+	uint32_t grow_at; /* grow when count would exceed this (80% load) */
+	uint32_t vsize;	  /* value bytes, rounded up to 8 */
 	uint32_t value_size;
 	uint32_t max_par;
-	uint8_t mark;       /* the mark new entries get: MARK or 0 (sl_kvtab_flip_mark) */
+	uint8_t mark; /* the mark new entries get: MARK or 0 (sl_kvtab_flip_mark) */
 	struct slab *slabs;
 	uint32_t nslabs;
 	uint32_t slabs_cap;
@@ -104,8 +105,9 @@ struct sl_kvtab {
 };
 
 /* Key capacity of each class: 0..64 in steps of 8, then 128, 256, 512, SL_KVTAB_KEY_MAX. */
-static const uint32_t cls_cap[NCLS] = { 0, 8, 16, 24, 32, 40, 48, 56, 64, 128, 256, 512,
-					 (SL_KVTAB_KEY_MAX + 7) & ~7u };
+static const uint32_t cls_cap[NCLS] = {
+	0, 8, 16, 24, 32, 40, 48, 56, 64, 128, 256, 512, (SL_KVTAB_KEY_MAX + 7) & ~7u
+};
 
 static inline uint32_t class_of(uint32_t klen)
 {
@@ -400,16 +402,15 @@ static inline int64_t find(const struct sl_kvtab *t, uint64_t hash, uint32_t tag
 	}
 }
 
-void *sl_kvtab_get(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
-		   uint64_t ns)
+void *sl_kvtab_get(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen, uint64_t ns)
 {
 	int64_t i = find(t, hash, tag_of(combine(hash, ns)), key, klen, ns);
 
 	return i < 0 ? NULL : entry_value(deref(t, t->slots[i].ref));
 }
 
-void *sl_kvtab_put(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
-		   uint64_t ns, bool *created)
+void *sl_kvtab_put(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen, uint64_t ns,
+		   bool *created)
 {
 	uint32_t tag = tag_of(combine(hash, ns));
 	int64_t i = find(t, hash, tag, key, klen, ns);
@@ -472,8 +473,7 @@ static void slot_delete(struct sl_kvtab *t, uint32_t i)
 	slots[i] = (struct slot){ 0, 0 };
 }
 
-bool sl_kvtab_remove(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
-		     uint64_t ns)
+bool sl_kvtab_remove(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen, uint64_t ns)
 {
 	int64_t i = find(t, hash, tag_of(combine(hash, ns)), key, klen, ns);
 	uint32_t ref;
@@ -577,8 +577,7 @@ size_t sl_kvtab_bytes(const struct sl_kvtab *t)
 	       (size_t)t->slabs_cap * sizeof(struct slab);
 }
 
-void sl_kvtab_foreach(struct sl_kvtab *t, bool (*fn)(const struct sl_kv *kv, void *arg),
-		      void *arg)
+void sl_kvtab_foreach(struct sl_kvtab *t, bool (*fn)(const struct sl_kv *kv, void *arg), void *arg)
 {
 	struct sl_kv kv;
 

@@ -25,12 +25,12 @@ struct sl_kvtab;
 
 /* One entry, as iteration and lookups expose it. Read-only but for the value bytes. */
 struct sl_kv {
-	uint64_t hash;   /* key hash (sl_hash_bytes of the key) */
-	uint64_t ns;     /* namespace: window end, 0 for plain keyed state */
+	uint64_t hash; /* key hash (sl_hash_bytes of the key) */
+	uint64_t ns;   /* namespace: window end, 0 for plain keyed state */
 	uint32_t klen;
-	uint16_t kg;     /* key group */
+	uint16_t kg; /* key group */
 	const uint8_t *key;
-	void *value;     /* value_size bytes */
+	void *value; /* value_size bytes */
 };
 
 /* Returns an empty table for values of `value_size` bytes (8-byte aligned, zeroed when
@@ -40,12 +40,11 @@ struct sl_kvtab *sl_kvtab_create(uint32_t value_size, uint32_t max_par);
 void sl_kvtab_destroy(struct sl_kvtab *t);
 
 /* Returns the value for (key, ns) or NULL. */
-void *sl_kvtab_get(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
-		   uint64_t ns);
+void *sl_kvtab_get(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen, uint64_t ns);
 /* Returns the value for (key, ns), inserting a zeroed one if absent (*created set). NULL on
  * ENOMEM or klen > SL_KVTAB_KEY_MAX. The pointer stays valid until the entry is removed. */
-void *sl_kvtab_put(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
-		   uint64_t ns, bool *created);
+void *sl_kvtab_put(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen, uint64_t ns,
+		   bool *created);
 /* Removes (key, ns). Returns true if it was there. */
 bool sl_kvtab_remove(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_t klen,
 		     uint64_t ns);
@@ -72,8 +71,7 @@ size_t sl_kvtab_bytes(const struct sl_kvtab *t);
 /* Visits every entry in slab order (deterministic for a given sequence of calls). The
  * callback may remove entries (the one it is given or others: removed, unvisited ones are
  * skipped) and may insert (new entries may or may not be visited). Return false to stop. */
-void sl_kvtab_foreach(struct sl_kvtab *t, bool (*fn)(const struct sl_kv *kv, void *arg),
-		      void *arg);
+void sl_kvtab_foreach(struct sl_kvtab *t, bool (*fn)(const struct sl_kv *kv, void *arg), void *arg);
 
 /*
  * Snapshot marks, for copy-on-write snapshots (heap_state.c): every entry carries one mark

@@ -573,8 +573,8 @@ static size_t count_stored(struct rocks_kstate *ks)
 }
 
 struct rocks_kstate *sl_rocks_kstate_create(struct sl_rocks_db *db, uint32_t op_uid,
-				   const struct sl_state_desc *descs, int n, uint32_t max_par,
-				   int *err)
+					    const struct sl_state_desc *descs, int n,
+					    uint32_t max_par, int *err)
 {
 	struct rocks_kstate *ks;
 
@@ -700,7 +700,8 @@ static void kill(struct rocks_kstate *ks, struct chdr *h)
 	ks->entries--;
 }
 
-void *sl_rocks_kstate_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
+void *sl_rocks_kstate_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+				sl_ts_t now)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_VALUE);
 	struct chdr *h;
@@ -718,7 +719,8 @@ void *sl_rocks_kstate_value_get(struct rocks_kstate *ks, int id, const struct sl
 	return (uint8_t *)blk(h) + d->off;
 }
 
-void *sl_rocks_kstate_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now)
+void *sl_rocks_kstate_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+				sl_ts_t now)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_VALUE);
 	struct chdr *h;
@@ -769,8 +771,8 @@ static void map_kill(struct rocks_kstate *ks, const struct rdesc *d, struct mref
 	sl_kvtab_remove_value(r->m, h);
 }
 
-void *sl_rocks_kstate_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
-		     uint32_t mklen, sl_ts_t now)
+void *sl_rocks_kstate_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+			      const void *mkey, uint32_t mklen, sl_ts_t now)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_MAP);
 	struct mref *r;
@@ -788,8 +790,8 @@ void *sl_rocks_kstate_map_get(struct rocks_kstate *ks, int id, const struct sl_k
 	return (uint8_t *)blk(h) + d->off;
 }
 
-void *sl_rocks_kstate_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
-		     uint32_t mklen, sl_ts_t now)
+void *sl_rocks_kstate_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+			      const void *mkey, uint32_t mklen, sl_ts_t now)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_MAP);
 	struct mref *r;
@@ -821,8 +823,8 @@ void *sl_rocks_kstate_map_put(struct rocks_kstate *ks, int id, const struct sl_k
 	return (uint8_t *)blk(h) + d->off;
 }
 
-void sl_rocks_kstate_map_remove(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
-		       uint32_t mklen)
+void sl_rocks_kstate_map_remove(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+				const void *mkey, uint32_t mklen)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_MAP);
 	struct mref *r;
@@ -859,8 +861,9 @@ static bool walk_one(const struct sl_kv *kv, void *arg)
 }
 
 void sl_rocks_kstate_map_foreach(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
-			bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
-			void *arg, sl_ts_t now)
+				 bool (*fn)(const void *mkey, uint32_t mklen, void *value,
+					    void *arg),
+				 void *arg, sl_ts_t now)
 {
 	struct rdesc *d = desc(ks, id, SL_STATE_MAP);
 	struct mref *r;
@@ -1067,8 +1070,8 @@ int sl_rocks_kstate_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct 
 	return out->error;
 }
 
-void sl_rocks_kstate_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
-		    void *arg)
+void sl_rocks_kstate_foreach(const struct rocks_kstate *ks,
+			     bool (*fn)(const struct sl_kentry *e, void *arg), void *arg)
 {
 	rocksdb_iterator_t *it;
 	uint8_t *vbuf = NULL;
@@ -1150,7 +1153,7 @@ static bool restore_one(const struct sl_kentry *e, void *arg)
  * entry can shadow a restored one.
  */
 int sl_rocks_kstate_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
-		   uint32_t kg_hi)
+			    uint32_t kg_hi)
 {
 	struct sl_state_desc *descs = calloc((size_t)ks->n + 1, sizeof(*descs));
 	struct restore_put p = { .ks = ks };
@@ -1226,7 +1229,7 @@ const char *sl_rocks_kstate_error(const struct rocks_kstate *ks)
  * whose state descriptors changed is refused as with the logical format.
  */
 int sl_rocks_kstate_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
-			   struct sl_snap_buf *out)
+				    struct sl_snap_buf *out)
 {
 	size_t sec = sl_snap_sec_begin(out, KN_MAGIC, KN_VERSION);
 
@@ -1238,8 +1241,8 @@ int sl_rocks_kstate_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_l
 	return out->error;
 }
 
-int sl_rocks_kstate_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
-			  uint32_t kg_hi)
+int sl_rocks_kstate_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r,
+				   uint32_t kg_lo, uint32_t kg_hi)
 {
 	struct sl_snap_reader b;
 	uint32_t ver, max_par, n, kind, vsize, ttl, nlen, olo, ohi;

@@ -63,7 +63,8 @@ size_t sl_kstate_bytes(const struct sl_kstate *ks)
 
 bool sl_kstate_desc_ttl(const struct sl_kstate *ks, int id)
 {
-	return IS_ROCKS(ks) ? sl_rocks_kstate_desc_ttl(CROCKS(ks), id) : sl_heap_desc_ttl(CHEAP(ks), id);
+	return IS_ROCKS(ks) ? sl_rocks_kstate_desc_ttl(CROCKS(ks), id)
+			    : sl_heap_desc_ttl(CHEAP(ks), id);
 }
 
 bool sl_kstate_has_ttl(const struct sl_kstate *ks)

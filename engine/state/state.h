@@ -50,12 +50,12 @@ bool sl_kstate_desc_ttl(const struct sl_kstate *ks, int id);
 void *sl_kstate_value_get(struct sl_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
 void *sl_kstate_value_put(struct sl_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
 void sl_kstate_value_clear(struct sl_kstate *ks, int id, const struct sl_kkey *k);
-void *sl_kstate_map_get(struct sl_kstate *ks, int id, const struct sl_kkey *k,
-			const void *mkey, uint32_t mklen, sl_ts_t now);
-void *sl_kstate_map_put(struct sl_kstate *ks, int id, const struct sl_kkey *k,
-			const void *mkey, uint32_t mklen, sl_ts_t now);
-void sl_kstate_map_remove(struct sl_kstate *ks, int id, const struct sl_kkey *k,
-			  const void *mkey, uint32_t mklen);
+void *sl_kstate_map_get(struct sl_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+			uint32_t mklen, sl_ts_t now);
+void *sl_kstate_map_put(struct sl_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+			uint32_t mklen, sl_ts_t now);
+void sl_kstate_map_remove(struct sl_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
+			  uint32_t mklen);
 /* fn may remove entries of this map and change values; entries it puts may or may not be
  * visited. Expired entries are removed, not visited. */
 void sl_kstate_map_foreach(struct sl_kstate *ks, int id, const struct sl_kkey *k,
@@ -91,13 +91,13 @@ int sl_kstate_snapshot_begin(struct sl_kstate *ks, sl_ts_t now, struct sl_snap_b
 int sl_kstate_snapshot_step(struct sl_kstate *ks, size_t budget);
 bool sl_kstate_snapshot_pending(const struct sl_kstate *ks);
 /*
- * Reads one section written by sl_kstate_snapshot or _begin and inserts the entries whose key group is
- * in [kg_lo, kg_hi) (rescaling: call once per old instance's section), skipping the others.
- * The section is checked whole before anything is inserted, so an error leaves ks as it was
- * (but for -ENOMEM midway). Returns 0; -EPROTO when the snapshot does not fit this state: a
- * different descriptor list (name, kind, value size, TTL on or off), max parallelism or a
- * newer format version; -EINVAL for corrupt bytes; -ENOMEM. sl_kstate_error() then says why
- * in one line, naming the descriptor.
+ * Reads one section written by sl_kstate_snapshot or _begin and inserts the entries whose key group
+ * is in [kg_lo, kg_hi) (rescaling: call once per old instance's section), skipping the others. The
+ * section is checked whole before anything is inserted, so an error leaves ks as it was (but for
+ * -ENOMEM midway). Returns 0; -EPROTO when the snapshot does not fit this state: a different
+ * descriptor list (name, kind, value size, TTL on or off), max parallelism or a newer format
+ * version; -EINVAL for corrupt bytes; -ENOMEM. sl_kstate_error() then says why in one line, naming
+ * the descriptor.
  */
 int sl_kstate_restore(struct sl_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
 		      uint32_t kg_hi);
@@ -106,21 +106,21 @@ const char *sl_kstate_error(const struct sl_kstate *ks);
 
 /* One entry as sl_kstate_foreach shows it. */
 struct sl_kentry {
-	int id;                 /* descriptor */
+	int id; /* descriptor */
 	enum sl_state_kind kind;
-	uint64_t hash;          /* the operator key's hash */
-	uint32_t kg;            /* its key group */
+	uint64_t hash; /* the operator key's hash */
+	uint32_t kg;   /* its key group */
 	const uint8_t *key;
 	uint32_t klen;
-	const uint8_t *mkey;    /* map entries: the map key; NULL for values */
+	const uint8_t *mkey; /* map entries: the map key; NULL for values */
 	uint32_t mklen;
-	sl_ts_t expires;        /* processing time it expires at; SL_TS_MAX without TTL */
-	const void *value;      /* value_size bytes */
+	sl_ts_t expires;   /* processing time it expires at; SL_TS_MAX without TTL */
+	const void *value; /* value_size bytes */
 };
 
 /* Visits every entry, expired ones included, descriptor by descriptor; read-only, and the
  * state must not change during the walk. fn returns false to stop. For tests and tools. */
-void sl_kstate_foreach(const struct sl_kstate *ks,
-		       bool (*fn)(const struct sl_kentry *e, void *arg), void *arg);
+void sl_kstate_foreach(const struct sl_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
+		       void *arg);
 
 #endif

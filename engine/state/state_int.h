@@ -132,36 +132,39 @@ int sl_rocks_commit(struct sl_rocks_db *db);
 struct rocks_kstate;
 
 struct rocks_kstate *sl_rocks_kstate_create(struct sl_rocks_db *db, uint32_t op_uid,
-				   const struct sl_state_desc *descs, int n, uint32_t max_par,
-				   int *err);
+					    const struct sl_state_desc *descs, int n,
+					    uint32_t max_par, int *err);
 void sl_rocks_kstate_destroy(struct rocks_kstate *ks);
 size_t sl_rocks_kstate_entries(const struct rocks_kstate *ks);
 size_t sl_rocks_kstate_bytes(const struct rocks_kstate *ks);
 bool sl_rocks_kstate_has_ttl(const struct rocks_kstate *ks);
 bool sl_rocks_kstate_desc_ttl(const struct rocks_kstate *ks, int id);
-void *sl_rocks_kstate_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
-void *sl_rocks_kstate_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, sl_ts_t now);
+void *sl_rocks_kstate_value_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+				sl_ts_t now);
+void *sl_rocks_kstate_value_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+				sl_ts_t now);
 void sl_rocks_kstate_value_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
-void *sl_rocks_kstate_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
-		     uint32_t mklen, sl_ts_t now);
-void *sl_rocks_kstate_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
-		     uint32_t mklen, sl_ts_t now);
-void sl_rocks_kstate_map_remove(struct rocks_kstate *ks, int id, const struct sl_kkey *k, const void *mkey,
-		       uint32_t mklen);
+void *sl_rocks_kstate_map_get(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+			      const void *mkey, uint32_t mklen, sl_ts_t now);
+void *sl_rocks_kstate_map_put(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+			      const void *mkey, uint32_t mklen, sl_ts_t now);
+void sl_rocks_kstate_map_remove(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
+				const void *mkey, uint32_t mklen);
 void sl_rocks_kstate_map_foreach(struct rocks_kstate *ks, int id, const struct sl_kkey *k,
-			bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
-			void *arg, sl_ts_t now);
+				 bool (*fn)(const void *mkey, uint32_t mklen, void *value,
+					    void *arg),
+				 void *arg, sl_ts_t now);
 void sl_rocks_kstate_map_clear(struct rocks_kstate *ks, int id, const struct sl_kkey *k);
 int sl_rocks_kstate_snapshot(const struct rocks_kstate *ks, sl_ts_t now, struct sl_snap_buf *out);
 int sl_rocks_kstate_restore(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
-		   uint32_t kg_hi);
+			    uint32_t kg_hi);
 int sl_rocks_kstate_snapshot_native(const struct rocks_kstate *ks, uint32_t kg_lo, uint32_t kg_hi,
-			   struct sl_snap_buf *out);
-int sl_rocks_kstate_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r, uint32_t kg_lo,
-			  uint32_t kg_hi);
+				    struct sl_snap_buf *out);
+int sl_rocks_kstate_restore_native(struct rocks_kstate *ks, struct sl_snap_reader *r,
+				   uint32_t kg_lo, uint32_t kg_hi);
 const char *sl_rocks_kstate_error(const struct rocks_kstate *ks);
-void sl_rocks_kstate_foreach(const struct rocks_kstate *ks, bool (*fn)(const struct sl_kentry *e, void *arg),
-		    void *arg);
+void sl_rocks_kstate_foreach(const struct rocks_kstate *ks,
+			     bool (*fn)(const struct sl_kentry *e, void *arg), void *arg);
 /* Writes every dirty cached entry of ks into db->wb (then committed). 0 or -errno. */
 int sl_rocks_kstate_writeback(struct rocks_kstate *ks);
 /* Shares db's entry cache budget out between its kstates again. */

@@ -28,7 +28,7 @@
 #include "backend.h"
 
 #define PREFIX "sluice-state-"
-#define OWNER ".owner"
+#define OWNER  ".owner"
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {

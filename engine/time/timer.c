@@ -5,9 +5,10 @@
  * The set is a kvtab keyed by (key bytes ++ timer namespace, kvtab namespace = time) under
  * the hash hash ^ mix(time): a kvtab gives all namespaces of one hash one home slot, and one
  * key may hold thousands of timers, so the time goes into the hash. A timer is stored once,
- * its bytes live in a slab entry that never moves, and add/delete find it in O(1). The entry's value is the timer's heap position, which lets delete take it out
- * of the middle of the heap in O(log n). Heap elements carry (at, hash) inline so sifting
- * compares without touching entries; only ties on both read the key bytes.
+ * its bytes live in a slab entry that never moves, and add/delete find it in O(1). The entry's
+ * value is the timer's heap position, which lets delete take it out of the middle of the heap in
+ * O(log n). Heap elements carry (at, hash) inline so sifting compares without touching entries;
+ * only ties on both read the key bytes.
  *
  * Invariants: the heap and the set hold the same timers; for every heap index i,
  * pos_of(heap[i]) == i; heap[parent(i)] <= heap[i] in (at, hash, key bytes, ns) order, where
@@ -40,7 +41,7 @@ struct sl_timers {
 	struct hent *heap;
 	uint32_t n;
 	uint32_t cap;
-	uint8_t kbuf[SL_KVTAB_KEY_MAX];   /* key ++ ns being looked up */
+	uint8_t kbuf[SL_KVTAB_KEY_MAX];	  /* key ++ ns being looked up */
 	uint8_t popkey[SL_KVTAB_KEY_MAX]; /* the key of the last popped timer */
 };
 
@@ -182,8 +183,8 @@ static int heap_reserve(struct sl_timers *tm, uint64_t n)
 	return 0;
 }
 
-int sl_timers_add(struct sl_timers *tm, sl_ts_t at, uint64_t hash, const void *key,
-		  uint32_t klen, uint64_t ns)
+int sl_timers_add(struct sl_timers *tm, sl_ts_t at, uint64_t hash, const void *key, uint32_t klen,
+		  uint64_t ns)
 {
 	uint32_t len = set_key(tm, key, klen, ns);
 	struct tval *v;
@@ -257,7 +258,7 @@ size_t sl_timers_count(const struct sl_timers *tm)
  * and firing order depends only on the timers themselves). Restore checks the whole section
  * first, then adds.
  */
-#define TM_MAGIC 0x4d544c53u /* "SLTM" */
+#define TM_MAGIC   0x4d544c53u /* "SLTM" */
 #define TM_VERSION 1u
 
 struct trec {
@@ -284,7 +285,8 @@ int sl_timers_snapshot(const struct sl_timers *tm, uint32_t max_par, struct sl_s
 	while (sl_kvtab_next(tm->set, &it, &kv)) {
 		/* the set's key is key ++ ns under the hash hash ^ mix(at), see set_key */
 		sl_ts_t at = (sl_ts_t)kv.ns;
-		struct trec t = { .at = at, .hash = kv.hash ^ sl_hash_mix64((uint64_t)at),
+		struct trec t = { .at = at,
+				  .hash = kv.hash ^ sl_hash_mix64((uint64_t)at),
 				  .klen = kv.klen - 8 };
 		uint8_t *p = sl_snap_reserve(out, sizeof(t) + t.klen);
 

@@ -32,8 +32,8 @@ struct sl_timers *sl_timers_create(void);
 void sl_timers_destroy(struct sl_timers *tm);
 
 /* Registers a timer. Returns 0 (also when it already existed) or -ENOMEM/-EINVAL. */
-int sl_timers_add(struct sl_timers *tm, sl_ts_t at, uint64_t hash, const void *key,
-		  uint32_t klen, uint64_t ns);
+int sl_timers_add(struct sl_timers *tm, sl_ts_t at, uint64_t hash, const void *key, uint32_t klen,
+		  uint64_t ns);
 /* Deletes a timer if present. */
 void sl_timers_delete(struct sl_timers *tm, sl_ts_t at, uint64_t hash, const void *key,
 		      uint32_t klen, uint64_t ns);

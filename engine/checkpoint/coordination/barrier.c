@@ -130,7 +130,8 @@ static void submit_files(struct sl_shard *sh, uint64_t n)
 		/* counted first: the writer may finish a small file within submit */
 		sh->files_pending++;
 		if (!rc)
-			rc = sl_uring_writer_submit(sh->writer, path, x->snap.data, x->snap.len, file_done, sh);
+			rc = sl_uring_writer_submit(sh->writer, path, x->snap.data, x->snap.len,
+						    file_done, sh);
 		if (rc) {
 			sh->files_pending--;
 			f->error = rc;
@@ -264,7 +265,8 @@ void sl_barrier_final_checkpoints(struct sl_shard *sh)
 		    /* acquire ckpt_consumed: pairs with the coordinator's release of it
 		     * (coordinator.c): it is done reading this shard's snapshots, which may be
 		     * reused */
-		    atomic_load_explicit(&rt->ckpt_consumed, memory_order_acquire) >= sh->ckpt_seen) {
+		    atomic_load_explicit(&rt->ckpt_consumed, memory_order_acquire) >=
+			    sh->ckpt_seen) {
 			sh->ckpt_seen = req;
 			for (int s = 0; s < job->nstages; s++)
 				if (!sh->si[s].chans)

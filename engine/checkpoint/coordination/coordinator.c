@@ -66,12 +66,15 @@ static void fail_job(struct sl_runtime *rt, int rc, const char *what)
 
 	pthread_mutex_lock(&rt->err_lock);
 	if (last)
-		sl_job_set_error(rt->job, rc ? rc : -EIO, "%s; the job stops: what came after "
+		sl_job_set_error(rt->job, rc ? rc : -EIO,
+				 "%s; the job stops: what came after "
 				 "checkpoint %" PRIu64 " is not committed (a restart redoes it)",
 				 what, last);
 	else
-		sl_job_set_error(rt->job, rc ? rc : -EIO, "%s; the job stops: this run's output "
-				 "is not committed (a restart redoes it)", what);
+		sl_job_set_error(rt->job, rc ? rc : -EIO,
+				 "%s; the job stops: this run's output "
+				 "is not committed (a restart redoes it)",
+				 what);
 	pthread_mutex_unlock(&rt->err_lock);
 	atomic_store(&rt->abort, true);
 }
@@ -82,8 +85,8 @@ static void fail_job(struct sl_runtime *rt, int rc, const char *what)
  * at the first) the job fails: a job that cannot checkpoint commits nothing, and running on
  * looking healthy would hide that. Savepoints do not count (their caller hears of it).
  */
-static void count_failed(struct sl_runtime *rt, const struct sl_run_opts *o, uint64_t n,
-			 int rc, const char *why, int *in_row)
+static void count_failed(struct sl_runtime *rt, const struct sl_run_opts *o, uint64_t n, int rc,
+			 const char *why, int *in_row)
 {
 	char what[512];
 
@@ -91,9 +94,10 @@ static void count_failed(struct sl_runtime *rt, const struct sl_run_opts *o, uin
 	++*in_row;
 	if (o->tolerable_failed_checkpoints < 0 || *in_row <= o->tolerable_failed_checkpoints)
 		return;
-	snprintf(what, sizeof what, "checkpoint %" PRIu64 " failed (%s): %d in a row, more than "
-		 "the %d execution.checkpointing.tolerable-failed-checkpoints tolerates", n, why,
-		 *in_row, o->tolerable_failed_checkpoints);
+	snprintf(what, sizeof what,
+		 "checkpoint %" PRIu64 " failed (%s): %d in a row, more than "
+		 "the %d execution.checkpointing.tolerable-failed-checkpoints tolerates",
+		 n, why, *in_row, o->tolerable_failed_checkpoints);
 	fail_job(rt, rc, what);
 }
 
@@ -102,8 +106,10 @@ static void final_failed(struct sl_runtime *rt, int rc, uint64_t n, const char *
 {
 	char what[512];
 
-	snprintf(what, sizeof what, "the final checkpoint %" PRIu64 " failed (%s) at the end "
-		 "of input, %d times in a row", n, why, tries);
+	snprintf(what, sizeof what,
+		 "the final checkpoint %" PRIu64 " failed (%s) at the end "
+		 "of input, %d times in a row",
+		 n, why, tries);
 	fail_job(rt, rc, what);
 }
 
@@ -150,8 +156,8 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 			all_finished &= fin;
 			/* acquire input_done: pairs with the shard's release of it (barrier.c,
 			 * sl_barrier_final_checkpoints) */
-			all_ended &= fin || atomic_load_explicit(&sh->input_done,
-								 memory_order_acquire);
+			all_ended &=
+				fin || atomic_load_explicit(&sh->input_done, memory_order_acquire);
 			/* acquire ckpt_acked: pairs with the shard's release of it (barrier.c,
 			 * sl_barrier_ack): its snapshots and files are readable now */
 			if (!fin && atomic_load_explicit(&sh->ckpt_acked, memory_order_acquire) < n)
@@ -160,8 +166,9 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 		now = sl_wall_now_ms();
 		if (inflight && !acked && !timed_out && now - started > timeout) {
 			timed_out = true;
-			fprintf(stderr, "sluice: checkpoint %" PRIu64 " timed out after %" PRId64
-					" ms (execution.checkpointing.timeout): discarded\n",
+			fprintf(stderr,
+				"sluice: checkpoint %" PRIu64 " timed out after %" PRId64
+				" ms (execution.checkpointing.timeout): discarded\n",
 				n, (int64_t)timeout);
 		}
 		if (inflight && acked) {
@@ -254,10 +261,9 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 		if (!all_ended && rt->sp.active && rt->sp.stop)
 			want_final = false; /* wait for the sources to stop */
 		else if (!all_ended && rt->sp.active)
-			want_final = true;  /* a savepoint: now */
+			want_final = true; /* a savepoint: now */
 		if (!atomic_load(&rt->abort) &&
-		    (want_final ||
-		     (!all_ended && !atomic_load(&job->stop) && now >= next))) {
+		    (want_final || (!all_ended && !atomic_load(&job->stop) && now >= next))) {
 			n++;
 			if (rt->sp.active)
 				rt->sp.ckpt = n;
@@ -351,4 +357,3 @@ int sl_job_savepoint(struct sl_job *job, const char *dir, bool stop, char *path,
 	pthread_mutex_unlock(&sp->lock);
 	return rc;
 }
-

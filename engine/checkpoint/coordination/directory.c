@@ -32,15 +32,15 @@
 struct sl_ckpt_ctl {
 	struct sl_ckpt_store *store;   /* the checkpoint directory; NULL: none */
 	struct sl_ckpt_store *sp_from; /* the savepoint restored (--from-savepoint); NULL: none */
-	uint64_t stale_max;            /* newest checkpoint recovery stepped back from */
+	uint64_t stale_max;	       /* newest checkpoint recovery stepped back from */
 	struct sl_uring_writer *writer;
 	char job_id[512];
-	int files_failed;            /* state files of the checkpoint being completed */
+	int files_failed; /* state files of the checkpoint being completed */
 	struct sl_ckpt_manifest *m;
 	/* the checkpoint this run restores (restored.ckpt_id 0: a fresh start), with every
 	 * state file mapped; read-only while the shards wire themselves */
 	struct sl_ckpt_manifest restored;
-	struct sl_ckpt_mapped *state;   /* [restored.nfiles] */
+	struct sl_ckpt_mapped *state; /* [restored.nfiles] */
 };
 
 /* Calls abort_pending of every sink instance: what they wrote after checkpoint `ckpt` (0: a
@@ -57,8 +57,10 @@ static int abort_sinks(struct sl_runtime *rt, uint64_t ckpt)
 			continue;
 		for (int k = 0; k < rt->nshards; k++)
 			if ((rc = s->sink_ops->abort_pending(s->cfg, k, rt->nshards, ckpt)) < 0) {
-				sl_job_set_error(job, rc, "sink '%s': discarding uncommitted output: "
-						 "%s", s->name, strerror(-rc));
+				sl_job_set_error(job, rc,
+						 "sink '%s': discarding uncommitted output: "
+						 "%s",
+						 s->name, strerror(-rc));
 				return rc;
 			}
 	}
@@ -86,13 +88,17 @@ static int commit_sinks(struct sl_runtime *rt, const struct sl_ckpt_manifest *m,
 		if (rc == -ESTALE && pass == 0 && recovering)
 			return rc;
 		if (rc < 0 && recovering) {
-			sl_job_set_error(job, rc, "sink '%s': finishing the commit of checkpoint "
-					 "%" PRIu64 ": %s", s->name, m->ckpt_id, strerror(-rc));
+			sl_job_set_error(job, rc,
+					 "sink '%s': finishing the commit of checkpoint "
+					 "%" PRIu64 ": %s",
+					 s->name, m->ckpt_id, strerror(-rc));
 			return rc;
 		}
 		if (rc < 0) {
-			fprintf(stderr, "sluice: sink '%s' commit of checkpoint %" PRIu64
-					" failed: %s (%s)\n", s->name, m->ckpt_id, strerror(-rc),
+			fprintf(stderr,
+				"sluice: sink '%s' commit of checkpoint %" PRIu64
+				" failed: %s (%s)\n",
+				s->name, m->ckpt_id, strerror(-rc),
 				s->sink_ops->commit_may_be_lost
 					? "recovery will restore the checkpoint before it"
 					: "recovery will retry it");
@@ -110,19 +116,22 @@ static int check_sinks(struct sl_runtime *rt, const struct sl_ckpt_manifest *m)
 
 	for (uint32_t k = 0; k < m->nsinks; k++) {
 		const struct sl_stream *s = m->sinks[k].op_id < (uint32_t)job->nnodes
-						    ? job->node[m->sinks[k].op_id] : NULL;
+						    ? job->node[m->sinks[k].op_id]
+						    : NULL;
 
 		if (!s || s->kind != SL_NODE_SINK) {
-			sl_job_set_error(job, -EINVAL, "checkpoint %" PRIu64 " does not match the "
-					 "job: operator %u is not a sink", m->ckpt_id,
-					 m->sinks[k].op_id);
+			sl_job_set_error(job, -EINVAL,
+					 "checkpoint %" PRIu64 " does not match the "
+					 "job: operator %u is not a sink",
+					 m->ckpt_id, m->sinks[k].op_id);
 			return -EINVAL;
 		}
 	}
 	if (m->max_parallelism != rt->max_par) {
-		sl_job_set_error(job, -EINVAL, "cannot restore checkpoint %" PRIu64 ": it has %u "
-				 "key groups, this run %u", m->ckpt_id, m->max_parallelism,
-				 rt->max_par);
+		sl_job_set_error(job, -EINVAL,
+				 "cannot restore checkpoint %" PRIu64 ": it has %u "
+				 "key groups, this run %u",
+				 m->ckpt_id, m->max_parallelism, rt->max_par);
 		return -EINVAL;
 	}
 	return 0;
@@ -146,10 +155,10 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 	for (;;) {
 		rc = from ? sl_ckpt_store_find_below(from, c->job_id, below, m) : -ENOENT;
 		if (rc == -ENOENT && c->sp_from) {
-			sl_job_set_error(job, -ENOENT, "savepoint '%s': %s",
-					 sl_ckpt_store_dir(c->sp_from), below == UINT64_MAX
-					 ? "no complete checkpoint in it"
-					 : "its sinks' output was never committed");
+			sl_job_set_error(
+				job, -ENOENT, "savepoint '%s': %s", sl_ckpt_store_dir(c->sp_from),
+				below == UINT64_MAX ? "no complete checkpoint in it"
+						    : "its sinks' output was never committed");
 			return -ENOENT;
 		}
 		if (rc == -ENOENT) {
@@ -158,10 +167,11 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 			return abort_sinks(rt, 0);
 		}
 		if (rc) {
-			sl_job_set_error(job, rc, "cannot restore: %s", rc == -EINVAL
-					 ? "the checkpoint directory holds another job's "
-					   "checkpoints"
-					 : strerror(-rc));
+			sl_job_set_error(job, rc, "cannot restore: %s",
+					 rc == -EINVAL
+						 ? "the checkpoint directory holds another job's "
+						   "checkpoints"
+						 : strerror(-rc));
 			return rc;
 		}
 		rc = check_sinks(rt, m);
@@ -169,9 +179,11 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 			rc = commit_sinks(rt, m, 0, true);
 		if (rc != -ESTALE)
 			break;
-		fprintf(stderr, "sluice: checkpoint %" PRIu64 ": a sink's output of it was never "
-				"committed (the transaction died with the process); restoring the "
-				"checkpoint before it\n", m->ckpt_id);
+		fprintf(stderr,
+			"sluice: checkpoint %" PRIu64 ": a sink's output of it was never "
+			"committed (the transaction died with the process); restoring the "
+			"checkpoint before it\n",
+			m->ckpt_id);
 		below = m->ckpt_id;
 		if (below > c->stale_max)
 			c->stale_max = below;
@@ -196,9 +208,11 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 				 m->ckpt_id, strerror(-rc));
 		return rc;
 	}
-	fprintf(stderr, "sluice: restoring %s %" PRIu64 " of %s (%u state files, %u shards "
-			"then, %d now)\n", c->sp_from ? "savepoint" : "checkpoint", m->ckpt_id,
-		sl_ckpt_store_dir(from), m->nfiles, m->nshards, rt->nshards);
+	fprintf(stderr,
+		"sluice: restoring %s %" PRIu64 " of %s (%u state files, %u shards "
+		"then, %d now)\n",
+		c->sp_from ? "savepoint" : "checkpoint", m->ckpt_id, sl_ckpt_store_dir(from),
+		m->nfiles, m->nshards, rt->nshards);
 	return 0;
 }
 
@@ -218,29 +232,31 @@ int sl_ckpt_restore_op(struct sl_shard *sh, struct sl_ctx *ctx, int op_id)
 	 * section only if it comes before anything asks for the count (else it scans the db).
 	 */
 	for (int pass = 0; pass < 2; pass++)
-	for (uint32_t i = 0; i < c->restored.nfiles; i++) {
-		const struct sl_ckpt_state_file *f = &c->restored.files[i];
-		struct sl_snap_reader r;
-		uint32_t olo, ohi;
-		int rc;
+		for (uint32_t i = 0; i < c->restored.nfiles; i++) {
+			const struct sl_ckpt_state_file *f = &c->restored.files[i];
+			struct sl_snap_reader r;
+			uint32_t olo, ohi;
+			int rc;
 
-		if (f->op_id != (uint32_t)op_id || sl_ckpt_path_is_native(f->path))
-			continue;
-		sl_key_group_range(c->restored.max_parallelism, c->restored.nshards, f->shard, &olo, &ohi);
-		if ((olo == lo && ohi == hi) != (pass == 0))
-			continue;
-		sl_snap_reader_init(&r, c->state[i].data, c->state[i].len);
-		rc = ctx->def->ops->restore(ctx, &r, lo, hi);
-		if (rc < 0) {
-			sl_shard_fail(sh, rc, "restoring operator '%s' from %s: %s",
-				      ctx->def->name, c->restored.files[i].path,
-				      rc == -EINVAL ? "the snapshot is corrupt"
-				      : rc == -EPROTO ? "the job's state layout changed since the "
+			if (f->op_id != (uint32_t)op_id || sl_ckpt_path_is_native(f->path))
+				continue;
+			sl_key_group_range(c->restored.max_parallelism, c->restored.nshards,
+					   f->shard, &olo, &ohi);
+			if ((olo == lo && ohi == hi) != (pass == 0))
+				continue;
+			sl_snap_reader_init(&r, c->state[i].data, c->state[i].len);
+			rc = ctx->def->ops->restore(ctx, &r, lo, hi);
+			if (rc < 0) {
+				sl_shard_fail(sh, rc, "restoring operator '%s' from %s: %s",
+					      ctx->def->name, c->restored.files[i].path,
+					      rc == -EINVAL ? "the snapshot is corrupt"
+					      : rc == -EPROTO
+						      ? "the job's state layout changed since the "
 							"checkpoint"
 						      : strerror(-rc));
-			return rc;
+				return rc;
+			}
 		}
-	}
 	return 0;
 }
 
@@ -321,8 +337,9 @@ int sl_ckpt_restore_db(struct sl_shard *sh, int op_id, struct sl_rocks_db *db)
 		if (!rc && !loaded++)
 			seed_crcs(db, m, i, rel);
 		if (rc) {
-			sl_shard_fail(sh, rc, "restoring the state of '%s' from checkpoint %" PRIu64
-				      ": %s", rt->job->node[op_id]->name, m->ckpt_id, err);
+			sl_shard_fail(sh, rc,
+				      "restoring the state of '%s' from checkpoint %" PRIu64 ": %s",
+				      rt->job->node[op_id]->name, m->ckpt_id, err);
 			return rc;
 		}
 	}
@@ -444,8 +461,9 @@ int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoi
 			c->sp_from = sl_ckpt_store_open(savepoint, &err);
 	}
 	if (err) {
-		sl_job_set_error(rt->job, err, "%s '%s': %s", what == savepoint ? "savepoint"
-				 : "checkpoint directory", what ? what : "", strerror(-err));
+		sl_job_set_error(rt->job, err, "%s '%s': %s",
+				 what == savepoint ? "savepoint" : "checkpoint directory",
+				 what ? what : "", strerror(-err));
 		sl_ckpt_ctl_close(rt);
 		return err;
 	}
@@ -534,8 +552,8 @@ struct pending_file {
 
 /* Writes the state files and then the manifest of checkpoint m->ckpt_id into store `st`
  * (begun already). 0 once the manifest is durable, or -errno with the checkpoint removed. */
-static int write_to(struct sl_ckpt_ctl *c, struct sl_ckpt_store *st,
-		    struct sl_ckpt_manifest *m, const struct pending_file *f, uint32_t nf)
+static int write_to(struct sl_ckpt_ctl *c, struct sl_ckpt_store *st, struct sl_ckpt_manifest *m,
+		    const struct pending_file *f, uint32_t nf)
 {
 	char path[4096];
 	int rc = 0;
@@ -545,7 +563,8 @@ static int write_to(struct sl_ckpt_ctl *c, struct sl_ckpt_store *st,
 	for (uint32_t i = 0; i < nf && !rc; i++) {
 		rc = sl_ckpt_store_path(st, m->ckpt_id, f[i].rel, path, sizeof path);
 		if (!rc)
-			rc = sl_uring_writer_submit(c->writer, path, f[i].data, f[i].len, file_done, c);
+			rc = sl_uring_writer_submit(c->writer, path, f[i].data, f[i].len, file_done,
+						    c);
 	}
 	sl_uring_writer_drain(c->writer);
 	if (!rc && c->files_failed)
@@ -633,9 +652,9 @@ static int write_savepoint(struct sl_runtime *rt, struct sl_ckpt_manifest *m,
 
 	if (mkdir(sp->dir, 0755) && errno != EEXIST)
 		rc = -errno;
-	if (!rc && snprintf(path, sizeof path, "%s/savepoint-%" PRIu64 "-%08x", sp->dir,
-			    m->ckpt_id, (unsigned)(sl_hash_bytes(&m->ckpt_id, 8) ^
-						   (uint64_t)time(NULL))) >= (int)sizeof path)
+	if (!rc && snprintf(path, sizeof path, "%s/savepoint-%" PRIu64 "-%08x", sp->dir, m->ckpt_id,
+			    (unsigned)(sl_hash_bytes(&m->ckpt_id, 8) ^ (uint64_t)time(NULL))) >=
+			   (int)sizeof path)
 		rc = -ENAMETOOLONG;
 	if (!rc && mkdir(path, 0755))
 		rc = -errno;
@@ -651,8 +670,8 @@ static int write_savepoint(struct sl_runtime *rt, struct sl_ckpt_manifest *m,
 	pthread_mutex_lock(&sp->lock);
 	sp->rc = rc;
 	if (rc)
-		snprintf(sp->err, sizeof sp->err, "writing the savepoint under '%.150s': %s", sp->dir,
-			 strerror(-rc));
+		snprintf(sp->err, sizeof sp->err, "writing the savepoint under '%.150s': %s",
+			 sp->dir, strerror(-rc));
 	else
 		snprintf(sp->path, sizeof sp->path, "%s", path);
 	pthread_mutex_unlock(&sp->lock);
@@ -688,11 +707,10 @@ int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 				if (sp->pos_ckpt != n || sp->pos.error)
 					rc = -EIO;
 				else
-					rc = sl_ckpt_manifest_add_source(&m,
-									 (uint32_t)si->st->input->id,
-									 (uint32_t)sp->sctx.split,
-									 sp->pos.data,
-									 (uint32_t)sp->pos.len);
+					rc = sl_ckpt_manifest_add_source(
+						&m, (uint32_t)si->st->input->id,
+						(uint32_t)sp->sctx.split, sp->pos.data,
+						(uint32_t)sp->pos.len);
 			}
 		}
 		for (int node = 0; node < job->nnodes && !rc; node++) {
@@ -706,14 +724,14 @@ int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 			}
 			if (job->node[node]->kind == SL_NODE_SINK) {
 				if (x->snap.len)
-					rc = sl_ckpt_manifest_add_sink(&m, (uint32_t)node, (uint32_t)i,
-								       x->snap.data,
+					rc = sl_ckpt_manifest_add_sink(&m, (uint32_t)node,
+								       (uint32_t)i, x->snap.data,
 								       (uint32_t)x->snap.len);
 				continue;
 			}
 			if (nf == cap) {
-				struct pending_file *g = realloc(f, (cap = cap ? 2 * cap : 16) *
-								       sizeof(*f));
+				struct pending_file *g =
+					realloc(f, (cap = cap ? 2 * cap : 16) * sizeof(*f));
 
 				if (!g) {
 					rc = -ENOMEM;
@@ -725,7 +743,8 @@ int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 			f[nf].len = x->snap.len;
 			f[nf].node = (uint32_t)node;
 			f[nf].shard = (uint32_t)i;
-			sl_ckpt_state_name((uint32_t)node, (uint32_t)i, f[nf].rel, sizeof f[nf].rel);
+			sl_ckpt_state_name((uint32_t)node, (uint32_t)i, f[nf].rel,
+					   sizeof f[nf].rel);
 			nf++;
 		}
 	}
@@ -738,8 +757,8 @@ int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 	} else {
 		/* a savepoint alone: its writer checksums the files into the manifest */
 		for (uint32_t i = 0; i < nf && !rc; i++)
-			rc = sl_ckpt_manifest_add_file(&m, f[i].node, f[i].shard, f[i].rel, f[i].len,
-						       0);
+			rc = sl_ckpt_manifest_add_file(&m, f[i].node, f[i].shard, f[i].rel,
+						       f[i].len, 0);
 	}
 	if (!rc && sp_here) {
 		int sprc = write_savepoint(rt, &m, f, nf);

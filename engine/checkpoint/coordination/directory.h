@@ -18,8 +18,7 @@ void sl_ckpt_ctl_close(struct sl_runtime *rt);
 /* True when checkpoints go to a directory: each shard then writes its own state files. */
 bool sl_ckpt_writes_files(const struct sl_runtime *rt);
 /* "DIR/chk-<n>/<rel>" into buf; any thread (reads only the directory's name). 0 or -errno. */
-int sl_ckpt_file_path(struct sl_runtime *rt, uint64_t n, const char *rel, char *buf,
-		      size_t cap);
+int sl_ckpt_file_path(struct sl_runtime *rt, uint64_t n, const char *rel, char *buf, size_t cap);
 /* Creates checkpoint n's directory before its barrier starts. 0 or -errno. */
 int sl_ckpt_ctl_begin(struct sl_runtime *rt, uint64_t n);
 /* Every shard acknowledged n: state files, manifest, then sink commits. 0 or -errno (the

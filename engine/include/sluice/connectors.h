@@ -27,9 +27,9 @@ extern "C" {
 /* ---- formats -------------------------------------------------------------------------- */
 
 enum sl_format {
-	SL_FORMAT_JSON = 0,      /* one JSON object per line; keys are field names, a field
+	SL_FORMAT_JSON = 0,	 /* one JSON object per line; keys are field names, a field
 				  * named "a.b" is key b of the object under key a */
-	SL_FORMAT_CSV,           /* RFC 4180, columns map to fields by position */
+	SL_FORMAT_CSV,		 /* RFC 4180, columns map to fields by position */
 	SL_FORMAT_DEBEZIUM_JSON, /* one Debezium change event per line: 0..2 changelog rows */
 };
 
@@ -67,15 +67,14 @@ struct sl_json_dec;
  * Caller frees with sl_json_dec_destroy(). */
 struct sl_json_dec *sl_json_dec_create(const struct sl_schema *schema);
 
-#define SL_JSON_FAIL_ON_MISSING 1u /* a field whose key is absent is a record error */
-#define SL_JSON_DEBEZIUM 2u        /* decode with sl_dbz_dec_rows() (owns a 2nd row buffer) */
+#define SL_JSON_FAIL_ON_MISSING	     1u /* a field whose key is absent is a record error */
+#define SL_JSON_DEBEZIUM	     2u /* decode with sl_dbz_dec_rows() (owns a 2nd row buffer) */
 #define SL_JSON_FAIL_ON_DEC_OVERFLOW 4u /* a DECIMAL beyond its precision is a record error */
 
 /* Like sl_json_dec_create() with SL_JSON_* flags. Returns NULL with *err (may be NULL) set to
  * -ENOMEM, or -EINVAL when the dotted names do not form a tree ("a" and "a.b" both fields,
  * or an empty path component). */
-struct sl_json_dec *sl_json_dec_create_ex(const struct sl_schema *schema, unsigned flags,
-					  int *err);
+struct sl_json_dec *sl_json_dec_create_ex(const struct sl_schema *schema, unsigned flags, int *err);
 void sl_json_dec_destroy(struct sl_json_dec *d);
 
 /* DECIMAL values this decoder made NULL because they did not fit their precision (Flink's
@@ -89,8 +88,8 @@ uint64_t sl_json_dec_overflows(const struct sl_json_dec *d);
  * or NULL with a one-line reason in why[SL_FMT_WHY_MAX]. Hot path: no allocation once the
  * parser has seen a record of this length (it grows to the longest record).
  */
-const struct sl_row *sl_json_dec_row(struct sl_json_dec *d, const char *line, size_t len,
-				     void *buf, uint32_t cap, char *why);
+const struct sl_row *sl_json_dec_row(struct sl_json_dec *d, const char *line, size_t len, void *buf,
+				     uint32_t cap, char *why);
 
 /* Like sl_json_dec_row() for a record without readable padding: copies it first. */
 const struct sl_row *sl_json_dec_row_copy(struct sl_json_dec *d, const char *line, size_t len,
@@ -107,8 +106,8 @@ const struct sl_row *sl_json_dec_row_copy(struct sl_json_dec *d, const char *lin
  * next call. A u/d without before-image, an unknown op or a broken record: -EINVAL with a
  * reason in why. Hot path.
  */
-int sl_dbz_dec_rows(struct sl_json_dec *d, const char *line, size_t len, void *buf,
-		    uint32_t cap, const struct sl_row *rows[2], char *why);
+int sl_dbz_dec_rows(struct sl_json_dec *d, const char *line, size_t len, void *buf, uint32_t cap,
+		    const struct sl_row *rows[2], char *why);
 /* Like sl_dbz_dec_rows() for a record without readable padding: copies it first. */
 int sl_dbz_dec_rows_copy(struct sl_json_dec *d, const char *line, size_t len, void *buf,
 			 uint32_t cap, const struct sl_row *rows[2], char *why);
@@ -125,9 +124,9 @@ uint64_t sl_json_dec_lines(struct sl_json_dec *d, const char *buf, size_t len, v
 			   uint32_t cap, uint64_t *nerr);
 
 struct sl_csv_opts {
-	char delimiter;            /* 0 means ',' */
-	bool header;               /* the first line is a header and is skipped */
-	const char *null_literal;  /* an unquoted field equal to this is NULL; NULL: none */
+	char delimiter;		       /* 0 means ',' */
+	bool header;		       /* the first line is a header and is skipped */
+	const char *null_literal;      /* an unquoted field equal to this is NULL; NULL: none */
 	bool fail_on_decimal_overflow; /* a DECIMAL beyond its precision is a record error
 					* (default: NULL, counted) */
 };
@@ -149,8 +148,8 @@ uint64_t sl_csv_dec_overflows(const struct sl_csv_dec *d);
 
 /* Decodes one record (without its line terminator) into a row in buf. Returns the row or
  * NULL with a reason in why[SL_FMT_WHY_MAX]. Hot path. */
-const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_t len,
-				    void *buf, uint32_t cap, char *why);
+const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_t len, void *buf,
+				    uint32_t cap, char *why);
 
 /*
  * Returns the length of the first CSV record in buf[0..len) including its '\n' (a newline
@@ -160,8 +159,7 @@ const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_
  * text than the delimiter or the line end, or it outgrows SL_ROW_SCRATCH) ends the record at
  * the end of the line where it opened, so one bad quote costs one record. Hot path.
  */
-size_t sl_csv_dec_record_len(const struct sl_csv_dec *d, const char *buf, size_t len,
-			     bool eof);
+size_t sl_csv_dec_record_len(const struct sl_csv_dec *d, const char *buf, size_t len, bool eof);
 
 /*
  * Writes `r` as one JSON object and a '\n' into buf: keys are field names (dotted names as
@@ -195,17 +193,17 @@ int sl_csv_write_row(const struct sl_row *r, const struct sl_schema *s,
  * emits each change event's rows with their kinds (-U/+U/-D).
  */
 struct sl_file_source_cfg {
-	const char *const *paths;       /* npaths files, borrowed */
+	const char *const *paths; /* npaths files, borrowed */
 	int npaths;
 	enum sl_format format;
-	struct sl_csv_opts csv;         /* SL_FORMAT_CSV */
+	struct sl_csv_opts csv;		/* SL_FORMAT_CSV */
 	const struct sl_schema *schema; /* rows are built for this schema, borrowed */
-	uint32_t read_bytes;            /* read size; 0: 1 MiB */
-	bool ignore_parse_errors;       /* skip and count bad records, no dead letters */
-	uint64_t *skipped;              /* optional: the skipped records of all splits */
-	bool json_fail_on_missing;      /* JSON: a missing key is a record error */
-	bool csv_allow_comments;        /* CSV: records starting with '#' are ignored */
-	bool fail_on_decimal_overflow;  /* a DECIMAL beyond its precision is a record error
+	uint32_t read_bytes;		/* read size; 0: 1 MiB */
+	bool ignore_parse_errors;	/* skip and count bad records, no dead letters */
+	uint64_t *skipped;		/* optional: the skipped records of all splits */
+	bool json_fail_on_missing;	/* JSON: a missing key is a record error */
+	bool csv_allow_comments;	/* CSV: records starting with '#' are ignored */
+	bool fail_on_decimal_overflow;	/* a DECIMAL beyond its precision is a record error
 					 * (default: NULL, counted per operator, as Flink) */
 };
 
@@ -220,29 +218,29 @@ int sl_file_list_dir(const char *path, char ***out, int *nout);
 void sl_file_list_free(char **paths, int n);
 
 enum sl_gen_kind {
-	SL_GEN_RANDOM = 0,   /* uniform in [min, max] (DOUBLE/FLOAT: [dmin, dmax)); STRING:
-			      * random alphanumeric text of `length` chars; BOOL: fair coin */
-	SL_GEN_SEQUENCE,     /* start, start+1, ... end; the range is dealt over the splits
-			      * (split s gets start+s, start+s+n, ...); its end ends the source.
-			      * DECIMAL gets the integer values, DATE days, TIMESTAMPs ms */
-	SL_GEN_EVENT_TIME,   /* TIMESTAMP[_LTZ] or BIGINT: base_ts + i * step_ms for the i-th
-			      * record of the source, minus a uniform 0..max_disorder_ms, and for
-			      * a late_fraction of records minus a further late_ms */
+	SL_GEN_RANDOM = 0, /* uniform in [min, max] (DOUBLE/FLOAT: [dmin, dmax)); STRING:
+			    * random alphanumeric text of `length` chars; BOOL: fair coin */
+	SL_GEN_SEQUENCE,   /* start, start+1, ... end; the range is dealt over the splits
+			    * (split s gets start+s, start+s+n, ...); its end ends the source.
+			    * DECIMAL gets the integer values, DATE days, TIMESTAMPs ms */
+	SL_GEN_EVENT_TIME, /* TIMESTAMP[_LTZ] or BIGINT: base_ts + i * step_ms for the i-th
+			    * record of the source, minus a uniform 0..max_disorder_ms, and for
+			    * a late_fraction of records minus a further late_ms */
 };
 
 struct sl_datagen_field {
 	enum sl_gen_kind kind;
-	int64_t start, end;       /* SEQUENCE, inclusive; STRING fields get the decimal text */
-	int64_t min, max;         /* RANDOM integers, TIMESTAMPs (ms), DATEs (days), DECIMALs
-				   * (unscaled); both 0: the INT range, [0, 2^62) for BIGINT,
-				   * 1970..2099 for TIMESTAMP[_LTZ] and DATE, +-(10^p - 1) for
-				   * DECIMAL(p, s) */
-	double dmin, dmax;        /* RANDOM DOUBLE/FLOAT; both 0: [0, 1) */
-	uint32_t length;          /* RANDOM STRING length; 0: 10 (capped at 1024) */
-	sl_ts_t base_ts;          /* EVENT_TIME */
+	int64_t start, end; /* SEQUENCE, inclusive; STRING fields get the decimal text */
+	int64_t min, max;   /* RANDOM integers, TIMESTAMPs (ms), DATEs (days), DECIMALs
+			     * (unscaled); both 0: the INT range, [0, 2^62) for BIGINT,
+			     * 1970..2099 for TIMESTAMP[_LTZ] and DATE, +-(10^p - 1) for
+			     * DECIMAL(p, s) */
+	double dmin, dmax;  /* RANDOM DOUBLE/FLOAT; both 0: [0, 1) */
+	uint32_t length;    /* RANDOM STRING length; 0: 10 (capped at 1024) */
+	sl_ts_t base_ts;    /* EVENT_TIME */
 	sl_ts_t step_ms;
 	sl_ts_t max_disorder_ms;
-	double late_fraction;     /* 0..1 */
+	double late_fraction; /* 0..1 */
 	sl_ts_t late_ms;
 };
 
@@ -252,12 +250,12 @@ struct sl_datagen_field {
  * is produced by split i mod nsplits.
  */
 struct sl_datagen_cfg {
-	const struct sl_schema *schema;        /* borrowed */
+	const struct sl_schema *schema;	       /* borrowed */
 	const struct sl_datagen_field *fields; /* one per schema field, borrowed */
-	int64_t rows_per_second;               /* over all splits; 0: as fast as possible */
-	int64_t number_of_rows;                /* over all splits; 0: unbounded (a SEQUENCE field
+	int64_t rows_per_second;	       /* over all splits; 0: as fast as possible */
+	int64_t number_of_rows;		       /* over all splits; 0: unbounded (a SEQUENCE field
 						* still ends the source at its end) */
-	int nsplits;                           /* parallel generator streams; 0: 1 */
+	int nsplits;			       /* parallel generator streams; 0: 1 */
 	uint64_t seed;
 };
 
@@ -273,14 +271,14 @@ extern const struct sl_source_ops sl_datagen_source_ops;
  * set and there is more than one shard, then "> " if anything came before.
  */
 struct sl_print_sink_cfg {
-	int fd;                 /* output; 0 (unset) means stdout */
+	int fd;			/* output; 0 (unset) means stdout */
 	const char *identifier; /* Flink's 'print-identifier'; NULL or "": none */
-	bool subtask_prefix;    /* "N> " per shard when nshards > 1 (Flink's default) */
+	bool subtask_prefix;	/* "N> " per shard when nshards > 1 (Flink's default) */
 };
 
 /* Blackhole sink: consumes rows. cfg may be NULL. */
 struct sl_blackhole_sink_cfg {
-	uint64_t *rows;         /* optional: each instance adds its row count here at flush */
+	uint64_t *rows; /* optional: each instance adds its row count here at flush */
 };
 
 /*
@@ -308,10 +306,10 @@ struct sl_blackhole_sink_cfg {
  */
 struct sl_jsonl_sink_cfg {
 	const char *path;
-	enum sl_format format;  /* SL_FORMAT_JSON (0) or SL_FORMAT_CSV */
+	enum sl_format format;	/* SL_FORMAT_JSON (0) or SL_FORMAT_CSV */
 	struct sl_csv_opts csv; /* SL_FORMAT_CSV: delimiter, null literal (header ignored) */
-	bool exactly_once;      /* two-phase commit over checkpoints (above); false: as before */
-	uint64_t roll_bytes;    /* exactly-once: a part file ends past this size (and at each
+	bool exactly_once;	/* two-phase commit over checkpoints (above); false: as before */
+	uint64_t roll_bytes;	/* exactly-once: a part file ends past this size (and at each
 				 * checkpoint); 0: only at checkpoints */
 };
 

@@ -27,17 +27,17 @@ struct sl_stream;
 
 /* Errors from job construction and running carry a one-line message naming the cause. */
 struct sl_error {
-	int code;       /* -errno, 0 when no error */
+	int code; /* -errno, 0 when no error */
 	char msg[256];
 };
 
 /* ---- watermark strategies (DESIGN §4) ---------------------------------------------------- */
 
 enum sl_wm_kind {
-	SL_WM_NONE = 0,   /* processing-time only: no event-time watermarks */
-	SL_WM_BOUNDED,    /* watermark = max event time seen - max_delay_ms */
+	SL_WM_NONE = 0,	  /* processing-time only: no event-time watermarks */
+	SL_WM_BOUNDED,	  /* watermark = max event time seen - max_delay_ms */
 	SL_WM_MONOTONOUS, /* watermark = max event time seen */
-	SL_WM_CUSTOM,     /* user generator below */
+	SL_WM_CUSTOM,	  /* user generator below */
 };
 
 /* A custom generator keeps its own per-split state in `state` (state_size bytes, zeroed). */
@@ -51,10 +51,10 @@ struct sl_wm_custom {
 
 struct sl_wm_strategy {
 	enum sl_wm_kind kind;
-	sl_ts_t max_delay_ms;    /* SL_WM_BOUNDED */
+	sl_ts_t max_delay_ms;	 /* SL_WM_BOUNDED */
 	sl_ts_t idle_timeout_ms; /* a split silent this long is idle; 0 = never */
-	sl_ts_t interval_ms;     /* periodic emission interval; 0 = after every record */
-	int ts_field;            /* event time column (TIMESTAMP or BIGINT ms), -1: use assigner */
+	sl_ts_t interval_ms;	 /* periodic emission interval; 0 = after every record */
+	int ts_field;		 /* event time column (TIMESTAMP or BIGINT ms), -1: use assigner */
 	sl_ts_t (*assign)(const struct sl_row *row, void *arg); /* when ts_field < 0 */
 	void *assign_arg;
 	struct sl_wm_custom custom;
@@ -69,8 +69,8 @@ struct sl_src_ctx;
 int sl_src_emit(struct sl_src_ctx *c, const struct sl_row *row);
 /* Sends a record that could not be decoded to the job's dead-letter output and counts it.
  * `where` names the place (file:line, topic/partition/offset), `why` the cause. */
-void sl_src_dead_letter(struct sl_src_ctx *c, const char *where, const char *why,
-			const char *raw, size_t rawlen);
+void sl_src_dead_letter(struct sl_src_ctx *c, const char *where, const char *why, const char *raw,
+			size_t rawlen);
 /* Counts n DECIMAL values the source made NULL because they did not fit their precision (in
  * the source operator's metrics; call once a poll, not per record). */
 void sl_src_count_overflow(struct sl_src_ctx *c, uint64_t n);
@@ -85,7 +85,8 @@ struct sl_source_ops {
 	/* Number of splits of this source at plan time (files, partitions, streams); only a
 	 * source with discover() (below) has more later. */
 	int (*nsplits)(const void *cfg);
-	/* Opens split `split` on the calling shard. Returns per-split state or NULL with err set. */
+	/* Opens split `split` on the calling shard. Returns per-split state or NULL with err set.
+	 */
 	void *(*open)(const void *cfg, int split, struct sl_error *err);
 	/* Emits at most `max` records with sl_src_emit(). Returns how many it emitted, 0 when
 	 * nothing is available now, SL_SRC_EOF when the split is finished, or -errno. */
@@ -176,12 +177,12 @@ enum sl_win_kind { SL_WIN_TUMBLE = 1, SL_WIN_HOP, SL_WIN_SESSION, SL_WIN_CUMULAT
 
 struct sl_window_spec {
 	enum sl_win_kind kind;
-	sl_ts_t size_ms;         /* tumble, hop; cumulate: max_size, a multiple of slide_ms */
-	sl_ts_t slide_ms;        /* hop; cumulate: step */
-	sl_ts_t gap_ms;          /* session */
-	sl_ts_t offset_ms;       /* tumble, hop, cumulate: window (cumulate: period) alignment */
+	sl_ts_t size_ms;   /* tumble, hop; cumulate: max_size, a multiple of slide_ms */
+	sl_ts_t slide_ms;  /* hop; cumulate: step */
+	sl_ts_t gap_ms;	   /* session */
+	sl_ts_t offset_ms; /* tumble, hop, cumulate: window (cumulate: period) alignment */
 	sl_ts_t allowed_lateness_ms;
-	int late_tag;            /* side-output tag for records beyond lateness, 0 = counted only */
+	int late_tag; /* side-output tag for records beyond lateness, 0 = counted only */
 };
 
 enum sl_agg_kind {
@@ -222,10 +223,10 @@ struct sl_agg_fn {
  */
 struct sl_agg_spec {
 	enum sl_agg_kind kind;
-	int field;            /* input field, -1 for COUNT(*) */
-	const char *name;     /* output column name */
+	int field;	       /* input field, -1 for COUNT(*) */
+	const char *name;      /* output column name */
 	struct sl_agg_fn user; /* SL_AGG_USER */
-	bool sql_types;       /* Flink SQL result types where the C API differs (SUM(INT)) */
+	bool sql_types;	       /* Flink SQL result types where the C API differs (SUM(INT)) */
 };
 
 /* ---- building ------------------------------------------------------------------------- */
@@ -244,8 +245,7 @@ struct sl_stream *sl_job_source(struct sl_job *job, const char *name,
 typedef bool (*sl_filter_fn)(const struct sl_row *in, void *arg);
 typedef void (*sl_map_fn)(const struct sl_row *in, struct sl_row_builder *out, void *arg);
 /* A flat_map emits any number of rows with sl_emit(ctx, ...). */
-typedef void (*sl_flat_map_fn)(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in,
-			       void *arg);
+typedef void (*sl_flat_map_fn)(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, void *arg);
 
 struct sl_stream *sl_stream_filter(struct sl_stream *in, const char *name, sl_filter_fn fn,
 				   void *arg);
@@ -263,8 +263,8 @@ struct sl_stream *sl_stream_key_by(struct sl_stream *in, const int *fields, int 
  * same key fields into one keyed stream, as Flink's union followed by keyBy. Its watermark is
  * the minimum over every input. Two-input operators (a temporal join) use it with rows that
  * carry a side column. */
-struct sl_stream *sl_stream_union_key_by(struct sl_stream *const *ins, int nins,
-					 const int *fields, int nfields);
+struct sl_stream *sl_stream_union_key_by(struct sl_stream *const *ins, int nins, const int *fields,
+					 int nfields);
 
 /* A keyed window aggregation. Output: key fields, window_start, window_end (TIMESTAMP), then
  * one column per aggregate. Must follow sl_stream_key_by(). */
@@ -292,10 +292,10 @@ const struct sl_error *sl_job_error(const struct sl_job *job);
 /* ---- running -------------------------------------------------------------------------- */
 
 struct sl_run_opts {
-	int nshards;          /* 0: one per core in `cores`, or online CPUs */
-	const char *cores;    /* "0-7", "0,2,4": pin shard i to the i-th listed core; NULL: no pin */
-	uint32_t ring_bytes;  /* per exchange ring; 0: 1 MiB */
-	int max_parallelism;  /* key groups; 0: 128 */
+	int nshards;	     /* 0: one per core in `cores`, or online CPUs */
+	const char *cores;   /* "0-7", "0,2,4": pin shard i to the i-th listed core; NULL: no pin */
+	uint32_t ring_bytes; /* per exchange ring; 0: 1 MiB */
+	int max_parallelism; /* key groups; 0: 128 */
 	const char *dead_letter_path; /* JSON lines of undecodable records; NULL: stderr */
 	/* Checkpoints (DESIGN §7): start one every interval; 0: none. A checkpoint completes
 	 * when its barrier has passed every operator of every shard; on_checkpoint (optional)
@@ -352,13 +352,13 @@ void sl_job_stop(struct sl_job *job);
 
 /* Counters summed over shards after (or during) a run. */
 struct sl_job_stats {
-	uint64_t records_in;     /* from sources */
-	uint64_t records_out;    /* into sinks */
-	uint64_t late_records;   /* beyond allowed lateness, all window operators */
-	uint64_t dead_letters;   /* undecodable source records */
-	uint64_t ring_full;      /* times a producer found an exchange ring full (stalls) */
+	uint64_t records_in;	  /* from sources */
+	uint64_t records_out;	  /* into sinks */
+	uint64_t late_records;	  /* beyond allowed lateness, all window operators */
+	uint64_t dead_letters;	  /* undecodable source records */
+	uint64_t ring_full;	  /* times a producer found an exchange ring full (stalls) */
 	uint64_t backpressure_ms; /* time stages spent unable to send, summed over shards */
-	uint64_t checkpoints;     /* completed checkpoints */
+	uint64_t checkpoints;	  /* completed checkpoints */
 	uint64_t checkpoints_failed;
 	uint64_t decimal_overflows; /* DECIMAL values made NULL, all operators */
 };

@@ -50,7 +50,7 @@ struct sl_state_desc {
 	const char *name;
 	enum sl_state_kind kind;
 	uint32_t value_size; /* bytes of each value (fixed) */
-	sl_ts_t ttl_ms;      /* 0: no TTL; expired values are never returned */
+	sl_ts_t ttl_ms;	     /* 0: no TTL; expired values are never returned */
 };
 
 /* Returns the value for the current key, or NULL if none. Valid until the next state call. */
@@ -64,7 +64,8 @@ void *sl_map_put(struct sl_ctx *ctx, int id, const void *mkey, uint32_t mklen);
 void sl_map_remove(struct sl_ctx *ctx, int id, const void *mkey, uint32_t mklen);
 /* Calls fn for every entry of the current key's map; stop early by returning false. */
 void sl_map_foreach(struct sl_ctx *ctx, int id,
-		    bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg), void *arg);
+		    bool (*fn)(const void *mkey, uint32_t mklen, void *value, void *arg),
+		    void *arg);
 void sl_map_clear(struct sl_ctx *ctx, int id);
 
 /* ---- timers -----------------------------------------------------------------------------

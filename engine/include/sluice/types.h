@@ -32,15 +32,15 @@ typedef int64_t sl_ts_t;
 
 enum sl_type {
 	SL_TYPE_BOOL = 1,
-	SL_TYPE_INT,       /* 32-bit in SQL terms, stored in a 64-bit slot */
+	SL_TYPE_INT, /* 32-bit in SQL terms, stored in a 64-bit slot */
 	SL_TYPE_BIGINT,
 	SL_TYPE_DOUBLE,
 	SL_TYPE_STRING,
-	SL_TYPE_TIMESTAMP, /* milliseconds since the epoch, TIMESTAMP(3) */
-	SL_TYPE_FLOAT,     /* FLOAT (32-bit): a double slot holding a float-rounded value */
-	SL_TYPE_DECIMAL,   /* DECIMAL(p,s): the unscaled int64 value; p <= 18 digits (see
-			    * sl_schema_add_decimal); scale in the schema */
-	SL_TYPE_DATE,      /* days since 1970-01-01 */
+	SL_TYPE_TIMESTAMP,     /* milliseconds since the epoch, TIMESTAMP(3) */
+	SL_TYPE_FLOAT,	       /* FLOAT (32-bit): a double slot holding a float-rounded value */
+	SL_TYPE_DECIMAL,       /* DECIMAL(p,s): the unscaled int64 value; p <= 18 digits (see
+				* sl_schema_add_decimal); scale in the schema */
+	SL_TYPE_DATE,	       /* days since 1970-01-01 */
 	SL_TYPE_TIMESTAMP_LTZ, /* TIMESTAMP_LTZ(3): epoch ms, an instant; printed in UTC */
 };
 
@@ -83,12 +83,12 @@ struct sl_schema *sl_schema_clone(const struct sl_schema *s);
 const char *sl_type_name(enum sl_type t);
 
 struct sl_row {
-	uint32_t size;    /* total bytes including header and string bytes, multiple of 8 */
+	uint32_t size; /* total bytes including header and string bytes, multiple of 8 */
 	uint16_t nfields;
-	uint8_t kind;     /* enum sl_row_kind */
+	uint8_t kind; /* enum sl_row_kind */
 	uint8_t rsv;
-	uint64_t nulls;   /* bit i set: field i is NULL */
-	uint64_t slot[];  /* one per field */
+	uint64_t nulls;	 /* bit i set: field i is NULL */
+	uint64_t slot[]; /* one per field */
 };
 
 #define SL_ROW_HDR ((uint32_t)sizeof(struct sl_row))
@@ -128,9 +128,9 @@ static inline const char *sl_row_str(const struct sl_row *r, int i, uint32_t *le
  */
 struct sl_row_builder {
 	struct sl_row *row; /* the row being built, at the start of buf */
-	uint32_t cap;       /* bytes available at row */
-	uint32_t used;      /* header + slots + string bytes so far */
-	bool overflow;      /* a set did not fit: finish() fails with -ENOSPC */
+	uint32_t cap;	    /* bytes available at row */
+	uint32_t used;	    /* header + slots + string bytes so far */
+	bool overflow;	    /* a set did not fit: finish() fails with -ENOSPC */
 };
 
 /* Starts a row with `nfields` NULL fields in `buf` (8-byte aligned, `cap` bytes). The

@@ -65,7 +65,7 @@ void sl_win_acc_merge(const struct win *w, void *acc, const void *other)
 }
 
 const struct sl_row *sl_win_row_build(struct win *w, struct sl_ctx *ctx, void *buf, sl_ts_t start,
-				   sl_ts_t end, const void *acc, enum sl_row_kind kind)
+				      sl_ts_t end, const void *acc, enum sl_row_kind kind)
 {
 	const struct sl_window_cfg *c = w->cfg;
 	struct sl_row_builder lb, *b = &lb;
@@ -95,7 +95,7 @@ static void emit_row(struct sl_ctx *ctx, sl_ts_t end, const struct sl_row *row)
 }
 
 void sl_win_emit(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end, const void *acc,
-	      enum sl_row_kind kind)
+		 enum sl_row_kind kind)
 {
 	emit_row(ctx, end, sl_win_row_build(w, ctx, NULL, start, end, acc, kind));
 }
@@ -107,7 +107,7 @@ static bool same_values(const struct sl_row *a, const struct sl_row *b)
 }
 
 void sl_win_emit_update(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end,
-		     const void *old_acc, const void *new_acc)
+			const void *old_acc, const void *new_acc)
 {
 	const struct sl_row *old, *new;
 

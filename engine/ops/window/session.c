@@ -37,9 +37,9 @@
 struct sess {
 	struct sess *next; /* next session of the key, by start */
 	sl_ts_t start;
-	sl_ts_t end;     /* exclusive: last record's ts + gap */
-	uint64_t seq;    /* state namespace and timer id */
-	uint64_t fired;  /* its result has been emitted */
+	sl_ts_t end;	/* exclusive: last record's ts + gap */
+	uint64_t seq;	/* state namespace and timer id */
+	uint64_t fired; /* its result has been emitted */
 };
 
 struct sdir {
@@ -138,8 +138,8 @@ static bool session_drop(struct win *w, struct sl_ctx *ctx, struct sdir *d, stru
 
 /* Merges the k sessions from *link on into the first, which grows to [lo, hi). Fired ones
  * are retracted first since their rows no longer describe a session. */
-static struct sess *merge_run(struct win *w, struct sl_ctx *ctx, struct sdir *d,
-			      struct sess **link, int k, sl_ts_t lo, sl_ts_t hi)
+static struct sess *merge_run(struct win *w, struct sl_ctx *ctx, struct sdir *d, struct sess **link,
+			      int k, sl_ts_t lo, sl_ts_t hi)
 {
 	struct sess *first = *link, *s = first;
 	bool was_fired = first->fired;

@@ -413,8 +413,9 @@ static bool radix_sort(struct win *w, struct fref *a, uint32_t n)
 	for (uint32_t i = 1; i < n; i++) {
 		if (a[i].hash != a[i - 1].hash)
 			continue;
-		for (uint32_t j = i; j > 0 && a[j].hash == a[j - 1].hash &&
-				    ref_cmp(w->tab, &a[j - 1], &a[j]) > 0; j--) {
+		for (uint32_t j = i;
+		     j > 0 && a[j].hash == a[j - 1].hash && ref_cmp(w->tab, &a[j - 1], &a[j]) > 0;
+		     j--) {
 			struct fref x = a[j];
 
 			a[j] = a[j - 1];
@@ -485,8 +486,8 @@ static int grp_qcmp(const void *pa, const void *pb, void *tab)
 
 /* Emits the rows of one key hash's entries g[0..n) (in slice order per key): normally one
  * key, whose slices are merged; keys colliding on the hash are split by key bytes. */
-static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t e,
-		       struct fcur *g, uint32_t n)
+static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t e, struct fcur *g,
+		       uint32_t n)
 {
 	for (uint32_t i = 1; i < n; i++) {
 		if (ref_cmp(w->tab, g[0].p, g[i].p) != 0) {
@@ -674,8 +675,8 @@ static int slice_snapshot(struct win *w, struct sl_snap_buf *out)
 }
 
 /* Inserts one restored (key, slice) block, moving what acc owns into the table. */
-static int restore_entry(struct win *w, uint64_t hash, const uint8_t *key, uint32_t klen,
-			 sl_ts_t s, void *acc)
+static int restore_entry(struct win *w, uint64_t hash, const uint8_t *key, uint32_t klen, sl_ts_t s,
+			 void *acc)
 {
 	bool created;
 	void *v = sl_kvtab_put(w->tab, hash, key, klen, (uint64_t)s, &created);

@@ -144,8 +144,8 @@ static bool key_valid(const struct sl_op_def *def, const uint8_t *key, uint32_t 
 	return n == klen;
 }
 
-int sl_win_snap_get_key(const struct win *w, struct sl_snap_reader *r, uint32_t *kg, const uint8_t **key,
-		 uint32_t *klen, uint64_t *hash)
+int sl_win_snap_get_key(const struct win *w, struct sl_snap_reader *r, uint32_t *kg,
+			const uint8_t **key, uint32_t *klen, uint64_t *hash)
 {
 	uint16_t h[2];
 

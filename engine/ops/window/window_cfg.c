@@ -72,7 +72,8 @@ static int check_spec(const struct sl_window_spec *s, struct sl_error *err)
 			return 0;
 		set_err(err, -EINVAL,
 			"window: cumulating max size must be a positive multiple of the step "
-			"(> 0 ms), got %lld/%lld", (long long)s->size_ms, (long long)s->slide_ms);
+			"(> 0 ms), got %lld/%lld",
+			(long long)s->size_ms, (long long)s->slide_ms);
 		return -EINVAL;
 	case SL_WIN_SESSION:
 		if (s->gap_ms > 0)
@@ -122,7 +123,8 @@ static int bind_agg(struct sl_window_cfg *c, int i, const struct sl_agg_spec *a,
 		    u->result_type == SL_TYPE_DECIMAL) {
 			set_err(err, -EINVAL,
 				"window: user aggregate '%s' needs add, result, an acc_size in "
-				"1..1MiB and a result type (not DECIMAL)", a->name);
+				"1..1MiB and a result type (not DECIMAL)",
+				a->name);
 			return -EINVAL;
 		}
 		if (merges && !u->merge) {
@@ -152,9 +154,9 @@ static int bind_agg(struct sl_window_cfg *c, int i, const struct sl_agg_spec *a,
 	return 0;
 }
 
-static struct sl_schema *build_schema(const struct sl_window_cfg *c,
-				      const struct sl_agg_spec *aggs, const struct sl_schema *in,
-				      const int *key_fields, struct sl_error *err)
+static struct sl_schema *build_schema(const struct sl_window_cfg *c, const struct sl_agg_spec *aggs,
+				      const struct sl_schema *in, const int *key_fields,
+				      struct sl_error *err)
 {
 	struct sl_schema *s = sl_schema_create();
 	const char *name = "";
@@ -188,8 +190,10 @@ static struct sl_schema *build_schema(const struct sl_window_cfg *c,
 			rc = sl_schema_add(s, name, b->out_type);
 	}
 	if (rc < 0) {
-		set_err(err, rc, rc == -ENOMEM ? "window: out of memory"
-					      : "window: duplicate output column '%s'", name);
+		set_err(err, rc,
+			rc == -ENOMEM ? "window: out of memory"
+				      : "window: duplicate output column '%s'",
+			name);
 		sl_schema_destroy(s);
 		return NULL;
 	}
@@ -207,8 +211,8 @@ struct sl_window_cfg *sl_window_cfg_create(const struct sl_window_spec *spec,
 	int nin;
 
 	*out_schema = NULL;
-	if (!spec || !in || naggs < 0 || (naggs && !aggs) || nkey < 0 ||
-	    nkey > SL_MAX_KEY_FIELDS || (nkey && !key_fields)) {
+	if (!spec || !in || naggs < 0 || (naggs && !aggs) || nkey < 0 || nkey > SL_MAX_KEY_FIELDS ||
+	    (nkey && !key_fields)) {
 		set_err(err, -EINVAL, "window: missing spec, schema, aggregates or key");
 		return NULL;
 	}
@@ -286,10 +290,13 @@ void sl_window_explain(const void *cfgp, FILE *f)
 		fprintf(f, "state: per key, one accumulator per open session (gap %" PRId64 " ms)",
 			s->gap_ms);
 	else
-		fprintf(f, "state: per key, one accumulator per %" PRId64 " ms slice "
-			   "(size %" PRId64 " ms%s)", cfg->slice, s->size_ms,
-			s->kind == SL_WIN_HOP ? ", hopping"
-			: s->kind == SL_WIN_CUMULATE ? ", cumulating" : "");
+		fprintf(f,
+			"state: per key, one accumulator per %" PRId64 " ms slice "
+			"(size %" PRId64 " ms%s)",
+			cfg->slice, s->size_ms,
+			s->kind == SL_WIN_HOP	     ? ", hopping"
+			: s->kind == SL_WIN_CUMULATE ? ", cumulating"
+						     : "");
 	if (s->allowed_lateness_ms)
 		fprintf(f, ", kept %" PRId64 " ms after firing for late updates",
 			s->allowed_lateness_ms);

@@ -27,23 +27,23 @@ struct sl_snap_reader;
 
 struct sl_window_cfg {
 	struct sl_window_spec spec;
-	sl_ts_t slice;            /* tumble/hop: gcd(size, slide), the state granularity */
-	sl_ts_t slide;            /* tumble: size; cumulate: slice = slide = step */
-	sl_ts_t lateness;         /* allowed lateness, >= 0 */
+	sl_ts_t slice;	  /* tumble/hop: gcd(size, slide), the state granularity */
+	sl_ts_t slide;	  /* tumble: size; cumulate: slice = slide = step */
+	sl_ts_t lateness; /* allowed lateness, >= 0 */
 	int naggs;
 	int nkey;
-	int nout;                 /* output fields: nkey + 2 + naggs */
-	uint32_t acc_size;        /* bytes of all accumulators, 8-aligned */
-	bool has_init;            /* some aggregate needs init (USER) */
-	bool has_dyn;             /* some accumulator owns memory (kernel destroy hook) */
-	bool cum;                 /* cumulate: window e starts at its period's start, not e - size */
+	int nout;	   /* output fields: nkey + 2 + naggs */
+	uint32_t acc_size; /* bytes of all accumulators, 8-aligned */
+	bool has_init;	   /* some aggregate needs init (USER) */
+	bool has_dyn;	   /* some accumulator owns memory (kernel destroy hook) */
+	bool cum;	   /* cumulate: window e starts at its period's start, not e - size */
 	struct sl_agg_bound *agg; /* naggs */
 };
 
 /* A state entry of a slice as firing sees it: sorted runs order by hash, then key bytes. */
 struct fref {
 	uint64_t hash;
-	void *v;        /* the kvtab value (stable) */
+	void *v; /* the kvtab value (stable) */
 };
 
 /*
@@ -52,8 +52,8 @@ struct fref {
  * them, and the following windows sharing the slice find them already in order.
  */
 struct bucket {
-	sl_ts_t s_end;     /* slice end */
-	struct fref *run;  /* nrun entries; the first nsorted sorted by (hash, key) */
+	sl_ts_t s_end;	  /* slice end */
+	struct fref *run; /* nrun entries; the first nsorted sorted by (hash, key) */
 	uint32_t nrun;
 	uint32_t nsorted;
 	uint32_t cap;
@@ -62,7 +62,7 @@ struct bucket {
 /* A cursor of the k-way merge of a window's slices at fire time. */
 struct fcur {
 	const struct fref *p, *end;
-	uint32_t bi;       /* bucket index: ties of one key merge in slice order */
+	uint32_t bi; /* bucket index: ties of one key merge in slice order */
 };
 
 /* The per-shard instance (ctx->self). */
@@ -72,35 +72,35 @@ struct win {
 	const struct sl_window_cfg *cfg;
 	const struct sl_win_kind_ops *kind; /* slices or sessions, chosen at open */
 	const struct sl_op_def *def;
-	uint32_t max_par;         /* key groups of the job: [0, max_par) */
-	uint32_t nrestored;       /* snapshots restored (rescaling: several) */
-	char err[560];            /* why the last restore failed, for the job's error */
-	struct sl_kvtab *tab;     /* slices (tumble/hop) or sessions; value = header + accs */
-	uint32_t hdr;             /* header bytes before the accumulators */
-	void *tmp;                /* scratch accumulator blocks for merging: old result, */
-	void *tmp2;               /* new result */
-	void *save;               /* scratch copy of an accumulator block (late updates) */
-	uint8_t *rowbuf;          /* second row buffer: the -U row while +U is built */
+	uint32_t max_par;     /* key groups of the job: [0, max_par) */
+	uint32_t nrestored;   /* snapshots restored (rescaling: several) */
+	char err[560];	      /* why the last restore failed, for the job's error */
+	struct sl_kvtab *tab; /* slices (tumble/hop) or sessions; value = header + accs */
+	uint32_t hdr;	      /* header bytes before the accumulators */
+	void *tmp;	      /* scratch accumulator blocks for merging: old result, */
+	void *tmp2;	      /* new result */
+	void *save;	      /* scratch copy of an accumulator block (late updates) */
+	uint8_t *rowbuf;      /* second row buffer: the -U row while +U is built */
 
 	/* tumble / hop / cumulate */
-	sl_ts_t c_lo, c_hi;       /* cached slice [c_lo, c_hi) of the last record, so that */
-	sl_ts_t c_fire;           /* in-order input skips the divisions: first window end - 1 */
-	sl_ts_t c_drop;           /* and last window end - 1 + lateness of that slice */
-	struct bucket *bkt;       /* sorted by s_end, distinct */
+	sl_ts_t c_lo, c_hi; /* cached slice [c_lo, c_hi) of the last record, so that */
+	sl_ts_t c_fire;	    /* in-order input skips the divisions: first window end - 1 */
+	sl_ts_t c_drop;	    /* and last window end - 1 + lateness of that slice */
+	struct bucket *bkt; /* sorted by s_end, distinct */
 	uint32_t nbkt, cap_bkt;
-	sl_ts_t fired_upto;       /* every window ending at or before this has fired */
-	struct fcur *heap;        /* merge cursors for one window, one per slice */
+	sl_ts_t fired_upto; /* every window ending at or before this has fired */
+	struct fcur *heap;  /* merge cursors for one window, one per slice */
 	uint32_t cap_heap;
-	struct fcur *grp;         /* entries of one key hash at fire time (p, bi) */
+	struct fcur *grp; /* entries of one key hash at fire time (p, bi) */
 	uint32_t cap_grp;
-	struct fref *sort_tmp;    /* radix sort scratch, grown to the largest bucket */
+	struct fref *sort_tmp; /* radix sort scratch, grown to the largest bucket */
 	uint32_t cap_sort;
-	uint32_t *radix_count;    /* 2^16 digit counters, allocated on first big sort */
+	uint32_t *radix_count; /* 2^16 digit counters, allocated on first big sort */
 
 	/* session */
-	struct sl_kvtab *dir;     /* key -> head of its session list */
-	struct sl_timers *timers; /* fire at end - 1, clean up at end - 1 + lateness */
-	uint64_t seq;             /* next session id (the state namespace) */
+	struct sl_kvtab *dir;	    /* key -> head of its session list */
+	struct sl_timers *timers;   /* fire at end - 1, clean up at end - 1 + lateness */
+	uint64_t seq;		    /* next session id (the state namespace) */
 	uint8_t keybuf[SL_KEY_MAX]; /* a timer's key, copied out of the timer service */
 };
 
@@ -136,14 +136,14 @@ void sl_win_acc_copy(const struct win *w, void *dst, const void *src);
 void sl_win_acc_destroy(const struct win *w, void *acc);
 /* Builds the output row for the current ctx key into b (over buf) and finishes it. */
 const struct sl_row *sl_win_row_build(struct win *w, struct sl_ctx *ctx, void *buf, sl_ts_t start,
-				   sl_ts_t end, const void *acc, enum sl_row_kind kind);
+				      sl_ts_t end, const void *acc, enum sl_row_kind kind);
 /* Emits the row of (ctx key, [start, end)) with `kind`: +I on a first firing, -D for a
  * fired session absorbed by a merge. */
 void sl_win_emit(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end, const void *acc,
-	      enum sl_row_kind kind);
+		 enum sl_row_kind kind);
 /* Emits -U old / +U new, or nothing when the rows are equal (Flink suppresses those). */
 void sl_win_emit_update(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t end,
-		     const void *old_acc, const void *new_acc);
+			const void *old_acc, const void *new_acc);
 /* Counts a record beyond allowed lateness and sends it to the late side output. */
 void sl_win_late(struct win *w, struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row);
 void sl_win_fail(struct sl_ctx *ctx, int code, const char *what);
@@ -176,7 +176,7 @@ int sl_win_snap_put_key(struct sl_snap_buf *out, uint32_t kg, const uint8_t *key
 /* Reads a key written by sl_win_snap_put_key, borrowing its bytes from r, and its hash; checks
  * that the key group is the one the key hashes to. Returns 0 or -EINVAL. */
 int sl_win_snap_get_key(const struct win *w, struct sl_snap_reader *r, uint32_t *kg,
-		 const uint8_t **key, uint32_t *klen, uint64_t *hash);
+			const uint8_t **key, uint32_t *klen, uint64_t *hash);
 /* A timestamp a snapshot may hold: far enough from the ends of time that window arithmetic
  * (start + size, end - 1 + lateness) cannot overflow. */
 bool sl_win_snap_ts_ok(sl_ts_t t);

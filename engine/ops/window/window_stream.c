@@ -24,11 +24,11 @@ struct sl_stream *sl_stream_window(struct sl_stream *keyed, const char *name,
 
 	if (!sl_stream_check_keyed(keyed, "window"))
 		return NULL;
-	cfg = sl_window_cfg_create(win, aggs, naggs, keyed->schema, keyed->fields,
-				   keyed->nfields, &out, &err);
+	cfg = sl_window_cfg_create(win, aggs, naggs, keyed->schema, keyed->fields, keyed->nfields,
+				   &out, &err);
 	if (!cfg) {
-		sl_job_set_error(keyed->job, err.code ? err.code : -EINVAL, "window '%s': %s",
-				 name, err.msg);
+		sl_job_set_error(keyed->job, err.code ? err.code : -EINVAL, "window '%s': %s", name,
+				 err.msg);
 		return NULL;
 	}
 	n = sl_stream_keyed_op(keyed, name, &sl_window_ops, cfg, window_cfg_free, out);
