@@ -218,10 +218,12 @@ def zombie(sluice, work, rnd, cluster, job, feeder):
         except subprocess.TimeoutExpired:
             raise Failed("the resumed zombie did not stop within 90 s of SIGCONT")
         err = old.stderr(4000)
-        # sluice's own line (not only librdkafka's log): the sink names the topic and cause
+        # sluice's own line (not only librdkafka's log): the sink names the topic and cause,
+        # or the coordinator found the newer run's checkpoint directory first
         said = [l for l in err.splitlines()
-                if l.startswith("sluice: kafka sink: topic 'out'") and
-                "fenced by a newer producer" in l]
+                if (l.startswith("sluice: kafka sink: topic 'out'") and
+                    "fenced by a newer producer" in l) or
+                (l.startswith("sluice: checkpoint ") and "another run of this job" in l)]
         need(rc != 0 and said, "the resumed zombie exited %d without saying it was fenced: "
              "%s" % (rc, err[-800:]))
         print("ok: zombie %d (paused %.0f ms after a checkpoint), resumed, stopped (exit %d): "

@@ -275,8 +275,14 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 			if (brc) {
 				char why[160];
 
-				snprintf(why, sizeof why, "cannot create its directory: %s",
-					 strerror(-brc));
+				if (brc == -EEXIST) /* ids only grow: someone else made it */
+					snprintf(why, sizeof why,
+						 "its directory exists already: another run of "
+						 "this job writes to the same checkpoint "
+						 "directory (this one is a zombie)");
+				else
+					snprintf(why, sizeof why, "cannot create its directory: %s",
+						 strerror(-brc));
 				fprintf(stderr, "sluice: checkpoint %" PRIu64 ": %s\n", n, why);
 				if (rt->sp.active && rt->sp.ckpt == n) {
 					rt->ckpt_failed++;
