@@ -1,7 +1,14 @@
 /*
- * file_source.c - the file source: one split per path, JSON lines, Debezium JSON change
- * events or CSV records decoded into rows of the configured schema (a Debezium event gives
- * 0..2 rows, each emitted with its changelog kind).
+ * file_source.c - the file source: one split per path or per byte range of a file
+ * (file_split.c plans the ranges), JSON lines, Debezium JSON change events or CSV records
+ * decoded into rows of the configured schema (a Debezium event gives 0..2 rows, each emitted
+ * with its changelog kind).
+ *
+ * A range split starts at its begin, which is a record start, and takes the records that
+ * start before its end; the last one may run past the end, and the next split starts just
+ * after it. Line numbers (for dead-letter places) count from the range's begin; the lines
+ * before it are counted only when a dead letter needs the absolute number, so a clean file
+ * never pays for it.
  *
  * A split reads its file in large chunks (cfg.read_bytes, 1 MiB by default) into one buffer
  * and cuts records out of it in place, so the per-record cost is a memchr and the decoder,
@@ -11,7 +18,8 @@
  *
  * Invariants: buf holds cap + SL_JSON_PADDING bytes and unconsumed data lies in [head, tail)
  * with tail <= cap, so every record handed to the JSON decoder has its padding readable.
- * `line` is the 1-based line number of the record starting at head.
+ * `line` is the 1-based line number, counted from the range's begin, of the record
+ * starting at head.
  *
  * poll() returns the number of records taken from the file, whether emitted, dead-lettered
  * or skipped, so a run of bad lines still counts as progress.
@@ -33,6 +41,7 @@
 #include <unistd.h>
 
 #include "source.h"
+#include "file_split.h"
 #include "format.h"
 
 #define DEFAULT_READ (1u << 20)
@@ -52,13 +61,48 @@ struct file_split {
 	struct sl_json_dec *json; /* JSON and Debezium JSON */
 	struct sl_csv_dec *csv;
 	bool dbz;
-	uint64_t skipped;    /* bad records dropped (ignore_parse_errors) */
-	uint64_t read_total; /* bytes read from the file: the offset of buf[tail] */
+	uint64_t skipped;	   /* bad records dropped (ignore_parse_errors) */
+	uint64_t read_total;	   /* bytes read from the file: the offset of buf[tail] */
+	uint64_t begin, end;	   /* the range: records starting in [begin, end) */
+	uint64_t lines_before;	   /* lines in [0, begin); UINT64_MAX: not counted yet */
+	struct sl_file_scan *scan; /* planning a split (sl_file_scan_starts): no decoding */
+	bool started;		   /* fd, buf and the decoder are there */
+	bool finished;		   /* read to its end; released */
+	uint64_t overflow_base;	   /* DECIMAL overflows of decoders already released */
 };
 
-static int file_nsplits(const void *cfg)
+static int file_nsplits(const void *cfgp)
 {
-	return ((const struct sl_file_source_cfg *)cfg)->npaths;
+	const struct sl_file_source_cfg *cfg = cfgp;
+
+	return cfg->ranges ? cfg->nranges : cfg->npaths;
+}
+
+/* The file offset of the record at head. */
+static uint64_t head_offset(const struct file_split *f)
+{
+	return f->read_total - (f->tail - f->head);
+}
+
+/* Gives back what reading needs (descriptor, buffer, decoder), keeping the position and
+ * counts: a split not started or finished holds none, so a file cut in thousands of ranges
+ * costs a descriptor and a buffer per shard, not per split. */
+static void file_release(struct file_split *f)
+{
+	if (f->csv)
+		f->overflow_base += sl_csv_dec_overflows(f->csv);
+	if (f->json)
+		f->overflow_base += sl_json_dec_overflows(f->json);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	sl_json_dec_destroy(f->json);
+	sl_csv_dec_destroy(f->csv);
+	f->json = NULL;
+	f->csv = NULL;
+	free(f->buf);
+	f->buf = NULL;
+	f->started = false;
 }
 
 static void file_close(void *state)
@@ -75,34 +119,18 @@ static void file_close(void *state)
 			"sluice: %s: skipped %llu undecodable record%s (ignore-parse-errors)\n",
 			f->path, (unsigned long long)f->skipped, f->skipped == 1 ? "" : "s");
 	}
-	if (f->fd >= 0)
-		close(f->fd);
-	sl_json_dec_destroy(f->json);
-	sl_csv_dec_destroy(f->csv);
-	free(f->buf);
+	file_release(f);
 	free(f);
 }
 
-static void *file_open(const void *cfgp, int split, struct sl_error *err)
+/* Opens the file at the split's position (read_total) with its buffer and decoder. 0, or
+ * -errno with err set naming the file and the cause. */
+static int file_start(struct file_split *f, struct sl_error *err)
 {
-	const struct sl_file_source_cfg *cfg = cfgp;
-	struct file_split *f;
+	const struct sl_file_source_cfg *cfg = f->cfg;
 	struct stat st;
 	int jerr = -ENOMEM;
 
-	if (split < 0 || split >= cfg->npaths || !cfg->schema) {
-		err->code = -EINVAL;
-		snprintf(err->msg, sizeof err->msg, "file source: no path for split %d%s", split,
-			 cfg->schema ? "" : " (no schema)");
-		return NULL;
-	}
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		goto out_nomem;
-	f->cfg = cfg;
-	f->path = cfg->paths[split];
-	f->line = 1;
-	f->cap = cfg->read_bytes ? cfg->read_bytes : DEFAULT_READ;
 	f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0 || (fstat(f->fd, &st) == 0 && S_ISDIR(st.st_mode))) {
 		int e = f->fd < 0 ? errno : EISDIR;
@@ -110,14 +138,20 @@ static void *file_open(const void *cfgp, int split, struct sl_error *err)
 		err->code = -e;
 		snprintf(err->msg, sizeof err->msg, "file source: cannot open '%s': %s%s", f->path,
 			 strerror(e), e == EISDIR ? " (list it with sl_file_list_dir())" : "");
-		file_close(f);
-		return NULL;
+		file_release(f);
+		return err->code;
 	}
 	posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (f->read_total && lseek(f->fd, (off_t)f->read_total, SEEK_SET) < 0) {
+		err->code = -errno;
+		snprintf(err->msg, sizeof err->msg, "file source: cannot seek '%s' to %llu: %s",
+			 f->path, (unsigned long long)f->read_total, strerror(errno));
+		file_release(f);
+		return err->code;
+	}
 	f->buf = malloc(f->cap + SL_JSON_PADDING);
 	if (!f->buf)
-		goto out_close;
-	f->dbz = cfg->format == SL_FORMAT_DEBEZIUM_JSON;
+		goto out_nomem;
 	if (cfg->format == SL_FORMAT_CSV) {
 		struct sl_csv_opts o = cfg->csv;
 
@@ -135,19 +169,81 @@ static void *file_open(const void *cfgp, int split, struct sl_error *err)
 		err->code = -EINVAL;
 		snprintf(err->msg, sizeof err->msg,
 			 "file source: field names do not form a tree of JSON objects");
-		file_close(f);
-		return NULL;
+		file_release(f);
+		return err->code;
 	}
 	if (!f->csv && !f->json)
-		goto out_close;
-	return f;
+		goto out_nomem;
+	f->started = true;
+	return 0;
 
-out_close:
-	file_close(f);
 out_nomem:
+	file_release(f);
 	err->code = -ENOMEM;
 	snprintf(err->msg, sizeof err->msg, "file source: out of memory");
-	return NULL;
+	return err->code;
+}
+
+/* Opens split `split`: checks that its file opens and decodes (the error names it now, not
+ * at the first poll), then gives the resources back until the split's turn comes. */
+static void *file_open(const void *cfgp, int split, struct sl_error *err)
+{
+	const struct sl_file_source_cfg *cfg = cfgp;
+	struct file_split *f;
+
+	if (split < 0 || split >= file_nsplits(cfg) || !cfg->schema ||
+	    (cfg->ranges &&
+	     (cfg->ranges[split].path < 0 || cfg->ranges[split].path >= cfg->npaths))) {
+		err->code = -EINVAL;
+		snprintf(err->msg, sizeof err->msg, "file source: no path for split %d%s", split,
+			 cfg->schema ? "" : " (no schema)");
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		err->code = -ENOMEM;
+		snprintf(err->msg, sizeof err->msg, "file source: out of memory");
+		return NULL;
+	}
+	f->cfg = cfg;
+	f->fd = -1;
+	f->path = cfg->paths[cfg->ranges ? cfg->ranges[split].path : split];
+	f->begin = cfg->ranges ? cfg->ranges[split].begin : 0;
+	f->end = cfg->ranges ? cfg->ranges[split].end : UINT64_MAX;
+	f->read_total = f->begin;
+	f->lines_before = f->begin ? UINT64_MAX : 0;
+	f->line = 1;
+	f->cap = cfg->read_bytes ? cfg->read_bytes : DEFAULT_READ;
+	f->dbz = cfg->format == SL_FORMAT_DEBEZIUM_JSON;
+	if (file_start(f, err) < 0) {
+		free(f);
+		return NULL;
+	}
+	file_release(f);
+	return f;
+}
+
+/* Counts the lines before the range's begin, once, for the first dead letter of a range
+ * split: a read of the file up to begin. On a read error the place names the byte offset. */
+static void count_lines_before(struct file_split *f)
+{
+	char buf[1 << 16];
+	uint64_t off = 0, n = 0;
+
+	while (off < f->begin) {
+		size_t want = f->begin - off < sizeof buf ? (size_t)(f->begin - off) : sizeof buf;
+		ssize_t got = pread(f->fd, buf, want, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return; /* stays unknown */
+		for (const char *p = buf, *e = buf + got; (p = memchr(p, '\n', (size_t)(e - p)));
+		     p++)
+			n++;
+		off += (uint64_t)got;
+	}
+	f->lines_before = n;
 }
 
 static void dead_letter(struct file_split *f, struct sl_src_ctx *c, uint64_t line, const char *why,
@@ -155,11 +251,21 @@ static void dead_letter(struct file_split *f, struct sl_src_ctx *c, uint64_t lin
 {
 	char where[512];
 
+	if (f->scan)
+		return; /* planning: the split that reads the record reports it */
 	if (f->cfg->ignore_parse_errors) {
 		f->skipped++;
 		return;
 	}
-	snprintf(where, sizeof where, "%s:%llu", f->path, (unsigned long long)line);
+	if (f->lines_before == UINT64_MAX)
+		count_lines_before(f);
+	if (f->lines_before != UINT64_MAX)
+		snprintf(where, sizeof where, "%s:%llu", f->path,
+			 (unsigned long long)(f->lines_before + line));
+	else
+		snprintf(where, sizeof where, "%s:@%llu (range from byte %llu, line %llu)", f->path,
+			 (unsigned long long)head_offset(f), (unsigned long long)f->begin,
+			 (unsigned long long)line);
 	sl_src_dead_letter(c, where, why, raw, len);
 }
 
@@ -275,7 +381,9 @@ static int take(struct file_split *f, struct sl_src_ctx *c, const char *rec, siz
 
 static uint64_t overflows(const struct file_split *f)
 {
-	return f->csv ? sl_csv_dec_overflows(f->csv) : sl_json_dec_overflows(f->json);
+	return f->overflow_base + (f->csv    ? sl_csv_dec_overflows(f->csv)
+				   : f->json ? sl_json_dec_overflows(f->json)
+					     : 0);
 }
 
 static int poll_records(struct file_split *f, struct sl_src_ctx *c, int max)
@@ -283,9 +391,16 @@ static int poll_records(struct file_split *f, struct sl_src_ctx *c, int max)
 	int taken = 0, rc;
 
 	while (taken < max) {
-		size_t n = f->skipping ? 0 : record_len(f), len;
+		size_t n, len;
 		uint64_t line = f->line;
 		const char *rec;
+
+		/* a record starts here: past the range's end it is the next split's */
+		if (!f->skipping && head_offset(f) >= f->end)
+			return taken ? taken : SL_SRC_EOF;
+		if (f->scan && !f->skipping)
+			sl_file_scan_note(f->scan, head_offset(f));
+		n = f->skipping ? 0 : record_len(f);
 
 		if (f->skipping) {
 			const char *nl = memchr(f->buf + f->head, '\n', f->tail - f->head);
@@ -320,10 +435,14 @@ static int poll_records(struct file_split *f, struct sl_src_ctx *c, int max)
 		f->line += f->csv ? count_lines(rec, n) + (rec[n - 1] != '\n') : 1;
 		if (len == 0)
 			continue; /* blank lines separate nothing */
-		if (line == 1 && f->csv && f->cfg->csv.header)
+		if (line == 1 && !f->begin && f->csv && f->cfg->csv.header)
 			continue;
 		if (f->csv && f->cfg->csv_allow_comments && rec[0] == '#')
 			continue;
+		if (f->scan) {
+			taken++; /* planning: the record's bounds are all it needs */
+			continue;
+		}
 		rc = take(f, c, rec, len, line);
 		if (rc < 0)
 			return rc;
@@ -337,11 +456,27 @@ static int poll_records(struct file_split *f, struct sl_src_ctx *c, int max)
 static int file_poll(void *state, struct sl_src_ctx *c, int max)
 {
 	struct file_split *f = state;
-	uint64_t before = overflows(f);
-	int rc = poll_records(f, c, max);
+	uint64_t before;
+	int rc;
 
+	if (f->finished)
+		return SL_SRC_EOF;
+	if (!f->started) {
+		struct sl_error err = { 0 };
+
+		if ((rc = file_start(f, &err)) < 0) {
+			fprintf(stderr, "sluice: %s\n", err.msg);
+			return rc;
+		}
+	}
+	before = overflows(f);
+	rc = poll_records(f, c, max);
 	if (overflows(f) != before)
 		sl_src_count_overflow(c, overflows(f) - before);
+	if (rc == SL_SRC_EOF) {
+		file_release(f);
+		f->finished = true;
+	}
 	return rc;
 }
 
@@ -354,6 +489,7 @@ struct file_pos {
 	uint64_t offset;
 	uint64_t line;
 	uint64_t skipping;
+	uint64_t begin, end; /* the range it belongs to: a restore checks it is the same */
 };
 
 static int file_position(void *state, void *buf, size_t cap, size_t *len)
@@ -363,6 +499,8 @@ static int file_position(void *state, void *buf, size_t cap, size_t *len)
 		.offset = f->read_total - (f->tail - f->head),
 		.line = f->line,
 		.skipping = f->skipping,
+		.begin = f->begin,
+		.end = f->end,
 	};
 
 	if (cap < sizeof p)
@@ -380,8 +518,12 @@ static int file_seek(void *state, const void *pos, size_t len)
 	if (len != sizeof p)
 		return -EINVAL;
 	memcpy(&p, pos, sizeof p);
-	if (lseek(f->fd, (off_t)p.offset, SEEK_SET) < 0)
-		return -errno;
+	/* the file was cut differently (another split size, or it changed): the position
+	 * means nothing here */
+	if (p.begin != f->begin || p.end != f->end || p.offset < f->begin)
+		return -ESTALE;
+	file_release(f); /* the next poll opens the file at the position */
+	f->finished = false;
 	f->head = f->tail = 0;
 	f->read_total = p.offset;
 	f->line = p.line;
@@ -398,7 +540,37 @@ const struct sl_source_ops sl_file_source_ops = {
 	.close = file_close,
 	.position = file_position,
 	.seek = file_seek,
+	.splits_in_order = true,
 };
+
+int sl_file_scan_starts(const struct sl_file_source_cfg *cfg, int path, struct sl_file_scan *scan,
+			struct sl_error *err)
+{
+	struct sl_file_source_cfg whole = *cfg;
+	struct file_split *f;
+	int rc;
+
+	whole.ranges = NULL;
+	whole.nranges = 0;
+	f = file_open(&whole, path, err);
+	if (!f)
+		return err->code;
+	if (file_start(f, err) < 0) {
+		file_close(f);
+		return err->code;
+	}
+	f->scan = scan;
+	do
+		rc = poll_records(f, NULL, 1 << 20);
+	while (rc > 0);
+	file_close(f);
+	if (rc == SL_SRC_EOF)
+		return 0;
+	err->code = rc;
+	snprintf(err->msg, sizeof err->msg, "file source: cannot read '%s': %s", cfg->paths[path],
+		 strerror(-rc));
+	return rc;
+}
 
 static int cmp_names(const void *a, const void *b)
 {

@@ -167,6 +167,36 @@ int sl_sql_conn_parse_duration(const char *v, int64_t *ms)
 }
 
 /* A Flink duration: '<n>' (ms) or '<n>[ ]<unit>'. */
+int sl_sql_conn_parse_memory_size(const char *s, size_t *bytes)
+{
+	static const struct {
+		const char *unit;
+		unsigned shift;
+	} units[] = {
+		{ "", 0 },     { "b", 0 },    { "bytes", 0 }, { "k", 10 },   { "kb", 10 },
+		{ "kib", 10 }, { "m", 20 },   { "mb", 20 },   { "mib", 20 }, { "g", 30 },
+		{ "gb", 30 },  { "gib", 30 }, { "t", 40 },    { "tb", 40 },  { "tib", 40 },
+	};
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -EINVAL;
+	while (*end == ' ')
+		end++;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcasecmp(end, units[i].unit))
+			continue;
+		if (n > (SIZE_MAX >> units[i].shift))
+			return -ERANGE;
+		*bytes = (size_t)n << units[i].shift;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 static int parse_duration(struct optctx *c, const struct sl_sql_conn_opt *o, int64_t *ms)
 {
 	if (sl_sql_conn_parse_duration(o->value, ms) < 0)
@@ -206,6 +236,7 @@ struct fs_src {
 	struct sl_file_source_cfg cfg; /* first: the pointer handed out */
 	char **paths;
 	int npaths;
+	struct sl_file_range *ranges;
 	char *null_lit;
 	uint64_t skipped;
 };
@@ -224,6 +255,7 @@ static void fs_src_free(void *p)
 	if (!f)
 		return;
 	sl_file_list_free(f->paths, f->npaths);
+	free(f->ranges);
 	free(f->null_lit);
 	free(f);
 }
@@ -319,12 +351,36 @@ static int fs_format(struct optctx *c, struct fs_fmt *f, bool sink)
 		       o->value);
 }
 
+/*
+ * A file is cut into splits of about 'source.split-size' bytes (sluice's option), so one
+ * large file feeds every shard: 32 MiB by default, large enough that a split's own cost (a
+ * read buffer, a decoder, a watermark) is noise, small enough that a 100 MB file feeds four
+ * shards. '0' keeps one split per file.
+ */
+#define FS_SPLIT_DEFAULT ((size_t)32 << 20)
+
+static int fs_split_size(struct optctx *c, size_t *bytes)
+{
+	struct sl_sql_conn_opt *o = opt_take(c, "source.split-size");
+
+	*bytes = FS_SPLIT_DEFAULT;
+	if (o && sl_sql_conn_parse_memory_size(o->value, bytes) < 0)
+		return fail_at(c, o,
+			       "option 'source.split-size': '%s' is not a memory size "
+			       "(such as '32 mb' or '0' for one split per file)",
+			       o->value);
+	return 0;
+}
+
 static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
 	struct sl_sql_conn_opt *path = opt_take(c, "path"), *mon;
+	struct sl_error perr;
 	struct fs_fmt fmt;
 	struct fs_src *f;
 	bool oom = false;
+	size_t split;
+	char known[256];
 	int rc;
 
 	if ((mon = opt_take(c, "source.monitor-interval")))
@@ -336,7 +392,10 @@ static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct
 		return fail_at(c, c->at, "connector 'filesystem' needs option 'path'");
 	if ((rc = fs_format(c, &fmt, false)) < 0)
 		return rc;
-	if ((rc = check_unused(c, fmt.known)) < 0)
+	if ((rc = fs_split_size(c, &split)) < 0)
+		return rc;
+	snprintf(known, sizeof known, "%s, source.split-size", fmt.known);
+	if ((rc = check_unused(c, known)) < 0)
 		return rc;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -365,6 +424,14 @@ static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct
 	f->cfg.json_fail_on_missing = fmt.fail_missing;
 	f->cfg.csv_allow_comments = fmt.allow_comments;
 	f->cfg.fail_on_decimal_overflow = fmt.fail_overflow;
+	rc = sl_file_plan_ranges(&f->cfg, split, &f->ranges, &f->cfg.nranges, &perr);
+	if (rc < 0) {
+		fs_src_free(f);
+		if (rc == -ENOMEM)
+			return nomem(c);
+		return fail_at(c, path, "option 'path': %s", perr.msg);
+	}
+	f->cfg.ranges = f->ranges;
 	out->src_ops = &sl_file_source_ops;
 	out->cfg = f;
 	out->cfg_free = fs_src_free;

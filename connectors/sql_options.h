@@ -132,11 +132,14 @@ int sl_sql_conn_bind_source(const struct sl_sql_conn_table *t, struct sl_sql_con
  * sl_sql_conn_opt_vfail   writes "FILE:LINE:COL: <message>" for option o (NULL: 1:1) into
  *                         err and returns -EINVAL;
  * sl_sql_conn_parse_duration  Flink's duration text ('<n>' ms or '<n>[ ]<unit>', unit ms,
- *                         s, min, h, d and their long forms) into ms: 0 or -EINVAL. */
+ *                         s, min, h, d and their long forms) into ms: 0 or -EINVAL;
+ * sl_sql_conn_parse_memory_size  Flink's memory size text ("512 mb", "2g", "64kb", a bare
+ *                         number is bytes) into bytes: 0, -EINVAL or -ERANGE. */
 struct sl_sql_conn_opt *sl_sql_conn_opt_take(struct sl_sql_conn_opt *opts, int n, const char *key);
 int sl_sql_conn_opt_vfail(char *err, size_t errcap, const char *file,
 			  const struct sl_sql_conn_opt *o, const char *fmt, va_list ap);
 int sl_sql_conn_parse_duration(const char *text, int64_t *ms);
+int sl_sql_conn_parse_memory_size(const char *text, size_t *bytes);
 
 /* Like sl_sql_conn_bind_source() for a sink (INSERT INTO target). */
 int sl_sql_conn_bind_sink(const struct sl_sql_conn_table *t, struct sl_sql_conn *out, char *err,

@@ -27,6 +27,7 @@
 #include "control.h"
 #include "demos.h"
 #include "planner.h"
+#include "sql_options.h"
 
 static struct sl_job *running_job;
 
@@ -238,7 +239,7 @@ static int run_sql(bool explain, int argc, char **argv)
 			so.state_backend = strcmp(optarg, "rocksdb") ? "heap" : "rocksdb";
 			break;
 		case 'M':
-			if (sl_sql_parse_memory_size(optarg, &so.state_memory) < 0 ||
+			if (sl_sql_conn_parse_memory_size(optarg, &so.state_memory) < 0 ||
 			    !so.state_memory) {
 				fprintf(stderr,
 					"sluice: --state-memory '%s': expected a size such "

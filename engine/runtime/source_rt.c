@@ -2,7 +2,9 @@
  * source_rt.c - running a source on a shard: its splits, their event time and watermarks
  * (DESIGN §4).
  *
- * Split k of a source belongs to shard k mod N. Each split tracks the greatest event time it
+ * Split k of a source belongs to shard k mod N; a source whose splits are pieces of one
+ * stream (splits_in_order: a file's byte ranges) has them read one after another, the others
+ * all at once. Each split tracks the greatest event time it
  * has produced; the instance's watermark is the minimum over its splits that are neither idle
  * nor finished, and only moves forward. A split that produced nothing for idle_timeout is
  * idle and left out of the minimum; when every live split is idle the instance tells
@@ -31,6 +33,7 @@
  * chain. */
 static void update_wm(struct sl_stage_inst *si)
 {
+	bool in_order = si->st->input->src_ops->splits_in_order;
 	struct sl_wm_min m;
 
 	sl_wm_min_init(&m);
@@ -39,6 +42,9 @@ static void update_wm(struct sl_stage_inst *si)
 
 		sl_wm_min_add(&m, sl_wm_of_split(si->wm, sp->max_ts, sp->custom_wm), sp->idle,
 			      sp->ended);
+		/* in order: the splits after the one being read have not started */
+		if (in_order && !sp->ended)
+			break;
 	}
 	/* no live split yet, but one may come: idle, so the others' watermark moves */
 	if (!m.active && si->grows)
@@ -264,6 +270,7 @@ static void finish(struct sl_stage_inst *si, bool fire)
 int sl_source_stage_poll(struct sl_stage_inst *si)
 {
 	const struct sl_stream *src = si->st->input;
+	bool in_order = src->src_ops->splits_in_order;
 	int work = 0, live = 0;
 
 	for (int i = 0; i < si->nsplits && !si->pending; i++) {
@@ -285,6 +292,8 @@ int sl_source_stage_poll(struct sl_stage_inst *si)
 			return work;
 		}
 		work += rc;
+		if (in_order)
+			break; /* the next split starts when this one has ended */
 	}
 	if (!live && !si->pending && !si->grows) {
 		bool all_ended = true;

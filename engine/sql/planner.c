@@ -71,36 +71,6 @@ char *sl_sql_plan_strdup(struct sl_sql_plan_ctx *c, const char *s)
 
 /* ---- durations and SET options --------------------------------------------------------- */
 
-int sl_sql_parse_memory_size(const char *s, size_t *bytes)
-{
-	static const struct {
-		const char *unit;
-		unsigned shift;
-	} units[] = {
-		{ "", 0 },     { "b", 0 },    { "bytes", 0 }, { "k", 10 },   { "kb", 10 },
-		{ "kib", 10 }, { "m", 20 },   { "mb", 20 },   { "mib", 20 }, { "g", 30 },
-		{ "gb", 30 },  { "gib", 30 }, { "t", 40 },    { "tb", 40 },  { "tib", 40 },
-	};
-	char *end;
-	unsigned long long n;
-
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-')
-		return -EINVAL;
-	while (*end == ' ')
-		end++;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcasecmp(end, units[i].unit))
-			continue;
-		if (n > (SIZE_MAX >> units[i].shift))
-			return -ERANGE;
-		*bytes = (size_t)n << units[i].shift;
-		return 0;
-	}
-	return -EINVAL;
-}
-
 /* Flink's duration text: "10 ms", "200ms", "5 s", "1 min", "2 h", "1 d", a bare number is ms. */
 int sl_sql_plan_parse_duration(const char *s, sl_ts_t *ms)
 {
@@ -241,7 +211,7 @@ static int apply_set(struct sl_sql_plan_ctx *c, const struct sl_ddl_stmt *st)
 	}
 	if (!strcmp(k, "sluice.state.memory") ||
 	    !strcmp(k, "state.backend.rocksdb.memory.fixed-per-tm")) {
-		if (sl_sql_parse_memory_size(v, &c->state_memory) < 0)
+		if (sl_sql_conn_parse_memory_size(v, &c->state_memory) < 0)
 			return sl_sql_plan_fail(
 				c, st->span.line, st->span.col,
 				"%s '%s': expected a memory size such as '512 mb' or '2g'", k, v);

@@ -48,8 +48,6 @@ bool sl_sql_job_explain_only(const struct sl_sql_script *s, int i);
 /* The run options the file's SET statements and the opts ask for. Run the jobs with exactly
  * this shard count: per-shard operator state (expression scratch) was sized for it. */
 void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out);
-/* Flink's memory size text: "512 mb", "2g", "64kb", a bare number is bytes. 0 or -EINVAL. */
-int sl_sql_parse_memory_size(const char *s, size_t *bytes);
 /* SET 'state.savepoints.dir': where `sluice savepoint` writes when given no directory. */
 const char *sl_sql_savepoint_dir(const struct sl_sql_script *s);
 

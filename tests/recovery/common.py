@@ -41,11 +41,15 @@ CREATE TABLE out_t (id BIGINT, cur STRING, v BIGINT, rate BIGINT)
 INSERT INTO out_t SELECT o.id, o.cur, o.amount * r.rate, r.rate
 FROM orders AS o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.cur = r.cur;
 """,
-    # (c) ROW_NUMBER dedup (each user's first click) feeding event-time TUMBLE windows
+    # (c) ROW_NUMBER dedup (each user's first click) feeding event-time TUMBLE windows.
+    # "First" is first to arrive (ORDER BY proc), so the file is one split: cut into byte
+    # ranges read side by side, arrival order and so the kept rows would depend on timing
+    # (as in Flink with a parallel source), and the output would not be a function of the input.
     "dedup_window": HEAD + """
 CREATE TABLE events (id BIGINT, usr STRING, ts TIMESTAMP(3), proc AS PROCTIME(),
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-  WITH ('connector' = 'filesystem', 'path' = '%(data)s/events.jsonl', 'format' = 'json');
+  WITH ('connector' = 'filesystem', 'path' = '%(data)s/events.jsonl', 'format' = 'json',
+        'source.split-size' = '0');
 CREATE TABLE out_t (b BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, s BIGINT)
   """ + SINK + """;
 INSERT INTO out_t

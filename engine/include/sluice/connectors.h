@@ -186,15 +186,27 @@ int sl_csv_write_row(const struct sl_row *r, const struct sl_schema *s,
 
 /*
  * File source: one split per path (files only: expand a directory with sl_file_list_dir()),
- * records read with large buffered reads. An undecodable record goes to the dead-letter
- * output as "path:LINE" and reading continues; with ignore_parse_errors it is skipped and
- * counted instead: each split adds its count to *skipped (atomically) when it closes and
- * prints one line to stderr naming the file and the count. A SL_FORMAT_DEBEZIUM_JSON split
- * emits each change event's rows with their kinds (-U/+U/-D).
+ * or, with `ranges`, one split per byte range of a file (sl_file_plan_ranges()), so one
+ * large file feeds every shard. Records are read with large buffered reads. A shard reads
+ * the splits it owns one after another in split order (a file's ranges are pieces of one
+ * stream; reading them at once would hold every piece's windows open). An undecodable
+ * record goes to the dead-letter output as "path:LINE" and reading continues; with
+ * ignore_parse_errors it is skipped and counted instead: each split adds its count to
+ * *skipped (atomically) when it closes and prints one line to stderr naming the file and
+ * the count. A SL_FORMAT_DEBEZIUM_JSON split emits each change event's rows with their
+ * kinds (-U/+U/-D).
  */
+struct sl_file_range {
+	int path;	     /* index into paths */
+	uint64_t begin, end; /* the records that start in [begin, end); begin is a record
+			      * start; end UINT64_MAX: to the end of the file */
+};
+
 struct sl_file_source_cfg {
 	const char *const *paths; /* npaths files, borrowed */
 	int npaths;
+	const struct sl_file_range *ranges; /* nranges splits, borrowed; NULL: one per path */
+	int nranges;
 	enum sl_format format;
 	struct sl_csv_opts csv;		/* SL_FORMAT_CSV */
 	const struct sl_schema *schema; /* rows are built for this schema, borrowed */
@@ -216,6 +228,20 @@ struct sl_file_source_cfg {
  */
 int sl_file_list_dir(const char *path, char ***out, int *nout);
 void sl_file_list_free(char **paths, int n);
+
+/*
+ * Cuts cfg's files into byte ranges of about split_bytes each, every range beginning at a
+ * record start: after a line break for JSON lines and Debezium JSON (a JSON record never
+ * holds a raw one), and for CSV, whose quoted fields may, at a boundary found by reading the
+ * file's records from its start with the decoder's own rule (a file without a '"' skips that
+ * pass: its line starts are its record starts). The ranges depend only on the files' bytes
+ * and split_bytes, never on the shard count, so any restore continues the same splits. A file
+ * that cannot be read yet gets one range, so the split reports it when it opens. Plan time:
+ * costs a few small reads per range, plus one read of a CSV file that holds a quote.
+ * *out is malloc'd (free it); 0 or -errno with err set naming the file.
+ */
+int sl_file_plan_ranges(const struct sl_file_source_cfg *cfg, uint64_t split_bytes,
+			struct sl_file_range **out, int *nout, struct sl_error *err);
 
 enum sl_gen_kind {
 	SL_GEN_RANDOM = 0, /* uniform in [min, max] (DOUBLE/FLOAT: [dmin, dmax)); STRING:

@@ -125,6 +125,13 @@ struct sl_source_ops {
 	int (*discover)(const void *cfg, int64_t now_ms);
 	int (*restore_layout)(const void *cfg, int n, const void *const *pos, const size_t *len,
 			      struct sl_error *err);
+	/*
+	 * A shard reads the splits of this source it owns one after another, in split order,
+	 * instead of all at once: for splits that are pieces of one stream (a file's byte
+	 * ranges, files in name order), where reading them at once would keep every piece's
+	 * windows open. A split not started yet neither holds back nor sets the watermark.
+	 */
+	bool splits_in_order;
 };
 
 struct sl_sink_ops {

@@ -98,7 +98,7 @@ static void test_errors(void)
 					  "json.ignore-parse-error", "true", NULL },
 		"job.sql:13:3: unknown option 'json.ignore-parse-error' for connector 'filesystem' "
 		"(known: path, format, json.ignore-parse-errors, json.fail-on-missing-field, "
-		"json.fail-on-decimal-overflow)");
+		"json.fail-on-decimal-overflow, source.split-size)");
 	src_err(s, (const char *const[]){ "connector", "filesystem", "format", "json", NULL },
 		"job.sql:10:3: connector 'filesystem' needs option 'path'");
 	src_err(s, (const char *const[]){ "connector", "filesystem", "path", "/x", NULL },
