@@ -85,8 +85,7 @@ static int line_starts(int fd, char *buf, struct sl_file_scan *scan)
 }
 
 /* Appends range [begin, end) of file `path` to *v (growing it). 0 or -ENOMEM. */
-static int push(struct sl_file_range **v, int *n, int *cap, int path, uint64_t begin,
-		uint64_t end)
+static int push(struct sl_file_range **v, int *n, int *cap, int path, uint64_t begin, uint64_t end)
 {
 	if (*n == *cap) {
 		int nc = *cap ? *cap * 2 : 16;
@@ -173,8 +172,8 @@ int sl_file_plan_ranges(const struct sl_file_source_cfg *cfg, uint64_t split_byt
 		    (uint64_t)st.st_size <= split_bytes)
 			rc = push(&v, &n, &cap, p, 0, UINT64_MAX);
 		else
-			rc = plan_file(cfg, p, (uint64_t)st.st_size, split_bytes, buf, &v, &n,
-				       &cap, err);
+			rc = plan_file(cfg, p, (uint64_t)st.st_size, split_bytes, buf, &v, &n, &cap,
+				       err);
 	}
 	free(buf);
 	if (rc == -ENOMEM && !err->code)
