@@ -120,7 +120,7 @@ def main():
               % sorted(prefixes))
 
         ref = None
-        for shards, split in ((1, "0"), (1, "64kb"), (2, "64kb"), (2, "100kb"), (2, "1b")):
+        for shards, split in ((1, "0"), (1, "64kb"), (2, "64kb"), (2, "100kb"), (2, "7kb")):
             rc, out, err = run(sluice, work, job(data, split, TUMBLE), shards)
             got, _ = rows(out)
             if ref is None:
