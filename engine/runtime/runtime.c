@@ -136,6 +136,7 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 		free(rt->shards[i].files);
 	}
 	free(rt->shards);
+	free(rt->bells);
 	free(rt->src_splits);
 	close_state(rt);
 	pthread_mutex_destroy(&rt->err_lock);
@@ -240,8 +241,11 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		rt->dl_close = true;
 	}
 	rt->shards = calloc((size_t)rt->nshards, sizeof(*rt->shards));
+	rt->bells = aligned_alloc(SL_CACHE_LINE, (size_t)rt->nshards * sizeof(*rt->bells));
+	if (rt->bells)
+		memset(rt->bells, 0, (size_t)rt->nshards * sizeof(*rt->bells));
 	rt->src_splits = calloc((size_t)job->nnodes, sizeof(*rt->src_splits));
-	if (!rt->shards || !rt->src_splits || create_rings(rt) < 0) {
+	if (!rt->shards || !rt->bells || !rt->src_splits || create_rings(rt) < 0) {
 		sl_job_set_error(job, -ENOMEM, "out of memory creating %d shards' rings",
 				 rt->nshards);
 		return -ENOMEM;

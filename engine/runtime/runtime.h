@@ -14,6 +14,7 @@
 
 #include "graph.h"
 #include "ring.h"
+#include "doorbell.h"
 #include "source.h"
 
 /* One input channel of an exchange stage: the ring from one upstream shard. */
@@ -146,11 +147,12 @@ struct sl_runtime {
 	uint32_t max_par;
 	uint32_t ring_bytes;
 	struct sl_shard *shards;
-	struct sl_ring **rings; /* [lane][from][to], lanes of stage s from lane_base[s];
-				 * source stages have none */
-	int *lane_base;		/* [stage] */
-	int nlanes;		/* lanes of all stages */
-	int dl_fd;		/* dead-letter output */
+	struct sl_doorbell *bells; /* [shard]: an idle shard sleeps on its bell (doorbell.h) */
+	struct sl_ring **rings;	   /* [lane][from][to], lanes of stage s from lane_base[s];
+				    * source stages have none */
+	int *lane_base;		   /* [stage] */
+	int nlanes;		   /* lanes of all stages */
+	int dl_fd;		   /* dead-letter output */
 	bool dl_close;
 	_Atomic bool abort;		/* a shard failed: everyone leaves at once */
 	_Atomic uint64_t ckpt_req;	/* newest checkpoint the coordinator asked for */

@@ -327,17 +327,42 @@ static void flush_sinks(struct sl_shard *sh)
 			sl_sink_flush(&sh->ctx[i]);
 }
 
-static void backoff(unsigned spins)
+/* The shard's ring indices summed: frames published into its inputs and space freed in
+ * its outputs both change it (doorbell.h). Read only by a shard about to sleep. */
+static uint64_t ring_fingerprint(void *arg)
 {
-	if (spins < 64)
-		return;
-	if (spins < 1024) {
-		sched_yield();
-		return;
-	}
-	struct timespec ts = { 0, 50000 };
+	struct sl_shard *sh = arg;
+	struct sl_runtime *rt = sh->rt;
+	struct sl_job *job = rt->job;
+	uint64_t sum = 0;
 
-	nanosleep(&ts, NULL);
+	for (int s = 0; s < job->nstages; s++) {
+		if (job->stage[s].input->kind == SL_NODE_SOURCE)
+			continue;
+		for (int l = 0; l < job->stage[s].nlanes; l++) {
+			for (int j = 0; j < rt->nshards; j++) {
+				sum += atomic_load_explicit(
+					&sl_rt_ring_lane(rt, s, l, j, sh->index)->prod_tail,
+					memory_order_acquire);
+				sum += atomic_load_explicit(
+					&sl_rt_ring_lane(rt, s, l, sh->index, j)->cons_head,
+					memory_order_acquire);
+			}
+		}
+	}
+	return sum;
+}
+
+/* After a turn that moved frames: wake the peers that sleep (pairs with the fence in
+ * sl_doorbell_sleep: the ring stores come first). */
+static void wake_peers(struct sl_shard *sh)
+{
+	struct sl_runtime *rt = sh->rt;
+
+	sl_doorbell_fence();
+	for (int j = 0; j < rt->nshards; j++)
+		if (j != sh->index)
+			sl_doorbell_wake(&rt->bells[j]);
 }
 
 static void pin(struct sl_shard *sh)
@@ -443,6 +468,8 @@ void *sl_shard_main(void *arg)
 	for (;;) {
 		int work = 0;
 		bool done = true;
+		/* about to sleep if this turn is empty too: what the rings look like before it */
+		uint64_t before = spins >= SL_DOORBELL_SPINS ? ring_fingerprint(sh) : 0;
 
 		if (atomic_load_explicit(&rt->abort, memory_order_relaxed))
 			break;
@@ -486,6 +513,9 @@ void *sl_shard_main(void *arg)
 				sl_source_stage_tick(&sh->si[s]);
 		publish_all(sh);
 		work += sl_barrier_ack(sh, SL_SNAP_STEP_BYTES);
+		/* every turn: watermarks, barriers and timer output move frames without
+		 * counting as work */
+		wake_peers(sh);
 		if (done)
 			break;
 		if (work) {
@@ -494,10 +524,15 @@ void *sl_shard_main(void *arg)
 			sh->idle_loops++;
 			if (spins == 0)
 				flush_sinks(sh);
-			backoff(++spins);
+			if (spins >= SL_DOORBELL_SPINS)
+				sl_doorbell_sleep(&rt->bells[sh->index], before, ring_fingerprint,
+						  sh);
+			else
+				spins++;
 		}
 	}
 	publish_all(sh);
+	wake_peers(sh); /* the last frames and end-of-input marks */
 	if (rt->checkpointing && atomic_load(&rt->final_ckpt) && !atomic_load(&rt->abort))
 		sl_barrier_final_checkpoints(sh);
 	/* the coordinator reads the snapshots of an acknowledged checkpoint from this shard's
