@@ -419,8 +419,13 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 						"CUMULATE's max size must be a "
 						"multiple of its step");
 	}
-	if (offset && interval_arg(c, offset, "the offset", &out->tvf_win.offset_ms))
-		return -EINVAL;
+	/* any offset, negative ones too: window starts are offset + k * slide (Flink's
+	 * getWindowStartWithOffset takes the offset modulo the step) */
+	if (offset && offset->kind != SL_EXPR_INTERVAL)
+		return sl_sql_plan_fail(c, offset->line, offset->col,
+					"the offset must be an INTERVAL literal");
+	if (offset)
+		out->tvf_win.offset_ms = offset->ival;
 	return 0;
 }
 
