@@ -163,6 +163,15 @@ int sl_sql_plan_scan_table(struct sl_sql_plan_ctx *c, struct sl_job *job,
 			   struct sl_sql_plan_rel *out);
 
 /* plan_query.c */
+/* One FROM item (table, view, subquery, window TVF, join) to a relation; *out is reset. */
+int sl_sql_plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+		     struct sl_sql_plan_rel *out);
+/* Expressions the planner makes (owned by the script): a reference to col (qualified when
+ * it is), CAST(v AS BIGINT) for v in 0..9 (a join's __side), CAST(NULL AS t). NULL on
+ * ENOMEM. */
+const struct sl_expr *sl_sql_plan_col_expr(struct sl_sql_plan_ctx *c, const struct sl_sql_col *col);
+const struct sl_expr *sl_sql_plan_side_expr(struct sl_sql_plan_ctx *c, int v);
+const struct sl_expr *sl_sql_plan_null_of(struct sl_sql_plan_ctx *c, const struct sl_sql_type *t);
 int sl_sql_plan_resolve_plain(const struct sl_sql_plan_rel *rel, const struct sl_expr *e);
 bool sl_sql_plan_has_agg(const struct sl_expr *e);
 int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,

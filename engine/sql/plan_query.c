@@ -208,9 +208,6 @@ static int add_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 
 /* ---- FROM ----------------------------------------------------------------------------- */
 
-static int plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
-		     struct sl_sql_plan_rel *out);
-
 static void requalify(struct sl_sql_plan_rel *r, const char *qual)
 {
 	for (int i = 0; i < r->ncols; i++)
@@ -357,7 +354,7 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 		tf.name = name;
 		tf.line = data->line;
 		tf.col = data->col;
-		if (plan_from(c, job, &tf, out))
+		if (sl_sql_plan_from(c, job, &tf, out))
 			return -EINVAL;
 		requalify(out, f->alias ? f->alias : NULL);
 	}
@@ -464,7 +461,7 @@ static int split_equi(struct sl_sql_plan_ctx *c, const struct sl_expr *on,
 				"between columns of the two sides joined with AND");
 }
 
-static const struct sl_expr *col_expr(struct sl_sql_plan_ctx *c, const struct sl_sql_col *col)
+const struct sl_expr *sl_sql_plan_col_expr(struct sl_sql_plan_ctx *c, const struct sl_sql_col *col)
 {
 	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
 	char **path = e ? sl_sql_plan_own(c, calloc(2, sizeof(char *)), free) : NULL;
@@ -485,7 +482,7 @@ static const struct sl_expr *col_expr(struct sl_sql_plan_ctx *c, const struct sl
 }
 
 /* CAST(v AS BIGINT) for v in 0..9: the side marker of a join's union row */
-static const struct sl_expr *side_expr(struct sl_sql_plan_ctx *c, int v)
+const struct sl_expr *sl_sql_plan_side_expr(struct sl_sql_plan_ctx *c, int v)
 {
 	static const char *const digits[] = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" };
 	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
@@ -506,7 +503,7 @@ static const struct sl_expr *side_expr(struct sl_sql_plan_ctx *c, int v)
 }
 
 /* CAST(NULL AS type of col) */
-static const struct sl_expr *null_of(struct sl_sql_plan_ctx *c, const struct sl_sql_type *t)
+const struct sl_expr *sl_sql_plan_null_of(struct sl_sql_plan_ctx *c, const struct sl_sql_type *t)
 {
 	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
 	struct sl_expr *n = e ? sl_sql_plan_own(c, calloc(1, sizeof(*n)), free) : NULL;
@@ -595,7 +592,7 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 					"table '%s' is not a versioned "
 					"table: it needs a PRIMARY KEY and a WATERMARK",
 					rt->ddl->name);
-	if (plan_from(c, job, f->left, &L) || plan_from(c, job, f->right, &R))
+	if (sl_sql_plan_from(c, job, f->left, &L) || sl_sql_plan_from(c, job, f->right, &R))
 		return -EINVAL;
 	ltime = sl_sql_plan_resolve_plain(&L, f->right->system_time);
 	if (ltime < 0 || !L.cols[ltime].rowtime)
@@ -618,26 +615,26 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 					SL_PLAN_MAX_COLS);
 	/* union row for each side */
 	n = 0;
-	le[n] = side_expr(c, 0);
-	re[n] = side_expr(c, 1);
+	le[n] = sl_sql_plan_side_expr(c, 0);
+	re[n] = sl_sql_plan_side_expr(c, 1);
 	names[n++] = "__side";
 	for (int i = 0; i < L.ncols; i++, n++) {
-		le[n] = col_expr(c, &L.cols[i]);
-		re[n] = null_of(c, &L.cols[i].type);
+		le[n] = sl_sql_plan_col_expr(c, &L.cols[i]);
+		re[n] = sl_sql_plan_null_of(c, &L.cols[i].type);
 		names[n] = sl_sql_plan_strdup(c, L.cols[i].name);
 	}
 	for (int i = 0; i < R.ncols; i++, n++) {
-		le[n] = null_of(c, &R.cols[i].type);
-		re[n] = col_expr(c, &R.cols[i]);
+		le[n] = sl_sql_plan_null_of(c, &R.cols[i].type);
+		re[n] = sl_sql_plan_col_expr(c, &R.cols[i]);
 		names[n] = sl_sql_plan_strdup(c, R.cols[i].name);
 	}
 	for (int k = 0; k < eq.n; k++, n++) {
 		char kn[32];
 
 		snprintf(kn, sizeof kn, "__key%d", k);
-		le[n] = col_expr(c, &L.cols[eq.l[k]]);
+		le[n] = sl_sql_plan_col_expr(c, &L.cols[eq.l[k]]);
 		/* the right key is cast to the left key's type so both encode alike */
-		re[n] = col_expr(c, &R.cols[eq.r[k]]);
+		re[n] = sl_sql_plan_col_expr(c, &R.cols[eq.r[k]]);
 		names[n] = sl_sql_plan_strdup(c, kn);
 		keys[k] = n;
 		if (L.cols[eq.l[k]].type.type != R.cols[eq.r[k]].type.type)
@@ -704,7 +701,7 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	return 0;
 }
 
-static int plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+int sl_sql_plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
 		     struct sl_sql_plan_rel *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -921,7 +918,7 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		dq->ngroup_by = q->nitems;
 		return sl_sql_plan_query(c, job, dq, out);
 	}
-	if (plan_from(c, job, q->from, &rel))
+	if (sl_sql_plan_from(c, job, q->from, &rel))
 		return -EINVAL;
 	where = q->where;
 	if (rel.rownum) {
@@ -954,7 +951,7 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 				if (n == SL_PLAN_MAX_COLS)
 					return sl_sql_plan_fail(c, it->line, it->col,
 								"too many columns");
-				exprs[n] = col_expr(c, col);
+				exprs[n] = sl_sql_plan_col_expr(c, col);
 				/* a flattened ROW leaf keeps its full path as its name */
 				names[n++] = col->name;
 			}
@@ -1127,7 +1124,7 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 		const struct sl_sql_type *b = &t->phys_type[i];
 
 		if (from[i] < 0) {
-			exprs[i] = null_of(c, b);
+			exprs[i] = sl_sql_plan_null_of(c, b);
 		} else {
 			const struct sl_sql_type *a = &rel.cols[from[i]].type;
 
@@ -1137,7 +1134,7 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 			same &= !strcmp(
 				sl_schema_name(sl_stream_schema(rel.s), rel.cols[from[i]].field),
 				t->phys_name[i]);
-			exprs[i] = col_expr(c, &rel.cols[from[i]]);
+			exprs[i] = sl_sql_plan_col_expr(c, &rel.cols[from[i]]);
 		}
 		names[i] = t->phys_name[i];
 		if (!exprs[i])
