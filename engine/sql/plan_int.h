@@ -184,6 +184,10 @@ int sl_sql_plan_select_print(struct sl_sql_plan_ctx *c, struct sl_job *job,
 			     const struct sl_stmt *st);
 int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_stmt *st);
 
+/* plan_join.c: L [INNER|LEFT|RIGHT|FULL] JOIN R ON ... without FOR SYSTEM_TIME AS OF */
+int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+		     struct sl_sql_plan_rel *out);
+
 /* plan_agg.c */
 int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
 		    struct sl_sql_plan_rel *rel, struct sl_sql_plan_rel *out);

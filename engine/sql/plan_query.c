@@ -1,7 +1,7 @@
 /*
  * plan_query.c - SELECT blocks to streams: FROM (tables, views, subqueries, window TVFs,
- * temporal joins), WHERE, projection, UNION ALL, deduplication, and the sinks of INSERT and
- * bare SELECT. Aggregation is in plan_agg.c.
+ * temporal joins; regular joins are plan_join.c), WHERE, projection, UNION ALL,
+ * deduplication, and the sinks of INSERT and bare SELECT. Aggregation is in plan_agg.c.
  *
  * A relation (struct sl_sql_plan_rel) is a stream plus the columns visible on it. Columns keep the
  * event-time attribute only through plain references, as in Flink: `SELECT ts` keeps ts a
@@ -732,10 +732,7 @@ int sl_sql_plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	case SL_FROM_JOIN:
 		if (f->right->kind == SL_FROM_TABLE && f->right->system_time)
 			return plan_temporal_join(c, job, f, out);
-		return sl_sql_plan_fail(
-			c, f->line, f->col,
-			"only temporal joins (JOIN t FOR SYSTEM_TIME AS "
-			"OF left.rowtime) are supported; regular joins are not yet");
+		return sl_sql_plan_join(c, job, f, out);
 	}
 	return sl_sql_plan_fail(c, f->line, f->col, "unsupported FROM item");
 }
