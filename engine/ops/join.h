@@ -38,14 +38,11 @@
  *    processing time after it was last written (Flink's join state TTL, OnCreateAndWrite:
  *    a row is written when it arrives, when its count changes and when its associations do).
  *
- * State (per key, namespace 0): 0 "join-left" and 1 "join-right" maps. A row is stored as
- * map KEYS [u64 row hash][u16 chunk][<= SL_JOIN_CHUNK row bytes] (map keys are the only
- * variable-length state, at most SL_KEY_MAX bytes), so a row of n bytes takes
- * ceil(n / 1014) entries and every row up to SL_ROW_SCRATCH bytes is kept whole; chunk 0's
- * value is {count, associations}, the others' are unused. Two different rows with the same
- * 64-bit hash would be taken for one (a chance of 2^-64 per pair of rows under one key).
- * Per shard, a scratch area (matches being joined, row buffers) shared by the instances on
- * that shard and freed by the last one to close.
+ * State (per key, namespace 0): 0 "join-left" and 1 "join-right", each a multiset of its
+ * side's rows (rowset.h: a row's bytes chunked into map keys, so every row up to
+ * SL_ROW_SCRATCH bytes is kept whole; its value {count, associations}). Per shard, a scratch
+ * area (matches being joined, the input's row) shared by the instances on that shard and
+ * freed by the last one to close.
  */
 #ifndef SL_OPS_JOIN_H
 #define SL_OPS_JOIN_H
@@ -55,8 +52,6 @@
 
 #include <sluice/operator.h>
 
-/* Bytes of row per state entry (SL_KEY_MAX minus the row hash and the chunk index). */
-#define SL_JOIN_CHUNK	 1014u
 #define SL_JOIN_MAX_KEYS 8 /* SL_MAX_KEY_FIELDS */
 
 struct sl_join_cfg {
