@@ -69,7 +69,8 @@ int sl_rowset_store(struct sl_ctx *ctx, int id, const struct sl_row *row, uint64
 	uint8_t key[PREFIX + SL_ROWSET_CHUNK];
 
 	for (uint32_t off = 0, i = 0; off < row->size; off += SL_ROWSET_CHUNK, i++) {
-		struct sl_rowset_val *slot = sl_map_put(ctx, id, key, chunk_key(key, h, (uint16_t)i, row));
+		struct sl_rowset_val *slot =
+			sl_map_put(ctx, id, key, chunk_key(key, h, (uint16_t)i, row));
 
 		if (!slot)
 			return -ENOMEM;

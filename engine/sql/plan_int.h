@@ -23,7 +23,8 @@
 #include "planner.h"
 #include "query.h"
 
-#define SL_PLAN_MAX_COLS SL_SCHEMA_MAX_FIELDS
+#define SL_PLAN_MAX_COLS  SL_SCHEMA_MAX_FIELDS
+#define SL_PLAN_MAX_ORDER 16 /* ORDER BY columns of a ranking function (SL_TOPN_MAX_ORDER) */
 
 /* A table of the catalog: CREATE TABLE, with nested ROW columns flattened into leaves. */
 struct sl_sql_plan_table {
@@ -66,6 +67,12 @@ struct sl_sql_plan_rel {
 	int rownum_order; /* column, -1: processing time */
 	bool rownum_desc;
 	uint32_t rownum_line, rownum_col;
+	/* ... or RANK() / DENSE_RANK(), and every ORDER BY column, for Top-N (plan_topn.c) */
+	int rownum_fn;	  /* enum sl_topn_fn */
+	bool rownum_time; /* ROW_NUMBER() ORDER BY one time attribute: dedup can take it */
+	int rownum_orders[SL_PLAN_MAX_ORDER];
+	bool rownum_descs[SL_PLAN_MAX_ORDER];
+	int nrownum_order;
 };
 
 struct sl_sql_plan_ctx;
@@ -187,6 +194,11 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 /* plan_join.c: L [INNER|LEFT|RIGHT|FULL] JOIN R ON ... without FOR SYSTEM_TIME AS OF */
 int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
 		     struct sl_sql_plan_rel *out);
+
+/* plan_topn.c: the outer WHERE rn <= N over a relation carrying a pending ranking
+ * function (rel->rownum); *where becomes what is left of WHERE to filter the result with */
+int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		     struct sl_sql_plan_rel *rel, const struct sl_expr **where);
 
 /* plan_agg.c */
 int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,

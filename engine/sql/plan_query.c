@@ -16,6 +16,7 @@
 #include "sql_options.h"
 #include "dedup.h"
 #include "temporal_join.h"
+#include "topn.h"
 #include "plan_int.h"
 #include "window_assign.h"
 
@@ -766,13 +767,6 @@ static int plan_dedup(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_s
 	char msg[256];
 	struct sl_stream *k;
 
-	if (!is_rownum_one(rel, where))
-		return sl_sql_plan_fail(
-			c, where ? where->line : rel->rownum_line,
-			where ? where->col : rel->rownum_col,
-			"ROW_NUMBER() is supported for deduplication only: filter the "
-			"subquery with WHERE %s = 1 (Top-N is not supported yet)",
-			rel->rownum_name);
 	if (rel->changelog)
 		return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col,
 					"deduplication needs an "
@@ -807,6 +801,23 @@ static int plan_dedup(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_s
 }
 
 /* ---- SELECT --------------------------------------------------------------------------- */
+
+/* The output column of a subquery that e (a PARTITION BY or ORDER BY item) names: by name
+ * on the output, else as a column of the input the subquery selected (under another
+ * name). -1 when it selected none. */
+static int selected_col(const struct sl_sql_plan_rel *out, const struct sl_sql_plan_rel *in,
+			const struct sl_expr *const *exprs, int n, const struct sl_expr *e)
+{
+	int col = sl_sql_plan_resolve_plain(out, e);
+
+	if (col >= 0)
+		return col;
+	col = sl_sql_plan_resolve_plain(in, e);
+	for (int j = 0; col >= 0 && j < n; j++)
+		if (sl_sql_plan_resolve_plain(in, exprs[j]) == col)
+			return j;
+	return -1;
+}
 
 static bool is_agg_name(const char *n)
 {
@@ -919,9 +930,15 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		return -EINVAL;
 	where = q->where;
 	if (rel.rownum) {
-		if (plan_dedup(c, job, &rel, where))
+		/* ROW_NUMBER() over a time attribute kept at 1 is deduplication (Flink's
+		 * rule); anything else ranked is Top-N */
+		if (rel.rownum_time && is_rownum_one(&rel, where)) {
+			if (plan_dedup(c, job, &rel, where))
+				return -EINVAL;
+			where = NULL;
+		} else if (sl_sql_plan_topn(c, job, q, &rel, &where)) {
 			return -EINVAL;
-		where = NULL;
+		}
 	}
 	for (uint32_t i = 0; i < q->nitems; i++)
 		if (q->items[i].expr && sl_sql_plan_has_agg(q->items[i].expr))
@@ -955,12 +972,17 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 			continue;
 		}
 		if (it->expr->kind == SL_EXPR_CALL && it->expr->over) {
-			if (strcasecmp(it->expr->text, "ROW_NUMBER"))
+			if (strcasecmp(it->expr->text, "ROW_NUMBER") &&
+			    strcasecmp(it->expr->text, "RANK") &&
+			    strcasecmp(it->expr->text, "DENSE_RANK"))
 				return sl_sql_plan_fail(
 					c, it->expr->line, it->expr->col,
-					"OVER windows other "
-					"than ROW_NUMBER() for deduplication are not "
+					"OVER windows other than ROW_NUMBER(), RANK() and "
+					"DENSE_RANK() (deduplication and Top-N) are not "
 					"supported");
+			if (rn_item)
+				return sl_sql_plan_fail(c, it->expr->line, it->expr->col,
+							"one ranking function per SELECT");
 			rn_item = it;
 			continue;
 		}
@@ -978,52 +1000,50 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 
 		if (!rn_item->alias)
 			return sl_sql_plan_fail(c, e->line, e->col,
-						"name the ROW_NUMBER() column (AS rn) "
-						"and filter on it outside: WHERE rn = 1");
-		if (e->npartition == 0 || e->norder != 1)
-			return sl_sql_plan_fail(
-				c, e->line, e->col,
-				"deduplication needs ROW_NUMBER() OVER "
-				"(PARTITION BY keys ORDER BY time_attribute [ASC|DESC])");
+						"name the %s() column (AS rn) and filter on it "
+						"outside: WHERE rn = 1 or WHERE rn <= N",
+						e->text);
+		if (e->norder == 0 || e->norder > SL_PLAN_MAX_ORDER ||
+		    e->npartition >= SL_MAX_KEY_FIELDS)
+			return sl_sql_plan_fail(c, e->line, e->col,
+						"%s() needs OVER ([PARTITION BY keys] ORDER BY "
+						"columns [ASC|DESC]), "
+						"at most %d keys and %d columns",
+						e->text, SL_MAX_KEY_FIELDS - 1, SL_PLAN_MAX_ORDER);
 		out->rownum = true;
 		out->rownum_name = rn_item->alias;
 		out->rownum_line = e->line;
 		out->rownum_col = e->col;
 		out->rownum_desc = e->order[0].desc;
+		out->rownum_fn = !strcasecmp(e->text, "RANK")	      ? SL_TOPN_RANK
+				 : !strcasecmp(e->text, "DENSE_RANK") ? SL_TOPN_DENSE_RANK
+								      : SL_TOPN_ROW_NUMBER;
 		for (uint32_t k = 0; k < e->npartition; k++) {
-			int col = sl_sql_plan_resolve_plain(out, e->partition[k]);
+			int col = selected_col(out, &rel, exprs, n, e->partition[k]);
 
-			if (col < 0) {
-				/* the key may be a column the subquery did not select under that
-				 * name: resolve it on the input and find it among the outputs */
-				col = sl_sql_plan_resolve_plain(&rel, e->partition[k]);
-				for (int j = 0, found = -1; col >= 0 && j < n && found < 0; j++)
-					if (sl_sql_plan_resolve_plain(&rel, exprs[j]) == col)
-						found = j, col = j;
-			}
-			if (col < 0 || k >= SL_MAX_KEY_FIELDS)
+			if (col < 0)
 				return sl_sql_plan_fail(c, e->partition[k]->line,
 							e->partition[k]->col,
 							"PARTITION BY must name selected columns");
 			out->rownum_part[out->nrownum_part++] = col;
 		}
-		{
-			int oc = sl_sql_plan_resolve_plain(out, e->order[0].expr);
+		for (uint32_t k = 0; k < e->norder; k++) {
+			int col = selected_col(out, &rel, exprs, n, e->order[k].expr);
 
-			if (oc < 0)
+			if (col < 0)
 				return sl_sql_plan_fail(
-					c, e->order[0].expr->line, e->order[0].expr->col,
-					"ORDER BY of ROW_NUMBER() must name a selected time "
-					"attribute");
-			if (out->cols[oc].proctime) {
-				oc = -1;
-			} else if (!out->cols[oc].rowtime) {
-				return sl_sql_plan_fail(
-					c, e->order[0].expr->line, e->order[0].expr->col,
-					"ORDER BY of ROW_NUMBER() must be a time attribute "
-					"(a rowtime or PROCTIME() column)");
-			}
-			out->rownum_order = oc;
+					c, e->order[k].expr->line, e->order[k].expr->col,
+					"ORDER BY of %s() must name selected columns", e->text);
+			out->rownum_orders[k] = col;
+			out->rownum_descs[k] = e->order[k].desc;
+		}
+		out->nrownum_order = (int)e->norder;
+		{
+			int oc = out->rownum_orders[0];
+
+			out->rownum_time = out->rownum_fn == SL_TOPN_ROW_NUMBER && e->norder == 1 &&
+					   (out->cols[oc].proctime || out->cols[oc].rowtime);
+			out->rownum_order = out->cols[oc].proctime ? -1 : oc;
 		}
 	}
 	return 0;
@@ -1041,9 +1061,9 @@ int sl_sql_plan_select_print(struct sl_sql_plan_ctx *c, struct sl_job *job,
 		return -EINVAL;
 	if (rel.rownum)
 		return sl_sql_plan_fail(c, rel.rownum_line, rel.rownum_col,
-					"ROW_NUMBER() must be "
-					"filtered by an outer WHERE %s = 1",
-					rel.rownum_name);
+					"a ranking function must be "
+					"filtered by an outer WHERE %s = 1 or WHERE %s <= N",
+					rel.rownum_name, rel.rownum_name);
 	pc = sl_sql_plan_own(c, calloc(1, sizeof(*pc)), free);
 	if (!pc)
 		return -ENOMEM;
