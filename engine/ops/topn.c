@@ -301,8 +301,7 @@ static int read_items(struct sl_ctx *ctx, const struct topn *t, struct scratch *
 	s->items.n = s->scan.out.n;
 	for (size_t i = 0; i < s->scan.out.n; i++)
 		((struct item *)s->items.p)[i] = (struct item){ sl_rowset_row_at(&s->scan, &r[i]),
-								r[i].h, r[i].v.count,
-								r[i].v.aux };
+								r[i].h, r[i].v.count, r[i].v.aux };
 	sorting = t;
 	if (s->items.n > 1)
 		qsort(s->items.p, s->items.n, sizeof(struct item), cmp_item);
@@ -404,7 +403,8 @@ static void topn_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 	if (!rc && t->cfg.input_insert_only)
 		forget_below(ctx, s->next.p, s->next.n, &s->after);
 	if (rc)
-		fail(ctx, rc, rc == -ENOMEM ? "out of memory" : "output row exceeds SL_ROW_SCRATCH");
+		fail(ctx, rc,
+		     rc == -ENOMEM ? "out of memory" : "output row exceeds SL_ROW_SCRATCH");
 }
 
 /* ---- plan time -------------------------------------------------------------------------- */
@@ -442,7 +442,8 @@ int sl_topn_build(const struct sl_topn_cfg *cfg, struct sl_process_fn *out, char
 			      SL_TOPN_MAX_ORDER);
 	for (int i = 0; i < cfg->norder; i++)
 		if (cfg->order[i] < 0 || cfg->order[i] >= cfg->nout)
-			return reject(err, errcap, "top-n: ORDER BY field %d is not an output field",
+			return reject(err, errcap,
+				      "top-n: ORDER BY field %d is not an output field",
 				      cfg->order[i]);
 	if (cfg->rank_lo < 1 || cfg->rank_hi < cfg->rank_lo)
 		return reject(err, errcap, "top-n: rank range [%lld, %lld] is empty",
@@ -461,8 +462,8 @@ int sl_topn_build(const struct sl_topn_cfg *cfg, struct sl_process_fn *out, char
 		t->types[i] = sl_schema_type(s, i);
 	t->states[ROWS] = (struct sl_state_desc){ "topn-rows", SL_STATE_MAP,
 						  sizeof(struct sl_rowset_val), cfg->ttl_ms };
-	t->states[SEQ] = (struct sl_state_desc){ "topn-seq", SL_STATE_VALUE, sizeof(int64_t),
-						 cfg->ttl_ms };
+	t->states[SEQ] =
+		(struct sl_state_desc){ "topn-seq", SL_STATE_VALUE, sizeof(int64_t), cfg->ttl_ms };
 	out->states = t->states;
 	out->nstates = 2;
 	out->open = topn_open;

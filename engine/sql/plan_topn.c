@@ -137,7 +137,7 @@ static const struct sl_expr *rejoin(struct sl_sql_plan_ctx *c, const struct wher
 	for (int i = 1; i < w->nrest; i++) {
 		struct sl_expr *and = sl_sql_plan_own(c, calloc(1, sizeof(*and)), free);
 		struct sl_expr **args =
-			and ? sl_sql_plan_own(c, calloc(2, sizeof(*args)), free) : NULL;
+			and? sl_sql_plan_own(c, calloc(2, sizeof(*args)), free) : NULL;
 
 		if (!args)
 			return NULL;
@@ -190,8 +190,7 @@ static int constant_key(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel)
 	names[n] = "__key0";
 	if (!exprs[n])
 		return -ENOMEM;
-	if (sl_sql_plan_project(c, rel, exprs, names, n + 1, NULL, "top-n: one partition",
-				&keyed))
+	if (sl_sql_plan_project(c, rel, exprs, names, n + 1, NULL, "top-n: one partition", &keyed))
 		return -EINVAL;
 	keyed.rownum = rel->rownum;
 	keyed.rownum_name = rel->rownum_name;
@@ -235,8 +234,8 @@ int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 		w.lo = 1;
 	if (w.lo > w.hi)
 		return sl_sql_plan_fail(c, (*where)->line, (*where)->col,
-					"WHERE leaves no rank of %s: [%lld, %lld]", rel->rownum_name,
-					(long long)w.lo, (long long)w.hi);
+					"WHERE leaves no rank of %s: [%lld, %lld]",
+					rel->rownum_name, (long long)w.lo, (long long)w.hi);
 	memset(&tc, 0, sizeof(tc));
 	tc.emit_rank = shows_rank(q, rel, &w);
 	tc.input_insert_only = !rel->changelog;
@@ -253,7 +252,8 @@ int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	for (int i = 0; i < nout; i++)
 		if (rel->cols[i].field != i)
 			return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col,
-						"top-n: column %d is field %d", i, rel->cols[i].field);
+						"top-n: column %d is field %d", i,
+						rel->cols[i].field);
 	in = sl_stream_schema(rel->s);
 	tc.in_schema = in;
 	tc.nout = nout;
