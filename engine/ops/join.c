@@ -42,6 +42,9 @@ struct join {
 	int key[SL_JOIN_MAX_KEYS];
 	bool (*cond)(struct sl_ctx *ctx, const struct sl_row *joined, void *arg);
 	void *cond_arg;
+	bool interval;	  /* padding deferred to expiry; rows expire at the watermark */
+	int time[2];	  /* interval: each side's time field, in its side row */
+	sl_ts_t after[2]; /* interval: a side's row at t expires when the watermark is t + after */
 	enum sl_type types[SL_SCHEMA_MAX_FIELDS]; /* of the input (union) schema */
 };
 
@@ -214,7 +217,7 @@ static int accumulate(struct sl_ctx *ctx, const struct join *j, struct scratch *
 	int64_t total = 0;
 	int rc = 0;
 
-	if (!s->other.out.n && j->outer[side])
+	if (!s->other.out.n && j->outer[side] && !j->interval)
 		rc = emit(ctx, ts, pair_row(ctx, j, side, in, NULL, SL_ROW_INSERT));
 	for (size_t i = 0; !rc && i < s->other.out.n; i++) {
 		struct sl_rowset_row *m = (struct sl_rowset_row *)s->other.out.p + i;
@@ -223,7 +226,7 @@ static int accumulate(struct sl_ctx *ctx, const struct join *j, struct scratch *
 		enum sl_row_kind k = j->outer[0] || j->outer[1] ? SL_ROW_INSERT : kind;
 
 		for (int64_t c = 0; !rc && c < m->v.count; c++) {
-			if (j->outer[other] && m->v.aux == 0)
+			if (j->outer[other] && m->v.aux == 0 && !j->interval)
 				rc = emit(ctx, ts, pair_row(ctx, j, other, o, NULL, SL_ROW_DELETE));
 			if (!rc)
 				rc = emit(ctx, ts, pair_row(ctx, j, side, in, o, k));
@@ -236,7 +239,44 @@ static int accumulate(struct sl_ctx *ctx, const struct join *j, struct scratch *
 	}
 	if (rc)
 		return rc;
-	return add_row(ctx, side, in, h, j->outer[side] ? total : 0);
+	rc = add_row(ctx, side, in, h, j->outer[side] ? total : 0);
+	/* interval: the row's last chance to match; one timer per (key, time) */
+	if (!rc && j->interval)
+		rc = sl_timer_event(ctx, sl_row_i64(in, j->time[side]) + j->after[side]);
+	return rc;
+}
+
+/* Interval join, at the watermark: the rows whose last chance has passed leave state, and
+ * an outer side's rows that never matched come out NULL-padded (once per copy). */
+static void join_on_timer(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain domain, void *arg)
+{
+	const struct join *j = arg;
+	struct scratch *s = tls;
+	sl_ts_t wm = sl_ctx_watermark(ctx);
+	int rc = 0;
+
+	if (domain != SL_TIME_EVENT)
+		return;
+	for (int side = LEFT; !rc && side <= RIGHT; side++) {
+		const struct sl_rowset_row *r;
+
+		rc = sl_rowset_scan(ctx, side, &s->other);
+		r = s->other.out.p;
+		for (size_t i = 0; !rc && i < s->other.out.n; i++) {
+			const struct sl_row *row = sl_rowset_row_at(&s->other, &r[i]);
+			sl_ts_t t = sl_row_i64(row, j->time[side]);
+
+			if (t + j->after[side] > wm)
+				continue;
+			for (int64_t c = 0;
+			     !rc && j->outer[side] && !r[i].v.aux && c < r[i].v.count; c++)
+				rc = emit(ctx, t, pair_row(ctx, j, side, row, NULL, SL_ROW_INSERT));
+			sl_rowset_remove(ctx, side, row, r[i].h);
+		}
+	}
+	if (rc)
+		fail(ctx, rc,
+		     rc == -ENOMEM ? "out of memory" : "joined row exceeds SL_ROW_SCRATCH");
 }
 
 /* -U / -D of side `side`: remove it, retract its results, give outer rows back their NULLs. */
@@ -354,6 +394,23 @@ int sl_join_build(const struct sl_join_cfg *cfg, struct sl_process_fn *out, char
 	memcpy(j->key, cfg->key, sizeof(j->key));
 	j->cond = cfg->cond;
 	j->cond_arg = cfg->cond_arg;
+	j->interval = cfg->interval;
+	if (cfg->interval) {
+		if (cfg->left_time < 1 || cfg->left_time > cfg->nleft ||
+		    cfg->right_time <= cfg->nleft || cfg->right_time > cfg->nleft + cfg->nright ||
+		    cfg->lower > cfg->upper) {
+			free(j);
+			return reject(err, errcap,
+				      "join: an interval join needs a time field on each side and "
+				      "lower <= upper");
+		}
+		/* left at t meets right rows in [t - upper, t - lower]: done at t - lower;
+		 * right at t meets left rows in [t + lower, t + upper]: done at t + upper */
+		j->time[LEFT] = cfg->left_time - 1;
+		j->time[RIGHT] = cfg->right_time - 1 - cfg->nleft;
+		j->after[LEFT] = -cfg->lower;
+		j->after[RIGHT] = cfg->upper;
+	}
 	for (int i = 0; i < n; i++)
 		j->types[i] = sl_schema_type(s, i);
 	j->states[LEFT] = (struct sl_state_desc){ "join-left", SL_STATE_MAP,
@@ -364,6 +421,8 @@ int sl_join_build(const struct sl_join_cfg *cfg, struct sl_process_fn *out, char
 	out->nstates = 2;
 	out->open = join_open;
 	out->process = join_process;
+	if (cfg->interval)
+		out->on_timer = join_on_timer;
 	out->close = join_close;
 	out->arg = j;
 	return 0;

@@ -34,6 +34,8 @@
  *    state backend (Flink's is its state's iteration order);
  *  - output rows carry the input record's event time (a regular join has no time attribute
  *    in its output: Flink makes rowtime columns plain timestamps);
+ *  - an interval join (cfg.interval) is the same join without NULL-padded rows until a row
+ *    expires at the watermark, and with no retraction (see the cfg);
  *  - state retention (ttl_ms, 'table.exec.state.ttl'): every stored row expires ttl_ms of
  *    processing time after it was last written (Flink's join state TTL, OnCreateAndWrite:
  *    a row is written when it arrives, when its count changes and when its associations do).
@@ -70,6 +72,14 @@ struct sl_join_cfg {
 	 * state. */
 	bool (*cond)(struct sl_ctx *ctx, const struct sl_row *joined, void *arg);
 	void *cond_arg; /* borrowed for the job's life */
+	/* Interval join (Flink's TimeIntervalJoin, event time, insert-only inputs): `cond`
+	 * holds lower <= left time - right time <= upper among its conditions, so a row can
+	 * match no row that arrives after the watermark passed its last chance (a left row at
+	 * t: t - lower; a right row at t: t + upper). Then it leaves state, and an outer side
+	 * emits it NULL-padded if it never matched: never before, so nothing is retracted. */
+	bool interval;
+	int left_time, right_time; /* in_schema indices of the two time attributes */
+	sl_ts_t lower, upper;
 };
 
 /* Fills *out with the join process function for cfg. Returns 0, or -EINVAL with a one-line

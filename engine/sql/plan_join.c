@@ -15,9 +15,16 @@
  * left-deep, each join's output columns keeping their table qualifiers, so `a JOIN b ON ...
  * JOIN c ON c.x = a.x` finds a.x.
  *
- * The output is an updating stream (changelog) when either input is one or the join is
- * outer; its columns are no time attributes (Flink turns rowtime columns of a regular join's
- * output into plain timestamps).
+ * When ON also bounds the two sides' rowtimes against each other from below and above
+ * (l.ts BETWEEN r.ts - INTERVAL a AND r.ts + INTERVAL b, or two comparisons) and both
+ * inputs are insert-only, it is Flink's interval join: the same operator cleans its state
+ * at the watermark and pads an outer side's unmatched rows only when they expire, so the
+ * output is insert-only
+ * (https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/joins/#interval-joins).
+ *
+ * Otherwise the output is an updating stream (changelog) when either input is one or the
+ * join is outer; its columns are no time attributes (Flink turns rowtime columns of a regular
+ * join's output into plain timestamps).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -101,6 +108,109 @@ static int split_on(struct sl_sql_plan_ctx *c, const struct sl_expr *on,
 					MAX_CONDS);
 	p->rest[p->nrest++] = on;
 	return 0;
+}
+
+/* ---- interval joins: time bounds between the two sides' rowtimes in ON ---------------- */
+
+struct time_bounds {
+	int l, r; /* the rowtime columns, -1 until a bound names them */
+	sl_ts_t lower, upper;
+	bool has_lower, has_upper;
+};
+
+/* `col [+|- INTERVAL]` where col is a rowtime column of rel: its index and the offset, or
+ * -1. */
+static int time_term(const struct sl_sql_plan_rel *rel, const struct sl_expr *e, sl_ts_t *off)
+{
+	int col;
+
+	*off = 0;
+	if (e->kind == SL_EXPR_BINARY && (e->op == SL_EXPR_OP_ADD || e->op == SL_EXPR_OP_SUB) &&
+	    e->args[1]->kind == SL_EXPR_INTERVAL) {
+		*off = e->op == SL_EXPR_OP_ADD ? e->args[1]->ival : -e->args[1]->ival;
+		e = e->args[0];
+	}
+	col = sl_sql_plan_resolve_plain(rel, e);
+	return col >= 0 && rel->cols[col].rowtime ? col : -1;
+}
+
+/* Narrows the bounds of d = l.time - r.time by `d op x`. */
+static void narrow(struct time_bounds *b, enum sl_expr_op op, sl_ts_t x)
+{
+	if (op == SL_EXPR_OP_GE || op == SL_EXPR_OP_GT || op == SL_EXPR_OP_EQ) {
+		sl_ts_t lo = op == SL_EXPR_OP_GT ? x + 1 : x;
+
+		b->lower = b->has_lower && b->lower > lo ? b->lower : lo;
+		b->has_lower = true;
+	}
+	if (op == SL_EXPR_OP_LE || op == SL_EXPR_OP_LT || op == SL_EXPR_OP_EQ) {
+		sl_ts_t hi = op == SL_EXPR_OP_LT ? x - 1 : x;
+
+		b->upper = b->has_upper && b->upper < hi ? b->upper : hi;
+		b->has_upper = true;
+	}
+}
+
+static enum sl_expr_op flip(enum sl_expr_op op)
+{
+	return op == SL_EXPR_OP_LT   ? SL_EXPR_OP_GT
+	       : op == SL_EXPR_OP_LE ? SL_EXPR_OP_GE
+	       : op == SL_EXPR_OP_GT ? SL_EXPR_OP_LT
+	       : op == SL_EXPR_OP_GE ? SL_EXPR_OP_LE
+				     : op;
+}
+
+/* `a op b` with a and b time terms of different sides: a bound on l.time - r.time. */
+static bool time_cmp(const struct sl_sql_plan_rel *L, const struct sl_sql_plan_rel *R,
+		     const struct sl_expr *a, enum sl_expr_op op, const struct sl_expr *b,
+		     struct time_bounds *tb)
+{
+	sl_ts_t oa, ob;
+	int la = time_term(L, a, &oa), rb = time_term(R, b, &ob);
+
+	if (la < 0 || rb < 0) {
+		/* r.time op l.time: l.time flip(op) r.time */
+		int ra = time_term(R, a, &oa), lb = time_term(L, b, &ob);
+
+		if (ra < 0 || lb < 0)
+			return false;
+		/* r + oa op l + ob  <=>  l - r flip(op) oa - ob */
+		if ((tb->l >= 0 && tb->l != lb) || (tb->r >= 0 && tb->r != ra))
+			return false;
+		tb->l = lb;
+		tb->r = ra;
+		narrow(tb, flip(op), oa - ob);
+		return true;
+	}
+	/* l + oa op r + ob  <=>  l - r op ob - oa */
+	if ((tb->l >= 0 && tb->l != la) || (tb->r >= 0 && tb->r != rb))
+		return false;
+	tb->l = la;
+	tb->r = rb;
+	narrow(tb, op, ob - oa);
+	return true;
+}
+
+/* Reads the conditions that bound the two rowtimes against each other (they stay among the
+ * conditions the operator evaluates). True when both a lower and an upper bound are there:
+ * an interval join. */
+static bool find_time_bounds(const struct on_parts *p, const struct sl_sql_plan_rel *L,
+			     const struct sl_sql_plan_rel *R, struct time_bounds *tb)
+{
+	*tb = (struct time_bounds){ .l = -1, .r = -1 };
+	for (int i = 0; i < p->nrest; i++) {
+		const struct sl_expr *e = p->rest[i];
+
+		if (e->kind == SL_EXPR_BINARY &&
+		    (e->op == SL_EXPR_OP_LT || e->op == SL_EXPR_OP_LE || e->op == SL_EXPR_OP_GT ||
+		     e->op == SL_EXPR_OP_GE || e->op == SL_EXPR_OP_EQ)) {
+			time_cmp(L, R, e->args[0], e->op, e->args[1], tb);
+		} else if (e->kind == SL_EXPR_BETWEEN && !e->negated) {
+			time_cmp(L, R, e->args[0], SL_EXPR_OP_GE, e->args[1], tb);
+			time_cmp(L, R, e->args[0], SL_EXPR_OP_LE, e->args[2], tb);
+		}
+	}
+	return tb->has_lower && tb->has_upper;
 }
 
 static bool is_integer(enum sl_type t)
@@ -238,6 +348,7 @@ int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	struct sl_stream *ins[2];
 	struct sl_join_cfg jc;
 	struct join_cond *cond;
+	struct time_bounds tb;
 	struct sl_process_fn *pfn;
 	struct sl_schema *os;
 	char msg[256];
@@ -312,6 +423,20 @@ int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 		jc.cond = eval_cond;
 		jc.cond_arg = cond;
 	}
+	/* both rowtimes bounded against each other over insert-only inputs: Flink's interval
+	 * join, whose state the watermark cleans and whose output is insert-only */
+	if (!L.changelog && !R.changelog && find_time_bounds(&parts, &L, &R, &tb)) {
+		jc.interval = true;
+		jc.left_time = 1 + tb.l;
+		jc.right_time = 1 + L.ncols + tb.r;
+		jc.lower = tb.lower;
+		jc.upper = tb.upper;
+		if (tb.lower > tb.upper)
+			return sl_sql_plan_fail(c, f->on->line, f->on->col,
+						"the join's time bounds leave no interval: %lld ms "
+						"to %lld ms",
+						(long long)tb.lower, (long long)tb.upper);
+	}
 	os = sl_sql_plan_new_schema(c);
 	if (!os)
 		return -ENOMEM;
@@ -324,9 +449,11 @@ int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 		return -ENOMEM;
 	if (sl_join_build(&jc, pfn, msg, sizeof msg) < 0)
 		return sl_sql_plan_fail(c, f->line, f->col, "%s", msg);
-	out->s = sl_stream_process(LU.s, join_name(f->join), pfn, os);
+	out->s = sl_stream_process(LU.s, jc.interval ? "interval join" : join_name(f->join), pfn,
+				   os);
 	if (!out->s)
 		return sl_sql_plan_fail(c, f->line, f->col, "%s", sl_job_error(job)->msg);
-	out->changelog = L.changelog || R.changelog || jc.left_outer || jc.right_outer;
+	out->changelog =
+		!jc.interval && (L.changelog || R.changelog || jc.left_outer || jc.right_outer);
 	return 0;
 }

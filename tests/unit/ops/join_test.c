@@ -8,7 +8,8 @@
  * input's kind (+I/+U, -U/-D), left, right and full outer joins (NULL-padded rows, their
  * -D when a first match arrives and their +I when the last match goes), duplicate rows (one
  * result per copy), NULL keys matching nothing, the extra ON condition, state TTL, rows
- * larger than one state chunk, state emptied by retractions, and build refusals.
+ * larger than one state chunk, state emptied by retractions, the interval join (padding
+ * at expiry only, state cleaned by the watermark), and build refusals.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -395,6 +396,64 @@ static void test_big_rows(void)
 	rig_close(&g);
 }
 
+/* r within 4 of l after it: 0 <= rv - lv <= 4 (lv and rv stand for the two rowtimes) */
+static bool within_4(struct sl_ctx *ctx, const struct sl_row *joined, void *arg)
+{
+	int64_t d = sl_row_i64(joined, 3) - sl_row_i64(joined, 1);
+
+	return d >= 0 && d <= 4;
+}
+
+/* Interval join, LEFT: no NULL-padded row before the left row expires at the watermark,
+ * none retracted; each side's rows leave state once they can match nothing more. */
+static void test_interval(void)
+{
+	struct sl_join_cfg cfg = {
+		.in_schema = in_schema, .nleft = NLEFT, .nright = NRIGHT, .left_outer = true,
+		.nkey = 1, .key = { KEY }, .cond = within_4, .interval = true,
+		.left_time = 2, .right_time = 4, .lower = -4, .upper = 0,
+	};
+	char err[160];
+	struct rig g;
+
+	memset(&g, 0, sizeof(g));
+	T_ASSERT(sl_join_build(&cfg, &g.fn, err, sizeof(err)) == 0);
+	g.def = (struct sl_op_def){ .ops = &sl_process_ops, .name = "join", .cfg = &g.fn,
+				    .in_schema = in_schema, .out_schema = out_schema, .nkey = 1 };
+	g.def.key_types[0] = SL_TYPE_STRING;
+	g.def.key_fields[0] = KEY;
+	g.cap_def = (struct sl_op_def){ .ops = &cap_ops, .name = "cap", .in_schema = out_schema };
+	g.cap = (struct sl_ctx){ .def = &g.cap_def, .watermark = SL_TS_MIN };
+	g.ctx = (struct sl_ctx){ .def = &g.def, .watermark = SL_TS_MIN, .nports = 1 };
+	g.ctx.port[0].n = 1;
+	g.ctx.port[0].to[0] = &g.cap;
+	T_ASSERT(g.def.ops->open(&g.ctx) == 0);
+
+	L(&g, SL_ROW_INSERT, "a", 1);
+	EXPECT_NONE(); /* an outer row waits for its interval to close */
+	R(&g, SL_ROW_INSERT, "a", 2);
+	EXPECT("+I[a, 1, a, 2]");
+	R(&g, SL_ROW_INSERT, "a", 9); /* outside l = 1's interval */
+	EXPECT_NONE();
+	L(&g, SL_ROW_INSERT, "a", 5);
+	EXPECT("+I[a, 5, a, 9]");
+	sl_op_watermark(&g.ctx, 4); /* r = 2 can meet no later l (l <= r) */
+	T_ASSERT_EQ_I64(entries(&g), 3);
+	sl_op_watermark(&g.ctx, 5); /* l = 1 can meet no later r (r <= l + 4): it matched */
+	EXPECT_NONE();
+	T_ASSERT_EQ_I64(entries(&g), 2);
+	L(&g, SL_ROW_INSERT, "a", 20);
+	EXPECT_NONE();
+	sl_op_watermark(&g.ctx, 30);
+	EXPECT("+I[a, 20, NULL, NULL]");
+	T_ASSERT_EQ_I64(entries(&g), 0);
+	rig_close(&g);
+
+	cfg.lower = 1;
+	T_ASSERT(sl_join_build(&cfg, &g.fn, err, sizeof(err)) == -EINVAL);
+	T_ASSERT(strstr(err, "lower <= upper"));
+}
+
 static void test_refusals(void)
 {
 	struct sl_join_cfg cfg = { .in_schema = in_schema, .nleft = NLEFT, .nright = 9 };
@@ -434,6 +493,7 @@ int main(void)
 	test_cond();
 	test_ttl();
 	test_big_rows();
+	test_interval();
 	test_refusals();
 	sl_schema_destroy(in_schema);
 	sl_schema_destroy(out_schema);
