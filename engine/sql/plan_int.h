@@ -23,7 +23,8 @@
 #include "planner.h"
 #include "query.h"
 
-#define SL_PLAN_MAX_COLS SL_SCHEMA_MAX_FIELDS
+#define SL_PLAN_MAX_COLS  SL_SCHEMA_MAX_FIELDS
+#define SL_PLAN_MAX_ORDER 16 /* ORDER BY columns of a ranking function (SL_TOPN_MAX_ORDER) */
 
 /* A table of the catalog: CREATE TABLE, with nested ROW columns flattened into leaves. */
 struct sl_sql_plan_table {
@@ -66,6 +67,12 @@ struct sl_sql_plan_rel {
 	int rownum_order; /* column, -1: processing time */
 	bool rownum_desc;
 	uint32_t rownum_line, rownum_col;
+	/* ... or RANK() / DENSE_RANK(), and every ORDER BY column, for Top-N (plan_topn.c) */
+	int rownum_fn;	  /* enum sl_topn_fn */
+	bool rownum_time; /* ROW_NUMBER() ORDER BY one time attribute: dedup can take it */
+	int rownum_orders[SL_PLAN_MAX_ORDER];
+	bool rownum_descs[SL_PLAN_MAX_ORDER];
+	int nrownum_order;
 };
 
 struct sl_sql_plan_ctx;
@@ -163,6 +170,15 @@ int sl_sql_plan_scan_table(struct sl_sql_plan_ctx *c, struct sl_job *job,
 			   struct sl_sql_plan_rel *out);
 
 /* plan_query.c */
+/* One FROM item (table, view, subquery, window TVF, join) to a relation; *out is reset. */
+int sl_sql_plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+		     struct sl_sql_plan_rel *out);
+/* Expressions the planner makes (owned by the script): a reference to col (qualified when
+ * it is), CAST(v AS BIGINT) for v in 0..9 (a join's __side), CAST(NULL AS t). NULL on
+ * ENOMEM. */
+const struct sl_expr *sl_sql_plan_col_expr(struct sl_sql_plan_ctx *c, const struct sl_sql_col *col);
+const struct sl_expr *sl_sql_plan_side_expr(struct sl_sql_plan_ctx *c, int v);
+const struct sl_expr *sl_sql_plan_null_of(struct sl_sql_plan_ctx *c, const struct sl_sql_type *t);
 int sl_sql_plan_resolve_plain(const struct sl_sql_plan_rel *rel, const struct sl_expr *e);
 bool sl_sql_plan_has_agg(const struct sl_expr *e);
 int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
@@ -174,6 +190,15 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 int sl_sql_plan_select_print(struct sl_sql_plan_ctx *c, struct sl_job *job,
 			     const struct sl_stmt *st);
 int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_stmt *st);
+
+/* plan_join.c: L [INNER|LEFT|RIGHT|FULL] JOIN R ON ... without FOR SYSTEM_TIME AS OF */
+int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+		     struct sl_sql_plan_rel *out);
+
+/* plan_topn.c: the outer WHERE rn <= N over a relation carrying a pending ranking
+ * function (rel->rownum); *where becomes what is left of WHERE to filter the result with */
+int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		     struct sl_sql_plan_rel *rel, const struct sl_expr **where);
 
 /* plan_agg.c */
 int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,

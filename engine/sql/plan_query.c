@@ -1,7 +1,7 @@
 /*
  * plan_query.c - SELECT blocks to streams: FROM (tables, views, subqueries, window TVFs,
- * temporal joins), WHERE, projection, UNION ALL, deduplication, and the sinks of INSERT and
- * bare SELECT. Aggregation is in plan_agg.c.
+ * temporal joins; regular joins are plan_join.c), WHERE, projection, UNION ALL,
+ * deduplication, and the sinks of INSERT and bare SELECT. Aggregation is in plan_agg.c.
  *
  * A relation (struct sl_sql_plan_rel) is a stream plus the columns visible on it. Columns keep the
  * event-time attribute only through plain references, as in Flink: `SELECT ts` keeps ts a
@@ -16,6 +16,7 @@
 #include "sql_options.h"
 #include "dedup.h"
 #include "temporal_join.h"
+#include "topn.h"
 #include "plan_int.h"
 #include "window_assign.h"
 
@@ -208,9 +209,6 @@ static int add_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 
 /* ---- FROM ----------------------------------------------------------------------------- */
 
-static int plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
-		     struct sl_sql_plan_rel *out);
-
 static void requalify(struct sl_sql_plan_rel *r, const char *qual)
 {
 	for (int i = 0; i < r->ncols; i++)
@@ -357,7 +355,7 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 		tf.name = name;
 		tf.line = data->line;
 		tf.col = data->col;
-		if (plan_from(c, job, &tf, out))
+		if (sl_sql_plan_from(c, job, &tf, out))
 			return -EINVAL;
 		requalify(out, f->alias ? f->alias : NULL);
 	}
@@ -419,8 +417,13 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 						"CUMULATE's max size must be a "
 						"multiple of its step");
 	}
-	if (offset && interval_arg(c, offset, "the offset", &out->tvf_win.offset_ms))
-		return -EINVAL;
+	/* any offset, negative ones too: window starts are offset + k * slide (Flink's
+	 * getWindowStartWithOffset takes the offset modulo the step) */
+	if (offset && offset->kind != SL_EXPR_INTERVAL)
+		return sl_sql_plan_fail(c, offset->line, offset->col,
+					"the offset must be an INTERVAL literal");
+	if (offset)
+		out->tvf_win.offset_ms = offset->ival;
 	return 0;
 }
 
@@ -459,7 +462,7 @@ static int split_equi(struct sl_sql_plan_ctx *c, const struct sl_expr *on,
 				"between columns of the two sides joined with AND");
 }
 
-static const struct sl_expr *col_expr(struct sl_sql_plan_ctx *c, const struct sl_sql_col *col)
+const struct sl_expr *sl_sql_plan_col_expr(struct sl_sql_plan_ctx *c, const struct sl_sql_col *col)
 {
 	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
 	char **path = e ? sl_sql_plan_own(c, calloc(2, sizeof(char *)), free) : NULL;
@@ -480,7 +483,7 @@ static const struct sl_expr *col_expr(struct sl_sql_plan_ctx *c, const struct sl
 }
 
 /* CAST(v AS BIGINT) for v in 0..9: the side marker of a join's union row */
-static const struct sl_expr *side_expr(struct sl_sql_plan_ctx *c, int v)
+const struct sl_expr *sl_sql_plan_side_expr(struct sl_sql_plan_ctx *c, int v)
 {
 	static const char *const digits[] = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" };
 	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
@@ -501,7 +504,7 @@ static const struct sl_expr *side_expr(struct sl_sql_plan_ctx *c, int v)
 }
 
 /* CAST(NULL AS type of col) */
-static const struct sl_expr *null_of(struct sl_sql_plan_ctx *c, const struct sl_sql_type *t)
+const struct sl_expr *sl_sql_plan_null_of(struct sl_sql_plan_ctx *c, const struct sl_sql_type *t)
 {
 	struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
 	struct sl_expr *n = e ? sl_sql_plan_own(c, calloc(1, sizeof(*n)), free) : NULL;
@@ -590,7 +593,7 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 					"table '%s' is not a versioned "
 					"table: it needs a PRIMARY KEY and a WATERMARK",
 					rt->ddl->name);
-	if (plan_from(c, job, f->left, &L) || plan_from(c, job, f->right, &R))
+	if (sl_sql_plan_from(c, job, f->left, &L) || sl_sql_plan_from(c, job, f->right, &R))
 		return -EINVAL;
 	ltime = sl_sql_plan_resolve_plain(&L, f->right->system_time);
 	if (ltime < 0 || !L.cols[ltime].rowtime)
@@ -613,26 +616,26 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 					SL_PLAN_MAX_COLS);
 	/* union row for each side */
 	n = 0;
-	le[n] = side_expr(c, 0);
-	re[n] = side_expr(c, 1);
+	le[n] = sl_sql_plan_side_expr(c, 0);
+	re[n] = sl_sql_plan_side_expr(c, 1);
 	names[n++] = "__side";
 	for (int i = 0; i < L.ncols; i++, n++) {
-		le[n] = col_expr(c, &L.cols[i]);
-		re[n] = null_of(c, &L.cols[i].type);
+		le[n] = sl_sql_plan_col_expr(c, &L.cols[i]);
+		re[n] = sl_sql_plan_null_of(c, &L.cols[i].type);
 		names[n] = sl_sql_plan_strdup(c, L.cols[i].name);
 	}
 	for (int i = 0; i < R.ncols; i++, n++) {
-		le[n] = null_of(c, &R.cols[i].type);
-		re[n] = col_expr(c, &R.cols[i]);
+		le[n] = sl_sql_plan_null_of(c, &R.cols[i].type);
+		re[n] = sl_sql_plan_col_expr(c, &R.cols[i]);
 		names[n] = sl_sql_plan_strdup(c, R.cols[i].name);
 	}
 	for (int k = 0; k < eq.n; k++, n++) {
 		char kn[32];
 
 		snprintf(kn, sizeof kn, "__key%d", k);
-		le[n] = col_expr(c, &L.cols[eq.l[k]]);
+		le[n] = sl_sql_plan_col_expr(c, &L.cols[eq.l[k]]);
 		/* the right key is cast to the left key's type so both encode alike */
-		re[n] = col_expr(c, &R.cols[eq.r[k]]);
+		re[n] = sl_sql_plan_col_expr(c, &R.cols[eq.r[k]]);
 		names[n] = sl_sql_plan_strdup(c, kn);
 		keys[k] = n;
 		if (L.cols[eq.l[k]].type.type != R.cols[eq.r[k]].type.type)
@@ -699,7 +702,7 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	return 0;
 }
 
-static int plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+int sl_sql_plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
 		     struct sl_sql_plan_rel *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -730,10 +733,7 @@ static int plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	case SL_FROM_JOIN:
 		if (f->right->kind == SL_FROM_TABLE && f->right->system_time)
 			return plan_temporal_join(c, job, f, out);
-		return sl_sql_plan_fail(
-			c, f->line, f->col,
-			"only temporal joins (JOIN t FOR SYSTEM_TIME AS "
-			"OF left.rowtime) are supported; regular joins are not yet");
+		return sl_sql_plan_join(c, job, f, out);
 	}
 	return sl_sql_plan_fail(c, f->line, f->col, "unsupported FROM item");
 }
@@ -767,13 +767,6 @@ static int plan_dedup(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_s
 	char msg[256];
 	struct sl_stream *k;
 
-	if (!is_rownum_one(rel, where))
-		return sl_sql_plan_fail(
-			c, where ? where->line : rel->rownum_line,
-			where ? where->col : rel->rownum_col,
-			"ROW_NUMBER() is supported for deduplication only: filter the "
-			"subquery with WHERE %s = 1 (Top-N is not supported yet)",
-			rel->rownum_name);
 	if (rel->changelog)
 		return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col,
 					"deduplication needs an "
@@ -808,6 +801,23 @@ static int plan_dedup(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_s
 }
 
 /* ---- SELECT --------------------------------------------------------------------------- */
+
+/* The output column of a subquery that e (a PARTITION BY or ORDER BY item) names: by name
+ * on the output, else as a column of the input the subquery selected (under another
+ * name). -1 when it selected none. */
+static int selected_col(const struct sl_sql_plan_rel *out, const struct sl_sql_plan_rel *in,
+			const struct sl_expr *const *exprs, int n, const struct sl_expr *e)
+{
+	int col = sl_sql_plan_resolve_plain(out, e);
+
+	if (col >= 0)
+		return col;
+	col = sl_sql_plan_resolve_plain(in, e);
+	for (int j = 0; col >= 0 && j < n; j++)
+		if (sl_sql_plan_resolve_plain(in, exprs[j]) == col)
+			return j;
+	return -1;
+}
 
 static bool is_agg_name(const char *n)
 {
@@ -916,13 +926,19 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		dq->ngroup_by = q->nitems;
 		return sl_sql_plan_query(c, job, dq, out);
 	}
-	if (plan_from(c, job, q->from, &rel))
+	if (sl_sql_plan_from(c, job, q->from, &rel))
 		return -EINVAL;
 	where = q->where;
 	if (rel.rownum) {
-		if (plan_dedup(c, job, &rel, where))
+		/* ROW_NUMBER() over a time attribute kept at 1 is deduplication (Flink's
+		 * rule); anything else ranked is Top-N */
+		if (rel.rownum_time && is_rownum_one(&rel, where)) {
+			if (plan_dedup(c, job, &rel, where))
+				return -EINVAL;
+			where = NULL;
+		} else if (sl_sql_plan_topn(c, job, q, &rel, &where)) {
 			return -EINVAL;
-		where = NULL;
+		}
 	}
 	for (uint32_t i = 0; i < q->nitems; i++)
 		if (q->items[i].expr && sl_sql_plan_has_agg(q->items[i].expr))
@@ -949,19 +965,24 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 				if (n == SL_PLAN_MAX_COLS)
 					return sl_sql_plan_fail(c, it->line, it->col,
 								"too many columns");
-				exprs[n] = col_expr(c, col);
+				exprs[n] = sl_sql_plan_col_expr(c, col);
 				/* a flattened ROW leaf keeps its full path as its name */
 				names[n++] = col->name;
 			}
 			continue;
 		}
 		if (it->expr->kind == SL_EXPR_CALL && it->expr->over) {
-			if (strcasecmp(it->expr->text, "ROW_NUMBER"))
+			if (strcasecmp(it->expr->text, "ROW_NUMBER") &&
+			    strcasecmp(it->expr->text, "RANK") &&
+			    strcasecmp(it->expr->text, "DENSE_RANK"))
 				return sl_sql_plan_fail(
 					c, it->expr->line, it->expr->col,
-					"OVER windows other "
-					"than ROW_NUMBER() for deduplication are not "
+					"OVER windows other than ROW_NUMBER(), RANK() and "
+					"DENSE_RANK() (deduplication and Top-N) are not "
 					"supported");
+			if (rn_item)
+				return sl_sql_plan_fail(c, it->expr->line, it->expr->col,
+							"one ranking function per SELECT");
 			rn_item = it;
 			continue;
 		}
@@ -979,52 +1000,50 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 
 		if (!rn_item->alias)
 			return sl_sql_plan_fail(c, e->line, e->col,
-						"name the ROW_NUMBER() column (AS rn) "
-						"and filter on it outside: WHERE rn = 1");
-		if (e->npartition == 0 || e->norder != 1)
-			return sl_sql_plan_fail(
-				c, e->line, e->col,
-				"deduplication needs ROW_NUMBER() OVER "
-				"(PARTITION BY keys ORDER BY time_attribute [ASC|DESC])");
+						"name the %s() column (AS rn) and filter on it "
+						"outside: WHERE rn = 1 or WHERE rn <= N",
+						e->text);
+		if (e->norder == 0 || e->norder > SL_PLAN_MAX_ORDER ||
+		    e->npartition >= SL_MAX_KEY_FIELDS)
+			return sl_sql_plan_fail(c, e->line, e->col,
+						"%s() needs OVER ([PARTITION BY keys] ORDER BY "
+						"columns [ASC|DESC]), "
+						"at most %d keys and %d columns",
+						e->text, SL_MAX_KEY_FIELDS - 1, SL_PLAN_MAX_ORDER);
 		out->rownum = true;
 		out->rownum_name = rn_item->alias;
 		out->rownum_line = e->line;
 		out->rownum_col = e->col;
 		out->rownum_desc = e->order[0].desc;
+		out->rownum_fn = !strcasecmp(e->text, "RANK")	      ? SL_TOPN_RANK
+				 : !strcasecmp(e->text, "DENSE_RANK") ? SL_TOPN_DENSE_RANK
+								      : SL_TOPN_ROW_NUMBER;
 		for (uint32_t k = 0; k < e->npartition; k++) {
-			int col = sl_sql_plan_resolve_plain(out, e->partition[k]);
+			int col = selected_col(out, &rel, exprs, n, e->partition[k]);
 
-			if (col < 0) {
-				/* the key may be a column the subquery did not select under that
-				 * name: resolve it on the input and find it among the outputs */
-				col = sl_sql_plan_resolve_plain(&rel, e->partition[k]);
-				for (int j = 0, found = -1; col >= 0 && j < n && found < 0; j++)
-					if (sl_sql_plan_resolve_plain(&rel, exprs[j]) == col)
-						found = j, col = j;
-			}
-			if (col < 0 || k >= SL_MAX_KEY_FIELDS)
+			if (col < 0)
 				return sl_sql_plan_fail(c, e->partition[k]->line,
 							e->partition[k]->col,
 							"PARTITION BY must name selected columns");
 			out->rownum_part[out->nrownum_part++] = col;
 		}
-		{
-			int oc = sl_sql_plan_resolve_plain(out, e->order[0].expr);
+		for (uint32_t k = 0; k < e->norder; k++) {
+			int col = selected_col(out, &rel, exprs, n, e->order[k].expr);
 
-			if (oc < 0)
+			if (col < 0)
 				return sl_sql_plan_fail(
-					c, e->order[0].expr->line, e->order[0].expr->col,
-					"ORDER BY of ROW_NUMBER() must name a selected time "
-					"attribute");
-			if (out->cols[oc].proctime) {
-				oc = -1;
-			} else if (!out->cols[oc].rowtime) {
-				return sl_sql_plan_fail(
-					c, e->order[0].expr->line, e->order[0].expr->col,
-					"ORDER BY of ROW_NUMBER() must be a time attribute "
-					"(a rowtime or PROCTIME() column)");
-			}
-			out->rownum_order = oc;
+					c, e->order[k].expr->line, e->order[k].expr->col,
+					"ORDER BY of %s() must name selected columns", e->text);
+			out->rownum_orders[k] = col;
+			out->rownum_descs[k] = e->order[k].desc;
+		}
+		out->nrownum_order = (int)e->norder;
+		{
+			int oc = out->rownum_orders[0];
+
+			out->rownum_time = out->rownum_fn == SL_TOPN_ROW_NUMBER && e->norder == 1 &&
+					   (out->cols[oc].proctime || out->cols[oc].rowtime);
+			out->rownum_order = out->cols[oc].proctime ? -1 : oc;
 		}
 	}
 	return 0;
@@ -1042,9 +1061,9 @@ int sl_sql_plan_select_print(struct sl_sql_plan_ctx *c, struct sl_job *job,
 		return -EINVAL;
 	if (rel.rownum)
 		return sl_sql_plan_fail(c, rel.rownum_line, rel.rownum_col,
-					"ROW_NUMBER() must be "
-					"filtered by an outer WHERE %s = 1",
-					rel.rownum_name);
+					"a ranking function must be "
+					"filtered by an outer WHERE %s = 1 or WHERE %s <= N",
+					rel.rownum_name, rel.rownum_name);
 	pc = sl_sql_plan_own(c, calloc(1, sizeof(*pc)), free);
 	if (!pc)
 		return -ENOMEM;
@@ -1122,7 +1141,7 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 		const struct sl_sql_type *b = &t->phys_type[i];
 
 		if (from[i] < 0) {
-			exprs[i] = null_of(c, b);
+			exprs[i] = sl_sql_plan_null_of(c, b);
 		} else {
 			const struct sl_sql_type *a = &rel.cols[from[i]].type;
 
@@ -1132,7 +1151,7 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 			same &= !strcmp(
 				sl_schema_name(sl_stream_schema(rel.s), rel.cols[from[i]].field),
 				t->phys_name[i]);
-			exprs[i] = col_expr(c, &rel.cols[from[i]]);
+			exprs[i] = sl_sql_plan_col_expr(c, &rel.cols[from[i]]);
 		}
 		names[i] = t->phys_name[i];
 		if (!exprs[i])

@@ -326,7 +326,9 @@ static void compare(const struct sl_window_spec *w, const bool *excluded)
 			 w->size_ms, aggs, w->size_ms, w->size_ms, w->size_ms);
 	} else if (w->kind == SL_WIN_HOP) {
 		sql(db, "CREATE TABLE o (i INTEGER)");
-		for (int64_t i = 0; i < w->size_ms / w->slide_ms; i++) {
+		/* windows start on the slide grid (Flink's getWindowStartWithOffset), so a
+		 * record is in ceil(size / slide) of them or one fewer */
+		for (int64_t i = 0; i < (w->size_ms + w->slide_ms - 1) / w->slide_ms; i++) {
 			char ins[64];
 
 			snprintf(ins, sizeof ins, "INSERT INTO o VALUES (%" PRId64 ")", i);
@@ -471,6 +473,10 @@ int main(int argc, char **argv)
 		{ .kind = SL_WIN_HOP, .size_ms = 20000, .slide_ms = 5000, .late_tag = LATE_TAG },
 		{ .kind = SL_WIN_HOP, .size_ms = 9000, .slide_ms = 3000,
 		  .allowed_lateness_ms = 4000, .late_tag = LATE_TAG },
+		/* size not a multiple of the slide: windows start on the slide grid */
+		{ .kind = SL_WIN_HOP, .size_ms = 5000, .slide_ms = 4000, .late_tag = LATE_TAG },
+		{ .kind = SL_WIN_HOP, .size_ms = 7000, .slide_ms = 3000,
+		  .allowed_lateness_ms = 2000, .late_tag = LATE_TAG },
 		{ .kind = SL_WIN_SESSION, .gap_ms = 1500, .late_tag = LATE_TAG },
 		{ .kind = SL_WIN_SESSION, .gap_ms = 800, .allowed_lateness_ms = 3000,
 		  .late_tag = LATE_TAG },

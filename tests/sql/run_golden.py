@@ -9,6 +9,10 @@ its input files and what the run must print.
                   must contain this text (an error naming FILE:LINE:COL)
   shards          optional: the shard counts to run (default "1 2 3")
   unordered       optional: compare as a multiset on 1 shard too (several sources race)
+  applied         optional: compare the changelog once applied (the rows it leaves, as a
+                  multiset; a retraction of a row that is not there fails) on every shard
+                  count: for jobs whose intermediate changes depend on which source's rows
+                  arrive first (an outer join pads a row with NULLs until its match comes)
   expected.explain optional: the exact output of `sluice explain` (the job file's path
                   written as @JOB@)
   expected.sink   optional: the lines every file under @OUT@/sink holds together (sorted),
@@ -42,6 +46,20 @@ def run(sluice, job, shards, cwd):
     p = subprocess.run([sluice, "run", job, "--shards", str(shards), "--quiet"] + EXTRA, cwd=cwd,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def applied(lines):
+    """The rows a changelog leaves (a Counter), or None when it retracts a missing row."""
+    rows = {}
+    for l in lines:
+        row = l[2:]
+        if l[0] == "+":
+            rows[row] = rows.get(row, 0) + 1
+        elif rows.get(row, 0) == 0:
+            return None
+        else:
+            rows[row] -= 1
+    return sorted(r for r, n in rows.items() for _ in range(n))
 
 
 def check_case(sluice, d):
@@ -96,6 +114,11 @@ def check_case(sluice, d):
                     return "FAIL %s: %d shards: sink holds %s, want %s" % (
                         name, n, sorted(got_sink)[:6], want_sink[:6])
             exact = n == 1 and not os.path.exists(os.path.join(d, "unordered"))
+            if os.path.exists(os.path.join(d, "applied")):
+                if applied(got) is None or applied(got) != applied(want):
+                    return "FAIL %s: %d shards: once applied, the changelog leaves %s, want %s" % (
+                        name, n, applied(got), applied(want))
+                continue
             ok = got == want if exact else sorted(got) == sorted(want)
             if not ok:
                 missing = [l for l in want if l not in got][:5]

@@ -2,9 +2,11 @@
  * slice.c - tumbling, hopping and cumulating windows over slices (DESIGN §5).
  *
  * Time is cut into slices of length g = gcd(size, slide) aligned on the offset; a tumbling
- * window is the case slide = size = g. State holds one accumulator block per (key, slice),
- * namespace = slice end, so a record costs one hash lookup and the aggregates' add, whatever
- * size/slide is. Window [e - size, e) is the merge of its size/g slices, done at fire time.
+ * window is the case slide = size = g. Window starts are offset + k * slide, as Flink
+ * assigns them, so ends are offset + size + k * slide (cfg->end_off). State holds one accumulator
+ * block per (key, slice), namespace = slice end, so a record costs one hash lookup and the
+ * aggregates' add, whatever size/slide is. Window [e - size, e) is the merge of its size/g slices,
+ * done at fire time.
  *
  * Cumulating windows (Flink's CUMULATE) use the same machinery with g = slide = step: every
  * slice end is a window end, and window e starts at the start p(e) of its period
@@ -60,7 +62,7 @@ static inline sl_ts_t slice_end_of(const struct sl_window_cfg *c, sl_ts_t ts)
 /* End of the first window containing the slice ending at s. */
 static inline sl_ts_t first_end(const struct sl_window_cfg *c, sl_ts_t s)
 {
-	return s + floor_mod(c->spec.offset_ms - s, c->slide);
+	return s + floor_mod(c->end_off - s, c->slide);
 }
 
 /* Start of window e: its period's start for cumulating windows. One test of a constant per
@@ -81,7 +83,7 @@ static inline sl_ts_t last_end(const struct sl_window_cfg *c, sl_ts_t s)
 		return win_start(c, s) + c->spec.size_ms;
 	x = s - c->slice + c->spec.size_ms;
 
-	return x - floor_mod(x - c->spec.offset_ms, c->slide);
+	return x - floor_mod(x - c->end_off, c->slide);
 }
 
 static void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage)
@@ -642,7 +644,7 @@ static void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 	if (wm == SL_TS_MAX) {
 		w->fired_upto = SL_TS_MAX;
 	} else {
-		sl_ts_t last = (wm + 1) - floor_mod(wm + 1 - c->spec.offset_ms, c->slide);
+		sl_ts_t last = (wm + 1) - floor_mod(wm + 1 - c->end_off, c->slide);
 
 		if (last > w->fired_upto)
 			w->fired_upto = last;

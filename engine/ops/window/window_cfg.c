@@ -254,6 +254,10 @@ struct sl_window_cfg *sl_window_cfg_create(const struct sl_window_spec *spec,
 		c->slice = spec->slide_ms;
 		c->cum = true;
 	}
+	/* Flink aligns window starts on the slide (getWindowStartWithOffset(ts, offset, slide)),
+	 * so ends fall on offset + size modulo the slide: HOP(slide 4, size 5) is [0, 5),
+	 * [4, 9), ... Slices stay aligned on the offset: g divides the size too. */
+	c->end_off = spec->offset_ms + spec->size_ms;
 	for (int i = 0; i < naggs; i++)
 		if (bind_agg(c, i, &aggs[i], in, &off, err))
 			goto out_destroy;

@@ -29,6 +29,7 @@ struct sl_window_cfg {
 	struct sl_window_spec spec;
 	sl_ts_t slice;	  /* tumble/hop: gcd(size, slide), the state granularity */
 	sl_ts_t slide;	  /* tumble: size; cumulate: slice = slide = step */
+	sl_ts_t end_off;  /* window ends are end_off + k * slide: starts on offset + k * slide */
 	sl_ts_t lateness; /* allowed lateness, >= 0 */
 	int naggs;
 	int nkey;

@@ -12,39 +12,71 @@ static const struct sl_agg_spec aggs[] = {
 	{ .kind = SL_AGG_MIN, .field = 1, .name = "mn" },
 };
 
-/* size 10, slide 4: slices of 2 ms, windows end on multiples of 4. */
+/* size 10, slide 4: slices of 2 ms; windows start on multiples of 4, as Flink assigns them
+ * (getWindowStartWithOffset(ts, offset, slide)), so they end on 2 + multiples of 4. */
 static void test_slices(void)
 {
 	struct sl_window_spec spec = { .kind = SL_WIN_HOP, .size_ms = 10, .slide_ms = 4 };
 	struct wh h;
 
 	wh_init(&h, &spec, aggs, 3);
-	wh_rec(&h, 7, "a", 2, 0);  /* windows ending 8, 12, 16 */
-	wh_rec(&h, 13, "a", 4, 0); /* 16, 20 */
-	wh_rec(&h, 1, "a", 1, 0);  /* 4, 8 */
-	wh_rec(&h, 9, "b", 3, 0);  /* 12, 16 */
+	wh_rec(&h, 7, "a", 2, 0);  /* windows [0, 10), [4, 14) */
+	wh_rec(&h, 13, "a", 4, 0); /* [4, 14), [8, 18), [12, 22) */
+	wh_rec(&h, 1, "a", 1, 0);  /* [-8, 2), [-4, 6), [0, 10) */
+	wh_rec(&h, 9, "b", 3, 0);  /* [0, 10), [4, 14), [8, 18) */
 	T_ASSERT_EQ_I64(h.ctx.m.state_entries, 4); /* one per (key, slice) */
 	wh_wm(&h, 7);
 	EXPECT(&h.main,
-	       "+I[a, 1969-12-31 23:59:59.994, 1970-01-01 00:00:00.004, 1, 1, 1] @3\n"
-	       "+I[a, 1969-12-31 23:59:59.998, 1970-01-01 00:00:00.008, 2, 3, 1] @7\n");
-	T_ASSERT_EQ_I64(h.ctx.m.state_entries, 3); /* slice [0, 2) has no window left */
+	       "+I[a, 1969-12-31 23:59:59.992, 1970-01-01 00:00:00.002, 1, 1, 1] @1\n"
+	       "+I[a, 1969-12-31 23:59:59.996, 1970-01-01 00:00:00.006, 1, 1, 1] @5\n");
+	T_ASSERT_EQ_I64(h.ctx.m.state_entries, 4); /* slice [0, 2) is still in [0, 10) */
 	wh_wm(&h, 15);
 	EXPECT(&h.main,
-	       "+I[a, 1970-01-01 00:00:00.002, 1970-01-01 00:00:00.012, 1, 2, 2] @11\n"
-	       "+I[b, 1970-01-01 00:00:00.002, 1970-01-01 00:00:00.012, 1, 3, 3] @11\n"
-	       "+I[a, 1970-01-01 00:00:00.006, 1970-01-01 00:00:00.016, 2, 6, 2] @15\n"
-	       "+I[b, 1970-01-01 00:00:00.006, 1970-01-01 00:00:00.016, 1, 3, 3] @15\n");
-	T_ASSERT_EQ_I64(h.ctx.m.state_entries, 1);
+	       "+I[a, 1970-01-01 00:00:00.000, 1970-01-01 00:00:00.010, 2, 3, 1] @9\n"
+	       "+I[b, 1970-01-01 00:00:00.000, 1970-01-01 00:00:00.010, 1, 3, 3] @9\n"
+	       "+I[a, 1970-01-01 00:00:00.004, 1970-01-01 00:00:00.014, 2, 6, 2] @13\n"
+	       "+I[b, 1970-01-01 00:00:00.004, 1970-01-01 00:00:00.014, 1, 3, 3] @13\n");
+	T_ASSERT_EQ_I64(h.ctx.m.state_entries, 2); /* [0, 2) and [6, 8) have no window left */
 	/* a gap with no data, then a record far ahead: no empty windows are emitted */
-	wh_rec(&h, 101, "b", 5, 0); /* 104, 108 */
+	wh_rec(&h, 101, "b", 5, 0); /* [92, 102), [96, 106), [100, 110) */
 	wh_wm(&h, SL_TS_MAX);
 	EXPECT(&h.main,
-	       "+I[a, 1970-01-01 00:00:00.010, 1970-01-01 00:00:00.020, 1, 4, 4] @19\n"
-	       "+I[b, 1970-01-01 00:00:00.094, 1970-01-01 00:00:00.104, 1, 5, 5] @103\n"
-	       "+I[b, 1970-01-01 00:00:00.098, 1970-01-01 00:00:00.108, 1, 5, 5] @107\n");
+	       "+I[a, 1970-01-01 00:00:00.008, 1970-01-01 00:00:00.018, 1, 4, 4] @17\n"
+	       "+I[b, 1970-01-01 00:00:00.008, 1970-01-01 00:00:00.018, 1, 3, 3] @17\n"
+	       "+I[a, 1970-01-01 00:00:00.012, 1970-01-01 00:00:00.022, 1, 4, 4] @21\n"
+	       "+I[b, 1970-01-01 00:00:00.092, 1970-01-01 00:00:00.102, 1, 5, 5] @101\n"
+	       "+I[b, 1970-01-01 00:00:00.096, 1970-01-01 00:00:00.106, 1, 5, 5] @105\n"
+	       "+I[b, 1970-01-01 00:00:00.100, 1970-01-01 00:00:00.110, 1, 5, 5] @109\n");
 	T_ASSERT_EQ_I64(h.ctx.m.state_entries, 0);
 	T_ASSERT_EQ_I64(h.ctx.m.late, 0);
+	wh_fini(&h);
+}
+
+/* slice 4, size 5 (the case of the Flink window tests): [0, 5), [4, 9), [8, 13); an offset
+ * of -1 ms moves them to [-1, 4), [3, 8), ... */
+static void test_size_not_multiple(void)
+{
+	struct sl_window_spec spec = { .kind = SL_WIN_HOP, .size_ms = 5, .slide_ms = 4 };
+	struct wh h;
+
+	wh_init(&h, &spec, aggs, 3);
+	wh_rec(&h, 4, "a", 1, 0); /* [0, 5), [4, 9) */
+	wh_rec(&h, 6, "a", 2, 0); /* [4, 9) only */
+	wh_wm(&h, SL_TS_MAX);
+	EXPECT(&h.main,
+	       "+I[a, 1970-01-01 00:00:00.000, 1970-01-01 00:00:00.005, 1, 1, 1] @4\n"
+	       "+I[a, 1970-01-01 00:00:00.004, 1970-01-01 00:00:00.009, 2, 3, 1] @8\n");
+	wh_fini(&h);
+
+	spec.offset_ms = -1;
+	wh_init(&h, &spec, aggs, 3);
+	wh_rec(&h, 3, "a", 1, 0); /* [-1, 4), [3, 8) */
+	wh_rec(&h, 8, "a", 2, 0); /* [7, 12) */
+	wh_wm(&h, SL_TS_MAX);
+	EXPECT(&h.main,
+	       "+I[a, 1969-12-31 23:59:59.999, 1970-01-01 00:00:00.004, 1, 1, 1] @3\n"
+	       "+I[a, 1970-01-01 00:00:00.003, 1970-01-01 00:00:00.008, 1, 1, 1] @7\n"
+	       "+I[a, 1970-01-01 00:00:00.007, 1970-01-01 00:00:00.012, 1, 2, 2] @11\n");
 	wh_fini(&h);
 }
 
@@ -92,6 +124,7 @@ static void test_lateness(void)
 int main(void)
 {
 	test_slices();
+	test_size_not_multiple();
 	test_lateness();
 	return T_EXIT_PASS;
 }
