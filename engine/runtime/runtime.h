@@ -81,6 +81,7 @@ struct sl_shard {
 	uint64_t dead_letters;
 	uint64_t loops;		    /* loop turns (metric) */
 	uint64_t idle_loops;	    /* turns with no work (metric) */
+	uint64_t bell_moves;	    /* ring_moves() at the last wake of the peers */
 	int error;		    /* -errno of this shard's failure */
 	void *src_scratch;	    /* SL_ROW_SCRATCH bytes for sources */
 	struct sl_op_metrics *m;    /* [node id] final metrics, kept after the run */

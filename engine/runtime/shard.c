@@ -353,12 +353,38 @@ static uint64_t ring_fingerprint(void *arg)
 	return sum;
 }
 
-/* After a turn that moved frames: wake the peers that sleep (pairs with the fence in
- * sl_doorbell_sleep: the ring stores come first). */
+/* What this shard has published into its outputs and freed in its inputs, from its own
+ * private ring fields (no shared line is read). */
+static uint64_t ring_moves(struct sl_shard *sh)
+{
+	struct sl_runtime *rt = sh->rt;
+	struct sl_job *job = rt->job;
+	uint64_t sum = 0;
+
+	for (int s = 0; s < job->nstages; s++) {
+		if (job->stage[s].input->kind == SL_NODE_SOURCE)
+			continue;
+		for (int l = 0; l < job->stage[s].nlanes; l++) {
+			for (int j = 0; j < rt->nshards; j++) {
+				sum += sl_rt_ring_lane(rt, s, l, sh->index, j)->prod_published;
+				sum += sl_rt_ring_lane(rt, s, l, j, sh->index)->cons_released;
+			}
+		}
+	}
+	return sum;
+}
+
+/* After a turn that moved frames (published or freed ring space): wake the peers that
+ * sleep (pairs with the fence in sl_doorbell_sleep: the ring stores come first). A turn
+ * that moved nothing wakes nobody: two idle shards must not wake each other in turn. */
 static void wake_peers(struct sl_shard *sh)
 {
 	struct sl_runtime *rt = sh->rt;
+	uint64_t moves = ring_moves(sh);
 
+	if (moves == sh->bell_moves)
+		return;
+	sh->bell_moves = moves;
 	sl_doorbell_fence();
 	for (int j = 0; j < rt->nshards; j++)
 		if (j != sh->index)
