@@ -7,6 +7,8 @@
  *                      [--http [ADDR:]PORT]
  *   sluice savepoint PID|SOCKET [DIR]
  *   sluice stop [--savepoint[=DIR]] PID|SOCKET
+ *   sluice status [--why] [--json] [--watch[=S]] PID|SOCKET
+ *   sluice jobs
  *   sluice explain JOB.sql
  *   sluice demo clicks [--cores LIST] [--shards N] [--rows N] [--rate R] [--dead-letter FILE]
  *
@@ -24,10 +26,12 @@
 #include <sluice/http.h>
 #include <sluice/job.h>
 
+#include "cli_status.h"
 #include "control.h"
 #include "demos.h"
 #include "planner.h"
 #include "sql_options.h"
+#include "status.h"
 
 static struct sl_job *running_job;
 
@@ -60,13 +64,18 @@ static void usage(FILE *f)
 		"                      /sluice-<pid>.sock)\n"
 		"  --state-backend B   (run) heap (default) or rocksdb\n"
 		"  --state-memory SIZE (run) memory for all RocksDB state, e.g. 2g\n"
-		"  --http [ADDR:]PORT  (run) serve /metrics (Prometheus) and /api/metrics\n"
-		"                      (JSON) there; ADDR defaults to 127.0.0.1, any other is\n"
-		"                      served only when given (0.0.0.0: every interface)\n"
+		"  --http [ADDR:]PORT  (run) serve the status page (/), /metrics (Prometheus),\n"
+		"                      /api/metrics and /api/status (JSON) there; ADDR defaults\n"
+		"                      to 127.0.0.1, any other is served only when given\n"
+		"                      (0.0.0.0: every interface)\n"
 		"       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
 		"                      (default: its SET 'state.savepoints.dir')\n"
 		"       sluice stop [--savepoint[=DIR]] PID|SOCKET  stop a running job, with a\n"
-		"                      savepoint first when asked (restart: --from-savepoint)\n");
+		"                      savepoint first when asked (restart: --from-savepoint)\n"
+		"       sluice status [--why] [--json] [--watch[=S]] PID|SOCKET  a running\n"
+		"                      job's operators, splits, checkpoints, and with --why\n"
+		"                      what holds its windows back\n"
+		"       sluice jobs    the running jobs of this user on this machine\n");
 }
 
 static int run_demo(const char *name, int argc, char **argv)
@@ -278,8 +287,10 @@ static int run_sql(bool explain, int argc, char **argv)
 			sl_sql_destroy(script);
 			return 1;
 		}
-		if (sl_http_url(http, url, sizeof url) == 0)
+		if (sl_http_url(http, url, sizeof url) == 0) {
 			fprintf(stderr, "sluice: metrics at %s/metrics\n", url);
+			fprintf(stderr, "sluice: status page at %s/\n", url);
+		}
 		if (!sl_http_loopback(http))
 			fprintf(stderr,
 				"sluice: --http %s is not a loopback address: whoever can "
@@ -323,6 +334,9 @@ static int run_sql(bool explain, int argc, char **argv)
 			fprintf(stderr, "sluice: %s\n", sl_job_error(running_job)->msg);
 		else if (!quiet)
 			print_stats(running_job, metrics);
+		/* windows still open at the end: say what held them back */
+		if (!rc && !quiet)
+			sl_obs_report_open_windows(running_job, stderr);
 		running_job = NULL;
 	}
 	sl_http_stop(http); /* before the jobs it shows go */
@@ -392,6 +406,10 @@ int main(int argc, char **argv)
 		return run_sql(!strcmp(argv[1], "explain"), argc - 1, argv + 1);
 	if (!strcmp(argv[1], "savepoint") || !strcmp(argv[1], "stop"))
 		return control_cmd(!strcmp(argv[1], "stop"), argc - 1, argv + 1);
+	if (!strcmp(argv[1], "status"))
+		return sl_cli_status_cmd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "jobs"))
+		return sl_cli_jobs_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "demo") && argc >= 3)
 		return run_demo(argv[2], argc - 2, argv + 2);
 	fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);
