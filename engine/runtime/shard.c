@@ -461,6 +461,7 @@ void *sl_shard_main(void *arg)
 	struct sl_runtime *rt = sh->rt;
 	struct sl_job *job = rt->job;
 	struct sl_shard_obs *ob = sh->obs;
+	uint64_t busy_from = 0; /* clock read a stage's busy time starts from */
 	unsigned spins = 0;
 	bool stopped = false, wired = false;
 
@@ -489,9 +490,10 @@ void *sl_shard_main(void *arg)
 	}
 	sl_shard_obs_publish(sh);
 	wired = true;
-	ob->t_start = ob->t_mark = sl_obs_clock_ns();
+	ob->t_start = ob->t_mark = busy_from = sl_obs_clock_ns();
 	for (;;) {
-		/* this turn began at the last clock read of the previous one (observe.h) */
+		/* this turn began at the last clock read of the previous one (observe.h),
+		 * its busy time where the pause after an idle turn ended */
 		uint64_t t_turn = ob->t_mark, t_end, bp_mask = 0;
 		int work = 0;
 		bool done = true;
@@ -536,8 +538,8 @@ void *sl_shard_main(void *arg)
 				/* busy: since the last clock read (one read a stage with work) */
 				uint64_t t = sl_obs_clock_ns();
 
-				ob->stage[s].busy_ns += t - ob->t_mark;
-				ob->t_mark = t;
+				ob->stage[s].busy_ns += t - busy_from;
+				busy_from = t;
 			}
 			work += w;
 		}
@@ -557,7 +559,7 @@ void *sl_shard_main(void *arg)
 		for (int s = 0; bp_mask && s < job->nstages && s < 64; s++)
 			if (bp_mask & (1ull << s))
 				ob->stage[s].bp_ns += t_end - t_turn;
-		ob->t_mark = t_end;
+		ob->t_mark = busy_from = t_end;
 		ob->run_ns = t_end - ob->t_start;
 		if (done)
 			break;
@@ -567,11 +569,16 @@ void *sl_shard_main(void *arg)
 			sh->idle_loops++;
 			if (spins == 0)
 				flush_sinks(sh);
-			if (spins >= SL_DOORBELL_SPINS)
+			if (spins >= SL_DOORBELL_SPINS) {
 				sl_doorbell_sleep(&rt->bells[sh->index], before, ring_fingerprint,
 						  sh);
-			else
+				/* busy time starts after the sleep (the bp time of this turn
+				 * ended at t_end, so a sleep still counts for a stage with full
+				 * outputs) */
+				busy_from = sl_obs_clock_ns();
+			} else {
 				spins++;
+			}
 		}
 	}
 	publish_all(sh);
