@@ -309,9 +309,11 @@ static int run_sql(bool explain, int argc, char **argv)
 	}
 	if (opts.checkpoint_dir && !opts.checkpoint_interval_ms)
 		opts.checkpoint_interval_ms = 10000; /* a directory asks for checkpoints */
+	sl_cli_explain_watermarks(script, 0, stdout);
 	for (int i = 0; i < sl_sql_njobs(script) && rc == 0; i++) {
 		if (explain || sl_sql_job_explain_only(script, i)) {
 			sl_sql_explain_job(script, i, stdout);
+			sl_cli_explain_watermarks(script, i + 1, stdout);
 			continue;
 		}
 		struct sl_control *ctl = NULL;
@@ -337,6 +339,8 @@ static int run_sql(bool explain, int argc, char **argv)
 		/* windows still open at the end: say what held them back */
 		if (!rc && !quiet)
 			sl_obs_report_open_windows(running_job, stderr);
+		if (!rc)
+			sl_cli_explain_watermarks(script, i + 1, stdout);
 		running_job = NULL;
 	}
 	sl_http_stop(http); /* before the jobs it shows go */

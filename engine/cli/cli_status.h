@@ -5,7 +5,10 @@
 #ifndef SL_CLI_STATUS_H
 #define SL_CLI_STATUS_H
 
+#include <stdio.h>
+
 struct sl_job;
+struct sl_sql_script;
 
 /* Control socket thread: writes job's status as view `arg` (text, why, json, brief) to fd. */
 void sl_cli_status_serve(struct sl_job *job, int fd, const char *arg);
@@ -14,5 +17,9 @@ void sl_cli_status_serve(struct sl_job *job, int fd, const char *arg);
 int sl_cli_status_cmd(int argc, char **argv);
 /* sluice jobs: the running jobs of this user on this machine. */
 int sl_cli_jobs_cmd(int argc, char **argv);
+
+/* Prints to f every EXPLAIN WATERMARK FOR of the script that comes after `after` jobs
+ * (they have run, or were explained): what the last of them that read its tables shows. */
+void sl_cli_explain_watermarks(struct sl_sql_script *script, int after, FILE *f);
 
 #endif

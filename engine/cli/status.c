@@ -3,6 +3,7 @@
  * process, through its control socket (control.c), and the socket's side of it.
  *
  *   status text|why|json|brief   ->  the rendering (engine/obs/status.h), then EOF
+ *   status watermark TABLE       ->  EXPLAIN WATERMARK FOR TABLE of the running job
  *
  * The answer is as long as the job is large, so unlike the one-line commands it is the
  * whole stream up to the server's close. `sluice jobs` finds the jobs of this user on this
@@ -30,6 +31,7 @@
 
 #include "cli_status.h"
 #include "control.h"
+#include "planner.h"
 #include "status.h"
 
 /* The socket's previous sample (process-wide: the CLI holds the one job it runs). */
@@ -66,6 +68,26 @@ void sl_cli_status_serve(struct sl_job *job, int fd, const char *arg)
 	char *body = NULL;
 	int k;
 
+	if (!strncmp(arg, "watermark ", 10)) {
+		/* EXPLAIN WATERMARK FOR, asked of the running job */
+		const char *table = arg + 10;
+		int found = 0;
+
+		body = sl_obs_explain_watermark_text(job, &table, 1, &found, &len);
+		if (!body) {
+			send_all(fd, "error out of memory\n", 20);
+		} else if (!found) {
+			char msg[256];
+			int n = snprintf(msg, sizeof msg,
+					 "error the job reads no table named '%.64s'\n", table);
+
+			send_all(fd, msg, (size_t)n);
+		} else {
+			send_all(fd, body, len);
+		}
+		free(body);
+		return;
+	}
 	for (k = 0; k < (int)(sizeof views / sizeof views[0]); k++)
 		if (!strcmp(arg, views[k].name))
 			break;
@@ -192,6 +214,7 @@ static char *ask(const char *target, const char *view, char *why, size_t cap)
 static void status_usage(FILE *f)
 {
 	fprintf(f, "usage: sluice status [--why] [--json] [--watch[=SECONDS]] PID|SOCKET\n"
+		   "       sluice status --watermark TABLE PID|SOCKET   (EXPLAIN WATERMARK FOR)\n"
 		   "       sluice jobs\n");
 }
 
@@ -201,10 +224,12 @@ int sl_cli_status_cmd(int argc, char **argv)
 		{ "why", no_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "watch", optional_argument, NULL, 'W' },
+		{ "watermark", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *view = "text";
+	const char *view = "text", *table = NULL;
+	char wm_view[256];
 	double every = 0;
 	bool why = false, json = false;
 	char err[512];
@@ -226,6 +251,9 @@ int sl_cli_status_cmd(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'T':
+			table = optarg;
+			break;
 		case 'h':
 			status_usage(stdout);
 			return 0;
@@ -239,6 +267,10 @@ int sl_cli_status_cmd(int argc, char **argv)
 		return 2;
 	}
 	view = json ? "json" : why ? "why" : "text";
+	if (table) {
+		snprintf(wm_view, sizeof wm_view, "watermark %.200s", table);
+		view = wm_view;
+	}
 	for (;;) {
 		char *body = ask(argv[optind], view, err, sizeof err);
 
@@ -318,4 +350,34 @@ int sl_cli_jobs_cmd(int argc, char **argv)
 	if (!n)
 		printf("no running sluice job of this user (sockets in %s)\n", dir);
 	return 0;
+}
+
+void sl_cli_explain_watermarks(struct sl_sql_script *script, int after, FILE *f)
+{
+	for (int k = 0; k < sl_sql_nwatermark_explains(script); k++) {
+		const char *const *tables;
+		int at, n, found = 0;
+		const char *name = sl_sql_watermark_explain(script, k, &at, &tables, &n);
+
+		if (at != after)
+			continue;
+		fprintf(f, "EXPLAIN WATERMARK FOR %s\n", name);
+		/* the last job before the statement that reads its tables */
+		for (int j = after - 1; j >= 0 && !found; j--) {
+			size_t len = 0;
+			char *text = sl_obs_explain_watermark_text(sl_sql_job(script, j), tables, n,
+								   &found, &len);
+
+			if (!text) {
+				fprintf(f, "  out of memory\n");
+				return;
+			}
+			if (found)
+				fwrite(text, 1, len, f);
+			free(text);
+		}
+		if (!found)
+			fprintf(f, "  no job before this statement reads %s\n", name);
+	}
+	fflush(f);
 }

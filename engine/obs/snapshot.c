@@ -521,6 +521,19 @@ const struct sl_wm_strategy *sl_obs_source_wm(const struct sl_job *job, int node
 	return job->node[node]->kind == SL_NODE_SOURCE ? &job->node[node]->wm : NULL;
 }
 
+const char *sl_obs_source_ts_column(const struct sl_job *job, int node)
+{
+	const struct sl_stream *n = job->node[node];
+
+	if (n->kind != SL_NODE_SOURCE)
+		return "?";
+	if (n->wm.ts_column)
+		return n->wm.ts_column;
+	if (n->wm.ts_field < 0 || !n->schema)
+		return "its event time";
+	return sl_schema_name(n->schema, n->wm.ts_field);
+}
+
 bool sl_obs_node_is_keyed(const struct sl_job *job, int node)
 {
 	return job->node[node]->kind == SL_NODE_KEYED;

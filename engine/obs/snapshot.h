@@ -15,6 +15,7 @@
 #include "observe.h"
 
 struct sl_job;
+struct sl_obs_buf;
 
 /* One operator instance (node x shard). */
 struct sl_obs_op {
@@ -116,6 +117,13 @@ int sl_obs_stage_nlanes(const struct sl_job *job, int stage);
 bool sl_obs_stage_is_source(const struct sl_job *job, int stage);
 /* A source's watermark strategy (NULL: node is not a source). */
 const struct sl_wm_strategy *sl_obs_source_wm(const struct sl_job *job, int node);
+/* The name of a source's event-time column ("?" when it is computed by a function). */
+const char *sl_obs_source_ts_column(const struct sl_job *job, int node);
+/* EXPLAIN WATERMARK FOR (explain_wm.c): appends to b what job shows of the watermark of
+ * its sources named in tables[0..n) (case-insensitive). Returns how many it found, or -1
+ * (out of memory). */
+int sl_obs_explain_watermark(struct sl_job *job, const char *const *tables, int ntables,
+			     struct sl_obs_buf *b);
 /* Whether node keeps event-time state that waits for watermarks (keyed operators). */
 bool sl_obs_node_is_keyed(const struct sl_job *job, int node);
 

@@ -37,4 +37,10 @@ char *sl_obs_status_render(struct sl_job *job, enum sl_obs_view v, struct sl_obs
  * how many operators wait; 0 prints nothing. */
 int sl_obs_report_open_windows(struct sl_job *job, FILE *f);
 
+/* EXPLAIN WATERMARK FOR: what job shows of the watermark of its sources named in
+ * tables[0..n) (explain_wm.c), as a malloc'd string (caller frees; *found: how many such
+ * sources it has, 0: none), or NULL: out of memory. */
+char *sl_obs_explain_watermark_text(struct sl_job *job, const char *const *tables, int ntables,
+				    int *found, size_t *len);
+
 #endif

@@ -15,7 +15,12 @@ shows that much from the output). Here the job must say why:
      `sluice jobs` lists the job by pid and name;
   4. stopped with SIGTERM, the job prints at its end which windows never fired and that
      partition idle_a/1 held them back;
-  5. the same job with 'table.exec.source.idle-timeout' = '300 ms': partition 1 goes idle,
+  5. EXPLAIN WATERMARK FOR ev_view (a view over the table, a sluice extension): asked of
+     the running job (`sluice status --watermark ev PID`) and printed by the statement
+     after the job stopped: the table's WATERMARK clause, no idle timeout, both splits
+     with their watermarks, the window's, and the why entry naming idle_a/1; a name that
+     is neither a table nor a view is refused with its place;
+  6. the same job with 'table.exec.source.idle-timeout' = '300 ms': partition 1 goes idle,
      the windows fire, and nothing names it as holding anything back.
 
 Usage: why_idle_partition.py SLUICE BROKER   (exit 77 when kcat is missing)
@@ -42,8 +47,10 @@ CREATE TABLE ev (k INT, ts_ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ts_ms, 3),
   'connector' = 'kafka', 'topic' = '%(topic)s', 'properties.bootstrap.servers' = '%(addr)s',
   'scan.startup.mode' = 'earliest-offset', 'format' = 'json',
   'scan.watermark.emit.strategy' = 'on-event');
-SELECT TUMBLE_START(ts, INTERVAL '1' SECOND) AS w, COUNT(*) AS n FROM ev
+CREATE VIEW ev_view AS SELECT k, ts FROM ev WHERE k > 0;
+SELECT TUMBLE_START(ts, INTERVAL '1' SECOND) AS w, COUNT(*) AS n FROM ev_view
 GROUP BY TUMBLE(ts, INTERVAL '1' SECOND);
+EXPLAIN WATERMARK FOR ev_view;
 """
 
 
@@ -118,7 +125,7 @@ def start(sluice, addr, work, rundir, topic, idle_timeout):
     return run
 
 
-def stuck_job(sluice, addr, work, rundir):
+def stuck_job(sluice, addr, work, rundir):  # noqa: C901 (one scenario, in order)
     run = start(sluice, addr, work, rundir, "idle_a", False)
     pid = str(run.p.pid)
 
@@ -182,6 +189,13 @@ def stuck_job(sluice, addr, work, rundir):
     if r.returncode != 0 or not re.search(r"^%s\s+idle_idle_a\s+running" % pid, r.stdout,
                                           re.M):
         fail("sluice jobs does not list pid %s: %r %r" % (pid, r.stdout, r.stderr))
+    r = status(sluice, rundir, "status", "--watermark", "ev", pid)
+    if r.returncode != 0 or "table 'ev': WATERMARK FOR ts AS ts (ascending)" not in r.stdout \
+            or "kafka partition idle_a/1" not in r.stdout:
+        fail("status --watermark ev: %d %r %r" % (r.returncode, r.stdout, r.stderr))
+    r = status(sluice, rundir, "status", "--watermark", "nope", pid)
+    if r.returncode == 0 or "reads no table named 'nope'" not in r.stderr:
+        fail("status --watermark nope: %d %r" % (r.returncode, r.stderr))
     r = status(sluice, rundir, "status", "999999999")
     if r.returncode == 0 or "no running job" not in r.stderr:
         fail("status of a pid without a job: %d %r" % (r.returncode, r.stderr))
@@ -196,6 +210,22 @@ def stuck_job(sluice, addr, work, rundir):
     fired = [line for line in run.out if line.startswith("+I")]
     if len(fired) != 2:
         fail("the stuck job fired %d windows, want 2: %r" % (len(fired), fired))
+    out = "".join(run.out)
+    for want in ("EXPLAIN WATERMARK FOR ev_view", "job 'idle_idle_a' (its last run)",
+                 "table 'ev': WATERMARK FOR ts AS ts (ascending); emitted on every event; "
+                 "no idle timeout", "split 0 kafka partition idle_a/0",
+                 "split 1 kafka partition idle_a/1", "operator 'tumble window' shard 0",
+                 "held back by split 1: kafka partition idle_a/1"):
+        if want not in out:
+            fail("EXPLAIN WATERMARK FOR ev_view lacks %r:\n%s" % (want, out))
+    bad = os.path.join(work, "bad.sql")
+    with open(bad, "w") as f:
+        f.write(JOB.replace("FOR ev_view", "FOR nope") % {"addr": addr, "topic": "idle_a",
+                                                          "set": ""})
+    r = subprocess.run([sluice, "explain", bad], capture_output=True, text=True)
+    if r.returncode == 0 or "EXPLAIN WATERMARK FOR nope: no table or view of that name" \
+            not in r.stderr or not re.search(r"bad\.sql:\d+:\d+:", r.stderr):
+        fail("EXPLAIN WATERMARK FOR nope: %d %r" % (r.returncode, r.stderr))
     print("ok: the stuck job names idle_a/1 in status --why, /api/status, --json and at "
           "its end", flush=True)
 

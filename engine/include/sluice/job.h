@@ -58,6 +58,8 @@ struct sl_wm_strategy {
 	sl_ts_t (*assign)(const struct sl_row *row, void *arg); /* when ts_field < 0 */
 	void *assign_arg;
 	struct sl_wm_custom custom;
+	const char *ts_column; /* the event-time column's name, for EXPLAIN WATERMARK (borrowed
+				* from the job's definition); NULL: unnamed */
 };
 
 /* ---- sources and sinks (custom connectors use these too) --------------------------------- */
