@@ -317,6 +317,7 @@ static int run_sql(bool explain, int argc, char **argv)
 			continue;
 		}
 		struct sl_control *ctl = NULL;
+		struct sl_cli_progress *progress;
 
 		running_job = sl_sql_job(script, i);
 		signal(SIGINT, on_signal);
@@ -329,7 +330,11 @@ static int run_sql(bool explain, int argc, char **argv)
 		}
 		/* shown from before its run (not started yet) until the next job replaces it */
 		sl_http_show(http, running_job);
+		/* a terminal sees the job move; a pipe or a file only its summary */
+		progress =
+			!quiet && isatty(STDERR_FILENO) ? sl_cli_progress_start(running_job) : NULL;
 		rc = sl_job_run(running_job, &opts);
+		sl_cli_progress_stop(progress);
 		sl_control_stop(ctl);
 		fflush(stdout);
 		if (rc)

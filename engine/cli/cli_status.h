@@ -22,4 +22,10 @@ int sl_cli_jobs_cmd(int argc, char **argv);
  * (they have run, or were explained): what the last of them that read its tables shows. */
 void sl_cli_explain_watermarks(struct sl_sql_script *script, int after, FILE *f);
 
+/* The progress line (progress.c): started before a run when stderr is a terminal, stopped
+ * (its line cleared) after it; NULL: none. */
+struct sl_cli_progress;
+struct sl_cli_progress *sl_cli_progress_start(struct sl_job *job);
+void sl_cli_progress_stop(struct sl_cli_progress *p);
+
 #endif

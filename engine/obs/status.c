@@ -97,3 +97,55 @@ int sl_obs_report_open_windows(struct sl_job *job, FILE *f)
 	free(b.p);
 	return n;
 }
+
+int sl_obs_progress_line(struct sl_job *job, struct sl_obs_prev *prev, char *buf, size_t cap)
+{
+	struct sl_obs_snap s;
+	uint64_t in = 0;
+	double in_s = 0;
+	int64_t pos = 0, end = 0;
+	bool ends = true, any = false;
+	sl_ts_t wm = SL_TS_MAX;
+	char t[32];
+	int rc = sl_obs_snap_take(job, &s, true, prev);
+
+	if (rc)
+		return rc;
+	buf[0] = 0;
+	for (int n = 0; s.started && n < s.nnodes; n++) {
+		if (!sl_obs_source_wm(job, n))
+			continue;
+		for (int i = 0; i < s.nshards; i++) {
+			in += s.op[n * s.nshards + i].in;
+			in_s += s.rec_in_s[n * s.nshards + i];
+		}
+	}
+	for (int i = 0; i < s.nshards; i++) {
+		const struct sl_obs_detail *d = s.shard[i].detail;
+
+		for (int k = 0; d && k < d->nsplits; k++) {
+			const struct sl_split_obs *sp = &d->split[k];
+
+			any = true;
+			if (!sp->ended && sp->wm < wm)
+				wm = sp->wm;
+			if (sp->p.end > 0 && sp->p.pos >= 0 &&
+			    strcmp(sp->p.kind, "kafka partition")) {
+				pos += sp->p.pos;
+				end += sp->p.end;
+			} else {
+				ends = false;
+			}
+		}
+	}
+	if (s.started) {
+		int n = snprintf(buf, cap, "sluice: %" PRIu64 " records, %.0f/s, watermark %s", in,
+				 in_s, any && wm != SL_TS_MAX ? sl_obs_fmt_ts(wm, t) : "-");
+
+		if (n > 0 && (size_t)n < cap && any && ends && end > 0)
+			snprintf(buf + n, cap - (size_t)n, ", %.0f %% read",
+				 100.0 * (double)pos / (double)end);
+	}
+	sl_obs_snap_fini(&s);
+	return 0;
+}

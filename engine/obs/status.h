@@ -37,6 +37,11 @@ char *sl_obs_status_render(struct sl_job *job, enum sl_obs_view v, struct sl_obs
  * how many operators wait; 0 prints nothing. */
 int sl_obs_report_open_windows(struct sl_job *job, FILE *f);
 
+/* One progress line (no newline) into buf[cap]: records read so far and per second (against
+ * prev), the sources' least watermark, and the share of their input read when every split
+ * knows its end (files, bounded datagen). 0, or -ENOMEM. Asks the shards (see above). */
+int sl_obs_progress_line(struct sl_job *job, struct sl_obs_prev *prev, char *buf, size_t cap);
+
 /* EXPLAIN WATERMARK FOR: what job shows of the watermark of its sources named in
  * tables[0..n) (explain_wm.c), as a malloc'd string (caller frees; *found: how many such
  * sources it has, 0: none), or NULL: out of memory. */
