@@ -9,6 +9,7 @@
  *   sluice stop [--savepoint[=DIR]] PID|SOCKET
  *   sluice status [--why] [--json] [--watch[=S]] PID|SOCKET
  *   sluice jobs
+ *   sluice profile PID|SOCKET [--seconds N] [-o OUT.svg]
  *   sluice explain JOB.sql
  *   sluice demo clicks [--cores LIST] [--shards N] [--rows N] [--rate R] [--dead-letter FILE]
  *
@@ -75,7 +76,9 @@ static void usage(FILE *f)
 		"       sluice status [--why] [--json] [--watch[=S]] PID|SOCKET  a running\n"
 		"                      job's operators, splits, checkpoints, and with --why\n"
 		"                      what holds its windows back\n"
-		"       sluice jobs    the running jobs of this user on this machine\n");
+		"       sluice jobs    the running jobs of this user on this machine\n"
+		"       sluice profile PID|SOCKET [--seconds N] [-o OUT.svg]  a flame graph of\n"
+		"                      a running job (perf, as tools/flamegraph draws it)\n");
 }
 
 static int run_demo(const char *name, int argc, char **argv)
@@ -417,6 +420,8 @@ int main(int argc, char **argv)
 		return control_cmd(!strcmp(argv[1], "stop"), argc - 1, argv + 1);
 	if (!strcmp(argv[1], "status"))
 		return sl_cli_status_cmd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "profile"))
+		return sl_cli_profile_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "jobs"))
 		return sl_cli_jobs_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "demo") && argc >= 3)

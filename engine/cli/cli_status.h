@@ -5,6 +5,7 @@
 #ifndef SL_CLI_STATUS_H
 #define SL_CLI_STATUS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct sl_job;
@@ -21,6 +22,9 @@ int sl_cli_jobs_cmd(int argc, char **argv);
 /* Prints to f every EXPLAIN WATERMARK FOR of the script that comes after `after` jobs
  * (they have run, or were explained): what the last of them that read its tables shows. */
 void sl_cli_explain_watermarks(struct sl_sql_script *script, int after, FILE *f);
+
+/* sluice profile PID|SOCKET [--seconds N] [-o OUT.svg] (profile.c): runs tools/flamegraph. */
+int sl_cli_profile_cmd(int argc, char **argv);
 
 /* The progress line (progress.c): started before a run when stderr is a terminal, stopped
  * (its line cleared) after it; NULL: none. */
