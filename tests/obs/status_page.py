@@ -115,7 +115,7 @@ def main():
             f.write("SET 'execution.checkpointing.interval' = '300 ms';\n" + text)
         job = Job(sluice, path, "--checkpoint-dir", os.path.join(tmp, "ck"))
         poll("a completed checkpoint", lambda: json.loads(get(job.url + "/api/status")[2])
-             ["checkpoints"]["completed"] >= 1, timeout=30)
+             .get("checkpoints", {}).get("completed", 0) >= 1, timeout=30)
         st, ctype, page = get(job.url + "/")
         if st != 200 or not ctype.startswith("text/html"):
             fail("/ answered %d %r" % (st, ctype))
