@@ -150,9 +150,11 @@ static void align_done(struct sl_stage_inst *si, uint64_t n)
 {
 	struct sl_stage_obs *o = &si->sh->obs->stage[si->st->id];
 
+	/* relaxed stores: the coordinator loads them once the shard acknowledged n */
 	if (o->align_since_ns)
-		o->align_ns_last = sl_obs_clock_ns() - o->align_since_ns;
-	o->align_ckpt = n;
+		__atomic_store_n(&o->align_ns_last, sl_obs_clock_ns() - o->align_since_ns,
+				 __ATOMIC_RELAXED);
+	__atomic_store_n(&o->align_ckpt, n, __ATOMIC_RELAXED);
 	o->align_since_ns = 0;
 }
 
@@ -538,7 +540,10 @@ void *sl_shard_main(void *arg)
 				/* busy: since the last clock read (one read a stage with work) */
 				uint64_t t = sl_obs_clock_ns();
 
-				ob->stage[s].busy_ns += t - busy_from;
+				/* relaxed: observers load it racily (observe.h) */
+				__atomic_store_n(&ob->stage[s].busy_ns,
+						 ob->stage[s].busy_ns + (t - busy_from),
+						 __ATOMIC_RELAXED);
 				busy_from = t;
 			}
 			work += w;
@@ -558,9 +563,11 @@ void *sl_shard_main(void *arg)
 		t_end = sl_obs_clock_ns();
 		for (int s = 0; bp_mask && s < job->nstages && s < 64; s++)
 			if (bp_mask & (1ull << s))
-				ob->stage[s].bp_ns += t_end - t_turn;
+				__atomic_store_n(&ob->stage[s].bp_ns,
+						 ob->stage[s].bp_ns + (t_end - t_turn),
+						 __ATOMIC_RELAXED);
 		ob->t_mark = busy_from = t_end;
-		ob->run_ns = t_end - ob->t_start;
+		__atomic_store_n(&ob->run_ns, t_end - ob->t_start, __ATOMIC_RELAXED);
 		if (done)
 			break;
 		if (work) {
