@@ -265,6 +265,24 @@ static void split_series(struct sl_obs_buf *b, const struct sl_obs_snap *s)
 		}
 }
 
+/* Wall clock minus watermark: how far event time trails now (meaningful when events are
+ * stamped near real time, as Kafka's usually are). */
+static void watermark_lag(struct sl_obs_buf *b, const struct sl_obs_snap *s)
+{
+	header(b, &(struct family){ "sluice_operator_watermark_lag_seconds", "gauge",
+				    "Wall clock minus the operator's input watermark." });
+	for (int n = 0; n < s->nnodes; n++)
+		for (int i = 0; i < s->nshards; i++) {
+			sl_ts_t wm = s->op[n * s->nshards + i].watermark;
+
+			if (!s->shard[i].seen || wm == SL_TS_MIN || wm == SL_TS_MAX)
+				continue;
+			sl_obs_buf_printf(b, "sluice_operator_watermark_lag_seconds");
+			op_labels(b, s, n, i);
+			sl_obs_buf_printf(b, " %.3f\n", (double)(s->now_ms - wm) / 1000.0);
+		}
+}
+
 static void stages(struct sl_obs_buf *b, const struct sl_obs_snap *s)
 {
 	header(b, &(struct family){ "sluice_stage_backpressured_seconds_total", "counter",
@@ -379,6 +397,7 @@ void sl_obs_render_prometheus(const struct sl_obs_snap *s, struct sl_obs_buf *b)
 {
 	if (s->started) {
 		operators(b, s);
+		watermark_lag(b, s);
 		stages(b, s);
 		shards(b, s);
 		if (s->detailed)

@@ -212,6 +212,7 @@ def times_and_checkpoints(sluice, tmp):
             fail("/metrics: %s is not positive" % name)
     for name in ("sluice_checkpoint_last_duration_seconds",
                  "sluice_checkpoint_last_alignment_seconds", "sluice_stage_idle_ratio",
+                 "sluice_operator_watermark_lag_seconds",
                  "sluice_exchange_ring_used_bytes"):
         if not any(k[0] == name for k in samples):
             fail("/metrics has no %s" % name)
