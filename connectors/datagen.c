@@ -449,6 +449,19 @@ static int datagen_seek(void *state, const void *pos, size_t len)
 	return 0;
 }
 
+/* Observers: rows made of the rows to make (unbounded: no end). */
+static void datagen_progress(void *state, struct sl_src_progress *p)
+{
+	const struct gen_split *g = state;
+
+	snprintf(p->name, sizeof p->name, "%llu of %llu", (unsigned long long)g->split,
+		 (unsigned long long)g->nsplits);
+	p->kind = "datagen split";
+	p->pos = (int64_t)g->k;
+	if (g->total != UINT64_MAX)
+		p->end = (int64_t)g->total;
+}
+
 const struct sl_source_ops sl_datagen_source_ops = {
 	.name = "datagen",
 	.nsplits = datagen_nsplits,
@@ -457,4 +470,5 @@ const struct sl_source_ops sl_datagen_source_ops = {
 	.close = datagen_close,
 	.position = datagen_position,
 	.seek = datagen_seek,
+	.progress = datagen_progress,
 };

@@ -532,6 +532,34 @@ static int file_seek(void *state, const void *pos, size_t len)
 	return 0;
 }
 
+/* Observers: bytes read of the file's size now (fstat: only when asked, never per record). */
+static void file_progress(void *state, struct sl_src_progress *p)
+{
+	const struct file_split *f = state;
+	uint64_t end = f->end, at = f->started ? f->read_total - (f->tail - f->head) : f->begin;
+	struct stat st;
+
+	/* a whole file's end is its size now (fstat: only when asked, never per record) */
+	if (end == UINT64_MAX) {
+		if (f->started && f->fd >= 0 && fstat(f->fd, &st) == 0)
+			end = (uint64_t)st.st_size;
+		else if (stat(f->path, &st) == 0)
+			end = (uint64_t)st.st_size;
+	}
+	if (f->begin || f->end != UINT64_MAX)
+		snprintf(p->name, sizeof p->name, "%s [%llu, %llu)", f->path,
+			 (unsigned long long)f->begin, (unsigned long long)f->end);
+	else
+		snprintf(p->name, sizeof p->name, "%s", f->path);
+	p->kind = "file";
+	if (f->finished)
+		at = end;
+	if (end != UINT64_MAX && end >= f->begin) {
+		p->end = (int64_t)(end - f->begin);
+		p->pos = (int64_t)((at > end ? end : at) - f->begin);
+	}
+}
+
 const struct sl_source_ops sl_file_source_ops = {
 	.name = "filesystem",
 	.nsplits = file_nsplits,
@@ -541,6 +569,7 @@ const struct sl_source_ops sl_file_source_ops = {
 	.position = file_position,
 	.seek = file_seek,
 	.splits_in_order = true,
+	.progress = file_progress,
 };
 
 int sl_file_scan_starts(const struct sl_file_source_cfg *cfg, int path, struct sl_file_scan *scan,

@@ -1276,6 +1276,26 @@ static void kafka_checkpoint_complete(void *state, uint64_t ckpt)
 		commit_async(k, k->committable);
 }
 
+/* Observers: the offset reached and the partition's high watermark as librdkafka last
+ * saw it in a fetch response (cached: no request to the broker), hence the lag. */
+static void kafka_progress(void *state, struct sl_src_progress *p)
+{
+	struct kafka_split *k = state;
+	int64_t lo = -1, hi = -1;
+
+	snprintf(p->name, sizeof p->name, "%s/%d", k->topic, (int)k->partition);
+	p->kind = "kafka partition";
+	if (!k->started)
+		return;
+	p->pos = k->next;
+	if (rd_kafka_get_watermark_offsets(k->rk, k->topic, k->partition, &lo, &hi) ==
+		    RD_KAFKA_RESP_ERR_NO_ERROR &&
+	    hi >= 0) {
+		p->end = hi;
+		p->lag = hi > k->next ? hi - k->next : 0;
+	}
+}
+
 static int kafka_seek(void *state, const void *pos, size_t len)
 {
 	struct kafka_split *k = state;
@@ -1514,4 +1534,5 @@ const struct sl_source_ops sl_kafka_source_ops = {
 	.splits_grow = kafka_splits_grow,
 	.discover = kafka_discover,
 	.restore_layout = kafka_restore_layout,
+	.progress = kafka_progress,
 };

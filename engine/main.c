@@ -7,6 +7,9 @@
  *                      [--http [ADDR:]PORT]
  *   sluice savepoint PID|SOCKET [DIR]
  *   sluice stop [--savepoint[=DIR]] PID|SOCKET
+ *   sluice status [--why] [--json] [--watch[=S]] PID|SOCKET
+ *   sluice jobs
+ *   sluice profile PID|SOCKET [--seconds N] [-o OUT.svg]
  *   sluice explain JOB.sql
  *   sluice demo clicks [--cores LIST] [--shards N] [--rows N] [--rate R] [--dead-letter FILE]
  *
@@ -24,10 +27,12 @@
 #include <sluice/http.h>
 #include <sluice/job.h>
 
+#include "cli_status.h"
 #include "control.h"
 #include "demos.h"
 #include "planner.h"
 #include "sql_options.h"
+#include "status.h"
 
 static struct sl_job *running_job;
 
@@ -60,13 +65,20 @@ static void usage(FILE *f)
 		"                      /sluice-<pid>.sock)\n"
 		"  --state-backend B   (run) heap (default) or rocksdb\n"
 		"  --state-memory SIZE (run) memory for all RocksDB state, e.g. 2g\n"
-		"  --http [ADDR:]PORT  (run) serve /metrics (Prometheus) and /api/metrics\n"
-		"                      (JSON) there; ADDR defaults to 127.0.0.1, any other is\n"
-		"                      served only when given (0.0.0.0: every interface)\n"
+		"  --http [ADDR:]PORT  (run) serve the status page (/), /metrics (Prometheus),\n"
+		"                      /api/metrics and /api/status (JSON) there; ADDR defaults\n"
+		"                      to 127.0.0.1, any other is served only when given\n"
+		"                      (0.0.0.0: every interface)\n"
 		"       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
 		"                      (default: its SET 'state.savepoints.dir')\n"
 		"       sluice stop [--savepoint[=DIR]] PID|SOCKET  stop a running job, with a\n"
-		"                      savepoint first when asked (restart: --from-savepoint)\n");
+		"                      savepoint first when asked (restart: --from-savepoint)\n"
+		"       sluice status [--why] [--json] [--watch[=S]] PID|SOCKET  a running\n"
+		"                      job's operators, splits, checkpoints, and with --why\n"
+		"                      what holds its windows back\n"
+		"       sluice jobs    the running jobs of this user on this machine\n"
+		"       sluice profile PID|SOCKET [--seconds N] [-o OUT.svg]  a flame graph of\n"
+		"                      a running job (perf, as tools/flamegraph draws it)\n");
 }
 
 static int run_demo(const char *name, int argc, char **argv)
@@ -278,8 +290,10 @@ static int run_sql(bool explain, int argc, char **argv)
 			sl_sql_destroy(script);
 			return 1;
 		}
-		if (sl_http_url(http, url, sizeof url) == 0)
+		if (sl_http_url(http, url, sizeof url) == 0) {
 			fprintf(stderr, "sluice: metrics at %s/metrics\n", url);
+			fprintf(stderr, "sluice: status page at %s/\n", url);
+		}
 		if (!sl_http_loopback(http))
 			fprintf(stderr,
 				"sluice: --http %s is not a loopback address: whoever can "
@@ -298,12 +312,15 @@ static int run_sql(bool explain, int argc, char **argv)
 	}
 	if (opts.checkpoint_dir && !opts.checkpoint_interval_ms)
 		opts.checkpoint_interval_ms = 10000; /* a directory asks for checkpoints */
+	sl_cli_explain_watermarks(script, 0, stdout);
 	for (int i = 0; i < sl_sql_njobs(script) && rc == 0; i++) {
 		if (explain || sl_sql_job_explain_only(script, i)) {
 			sl_sql_explain_job(script, i, stdout);
+			sl_cli_explain_watermarks(script, i + 1, stdout);
 			continue;
 		}
 		struct sl_control *ctl = NULL;
+		struct sl_cli_progress *progress;
 
 		running_job = sl_sql_job(script, i);
 		signal(SIGINT, on_signal);
@@ -316,13 +333,22 @@ static int run_sql(bool explain, int argc, char **argv)
 		}
 		/* shown from before its run (not started yet) until the next job replaces it */
 		sl_http_show(http, running_job);
+		/* a terminal sees the job move; a pipe or a file only its summary */
+		progress =
+			!quiet && isatty(STDERR_FILENO) ? sl_cli_progress_start(running_job) : NULL;
 		rc = sl_job_run(running_job, &opts);
+		sl_cli_progress_stop(progress);
 		sl_control_stop(ctl);
 		fflush(stdout);
 		if (rc)
 			fprintf(stderr, "sluice: %s\n", sl_job_error(running_job)->msg);
 		else if (!quiet)
 			print_stats(running_job, metrics);
+		/* windows still open at the end: say what held them back */
+		if (!rc && !quiet)
+			sl_obs_report_open_windows(running_job, stderr);
+		if (!rc)
+			sl_cli_explain_watermarks(script, i + 1, stdout);
 		running_job = NULL;
 	}
 	sl_http_stop(http); /* before the jobs it shows go */
@@ -392,6 +418,12 @@ int main(int argc, char **argv)
 		return run_sql(!strcmp(argv[1], "explain"), argc - 1, argv + 1);
 	if (!strcmp(argv[1], "savepoint") || !strcmp(argv[1], "stop"))
 		return control_cmd(!strcmp(argv[1], "stop"), argc - 1, argv + 1);
+	if (!strcmp(argv[1], "status"))
+		return sl_cli_status_cmd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "profile"))
+		return sl_cli_profile_cmd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "jobs"))
+		return sl_cli_jobs_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "demo") && argc >= 3)
 		return run_demo(argv[2], argc - 2, argv + 2);
 	fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);

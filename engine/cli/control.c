@@ -28,6 +28,7 @@
 
 #include <sluice/job.h>
 
+#include "cli_status.h"
 #include "control.h"
 
 #define LINE_MAX_BYTES	4200
@@ -264,6 +265,10 @@ static void serve(struct sl_control *ctl, int fd)
 	rc = read_line(fd, line, sizeof line);
 	if (rc) {
 		reply(fd, "error reading the command: %s%s\n", strerror(-rc), "");
+		return;
+	}
+	if (!strncmp(line, "status ", 7)) {
+		sl_cli_status_serve(ctl->job, fd, line + 7); /* status.c: a whole document */
 		return;
 	}
 	if (!strncmp(line, "savepoint ", 10)) {

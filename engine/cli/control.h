@@ -8,6 +8,8 @@
  *
  *   savepoint DIR|-     ->  "ok PATH" | "error WHY"      (-: state.savepoints.dir)
  *   stop DIR|-|none     ->  "ok PATH" | "ok stopping" | "error WHY"
+ *   status VIEW         ->  the job's status (text|why|json|brief|watermark T) up to EOF, or
+ *                           "error WHY" (cli_status.h)
  *
  * A savepoint blocks its connection until it is complete (sl_job_savepoint); other
  * connections are served meanwhile. The socket is only reachable by the same user (mode

@@ -1,6 +1,8 @@
 /*
- * http.c - the HTTP endpoint (sluice/http.h): libmicrohttpd serves GET /metrics
- * (Prometheus text) and GET /api/metrics (JSON) on its own internal thread.
+ * http.c - the HTTP endpoint (sluice/http.h): libmicrohttpd serves, on its own internal
+ * thread, GET /metrics (Prometheus text), /api/metrics (the counters as JSON), /api/status
+ * (the counters, every split and why windows wait, as JSON), /api/status.txt (the same as
+ * `sluice status --why` prints it) and / (the status page, page.html compiled in).
  *
  * Invariants:
  *   - nothing here runs on a shard, and no shard ever waits for it: a request copies the
@@ -27,6 +29,7 @@
 
 #include <sluice/http.h>
 
+#include "page.h"
 #include "snapshot.h"
 
 struct sl_http {
@@ -35,6 +38,7 @@ struct sl_http {
 	struct sl_job *job;	    /* shown, borrowed; NULL: none */
 	struct sockaddr_storage sa; /* the bound address (port filled in) */
 	bool loopback;
+	struct sl_obs_prev prev; /* rates between requests (under lock) */
 };
 
 static const char *const PROM_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -111,6 +115,23 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 	return rc;
 }
 
+/* A body compiled into the binary (the page): served as it is, never freed. */
+static enum MHD_Result reply_static(struct MHD_Connection *conn, const char *type,
+				    const unsigned char *body, size_t len)
+{
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+
+	r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status, const char *s)
 {
 	char *body = strdup(s);
@@ -118,8 +139,15 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status, 
 	return body ? reply(conn, status, "text/plain; charset=utf-8", body, strlen(body)) : MHD_NO;
 }
 
-/* Renders the shown job's counters with `render` into a new body. */
+static void render_text_why(const struct sl_obs_snap *s, struct sl_obs_buf *b)
+{
+	sl_obs_render_text(s, true, b);
+}
+
+/* Renders the shown job's counters with `render` into a new body; `detail` asks the
+ * shards for their splits and waiting windows too (snapshot.c). */
 static enum MHD_Result serve(struct sl_http *h, struct MHD_Connection *conn, const char *type,
+			     bool detail,
 			     void (*render)(const struct sl_obs_snap *, struct sl_obs_buf *))
 {
 	struct sl_obs_buf b = { 0 };
@@ -128,7 +156,7 @@ static enum MHD_Result serve(struct sl_http *h, struct MHD_Connection *conn, con
 
 	pthread_mutex_lock(&h->lock);
 	if (h->job)
-		rc = sl_obs_snap_take(h->job, &snap);
+		rc = sl_obs_snap_take(h->job, &snap, detail, &h->prev);
 	else
 		memset(&snap, 0, sizeof snap);
 	if (!rc)
@@ -161,13 +189,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (!strcmp(url, "/metrics"))
-		return serve(h, conn, PROM_TYPE, sl_obs_render_prometheus);
+		return serve(h, conn, PROM_TYPE, true, sl_obs_render_prometheus);
 	if (!strcmp(url, "/api/metrics"))
-		return serve(h, conn, "application/json", sl_obs_render_json);
+		return serve(h, conn, "application/json", false, sl_obs_render_json);
+	if (!strcmp(url, "/api/status"))
+		return serve(h, conn, "application/json", true, sl_obs_render_json);
+	if (!strcmp(url, "/api/status.txt"))
+		return serve(h, conn, "text/plain; charset=utf-8", true, render_text_why);
 	if (!strcmp(url, "/"))
-		return reply_text(conn, MHD_HTTP_OK,
-				  "sluice: /metrics (Prometheus text), /api/metrics (JSON)\n");
-	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics or /api/metrics\n");
+		return reply_static(conn, "text/html; charset=utf-8", sl_obs_page_html,
+				    sl_obs_page_html_len);
+	return reply_text(conn, MHD_HTTP_NOT_FOUND,
+			  "not found: try /, /metrics, /api/metrics or /api/status\n");
 }
 
 struct sl_http *sl_http_start(const char *addr, char *err, size_t errlen)
@@ -250,6 +283,7 @@ void sl_http_stop(struct sl_http *h)
 	if (!h)
 		return;
 	MHD_stop_daemon(h->d); /* joins its thread: no request runs after this */
+	sl_obs_prev_fini(&h->prev);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

@@ -87,6 +87,13 @@ struct sl_op_ops {
 	 * def's cfg. Optional: none means stateless. */
 	bool keyed_state;
 	void (*explain)(const void *cfg, FILE *f);
+	/* For observers ("why has my window not fired?", engine/runtime/observe.c): the
+	 * earliest event time at which this instance will emit on its own (the end - 1 of its
+	 * earliest open window, its earliest event-time timer) into *at, and how many windows
+	 * or timers wait into *n; SL_TS_MAX and 0 when none. On the shard thread, only when an
+	 * observer asks; may walk the operator's index (O(open windows)), never its entries.
+	 * Optional: without it, the instance's event-time timers are shown. */
+	void (*pending)(struct sl_ctx *ctx, sl_ts_t *at, uint64_t *n);
 };
 
 /* Plan-time description of one operator; shared read-only by all shards. */

@@ -130,6 +130,7 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 		close(rt->dl_fd);
 	free(rt->rings);
 	free(rt->lane_base);
+	sl_run_obs_fini(rt);
 	for (int i = 0; rt->shards && i < rt->nshards; i++) {
 		free(rt->shards[i].m);
 		free(rt->shards[i].stage_blocked_ms);
@@ -273,6 +274,10 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		}
 		/* pin when asked, or when every shard can have a core of its own */
 		sh->cpu = ncpus > 0 ? cpus[i % ncpus] : rt->nshards <= online ? i : -1;
+	}
+	if (sl_run_obs_init(rt) < 0) {
+		sl_job_set_error(job, -ENOMEM, "out of memory creating shards");
+		return -ENOMEM;
 	}
 	/* shards, rings and metric arrays are in place: observers may read them from now on
 	 * (runtime/observe.c); the instances each shard publishes itself once wired */

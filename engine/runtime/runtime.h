@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "graph.h"
+#include "observe.h"
 #include "ring.h"
 #include "doorbell.h"
 #include "source.h"
@@ -108,6 +109,7 @@ struct sl_shard {
 	 * many are reading */
 	_Atomic int obs_state; /* SL_SHARD_OBS_* */
 	_Atomic unsigned obs_readers;
+	struct sl_shard_obs *obs; /* time per stage, details on request (observe.h) */
 };
 
 enum {
@@ -178,6 +180,7 @@ struct sl_runtime {
 	_Atomic uint64_t ckpt_savepoint;  /* the checkpoint that is also a savepoint, 0: none;
 					   * stored before that checkpoint's ckpt_req release */
 	pthread_mutex_t err_lock;	  /* first error wins (error path only) */
+	struct sl_run_obs *obs;		  /* for observers: history, their lock (observe.h) */
 };
 
 /* The ring from shard `from` to shard `to` carrying input `lane` of stage `stage` (lane 0

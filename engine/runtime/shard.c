@@ -136,6 +136,28 @@ static void chan_update(struct sl_stage_inst *si)
 	sl_stage_input_time(si, &m);
 }
 
+/* Alignment time for observers (observe.h): from the first barrier of checkpoint n on any
+ * channel of the stage to the last. Two clock reads a checkpoint and stage instance. */
+static void align_begin(struct sl_stage_inst *si)
+{
+	struct sl_stage_obs *o = &si->sh->obs->stage[si->st->id];
+
+	if (!o->align_since_ns)
+		o->align_since_ns = sl_obs_clock_ns();
+}
+
+static void align_done(struct sl_stage_inst *si, uint64_t n)
+{
+	struct sl_stage_obs *o = &si->sh->obs->stage[si->st->id];
+
+	/* relaxed stores: the coordinator loads them once the shard acknowledged n */
+	if (o->align_since_ns)
+		__atomic_store_n(&o->align_ns_last, sl_obs_clock_ns() - o->align_since_ns,
+				 __ATOMIC_RELAXED);
+	__atomic_store_n(&o->align_ckpt, n, __ATOMIC_RELAXED);
+	o->align_since_ns = 0;
+}
+
 /*
  * Barrier alignment (DESIGN §7): a channel that delivered the barrier of checkpoint n is not
  * read again until every live channel has delivered it (an ended or dead channel never
@@ -163,6 +185,7 @@ static void chan_try_align(struct sl_stage_inst *si)
 	for (int i = 0; i < si->nchans; i++)
 		si->chans[i].blocked = false;
 	si->ckpt_done = n;
+	align_done(si, n);
 	sl_op_barrier(si->root, n);
 }
 
@@ -269,6 +292,7 @@ static int consume(struct sl_stage_inst *si)
 				continue;
 			case SL_FRAME_BARRIER:
 				sl_ring_consume_spsc(c->ring, f);
+				align_begin(si);
 				c->blocked = true;
 				c->barrier = (uint64_t)f->ts;
 				k++;
@@ -464,8 +488,10 @@ void *sl_shard_main(void *arg)
 	struct sl_shard *sh = arg;
 	struct sl_runtime *rt = sh->rt;
 	struct sl_job *job = rt->job;
+	struct sl_shard_obs *ob = sh->obs;
+	uint64_t busy_from = 0; /* clock read a stage's busy time starts from */
 	unsigned spins = 0;
-	bool stopped = false;
+	bool stopped = false, wired = false;
 
 	pin(sh);
 	own_arena();
@@ -491,7 +517,12 @@ void *sl_shard_main(void *arg)
 		goto out;
 	}
 	sl_shard_obs_publish(sh);
+	wired = true;
+	ob->t_start = ob->t_mark = busy_from = sl_obs_clock_ns();
 	for (;;) {
+		/* this turn began at the last clock read of the previous one (observe.h),
+		 * its busy time where the pause after an idle turn ended */
+		uint64_t t_turn = ob->t_mark, t_end, bp_mask = 0;
 		int work = 0;
 		bool done = true;
 		/* about to sleep if this turn is empty too: what the rings look like before it */
@@ -517,6 +548,8 @@ void *sl_shard_main(void *arg)
 			if (si->pending) {
 				if (!si->blocked_since)
 					si->blocked_since = sh->now;
+				if (s < 64)
+					bp_mask |= 1ull << s;
 				done = false;
 				continue;
 			}
@@ -527,10 +560,19 @@ void *sl_shard_main(void *arg)
 			if (si->ended)
 				continue;
 			done = false;
-			if (si->chans)
-				work += consume(si);
-			else
-				work += sl_source_stage_poll(si);
+			int w = si->chans ? consume(si) : sl_source_stage_poll(si);
+
+			if (w) {
+				/* busy: since the last clock read (one read a stage with work) */
+				uint64_t t = sl_obs_clock_ns();
+
+				/* relaxed: observers load it racily (observe.h) */
+				__atomic_store_n(&ob->stage[s].busy_ns,
+						 ob->stage[s].busy_ns + (t - busy_from),
+						 __ATOMIC_RELAXED);
+				busy_from = t;
+			}
+			work += w;
 		}
 		for (struct sl_ctx *c = sh->proctime_list; c; c = c->next_in_shard)
 			c->def->ops->on_proctime(c, sh->now);
@@ -542,6 +584,16 @@ void *sl_shard_main(void *arg)
 		/* every turn: watermarks, barriers and timer output move frames without
 		 * counting as work */
 		wake_peers(sh);
+		sl_shard_obs_poll(sh);
+		/* backpressured: the whole turn, sleeps after an idle one included */
+		t_end = sl_obs_clock_ns();
+		for (int s = 0; bp_mask && s < job->nstages && s < 64; s++)
+			if (bp_mask & (1ull << s))
+				__atomic_store_n(&ob->stage[s].bp_ns,
+						 ob->stage[s].bp_ns + (t_end - t_turn),
+						 __ATOMIC_RELAXED);
+		ob->t_mark = busy_from = t_end;
+		__atomic_store_n(&ob->run_ns, t_end - ob->t_start, __ATOMIC_RELAXED);
 		if (done)
 			break;
 		if (work) {
@@ -550,11 +602,16 @@ void *sl_shard_main(void *arg)
 			sh->idle_loops++;
 			if (spins == 0)
 				flush_sinks(sh);
-			if (spins >= SL_DOORBELL_SPINS)
+			if (spins >= SL_DOORBELL_SPINS) {
 				sl_doorbell_sleep(&rt->bells[sh->index], before, ring_fingerprint,
 						  sh);
-			else
+				/* busy time starts after the sleep (the bp time of this turn
+				 * ended at t_end, so a sleep still counts for a stage with full
+				 * outputs) */
+				busy_from = sl_obs_clock_ns();
+			} else {
 				spins++;
+			}
 		}
 	}
 	publish_all(sh);
@@ -571,12 +628,15 @@ void *sl_shard_main(void *arg)
 		       atomic_load_explicit(&sh->ckpt_acked, memory_order_relaxed)) {
 		struct timespec ts = { 0, 100000 };
 
+		sl_shard_obs_poll(sh);
 		nanosleep(&ts, NULL);
 	}
 out:
 	/* observers leave this shard's instances before they are freed; its final counters
-	 * go to sh->m in unwiring */
+	 * go to sh->m in unwiring, what its instances waited for to the final detail */
 	sl_shard_obs_retract(sh);
+	if (wired)
+		sl_shard_obs_final(sh);
 	sl_shard_unwire(sh);
 	sl_uring_writer_destroy(
 		sh->writer); /* waits for files in flight: their bytes were the operators' */

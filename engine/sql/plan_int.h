@@ -77,6 +77,17 @@ struct sl_sql_plan_rel {
 
 struct sl_sql_plan_ctx;
 
+/* One EXPLAIN WATERMARK FOR statement (plan_wm_explain.c). */
+#define SL_SQL_WMX_TABLES 16
+struct sl_sql_wm_explain {
+	char *name;  /* the table or view as written */
+	int after;   /* jobs planned before it: it prints after job after - 1 ran */
+	int ntables; /* the tables it reads (names borrowed from their DDL) */
+	const char *tables[SL_SQL_WMX_TABLES];
+};
+/* Plans EXPLAIN WATERMARK FOR st->target. 0 or -errno (the error set). */
+int sl_sql_plan_wm_explain(struct sl_sql_plan_ctx *c, const struct sl_stmt *st);
+
 /* One job being built: INSERTs of a statement set share it. */
 struct sl_sql_plan_job {
 	struct sl_job *job;
@@ -122,6 +133,8 @@ struct sl_sql_plan_ctx {
 	int njobs;
 	char **explains; /* EXPLAIN text per EXPLAIN statement */
 	int nexplains;
+	struct sl_sql_wm_explain **wmx; /* EXPLAIN WATERMARK FOR statements, in order */
+	int nwmx;
 
 	/* everything the jobs borrow until destroy */
 	void **owned;

@@ -242,6 +242,7 @@ static int scan_rowtime(struct sl_sql_plan_ctx *c, struct scan *s,
 	s->wm.max_delay_ms = delay;
 	s->wm.interval_ms = t->on_event ? 0 : c->wm_interval;
 	s->wm.idle_timeout_ms = t->idle_timeout;
+	s->wm.ts_column = view_time ? "rowtime" : t->wm_col; /* EXPLAIN WATERMARK FOR */
 	if (view_time) {
 		/* a hidden computed column holds the view's rowtime expression */
 		s->computed[s->ncomputed] = (struct sl_expr *)view_time;

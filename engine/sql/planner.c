@@ -726,6 +726,8 @@ static int plan_stmt(struct sl_sql_plan_ctx *c, struct sl_stmt *st, struct sl_sq
 			c->jobs[i].explain_only = true;
 		return 0;
 	}
+	case SL_STMT_EXPLAIN_WATERMARK:
+		return sl_sql_plan_wm_explain(c, st);
 	default:
 		return sl_sql_plan_fail(c, st->line, st->col, "this statement cannot appear here");
 	}
@@ -946,9 +948,26 @@ void sl_sql_destroy(struct sl_sql_script *s)
 	for (int i = 0; i < c->nexplains; i++)
 		free(c->explains[i]);
 	free(c->explains);
+	free(c->wmx); /* its entries are owned */
 	sl_ddl_destroy(c->ddl);
 	free(s->src);
 	free(s);
+}
+
+int sl_sql_nwatermark_explains(const struct sl_sql_script *s)
+{
+	return s->c.nwmx;
+}
+
+const char *sl_sql_watermark_explain(const struct sl_sql_script *s, int k, int *after,
+				     const char *const **tables, int *ntables)
+{
+	const struct sl_sql_wm_explain *x = s->c.wmx[k];
+
+	*after = x->after;
+	*tables = x->tables;
+	*ntables = x->ntables;
+	return x->name;
 }
 
 int sl_sql_njobs(const struct sl_sql_script *s)

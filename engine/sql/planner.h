@@ -43,6 +43,12 @@ void sl_sql_destroy(struct sl_sql_script *s);
 /* Number of jobs (INSERTs, SELECTs and statement sets outside EXPLAIN). */
 int sl_sql_njobs(const struct sl_sql_script *s);
 struct sl_job *sl_sql_job(const struct sl_sql_script *s, int i);
+/* EXPLAIN WATERMARK FOR statements (a sluice extension), in file order: the k-th returns
+ * the name as written, *after (the jobs before it: print it once job after - 1 has run;
+ * 0: before any job) and the tables it reads (borrowed until sl_sql_destroy). */
+int sl_sql_nwatermark_explains(const struct sl_sql_script *s);
+const char *sl_sql_watermark_explain(const struct sl_sql_script *s, int k, int *after,
+				     const char *const **tables, int *ntables);
 /* True for a job planned only to be explained (EXPLAIN ...): print it, do not run it. */
 bool sl_sql_job_explain_only(const struct sl_sql_script *s, int i);
 /* The run options the file's SET statements and the opts ask for. Run the jobs with exactly

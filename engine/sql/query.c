@@ -910,6 +910,14 @@ static int parse_stmt(struct parser *p, struct sl_stmt **out, bool in_explain)
 	if (sl_cur_is_kw(p->c, "EXPLAIN")) {
 		s->kind = SL_STMT_EXPLAIN;
 		sl_cur_advance(p->c);
+		/* sluice's EXPLAIN WATERMARK FOR t: where t's watermark is in the job that ran
+		 * (or runs) last with it, and what holds it back */
+		if (sl_cur_accept_kw(p->c, "WATERMARK")) {
+			s->kind = SL_STMT_EXPLAIN_WATERMARK;
+			if ((rc = sl_cur_expect_kw(p->c, "FOR", "FOR after EXPLAIN WATERMARK")))
+				return rc;
+			return take_dotted(p, &s->target, "a table or view name");
+		}
 		if (sl_cur_accept_kw(p->c, "PLAN")) {
 			if ((rc = sl_cur_expect_kw(p->c, "FOR", "FOR after EXPLAIN PLAN")))
 				return rc;

@@ -102,13 +102,15 @@ enum sl_stmt_kind {
 				* sl_ddl_parse() keeps `BEGIN STATEMENT SET; ...; END` as one
 				* span, which parses as SL_STMT_STATEMENT_SET */
 	SL_STMT_END,	       /* END (closes BEGIN STATEMENT SET) */
+	SL_STMT_EXPLAIN_WATERMARK, /* EXPLAIN WATERMARK FOR target (a sluice extension) */
 };
 
 struct sl_stmt {
 	enum sl_stmt_kind kind;
 	uint32_t line, col;
 	struct sl_query *query; /* SELECT, INSERT, CREATE_VIEW */
-	char *target;		/* INSERT: table; CREATE_VIEW: view name (dotted, joined) */
+	char *target;		/* INSERT: table; CREATE_VIEW: view name (dotted, joined);
+				 * EXPLAIN_WATERMARK: the table or view */
 	char **cols;		/* INSERT / CREATE_VIEW column list, else NULL */
 	uint32_t ncols;
 	bool temporary; /* CREATE TEMPORARY VIEW */

@@ -11,6 +11,11 @@
    is clean, and every job shows up under its own name.
 3. The address: a port alone binds 127.0.0.1, a bad address is refused naming it, a
    method other than GET is refused, unknown paths are 404.
+4. Time and checkpoints: a checkpointing job (every 200 ms) shows, in /api/status and
+   /metrics, busy / backpressured / idle per stage instance adding up to 1000 ms a
+   second, its splits' positions against their ends, every exchange channel's fill
+   within its capacity, and completed checkpoints with a duration, an alignment and a
+   size, the bytes written growing with them.
 
 Usage: http_metrics.py SLUICE
 """
@@ -153,6 +158,76 @@ def addresses(sluice, tmp):
         fail("--http nowhere:80 was not refused by name: %r" % bad.stderr)
 
 
+def times_and_checkpoints(sluice, tmp):
+    path = os.path.join(tmp, "ckpt.sql")
+    datagen_job(path, rows=60000, rate=15000, name="obs_ckpt")
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write("SET 'execution.checkpointing.interval' = '200 ms';\n" + text)
+    job = Job(sluice, path, "--checkpoint-dir", os.path.join(tmp, "ck"))
+
+    def status():
+        st, ctype, body = get(job.url + "/api/status")
+        if st != 200 or ctype != "application/json":
+            fail("/api/status answered %d %r" % (st, ctype))
+        return json.loads(body)
+
+    def two_checkpoints():
+        doc = status()  # not started yet: no checkpoints at all
+        ok = [h for h in doc.get("checkpoints", {}).get("history", []) if h["ok"]]
+        return doc if len(ok) >= 2 else None
+    doc = poll("two completed checkpoints in /api/status", two_checkpoints, timeout=30)
+    ok = [h for h in doc["checkpoints"]["history"] if h["ok"]]
+    if any(h["size_bytes"] <= 0 or h["duration_ms"] < 0 or h["alignment_us"] < 0 for h in ok):
+        fail("/api/status: a checkpoint without a size or with a bad time: %r" % ok)
+    if doc["checkpoints"]["written_bytes"] < sum(h["size_bytes"] for h in ok):
+        fail("/api/status: written_bytes %d below the checkpoints' sizes %r" % (
+            doc["checkpoints"]["written_bytes"], ok))
+    if [h["id"] for h in ok] != sorted(h["id"] for h in ok):
+        fail("/api/status: checkpoint history out of order: %r" % ok)
+    for st in doc["stages"]:
+        for i in st["instances"]:
+            t = i["busy_ms_per_s"] + i["backpressured_ms_per_s"] + i["idle_ms_per_s"]
+            if abs(t - 1000) > 1 and t != 0:
+                fail("/api/status: stage %d shard %d: busy+backpressured+idle = %g ms/s" %
+                     (st["id"], i["shard"], t))
+    src = [i for st in doc["stages"] if st["id"] == 0 for i in st["instances"]]
+    if not src or not any(i["busy_ns"] > 0 for i in src):
+        fail("/api/status: the source stage was never busy: %r" % src)
+    for c in doc["channels"]:
+        if c["capacity_bytes"] <= 0 or not 0 <= c["used_bytes"] <= c["capacity_bytes"]:
+            fail("/api/status: channel fill out of range: %r" % c)
+    if not any(c["frames"] > 0 for c in doc["channels"]):
+        fail("/api/status: no frames on any exchange channel")
+    splits = doc["splits"]
+    if len(splits) != 2 or any(s["end"] != 30000 or not 0 <= s["position"] <= 30000
+                               for s in splits):
+        fail("/api/status: datagen splits %r" % splits)
+    st, _, body = job.metrics()
+    samples = parse(body)
+    for name in ("sluice_checkpoint_last_size_bytes", "sluice_checkpoint_written_bytes_total",
+                 "sluice_stage_busy_seconds_total", "sluice_source_split_position"):
+        if total(samples, name) <= 0:
+            fail("/metrics: %s is not positive" % name)
+    for name in ("sluice_checkpoint_last_duration_seconds",
+                 "sluice_checkpoint_last_alignment_seconds", "sluice_stage_idle_ratio",
+                 "sluice_operator_watermark_lag_seconds",
+                 "sluice_exchange_ring_used_bytes"):
+        if not any(k[0] == name for k in samples):
+            fail("/metrics has no %s" % name)
+    promtool = shutil.which("promtool")
+    if promtool:
+        chk = subprocess.run([promtool, "check", "metrics"], input=body, text=True,
+                             capture_output=True)
+        if chk.returncode != 0:
+            fail("promtool check metrics (checkpointing job): %s%s" % (chk.stdout, chk.stderr))
+    rc = job.stop()
+    if rc != 0:
+        fail("the checkpointing job exited %d: %s" % (rc, "".join(job.err)))
+    print("times and checkpoints: %d checkpoints, last %r" % (len(ok), ok[-1]), flush=True)
+
+
 def main():
     sluice = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="sluice-obs-")
@@ -160,6 +235,7 @@ def main():
         live_job(sluice, tmp)
         switching_jobs(sluice, tmp)
         addresses(sluice, tmp)
+        times_and_checkpoints(sluice, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("PASS")

@@ -198,6 +198,8 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 				 * sink commits are done */
 				atomic_store_explicit(&rt->ckpt_complete, n, memory_order_release);
 			}
+			if (rc != -ECANCELED) /* for observers: the history (observe.h) */
+				sl_run_obs_ckpt(rt, n, rc, sp_here, started, now);
 			if (sp_here) {
 				/* the checkpoint may be fine and its savepoint copy not
 				 * (write_savepoint left the cause in the request) */
@@ -284,6 +286,8 @@ void sl_ckpt_coordinate(struct sl_runtime *rt, const struct sl_run_opts *o)
 					snprintf(why, sizeof why, "cannot create its directory: %s",
 						 strerror(-brc));
 				fprintf(stderr, "sluice: checkpoint %" PRIu64 ": %s\n", n, why);
+				sl_run_obs_ckpt(rt, n, brc, rt->sp.active && rt->sp.ckpt == n, now,
+						now);
 				if (rt->sp.active && rt->sp.ckpt == n) {
 					rt->ckpt_failed++;
 					savepoint_done(rt, -EIO, "cannot create the checkpoint");

@@ -58,6 +58,8 @@ struct sl_wm_strategy {
 	sl_ts_t (*assign)(const struct sl_row *row, void *arg); /* when ts_field < 0 */
 	void *assign_arg;
 	struct sl_wm_custom custom;
+	const char *ts_column; /* the event-time column's name, for EXPLAIN WATERMARK (borrowed
+				* from the job's definition); NULL: unnamed */
 };
 
 /* ---- sources and sinks (custom connectors use these too) --------------------------------- */
@@ -79,6 +81,16 @@ void *sl_src_scratch(struct sl_src_ctx *c);
 #define SL_ROW_SCRATCH 65536
 
 enum { SL_SRC_EOF = -1000 }; /* poll(): this split is exhausted */
+
+/* What a split has read, for observers (sluice status, --http): see sl_source_ops.progress. */
+struct sl_src_progress {
+	char name[128];	  /* what the split reads: "orders/2" (Kafka topic/partition), a path */
+	const char *kind; /* "kafka partition", "file", "datagen split": static text */
+	int64_t pos;	  /* offset after the last record taken / bytes / rows; -1: unknown */
+	int64_t end;	  /* where it ends or the log ends now (file size, high watermark,
+			   * rows to make); -1: unknown or unbounded */
+	int64_t lag;	  /* records available and not read yet (Kafka consumer lag); -1 */
+};
 
 struct sl_source_ops {
 	const char *name;
@@ -132,6 +144,11 @@ struct sl_source_ops {
 	 * windows open. A split not started yet neither holds back nor sets the watermark.
 	 */
 	bool splits_in_order;
+	/* Optional: what the split has read (struct sl_src_progress; the runtime sets every
+	 * number to -1 first). On the split's shard, between polls, only when an observer asks
+	 * (a few times a second at most), never per record; may ask its client for cached
+	 * figures (librdkafka's watermark offsets) but never wait on the network. */
+	void (*progress)(void *split_state, struct sl_src_progress *p);
 };
 
 struct sl_sink_ops {

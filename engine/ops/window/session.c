@@ -409,6 +409,14 @@ static int session_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_
 	return 0;
 }
 
+/* Observers: the earliest session timer (a session's end - 1, or a fired one's cleanup
+ * after the allowed lateness) and how many are armed. */
+static void session_pending(const struct win *w, sl_ts_t *at, uint64_t *n)
+{
+	*n = sl_timers_count(w->timers);
+	*at = *n ? sl_timers_next(w->timers) : SL_TS_MAX;
+}
+
 const struct sl_win_kind_ops sl_win_sessions = {
 	.open = session_open,
 	.close = session_close,
@@ -416,4 +424,5 @@ const struct sl_win_kind_ops sl_win_sessions = {
 	.on_watermark = session_on_watermark,
 	.snapshot = session_snapshot,
 	.restore = session_restore,
+	.pending = session_pending,
 };

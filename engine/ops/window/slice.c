@@ -601,6 +601,19 @@ static sl_ts_t next_window(const struct win *w)
 	return SL_TS_MAX;
 }
 
+/* Observers: the earliest window that holds data and has not fired, and how many window
+ * ends still wait (every slice end with a window after fired_upto). O(slice ends). */
+static void slice_pending(const struct win *w, sl_ts_t *at, uint64_t *n)
+{
+	const struct sl_window_cfg *c = w->cfg;
+	sl_ts_t e = next_window(w);
+
+	*at = e == SL_TS_MAX ? SL_TS_MAX : e - 1;
+	*n = 0;
+	for (uint32_t i = 0; i < w->nbkt; i++)
+		*n += last_end(c, w->bkt[i].s_end) > w->fired_upto;
+}
+
 /* Drops the slices whose last window is past end - 1 + lateness. */
 static void cleanup(struct win *w, struct sl_ctx *ctx, sl_ts_t wm)
 {
@@ -745,4 +758,5 @@ const struct sl_win_kind_ops sl_win_slices = {
 	.on_watermark = slice_on_watermark,
 	.snapshot = slice_snapshot,
 	.restore = slice_restore,
+	.pending = slice_pending,
 };

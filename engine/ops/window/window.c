@@ -110,6 +110,13 @@ static void window_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 	ctx->hash = hash;
 }
 
+static void window_pending(struct sl_ctx *ctx, sl_ts_t *at, uint64_t *n)
+{
+	const struct win *w = ctx->self;
+
+	w->kind->pending(w, at, n);
+}
+
 static void window_close(struct sl_ctx *ctx)
 {
 	struct win *w = ctx->self;
@@ -135,4 +142,5 @@ const struct sl_op_ops sl_window_ops = {
 	.snapshot = sl_window_snapshot,
 	.restore = sl_window_restore,
 	.explain = sl_window_explain,
+	.pending = window_pending,
 };

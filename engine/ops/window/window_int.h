@@ -164,6 +164,9 @@ struct sl_win_kind_ops {
 	void (*on_watermark)(struct sl_ctx *ctx, sl_ts_t wm);
 	int (*snapshot)(struct win *w, struct sl_snap_buf *out);
 	int (*restore)(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo, uint32_t kg_hi);
+	/* The end - 1 of the earliest window waiting to fire and how many wait (observers;
+	 * sl_op_ops.pending). */
+	void (*pending)(const struct win *w, sl_ts_t *at, uint64_t *n);
 };
 
 extern const struct sl_win_kind_ops sl_win_slices;   /* slice.c */

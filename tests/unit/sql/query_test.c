@@ -193,6 +193,9 @@ static void put_stmt(struct out *o, const struct sl_stmt *s)
 	case SL_STMT_BEGIN_SET:
 		put(o, "BEGIN SET");
 		break;
+	case SL_STMT_EXPLAIN_WATERMARK:
+		put(o, "EXPLAIN WATERMARK FOR %s", s->target);
+		break;
 	case SL_STMT_END:
 		put(o, "END");
 		break;
@@ -379,6 +382,7 @@ static void test_statements(void)
 	expect_tree("EXPLAIN SELECT a FROM t", "EXPLAIN SELECT a FROM t");
 	expect_tree("EXPLAIN PLAN FOR INSERT INTO s SELECT a FROM t",
 		    "EXPLAIN INSERT INTO s SELECT a FROM t");
+	expect_tree("EXPLAIN WATERMARK FOR cat.orders", "EXPLAIN WATERMARK FOR cat.orders");
 	expect_tree("EXECUTE STATEMENT SET BEGIN\n"
 		    "INSERT INTO s1 SELECT a FROM t;\n"
 		    "INSERT INTO s2 SELECT b FROM t WHERE b > 0;\n"
@@ -526,6 +530,8 @@ static void test_errors(void)
 	expect_error(
 		"EXPLAIN CREATE VIEW v AS SELECT 1",
 		"1:9: expected a query, INSERT or STATEMENT SET after EXPLAIN, found 'CREATE'");
+	expect_error("EXPLAIN WATERMARK orders",
+		     "1:19: expected FOR after EXPLAIN WATERMARK, found 'orders'");
 	expect_error("DROP TABLE t", "1:1: expected a statement (SELECT, INSERT, CREATE VIEW, "
 				     "EXPLAIN or a STATEMENT SET), found 'DROP'");
 	expect_error("(SELECT 1) ORDER BY a x",
