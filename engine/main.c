@@ -2,7 +2,8 @@
  * main.c - the `sluice` command line.
  *
  *   sluice run JOB.sql [--shards N] [--cores LIST] [--dead-letter FILE] [--metrics]
- *                      [--checkpoint-dir DIR] [--from-savepoint DIR] [--control SOCKET]
+ *                      [--checkpoint-dir DIR] [--from-savepoint DIR] [--start-fresh]
+ *                      [--control SOCKET]
  *                      [--state-backend heap|rocksdb] [--state-memory SIZE]
  *                      [--http [ADDR:]PORT]
  *   sluice savepoint PID|SOCKET [DIR]
@@ -55,6 +56,9 @@ static void usage(FILE *f)
 		"                      'execution.checkpointing.interval') and, on start, restore\n"
 		"                      the newest complete checkpoint found there\n"
 		"  --from-savepoint D  (run) restore savepoint D (any --shards/--cores)\n"
+		"  --start-fresh       (run) when every checkpoint in --checkpoint-dir is\n"
+		"                      damaged, start from scratch instead of refusing to\n"
+		"                      (what they committed is written again)\n"
 		"  --control SOCKET    (run) control socket (default $SLUICE_RUN_DIR,\n"
 		"                      $XDG_RUNTIME_DIR/sluice or /tmp/sluice-<uid>,\n"
 		"                      /sluice-<pid>.sock)\n"
@@ -182,6 +186,7 @@ static int run_sql(bool explain, int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "checkpoint-dir", required_argument, NULL, 'k' },
 		{ "from-savepoint", required_argument, NULL, 'f' },
+		{ "start-fresh", no_argument, NULL, 'F' },
 		{ "control", required_argument, NULL, 'C' },
 		{ "state-backend", required_argument, NULL, 'b' },
 		{ "state-memory", required_argument, NULL, 'M' },
@@ -197,7 +202,7 @@ static int run_sql(bool explain, int argc, char **argv)
 	struct sl_run_opts opts;
 	struct sl_sql_script *script;
 	const char *cores = NULL;
-	bool metrics = false, quiet = false;
+	bool metrics = false, quiet = false, start_fresh = false;
 	char err[1024];
 	int c, rc = 0;
 
@@ -223,6 +228,9 @@ static int run_sql(bool explain, int argc, char **argv)
 			break;
 		case 'f':
 			so.from_savepoint = optarg;
+			break;
+		case 'F':
+			start_fresh = true;
 			break;
 		case 'C':
 			control = optarg;
@@ -288,6 +296,7 @@ static int run_sql(bool explain, int argc, char **argv)
 	}
 	sl_sql_run_opts(script, &opts);
 	opts.cores = cores;
+	opts.start_fresh = start_fresh;
 	opts.savepoints = true;
 	if (!control && !explain) {
 		if (sl_control_prepare_default(getpid(), ctl_path, sizeof ctl_path, err,

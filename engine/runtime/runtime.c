@@ -253,7 +253,8 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 	rt->checkpointing =
 		opts->checkpoint_interval_ms > 0 || opts->savepoints || opts->from_savepoint;
 	if (rt->checkpointing) {
-		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir, opts->from_savepoint);
+		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir, opts->from_savepoint,
+				      opts->start_fresh);
 		if (!rc)
 			rc = sl_ckpt_restore_layout(rt);
 		if (rc)

@@ -33,6 +33,7 @@ struct sl_ckpt_ctl {
 	struct sl_ckpt_store *store;   /* the checkpoint directory; NULL: none */
 	struct sl_ckpt_store *sp_from; /* the savepoint restored (--from-savepoint); NULL: none */
 	uint64_t stale_max;	       /* newest checkpoint recovery stepped back from */
+	bool start_fresh; /* damaged checkpoints only: start from scratch (--start-fresh) */
 	struct sl_uring_writer *writer;
 	char job_id[512];
 	int files_failed; /* state files of the checkpoint being completed */
@@ -138,6 +139,27 @@ static int check_sinks(struct sl_runtime *rt, const struct sl_ckpt_manifest *m)
 }
 
 /*
+ * Every complete checkpoint in the directory is damaged. Their sinks may have committed
+ * output, so a start from scratch would write it again (and an exactly-once sink would
+ * hold it twice): refuse, naming what is damaged and the two ways on. The directory is
+ * left as it is, so the same start says the same again.
+ */
+static int refuse_damaged(struct sl_runtime *rt, struct sl_ckpt_ctl *c, uint64_t below)
+{
+	char names[256];
+	int n = sl_ckpt_store_list_complete(c->store, below, names, sizeof names);
+
+	fprintf(stderr, "sluice: not starting from scratch: the output the damaged checkpoints "
+			"committed would be written a second time\n");
+	sl_job_set_error(rt->job, -EBADMSG,
+			 "checkpoint directory '%s': no usable checkpoint (%s damaged): restore "
+			 "a savepoint (--from-savepoint DIR) or start from scratch on purpose "
+			 "(--start-fresh)",
+			 sl_ckpt_store_dir(c->store), n > 0 ? names : "every one");
+	return -EBADMSG;
+}
+
+/*
  * Restores the newest complete checkpoint of this job, if any (DESIGN §7): pending sink
  * commits finish first, then whatever sinks wrote after it is discarded, newer broken
  * checkpoints are cleared away, and the state files are loaded for the shards. A sink that
@@ -160,6 +182,26 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 				below == UINT64_MAX ? "no complete checkpoint in it"
 						    : "its sinks' output was never committed");
 			return -ENOENT;
+		}
+		if (rc == -EBADMSG && c->sp_from) {
+			sl_job_set_error(job, rc,
+					 "savepoint '%s': damaged (see above): restore another "
+					 "savepoint or a checkpoint",
+					 sl_ckpt_store_dir(c->sp_from));
+			return rc;
+		}
+		if (rc == -EBADMSG && !c->start_fresh)
+			return refuse_damaged(rt, c, below);
+		if (rc == -EBADMSG) {
+			/* asked for: the damaged ones stay for inspection, out of the way */
+			fprintf(stderr,
+				"sluice: --start-fresh: the damaged checkpoints of %s are moved "
+				"aside as corrupt-chk-<n> (until two newer ones complete); "
+				"starting from scratch (output committed before is written "
+				"again)\n",
+				sl_ckpt_store_dir(c->store));
+			sl_ckpt_store_discard_after(c->store, 0);
+			rc = -ENOENT;
 		}
 		if (rc == -ENOENT) {
 			/* a fresh start: what an earlier run's sinks left uncommitted goes */
@@ -437,7 +479,8 @@ static void job_identity(const struct sl_job *job, char *buf, size_t cap)
 		snprintf(buf + n, cap - n, "#%016" PRIx64, h);
 }
 
-int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint)
+int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint,
+		     bool start_fresh)
 {
 	struct sl_ckpt_ctl *c = calloc(1, sizeof(*c));
 	const char *what = dir;
@@ -447,6 +490,7 @@ int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoi
 	if (!c)
 		return -ENOMEM;
 	rt->ckpt_ctl = c;
+	c->start_fresh = start_fresh;
 	c->writer = sl_uring_writer_create(0, &err);
 	if (c->writer && dir)
 		c->store = sl_ckpt_store_open(dir, &err);

@@ -328,6 +328,10 @@ struct sl_run_opts {
 	/* Restore this savepoint (a directory sl_job_savepoint wrote, or a checkpoint
 	 * directory) instead of the newest checkpoint in checkpoint_dir. */
 	const char *from_savepoint;
+	/* When every complete checkpoint in checkpoint_dir is damaged, start from scratch
+	 * (the damaged ones are kept as corrupt-chk-<n>) instead of refusing to start: their
+	 * sinks may have committed output, which the new run then writes again. */
+	bool start_fresh;
 	/* State backend (DESIGN §6): NULL or "heap", or "rocksdb" (one DB per keyed operator
 	 * and shard under state_dir, NULL: a temporary directory; native, incremental
 	 * checkpoints) with state_memory bytes for all shards (0: 512 MiB): block cache and
