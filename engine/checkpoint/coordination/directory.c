@@ -410,6 +410,20 @@ int sl_ckpt_restore_split(struct sl_runtime *rt, int op_id, int split, sl_ts_t *
 	return 0;
 }
 
+int sl_ckpt_restored_nsplits(const struct sl_runtime *rt, int op_id)
+{
+	const struct sl_ckpt_ctl *c = rt->ckpt_ctl;
+	int n = 0;
+
+	if (!c || !c->restored.ckpt_id)
+		return 0;
+	for (uint32_t j = 0; j < c->restored.nsources; j++)
+		if (c->restored.sources[j].op_id == (uint32_t)op_id &&
+		    (int)c->restored.sources[j].split >= n)
+			n = (int)c->restored.sources[j].split + 1;
+	return n;
+}
+
 int sl_ckpt_restore_layout(struct sl_runtime *rt)
 {
 	struct sl_ckpt_ctl *c = rt->ckpt_ctl;

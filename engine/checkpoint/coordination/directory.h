@@ -45,6 +45,9 @@ struct sl_rocks_db;
 int sl_ckpt_restore_db(struct sl_shard *sh, int op_id, struct sl_rocks_db *db);
 /* The restored position of split `split` of source node op_id: returns 1 with its event
  * time so far and the connector's bytes, 0 when there is none, -EINVAL if malformed. */
+/* How many splits of source node op_id the restored checkpoint holds (0: none, or no
+ * restore). */
+int sl_ckpt_restored_nsplits(const struct sl_runtime *rt, int op_id);
 int sl_ckpt_restore_split(struct sl_runtime *rt, int op_id, int split, int64_t *max_ts,
 			  const void **pos, size_t *len);
 /* After sl_ckpt_ctl_open, before any shard starts: hands each source with restore_layout

@@ -132,6 +132,12 @@ struct sl_source_ops {
 	 * windows open. A split not started yet neither holds back nor sets the watermark.
 	 */
 	bool splits_in_order;
+	/* Optional: on restore, before any split opens, one thread: the checkpoint held n
+	 * splits of this source; returns how many this run has. For a source whose split
+	 * count nsplits() derives from the shard count (datagen): it keeps the first run's,
+	 * so that a restore on another shard count continues the same stream. Without it a
+	 * run has nsplits() splits. */
+	int (*restored_nsplits)(const void *cfg, int n);
 };
 
 struct sl_sink_ops {
