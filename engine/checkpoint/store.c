@@ -582,10 +582,10 @@ static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *j
 		goto out_bad;
 	}
 	if (job_id && strcmp(job_id, m->job_id)) {
-		say(st,
-		    "%s: checkpoint of job \"%s\", not of this job \"%s\": refusing to restore "
-		    "it (state layout differs)",
-		    path, m->job_id, job_id);
+		char diff[1024];
+
+		sl_ckpt_job_id_diff(m->job_id, job_id, diff, sizeof diff);
+		say(st, "%s: not a checkpoint of this job, refusing to restore it: %s", path, diff);
 		sl_ckpt_manifest_fini(m);
 		return -ESTALE;
 	}

@@ -35,8 +35,8 @@ struct sl_ckpt_ctl {
 	uint64_t stale_max;	       /* newest checkpoint recovery stepped back from */
 	bool start_fresh; /* damaged checkpoints only: start from scratch (--start-fresh) */
 	struct sl_uring_writer *writer;
-	char job_id[512];
-	int files_failed; /* state files of the checkpoint being completed */
+	char job_id[8192]; /* job_identity */
+	int files_failed;  /* state files of the checkpoint being completed */
 	struct sl_ckpt_manifest *m;
 	/* the checkpoint this run restores (restored.ckpt_id 0: a fresh start), with every
 	 * state file mapped; read-only while the shards wire themselves */
@@ -475,22 +475,49 @@ int sl_ckpt_restore_layout(struct sl_runtime *rt)
 	return 0;
 }
 
-/* A job's identity for its checkpoints: its name and the kind and name of every operator,
- * so a checkpoint of a different job graph is refused instead of restored. */
+static const char *kind_name(const struct sl_stream *s)
+{
+	switch (s->kind) {
+	case SL_NODE_SOURCE:
+		return "source";
+	case SL_NODE_FILTER:
+		return "filter";
+	case SL_NODE_MAP:
+		return "map";
+	case SL_NODE_PROJECT:
+		return "project";
+	case SL_NODE_FLATMAP:
+		return "flat_map";
+	case SL_NODE_KEYBY:
+		return "exchange";
+	case SL_NODE_KEYED:
+		return s->ops && s->ops->name ? s->ops->name : "keyed";
+	case SL_NODE_SIDE:
+		return "side output";
+	case SL_NODE_SINK:
+		return "sink";
+	}
+	return "node";
+}
+
+/*
+ * A job's identity for its checkpoints (manifest.h, "Job ids"): its name (SQL: the
+ * pipeline name, by default the job file's name) and, operator by operator, its place in
+ * the plan, kind and name: the plan's shape, not where the file lies or on which line a
+ * statement starts. A checkpoint of another shape is refused, and the refusal names the
+ * first operator that differs (sl_ckpt_job_id_diff).
+ */
 static void job_identity(const struct sl_job *job, char *buf, size_t cap)
 {
-	size_t n = (size_t)snprintf(buf, cap, "%s", job->name);
-	uint64_t h = 1469598103934665603ULL;
+	size_t n = (size_t)snprintf(buf, cap, "%s|", job->name);
 
-	for (int i = 0; i < job->nnodes; i++) {
+	for (int i = 0; i < job->nnodes && n < cap; i++) {
 		const struct sl_stream *s = job->node[i];
 
-		h = (h ^ (uint64_t)s->kind) * 1099511628211ULL;
-		for (const char *p = s->name; *p; p++)
-			h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+		n += (size_t)snprintf(buf + n, cap - n, "%d:%s:%s;", i, kind_name(s), s->name);
 	}
-	if (n < cap)
-		snprintf(buf + n, cap - n, "#%016" PRIx64, h);
+	if (n >= cap && cap)
+		buf[cap - 1] = 0;
 }
 
 int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint,
