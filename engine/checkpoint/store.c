@@ -16,6 +16,7 @@
 #include "store.h"
 
 #include "crc32c.h"
+#include "fault.h"
 #include "manifest.h"
 #include "par.h"
 #include "snap.h"
@@ -343,6 +344,7 @@ int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest
 	fd = -1;
 	if (rc)
 		goto out_unlink;
+	sl_fault_point("manifest-temp-written", m->ckpt_id);
 	stage = "rename";
 	if (rename(tmp, fin)) {
 		rc = -errno;
@@ -357,6 +359,7 @@ int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest
 		goto out_free;
 	}
 	sl_snap_free(&buf);
+	sl_fault_point("manifest-renamed", m->ckpt_id);
 	rc = sl_ckpt_store_retain(st);
 	if (rc < 0)
 		say(st, "%s: retention after checkpoint %" PRIu64 " failed: %s", st->dir,

@@ -25,6 +25,7 @@
 #include "store.h"
 #include "uring_writer.h"
 #include "directory.h"
+#include "fault.h"
 #include "hash.h"
 #include "runtime.h"
 #include "backend.h"
@@ -86,6 +87,8 @@ static int commit_sinks(struct sl_runtime *rt, const struct sl_ckpt_manifest *m,
 		if (!s->sink_ops->commit || s->sink_ops->commit_may_be_lost != (pass == 0))
 			continue;
 		rc = s->sink_ops->commit(s->cfg, m->ckpt_id, m->sinks[k].bytes, m->sinks[k].len);
+		if (!rc && !recovering)
+			sl_fault_point("sink-commit", m->ckpt_id);
 		if (rc == -ESTALE && pass == 0 && recovering)
 			return rc;
 		if (rc < 0 && recovering) {
