@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 static const char *const points[] = {
-	"barrier-injected", "sink-precommit",  "snapshot-written", "manifest-temp-written",
-	"manifest-renamed", "sink-commit",     "kafka-txn-ended",  "kafka-txn-begun",
-	NULL,
+	"barrier-injected",	 "sink-precommit",   "snapshot-written",
+	"manifest-temp-written", "manifest-renamed", "sink-commit",
+	"kafka-txn-ended",	 "kafka-txn-begun",  NULL,
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -54,8 +54,8 @@ void sl_fault_point(const char *point, uint64_t n)
 	pthread_once(&once, parse);
 	if (!want_point || n != want_n || strcmp(point, want_point))
 		return;
-	len = snprintf(line, sizeof line, "sluice: SLUICE_FAULT: killed at %s of checkpoint %" PRIu64 "\n",
-		       point, n);
+	len = snprintf(line, sizeof line,
+		       "sluice: SLUICE_FAULT: killed at %s of checkpoint %" PRIu64 "\n", point, n);
 	if (len > 0 && write(STDERR_FILENO, line, (size_t)len) < 0)
 		len = 0; /* dying anyway */
 	raise(SIGKILL);
