@@ -9,6 +9,7 @@
  *   sluice savepoint PID|SOCKET [DIR]
  *   sluice stop [--savepoint[=DIR]] PID|SOCKET
  *   sluice explain JOB.sql
+ *   sluice upgrade-check NEW.sql --from-savepoint|--checkpoint-dir DIR
  *   sluice demo clicks [--cores LIST] [--shards N] [--rows N] [--rate R] [--dead-letter FILE]
  *
  * The CLI is the only place with process-wide state: the running job, so that SIGINT and
@@ -28,6 +29,7 @@
 #include "control.h"
 #include "demos.h"
 #include "planner.h"
+#include "upgrade_check.h"
 #include "sql_options.h"
 
 static struct sl_job *running_job;
@@ -69,6 +71,8 @@ static void usage(FILE *f)
 		"                      served only when given (0.0.0.0: every interface)\n"
 		"       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
 		"                      (default: its SET 'state.savepoints.dir')\n"
+		"       sluice upgrade-check NEW.sql --from-savepoint|--checkpoint-dir DIR\n"
+		"                      operator by operator: would DIR's state be restored?\n"
 		"       sluice stop [--savepoint[=DIR]] PID|SOCKET  stop a running job, with a\n"
 		"                      savepoint first when asked (restart: --from-savepoint)\n");
 }
@@ -401,6 +405,8 @@ int main(int argc, char **argv)
 		return run_sql(!strcmp(argv[1], "explain"), argc - 1, argv + 1);
 	if (!strcmp(argv[1], "savepoint") || !strcmp(argv[1], "stop"))
 		return control_cmd(!strcmp(argv[1], "stop"), argc - 1, argv + 1);
+	if (!strcmp(argv[1], "upgrade-check"))
+		return sl_cli_upgrade_check(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "demo") && argc >= 3)
 		return run_demo(argv[2], argc - 2, argv + 2);
 	fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);

@@ -14,6 +14,9 @@ checkpoint directory as
 each of which must restore ("restoring checkpoint") and end with every window exactly once
 (before: each was refused, "state layout differs"). Then
 
+  upgrade-check    `sluice upgrade-check job.sql --checkpoint-dir DIR` before the restart:
+                   the same job, every operator's state restored (exit 0); TUMBLE made
+                   HOP, the window refused with what the checkpoint has there (exit 1)
   window changed   TUMBLE made HOP: refused, exit 1, naming the window operator both ways
   pipeline.name    SET 'pipeline.name' to another name: refused, naming both names
 
@@ -134,7 +137,21 @@ def main():
 
         print("refusals:")
         job, out, ck = killed_run(sluice, work, "changed")
+        u = subprocess.run([sluice, "upgrade-check", job, "--checkpoint-dir", ck],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        text = u.stdout.decode()
+        print("    | " + "\n    | ".join(text.strip().splitlines()))
+        check(u.returncode == 0 and "verdict: restored" in text and
+              "3:window:tumble window: restored (state)" in text and "0:source:gen: restored (state)" in text,
+              "upgrade-check of the same job: every operator's state restored")
         write(job, out, 10000, window=HOP)
+        u = subprocess.run([sluice, "upgrade-check", job, "--checkpoint-dir", ck],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        text = u.stdout.decode()
+        print("    | " + "\n    | ".join(text.strip().splitlines()))
+        check(u.returncode == 1 and "hop window: refused: the checkpoint has 3:window:tumble "
+              "window here" in text and "verdict: refused: the plan changed at operator 3"
+              in text, "upgrade-check of TUMBLE made HOP: the window refused, and why")
         rc, err = restart(sluice, job, ck)
         print("    | " + next((l for l in err.splitlines() if "refusing" in l), ""))
         check(rc == 1 and "plan changed at operator" in err and "hop window" in err and

@@ -36,7 +36,7 @@ struct sl_ckpt_ctl {
 	uint64_t stale_max;	       /* newest checkpoint recovery stepped back from */
 	bool start_fresh; /* damaged checkpoints only: start from scratch (--start-fresh) */
 	struct sl_uring_writer *writer;
-	char job_id[8192]; /* job_identity */
+	char job_id[8192]; /* sl_ckpt_job_identity */
 	int files_failed;  /* state files of the checkpoint being completed */
 	struct sl_ckpt_manifest *m;
 	/* the checkpoint this run restores (restored.ckpt_id 0: a fresh start), with every
@@ -504,13 +504,13 @@ static const char *kind_name(const struct sl_stream *s)
 }
 
 /*
- * A job's identity for its checkpoints (manifest.h, "Job ids"): its name (SQL: the
- * pipeline name, by default the job file's name) and, operator by operator, its place in
+ * sl_ckpt_job_identity: a job's identity for its checkpoints (manifest.h, "Job ids"): its name
+ * (SQL: the pipeline name, by default the job file's name) and, operator by operator, its place in
  * the plan, kind and name: the plan's shape, not where the file lies or on which line a
  * statement starts. A checkpoint of another shape is refused, and the refusal names the
  * first operator that differs (sl_ckpt_job_id_diff).
  */
-static void job_identity(const struct sl_job *job, char *buf, size_t cap)
+void sl_ckpt_job_identity(const struct sl_job *job, char *buf, size_t cap)
 {
 	size_t n = (size_t)snprintf(buf, cap, "%s|", job->name);
 
@@ -556,7 +556,7 @@ int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoi
 		return err;
 	}
 	rt->ckpt_store = c->store;
-	job_identity(rt->job, c->job_id, sizeof c->job_id);
+	sl_ckpt_job_identity(rt->job, c->job_id, sizeof c->job_id);
 	err = restore_prepare(rt, c);
 	if (err) {
 		sl_ckpt_ctl_close(rt);

@@ -10,6 +10,10 @@
 #include <stdint.h>
 
 struct sl_runtime;
+struct sl_job;
+
+/* Writes job's identity for its checkpoints (manifest.h, "Job ids") into buf[0..cap). */
+void sl_ckpt_job_identity(const struct sl_job *job, char *buf, size_t cap);
 
 /* Opens the checkpoint directory and its writer; sets rt->ckpt_base so checkpoint ids
  * continue after those in the directory. A directory whose complete checkpoints are all
