@@ -82,14 +82,14 @@ static int check_job(struct sl_job *job, const char *title, const struct sl_ckpt
 			break;
 		if (h)
 			state_of(m, (uint32_t)i, &files, &sinks);
-		if (!files && !sinks && (!w || i >= job->nnodes ||
-					 !sl_node_keeps_keyed_state(job->node[i])))
+		if (!files && !sinks &&
+		    (!w || i >= job->nnodes || !sl_node_keeps_keyed_state(job->node[i])))
 			continue; /* stateless then and now */
 		nops++;
 		if (h && w && hl == wl && !strncmp(h, w, hl))
 			printf("  %.*s: %s%s\n", (int)wl, w,
 			       same ? "restored" : "unchanged, but the job is refused",
-			       files	 ? " (state)"
+			       files   ? " (state)"
 			       : sinks ? " (pending sink commit)"
 				       : " (no state in the checkpoint: starts empty)");
 		else if (h && w)
@@ -99,8 +99,8 @@ static int check_job(struct sl_job *job, const char *title, const struct sl_ckpt
 			printf("  %.*s: refused: not in the new job (its state would be dropped)\n",
 			       (int)hl, h);
 		else
-			printf("  %.*s: refused: new, the checkpoint has no state for it\n", (int)wl,
-			       w);
+			printf("  %.*s: refused: new, the checkpoint has no state for it\n",
+			       (int)wl, w);
 	}
 	if (!nops)
 		printf("  (no operator with state)\n");
@@ -156,7 +156,8 @@ int sl_cli_upgrade_check(int argc, char **argv)
 	}
 	for (int i = 0; i < sl_sql_njobs(script); i++)
 		if (!sl_sql_job_explain_only(script, i))
-			rc |= check_job(sl_sql_job(script, i), sl_sql_job_title(script, i), &m, dir);
+			rc |= check_job(sl_sql_job(script, i), sl_sql_job_title(script, i), &m,
+					dir);
 	sl_ckpt_manifest_fini(&m);
 	sl_ckpt_store_close(st);
 	sl_sql_destroy(script);
