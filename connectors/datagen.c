@@ -3,7 +3,8 @@
  * with bounded disorder and late records, for demos, tests and benchmarks (Flink's datagen
  * connector plus the event-time knobs the PyFlink lesson's jobs need).
  *
- * Record i of the source (0-based over all splits) belongs to split i mod nsplits, so a
+ * Record i of the source (0-based over all splits) belongs to split i mod nsplits (the
+ * first run's split count: a restore keeps it, see "Checkpoints" below), so a
  * sequence field's range is dealt over the splits the way Flink's SequenceGenerator deals it,
  * and the event-time column advances at the same pace on every split (which keeps the
  * per-split watermarks together). Each split draws from its own xoshiro256** stream seeded
@@ -35,6 +36,7 @@ struct gen_split {
 	int64_t unit[SL_SCHEMA_MAX_FIELDS];    /* DECIMAL: 10^scale (a sequence step) */
 	int64_t dec_max[SL_SCHEMA_MAX_FIELDS]; /* DECIMAL: 10^precision - 1 */
 	uint64_t nsplits, split;
+	uint64_t rows;	/* records of the whole source; UINT64_MAX: unbounded */
 	uint64_t s[4];	/* xoshiro256** state */
 	uint64_t k;	/* records this split has produced */
 	uint64_t total; /* records this split produces; UINT64_MAX: unbounded */
@@ -197,6 +199,16 @@ static int check_fields(const struct sl_datagen_cfg *cfg, uint64_t *total, struc
 	return 0;
 }
 
+/* Split g->split's share of the records when they are dealt over n splits. */
+static void deal(struct gen_split *g, uint64_t n)
+{
+	g->nsplits = n;
+	if (g->rows == UINT64_MAX)
+		g->total = UINT64_MAX;
+	else
+		g->total = g->rows > g->split ? (g->rows - g->split + n - 1) / n : 0;
+}
+
 static void *datagen_open(const void *cfgp, int split, struct sl_error *err)
 {
 	const struct sl_datagen_cfg *cfg = cfgp;
@@ -223,12 +235,9 @@ static void *datagen_open(const void *cfgp, int split, struct sl_error *err)
 		g->unit[i] = pow10i(sl_schema_scale(cfg->schema, i));
 		g->dec_max[i] = pow10i(sl_schema_precision(cfg->schema, i)) - 1;
 	}
-	g->nsplits = (uint64_t)datagen_nsplits(cfg);
 	g->split = (uint64_t)split;
-	if (total == UINT64_MAX)
-		g->total = UINT64_MAX;
-	else
-		g->total = total > g->split ? (total - g->split + g->nsplits - 1) / g->nsplits : 0;
+	g->rows = total;
+	deal(g, (uint64_t)datagen_nsplits(cfg));
 	x = cfg->seed ^ (0xd1b54a32d192ed03ull * (g->split + 1));
 	for (int i = 0; i < 4; i++)
 		g->s[i] = splitmix64(&x);
@@ -413,17 +422,24 @@ static int datagen_poll(void *state, struct sl_src_ctx *c, int max)
 	return (int)budget;
 }
 
-/* Checkpoints: a split resumes from its record count and generator state, so a restored
- * job produces exactly the rows the uninterrupted one would have. */
+/*
+ * Checkpoints: a split resumes from its record count and generator state, so a restored
+ * job produces exactly the rows the uninterrupted one would have. The split count is the
+ * first run's (its shard count, as Flink's generator source fixes its splits at the first
+ * start) and travels in the position: a restore on any shard count opens the same splits
+ * (datagen_restored_nsplits) and each deals the records as before, so the stream goes on
+ * where it was instead of being dealt anew.
+ */
 struct gen_pos {
 	uint64_t k;
 	uint64_t s[4];
+	uint64_t nsplits;
 };
 
 static int datagen_position(void *state, void *buf, size_t cap, size_t *len)
 {
 	const struct gen_split *g = state;
-	struct gen_pos p = { .k = g->k };
+	struct gen_pos p = { .k = g->k, .nsplits = g->nsplits };
 
 	if (cap < sizeof p)
 		return -ENOSPC;
@@ -441,6 +457,9 @@ static int datagen_seek(void *state, const void *pos, size_t len)
 	if (len != sizeof p)
 		return -EINVAL;
 	memcpy(&p, pos, sizeof p);
+	if (!p.nsplits || g->split >= p.nsplits)
+		return -EINVAL;
+	deal(g, p.nsplits);
 	if (p.k > g->total)
 		return -EINVAL;
 	g->k = p.k;
@@ -462,6 +481,13 @@ static void datagen_progress(void *state, struct sl_src_progress *p)
 		p->end = (int64_t)g->total;
 }
 
+/* A restored job has the splits its checkpoint has, whatever its shard count now. */
+static int datagen_restored_nsplits(const void *cfg, int n)
+{
+	(void)cfg;
+	return n;
+}
+
 const struct sl_source_ops sl_datagen_source_ops = {
 	.name = "datagen",
 	.nsplits = datagen_nsplits,
@@ -471,4 +497,5 @@ const struct sl_source_ops sl_datagen_source_ops = {
 	.position = datagen_position,
 	.seek = datagen_seek,
 	.progress = datagen_progress,
+	.restored_nsplits = datagen_restored_nsplits,
 };

@@ -59,6 +59,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "fault.h"
 #include "kafka_props.h"
 #include "kafka_sink.h"
 
@@ -1096,10 +1097,14 @@ static int slot_commit(struct kgroup *g, struct kprod *p, uint64_t ckpt)
 	rc = txn_commit(p, what);
 	if (rc)
 		return rc;
+	sl_fault_point("kafka-txn-ended", ckpt);
 	p->epoch += 2;
 	p->rows = 0;
 	p->ckpt = 0;
-	return begin(p);
+	rc = begin(p);
+	if (!rc)
+		sl_fault_point("kafka-txn-begun", ckpt);
+	return rc;
 }
 
 struct meta {

@@ -2,7 +2,8 @@
  * main.c - the `sluice` command line.
  *
  *   sluice run JOB.sql [--shards N] [--cores LIST] [--dead-letter FILE] [--metrics]
- *                      [--checkpoint-dir DIR] [--from-savepoint DIR] [--control SOCKET]
+ *                      [--checkpoint-dir DIR] [--from-savepoint DIR] [--start-fresh]
+ *                      [--control SOCKET]
  *                      [--state-backend heap|rocksdb] [--state-memory SIZE]
  *                      [--http [ADDR:]PORT]
  *   sluice savepoint PID|SOCKET [DIR]
@@ -11,6 +12,7 @@
  *   sluice jobs
  *   sluice profile PID|SOCKET [--seconds N] [-o OUT.svg]
  *   sluice explain JOB.sql
+ *   sluice upgrade-check NEW.sql --from-savepoint|--checkpoint-dir DIR
  *   sluice demo clicks [--cores LIST] [--shards N] [--rows N] [--rate R] [--dead-letter FILE]
  *
  * The CLI is the only place with process-wide state: the running job, so that SIGINT and
@@ -31,6 +33,7 @@
 #include "control.h"
 #include "demos.h"
 #include "planner.h"
+#include "upgrade_check.h"
 #include "sql_options.h"
 #include "status.h"
 
@@ -60,6 +63,9 @@ static void usage(FILE *f)
 		"                      'execution.checkpointing.interval') and, on start, restore\n"
 		"                      the newest complete checkpoint found there\n"
 		"  --from-savepoint D  (run) restore savepoint D (any --shards/--cores)\n"
+		"  --start-fresh       (run) when every checkpoint in --checkpoint-dir is\n"
+		"                      damaged, start from scratch instead of refusing to\n"
+		"                      (what they committed is written again)\n"
 		"  --control SOCKET    (run) control socket (default $SLUICE_RUN_DIR,\n"
 		"                      $XDG_RUNTIME_DIR/sluice or /tmp/sluice-<uid>,\n"
 		"                      /sluice-<pid>.sock)\n"
@@ -71,6 +77,8 @@ static void usage(FILE *f)
 		"                      (0.0.0.0: every interface)\n"
 		"       sluice savepoint PID|SOCKET [DIR]  savepoint a running job into DIR\n"
 		"                      (default: its SET 'state.savepoints.dir')\n"
+		"       sluice upgrade-check NEW.sql --from-savepoint|--checkpoint-dir DIR\n"
+		"                      operator by operator: would DIR's state be restored?\n"
 		"       sluice stop [--savepoint[=DIR]] PID|SOCKET  stop a running job, with a\n"
 		"                      savepoint first when asked (restart: --from-savepoint)\n"
 		"       sluice status [--why] [--json] [--watch[=S]] PID|SOCKET  a running\n"
@@ -194,6 +202,7 @@ static int run_sql(bool explain, int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "checkpoint-dir", required_argument, NULL, 'k' },
 		{ "from-savepoint", required_argument, NULL, 'f' },
+		{ "start-fresh", no_argument, NULL, 'F' },
 		{ "control", required_argument, NULL, 'C' },
 		{ "state-backend", required_argument, NULL, 'b' },
 		{ "state-memory", required_argument, NULL, 'M' },
@@ -209,7 +218,7 @@ static int run_sql(bool explain, int argc, char **argv)
 	struct sl_run_opts opts;
 	struct sl_sql_script *script;
 	const char *cores = NULL;
-	bool metrics = false, quiet = false;
+	bool metrics = false, quiet = false, start_fresh = false;
 	char err[1024];
 	int c, rc = 0;
 
@@ -235,6 +244,9 @@ static int run_sql(bool explain, int argc, char **argv)
 			break;
 		case 'f':
 			so.from_savepoint = optarg;
+			break;
+		case 'F':
+			start_fresh = true;
 			break;
 		case 'C':
 			control = optarg;
@@ -302,6 +314,7 @@ static int run_sql(bool explain, int argc, char **argv)
 	}
 	sl_sql_run_opts(script, &opts);
 	opts.cores = cores;
+	opts.start_fresh = start_fresh;
 	opts.savepoints = true;
 	if (!control && !explain) {
 		if (sl_control_prepare_default(getpid(), ctl_path, sizeof ctl_path, err,
@@ -424,6 +437,8 @@ int main(int argc, char **argv)
 		return sl_cli_profile_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "jobs"))
 		return sl_cli_jobs_cmd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "upgrade-check"))
+		return sl_cli_upgrade_check(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "demo") && argc >= 3)
 		return run_demo(argv[2], argc - 2, argv + 2);
 	fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);

@@ -333,3 +333,71 @@ int sl_ckpt_manifest_decode(struct sl_ckpt_manifest *m, const void *p, size_t le
 		sl_ckpt_manifest_fini(m);
 	return rc;
 }
+
+/* The op of `id` at `at` (just after '|' or ';'): its text up to ';', in out. */
+static bool next_op(const char **at, char *out, size_t cap)
+{
+	const char *e = strchr(*at, ';');
+	size_t len;
+
+	if (!e)
+		return false;
+	len = (size_t)(e - *at);
+	snprintf(out, cap, "%.*s", (int)(len < cap ? len : cap - 1), *at);
+	*at = e + 1;
+	return true;
+}
+
+/* "3:tumble window:w" -> "operator 3 (tumble window 'w')" */
+static void op_words(const char *op, char *out, size_t cap)
+{
+	const char *k = strchr(op, ':'), *n = k ? strchr(k + 1, ':') : NULL;
+
+	if (!k || !n)
+		snprintf(out, cap, "'%s'", op);
+	else
+		snprintf(out, cap, "operator %.*s (%.*s '%s')", (int)(k - op), op, (int)(n - k - 1),
+			 k + 1, n + 1);
+}
+
+void sl_ckpt_job_id_diff(const char *had, const char *want, char *why, size_t cap)
+{
+	const char *hb = strchr(had, '|'), *wb = strchr(want, '|');
+	char ho[512], wo[512], hw[600], ww[600];
+	bool hn, wn;
+
+	if (!hb || !wb) {
+		snprintf(why, cap, "checkpoint of job \"%s\", this job is \"%s\"", had, want);
+		return;
+	}
+	if (hb - had != wb - want || strncmp(had, want, (size_t)(hb - had))) {
+		snprintf(why, cap,
+			 "checkpoint of job '%.*s', this job is '%.*s' (SQL: SET 'pipeline.name', "
+			 "by default the job file's name)",
+			 (int)(hb - had), had, (int)(wb - want), want);
+		return;
+	}
+	hb++;
+	wb++;
+	for (;;) {
+		hn = next_op(&hb, ho, sizeof ho);
+		wn = next_op(&wb, wo, sizeof wo);
+		if (!hn && !wn)
+			break;
+		if (hn && wn && !strcmp(ho, wo))
+			continue;
+		if (hn)
+			op_words(ho, hw, sizeof hw);
+		if (wn)
+			op_words(wo, ww, sizeof ww);
+		if (hn && wn)
+			snprintf(why, cap, "the plan changed at %s: the checkpoint has %s there",
+				 ww, hw);
+		else if (hn)
+			snprintf(why, cap, "the checkpoint's %s is not in this job", hw);
+		else
+			snprintf(why, cap, "this job has %s, which the checkpoint does not", ww);
+		return;
+	}
+	snprintf(why, cap, "the job ids differ only past what fits in a manifest");
+}

@@ -16,6 +16,7 @@
 #include "store.h"
 
 #include "crc32c.h"
+#include "fault.h"
 #include "manifest.h"
 #include "par.h"
 #include "snap.h"
@@ -343,6 +344,7 @@ int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest
 	fd = -1;
 	if (rc)
 		goto out_unlink;
+	sl_fault_point("manifest-temp-written", m->ckpt_id);
 	stage = "rename";
 	if (rename(tmp, fin)) {
 		rc = -errno;
@@ -357,6 +359,7 @@ int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest
 		goto out_free;
 	}
 	sl_snap_free(&buf);
+	sl_fault_point("manifest-renamed", m->ckpt_id);
 	rc = sl_ckpt_store_retain(st);
 	if (rc < 0)
 		say(st, "%s: retention after checkpoint %" PRIu64 " failed: %s", st->dir,
@@ -582,10 +585,10 @@ static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *j
 		goto out_bad;
 	}
 	if (job_id && strcmp(job_id, m->job_id)) {
-		say(st,
-		    "%s: checkpoint of job \"%s\", not of this job \"%s\": refusing to restore "
-		    "it (state layout differs)",
-		    path, m->job_id, job_id);
+		char diff[1024];
+
+		sl_ckpt_job_id_diff(m->job_id, job_id, diff, sizeof diff);
+		say(st, "%s: not a checkpoint of this job, refusing to restore it: %s", path, diff);
 		sl_ckpt_manifest_fini(m);
 		return -ESTALE;
 	}
@@ -650,7 +653,7 @@ int sl_ckpt_store_find_below(struct sl_ckpt_store *st, const char *job_id, uint6
 			     struct sl_ckpt_manifest *out)
 {
 	struct entry *v;
-	size_t n;
+	size_t n, damaged = 0;
 	int rc;
 
 	rc = scan(st, &v, &n);
@@ -663,14 +666,48 @@ int sl_ckpt_store_find_below(struct sl_ckpt_store *st, const char *job_id, uint6
 		rc = verify(st, &v[i], job_id, out);
 		if (rc == 0 || rc == -ESTALE)
 			break;
+		/* a checkpoint that completed and does not verify: its sinks may have
+		 * committed, so "nothing to restore" is not the same as a first start */
+		damaged += rc == -EINVAL;
 		rc = -ENOENT;
 	}
 	free(v);
 	if (rc == -ESTALE)
 		return -EINVAL;
+	if (rc == -ENOENT && damaged) {
+		say(st, "%s: no usable checkpoint: %zu complete one%s damaged", st->dir, damaged,
+		    damaged == 1 ? " is" : "s are");
+		return -EBADMSG;
+	}
 	if (rc == -ENOENT)
 		say(st, "%s: no complete checkpoint", st->dir);
 	return rc;
+}
+
+int sl_ckpt_store_list_complete(struct sl_ckpt_store *st, uint64_t below, char *buf, size_t cap)
+{
+	struct entry *v;
+	size_t n, len = 0;
+	int rc, count = 0;
+
+	if (cap)
+		buf[0] = 0;
+	rc = scan(st, &v, &n);
+	if (rc)
+		return rc;
+	for (size_t i = n; i-- > 0;) {
+		int w;
+
+		if (v[i].corrupt || !v[i].complete || v[i].id >= below)
+			continue;
+		w = snprintf(buf + len, len < cap ? cap - len : 0, "%schk-%" PRIu64,
+			     count ? ", " : "", v[i].id);
+		if (w > 0 && len + (size_t)w < cap)
+			len += (size_t)w;
+		count++;
+	}
+	free(v);
+	return count;
 }
 
 int sl_ckpt_store_discard_after(struct sl_ckpt_store *st, uint64_t n)

@@ -24,8 +24,10 @@
  *
  * Recovery: sl_ckpt_store_find_latest verifies the newest checkpoint (manifest checksum, every
  * state file's size and CRC32C) and falls back to older ones, reporting each one it passes
- * over in one line naming the file and the cause; sl_ckpt_store_discard_after then clears what
- * is newer than the one restored; sl_ckpt_store_load reads a state file back.
+ * over in one line naming the file and the cause, and tells a directory whose complete
+ * checkpoints are all damaged (-EBADMSG) from one that has none (-ENOENT);
+ * sl_ckpt_store_discard_after then clears what is newer than the one restored; sl_ckpt_store_load
+ * reads a state file back.
  *
  * Threads: one store per process, used by one thread at a time.
  */
@@ -98,14 +100,24 @@ int sl_ckpt_store_retain(struct sl_ckpt_store *st);
 /*
  * Finds the newest checkpoint that verifies and decodes its manifest into *out (caller
  * finis it). `job_id` (NULL: any) must match the manifest's: a checkpoint of another job
- * is refused, not skipped. Returns 0, -ENOENT if no checkpoint verifies, -EINVAL on a job
- * mismatch, or -errno (DIR unreadable).
+ * is refused, not skipped. Returns 0; -ENOENT if there is no complete checkpoint at all
+ * (a first start, or one cut short before its first checkpoint completed); -EBADMSG if
+ * there are complete ones and none verifies (each reported: their sinks may have
+ * committed, so starting from scratch would write that output again); -EINVAL on a job
+ * mismatch; or -errno (DIR unreadable).
  */
 int sl_ckpt_store_find_latest(struct sl_ckpt_store *st, const char *job_id,
 			      struct sl_ckpt_manifest *out);
 /* The same among checkpoints older than `below` (recovery stepping back, see job.h -ESTALE). */
 int sl_ckpt_store_find_below(struct sl_ckpt_store *st, const char *job_id, uint64_t below,
 			     struct sl_ckpt_manifest *out);
+
+/*
+ * Writes the names of the complete checkpoints older than `below` ("chk-5, chk-4", newest
+ * first; corrupt-chk-<n> left out) into buf[0..cap), truncated to fit. Returns how many
+ * there are, or -errno.
+ */
+int sl_ckpt_store_list_complete(struct sl_ckpt_store *st, uint64_t below, char *buf, size_t cap);
 
 /*
  * After restoring checkpoint n: removes incomplete checkpoints newer than n (a crash cut

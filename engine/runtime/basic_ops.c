@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "fault.h"
 #include "runtime.h"
 
 static void identity_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
@@ -203,6 +204,7 @@ static int sink_snapshot(struct sl_ctx *ctx, uint64_t ckpt, struct sl_snap_buf *
 	rc = n->sink_ops->precommit(si->state, ckpt, meta, SINK_META_MAX, &len);
 	if (rc < 0)
 		return rc;
+	sl_fault_point("sink-precommit", ckpt);
 	out->len += len;
 	si->dirty = false;
 	return 0;

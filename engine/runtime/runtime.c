@@ -139,6 +139,7 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 	free(rt->shards);
 	free(rt->bells);
 	free(rt->src_splits);
+	free(rt->src_nsplits);
 	close_state(rt);
 	pthread_mutex_destroy(&rt->err_lock);
 	pthread_mutex_destroy(&rt->sp.lock);
@@ -187,6 +188,26 @@ static void discover_until_finished(struct sl_runtime *rt)
 		if (all_finished || atomic_load(&rt->abort))
 			break;
 		nanosleep(&ts, NULL);
+	}
+}
+
+/* The splits each source starts with: its own count, or on restore the count its
+ * restored_nsplits keeps (datagen: the first run's), so the same stream goes on. */
+static void count_splits(struct sl_runtime *rt)
+{
+	struct sl_job *job = rt->job;
+
+	for (int i = 0; i < job->nnodes; i++) {
+		const struct sl_stream *src = job->node[i];
+		int n, had;
+
+		if (src->kind != SL_NODE_SOURCE)
+			continue;
+		n = src->src_ops->nsplits ? src->src_ops->nsplits(src->cfg) : 1;
+		had = sl_ckpt_restored_nsplits(rt, i);
+		if (had > 0 && src->src_ops->restored_nsplits)
+			n = src->src_ops->restored_nsplits(src->cfg, had);
+		rt->src_nsplits[i] = n;
 	}
 }
 
@@ -246,7 +267,9 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 	if (rt->bells)
 		memset(rt->bells, 0, (size_t)rt->nshards * sizeof(*rt->bells));
 	rt->src_splits = calloc((size_t)job->nnodes, sizeof(*rt->src_splits));
-	if (!rt->shards || !rt->bells || !rt->src_splits || create_rings(rt) < 0) {
+	rt->src_nsplits = calloc((size_t)job->nnodes, sizeof(*rt->src_nsplits));
+	if (!rt->shards || !rt->bells || !rt->src_splits || !rt->src_nsplits ||
+	    create_rings(rt) < 0) {
 		sl_job_set_error(job, -ENOMEM, "out of memory creating %d shards' rings",
 				 rt->nshards);
 		return -ENOMEM;
@@ -254,13 +277,15 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 	rt->checkpointing =
 		opts->checkpoint_interval_ms > 0 || opts->savepoints || opts->from_savepoint;
 	if (rt->checkpointing) {
-		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir, opts->from_savepoint);
+		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir, opts->from_savepoint,
+				      opts->start_fresh);
 		if (!rc)
 			rc = sl_ckpt_restore_layout(rt);
 		if (rc)
 			return rc;
 		atomic_store(&rt->final_ckpt, opts->checkpoint_dir != NULL);
 	}
+	count_splits(rt);
 	for (int i = 0; i < rt->nshards; i++) {
 		struct sl_shard *sh = &rt->shards[i];
 

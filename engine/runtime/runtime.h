@@ -172,6 +172,9 @@ struct sl_runtime {
 	uint64_t ckpt_completed, ckpt_failed;
 	uint64_t ckpt_base;		  /* checkpoint ids continue after this one */
 	struct sl_ckpt_ctl *ckpt_ctl;	  /* the checkpoint directory, when there is one */
+	int *src_nsplits;		  /* [node]: the splits a source starts with (its
+					   * nsplits, or a restore's restored_nsplits); set
+					   * before the shards start, read-only after */
 	_Atomic int *src_splits;	  /* [node]: a growing source's splits now (the
 					   * coordinator's sl_source_discover writes, the
 					   * shards' sl_source_stage_tick reads) */

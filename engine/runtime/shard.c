@@ -125,14 +125,27 @@ void sl_stage_input_time(struct sl_stage_inst *si, const struct sl_wm_min *m)
 	}
 }
 
-/* Recomputes an exchange stage's watermark/idleness from its channels (watermark.h). */
+/*
+ * Recomputes an exchange stage's watermark/idleness from its channels (watermark.h).
+ *
+ * A channel leaves the minimum when its input is exhausted: its sender forwarded the
+ * watermark of +inf before its end. A channel that ended below +inf was stopped (sl_job_stop
+ * ends sources where they are, DESIGN §7), not exhausted: it keeps holding the minimum at
+ * its last watermark. Otherwise the other shards' channels, which may run ahead in event
+ * time, would fire windows without the records the stopped sender still has to send, and a
+ * restart from the stop's final checkpoint would send them again into windows already
+ * committed (a window twice with partial counts, or the records dropped as late).
+ */
 static void chan_update(struct sl_stage_inst *si)
 {
 	struct sl_wm_min m;
 
 	sl_wm_min_init(&m);
-	for (int i = 0; i < si->nchans; i++)
-		sl_wm_min_add(&m, si->chans[i].wm, si->chans[i].idle, si->chans[i].ended);
+	for (int i = 0; i < si->nchans; i++) {
+		const struct sl_chan *c = &si->chans[i];
+
+		sl_wm_min_add(&m, c->wm, c->idle, c->ended && (c->dead || c->wm == SL_TS_MAX));
+	}
 	sl_stage_input_time(si, &m);
 }
 

@@ -163,7 +163,7 @@ int sl_source_stage_open(struct sl_stage_inst *si)
 {
 	struct sl_shard *sh = si->sh;
 	const struct sl_stream *src = si->st->input;
-	int total = src->src_ops->nsplits ? src->src_ops->nsplits(src->cfg) : 1;
+	int total = sh->rt->src_nsplits[src->id];
 	int n = 0, rc;
 
 	si->wm = &src->wm;

@@ -57,7 +57,8 @@ static int ctx_init(struct sl_shard *sh, struct sl_ctx *c, const struct sl_op_de
  * knows which shards own splits (split k runs on shard k mod N): channels from the others
  * are left out of the watermark from the start, and their frames are discarded.
  */
-static void mark_dead_lane(struct sl_stage_inst *si, int lane, int nshards)
+static void mark_dead_lane(const struct sl_runtime *rt, struct sl_stage_inst *si, int lane,
+			   int nshards)
 {
 	const struct sl_stream *up = si->st->lanes[lane]->in;
 	const struct sl_stream *src;
@@ -72,7 +73,7 @@ static void mark_dead_lane(struct sl_stage_inst *si, int lane, int nshards)
 	 * without one say they are idle instead (source_rt.c) */
 	if (src->src_ops->splits_grow && src->src_ops->splits_grow(src->cfg))
 		return;
-	total = src->src_ops->nsplits ? src->src_ops->nsplits(src->cfg) : 1;
+	total = rt->src_nsplits[src->id];
 	for (int from = 0; from < nshards; from++)
 		live += from < total;
 	if (live == 0)
@@ -88,7 +89,7 @@ static void mark_dead_lane(struct sl_stage_inst *si, int lane, int nshards)
 static void mark_dead_channels(struct sl_shard *sh, struct sl_stage_inst *si)
 {
 	for (int lane = 0; lane < si->st->nlanes; lane++)
-		mark_dead_lane(si, lane, sh->rt->nshards);
+		mark_dead_lane(sh->rt, si, lane, sh->rt->nshards);
 }
 
 int sl_shard_wire(struct sl_shard *sh)

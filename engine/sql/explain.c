@@ -118,11 +118,11 @@ static void explain_job(struct sl_job *job, const char *name, FILE *f)
 
 void sl_sql_explain_job(const struct sl_sql_script *s, int i, FILE *f)
 {
-	explain_job(sl_sql_job(s, i), sl_sql_job(s, i)->name, f);
+	explain_job(sl_sql_job(s, i), sl_sql_job_title(s, i), f);
 }
 
 void sl_sql_explain(const struct sl_sql_script *s, FILE *f)
 {
 	for (int i = 0; i < sl_sql_njobs(s); i++)
-		explain_job(sl_sql_job(s, i), sl_sql_job(s, i)->name, f);
+		explain_job(sl_sql_job(s, i), sl_sql_job_title(s, i), f);
 }

@@ -42,6 +42,7 @@ struct sl_sql_plan_table {
 struct sl_sql_plan_view {
 	char *name;
 	struct sl_stmt *stmt; /* CREATE VIEW (owned) */
+	bool expanding;	      /* being planned now: reading it again is a cycle */
 };
 
 /* A relation being planned: the stream producing its rows and the columns visible on it. */

@@ -215,20 +215,30 @@ static void requalify(struct sl_sql_plan_rel *r, const char *qual)
 		r->cols[i].qual = qual;
 }
 
+#define MAX_VIEW_DEPTH 64
+
 static int plan_view(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_sql_plan_view *v,
 		     const char *qual, struct sl_sql_plan_rel *out)
 {
 	const struct sl_stmt *st = v->stmt;
 
-	if (c->view_depth > 16)
+	if (v->expanding)
 		return sl_sql_plan_fail(c, st->line, st->col, "view '%s' refers to itself",
 					v->name);
+	/* each view read is a frame of the planner's recursion */
+	if (c->view_depth >= MAX_VIEW_DEPTH)
+		return sl_sql_plan_fail(c, st->line, st->col,
+					"views nested more than %d deep (view '%s' reads a view "
+					"that reads a view ...): read fewer views in a chain",
+					MAX_VIEW_DEPTH, v->name);
 	c->view_depth++;
+	v->expanding = true;
 	if (st->wm_for) {
 		/* the sluice extension: the watermark goes to the table under the view */
 		if (!st->query->from || st->query->from->kind != SL_FROM_TABLE ||
 		    !sl_sql_plan_find_table(c, st->query->from->name)) {
 			c->view_depth--;
+			v->expanding = false;
 			return sl_sql_plan_fail(c, st->wm_line, st->wm_col,
 						"a view's WATERMARK needs the "
 						"view to read one table directly");
@@ -238,9 +248,11 @@ static int plan_view(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_sq
 	}
 	if (sl_sql_plan_query(c, job, st->query, out)) {
 		c->view_depth--;
+		v->expanding = false;
 		return -EINVAL;
 	}
 	c->view_depth--;
+	v->expanding = false;
 	if (st->ncols) {
 		if ((int)st->ncols != out->ncols)
 			return sl_sql_plan_fail(c, st->line, st->col,
@@ -842,43 +854,104 @@ bool sl_sql_plan_has_agg(const struct sl_expr *e)
 	return sl_sql_plan_has_agg(e->case_operand) || sl_sql_plan_has_agg(e->case_else);
 }
 
+/*
+ * UNION ALL branches one keyed union takes at most: each branch is one input lane of the
+ * exchange, N x N rings of the ring size each (1 MiB by default), so the memory of a union
+ * grows with branches x shards^2; 64 branches on 8 shards are 4 GiB of rings already.
+ */
+#define MAX_UNION_BRANCHES 64
+
+/*
+ * Collects the branches of a tree of UNION ALLs (the parser builds a left-deep chain, and
+ * parentheses nest more) into br[] in their order, without recursion: a chain of
+ * thousands of branches must not take a stack frame each. Returns the count, or
+ * -E2BIG past `cap`, or -EINVAL at a UNION (distinct), with *bad set to it.
+ */
+static int union_branches(const struct sl_query *q, const struct sl_query **br, int cap,
+			  const struct sl_query **bad)
+{
+	const struct sl_query *stack[MAX_UNION_BRANCHES + 1];
+	int sp = 0, n = 0;
+
+	stack[sp++] = q;
+	while (sp) {
+		const struct sl_query *x = stack[--sp];
+
+		while (x->set_op != SL_SET_NONE) {
+			if (x->set_op != SL_SET_UNION_ALL) {
+				*bad = x;
+				return -EINVAL;
+			}
+			/* the right one waits; the left one is visited first */
+			if (sp == MAX_UNION_BRANCHES)
+				return -E2BIG;
+			stack[sp++] = x->right;
+			x = x->left;
+		}
+		if (n == cap)
+			return -E2BIG;
+		br[n++] = x;
+	}
+	return n;
+}
+
 static int plan_union(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
 		      struct sl_sql_plan_rel *out)
 {
+	const struct sl_query *br[MAX_UNION_BRANCHES], *bad = q;
+	struct sl_stream *ins[MAX_UNION_BRANCHES];
 	struct sl_sql_plan_rel l, r;
-	struct sl_stream *ins[2];
-	int key[1] = { 0 };
+	bool changelog, rowtime[SL_PLAN_MAX_COLS];
+	int key[1] = { 0 }, n;
 
-	if (q->set_op != SL_SET_UNION_ALL)
-		return sl_sql_plan_fail(c, q->line, q->col,
+	n = union_branches(q, br, MAX_UNION_BRANCHES, &bad);
+	if (n == -EINVAL)
+		return sl_sql_plan_fail(c, bad->line, bad->col,
 					"UNION (distinct) is not supported; use UNION "
 					"ALL");
-	if (sl_sql_plan_query(c, job, q->left, &l) || sl_sql_plan_query(c, job, q->right, &r))
+	if (n < 0)
+		return sl_sql_plan_fail(c, q->line, q->col,
+					"UNION ALL of more than %d branches: one exchange "
+					"takes at most %d inputs (each a ring per pair of "
+					"shards); union fewer tables, or union the results "
+					"of views",
+					MAX_UNION_BRANCHES, MAX_UNION_BRANCHES);
+	if (sl_sql_plan_query(c, job, br[0], &l))
 		return -EINVAL;
-	if (l.ncols != r.ncols)
-		return sl_sql_plan_fail(c, q->line, q->col, "UNION ALL of %d and %d columns",
-					l.ncols, r.ncols);
-	for (int i = 0; i < l.ncols; i++)
-		if (l.cols[i].type.type != r.cols[i].type.type ||
-		    l.cols[i].type.scale != r.cols[i].type.scale)
-			return sl_sql_plan_fail(c, q->line, q->col,
-						"UNION ALL: column %d is %s on the left "
-						"and %s on the right; CAST one side",
-						i + 1, sl_type_name(l.cols[i].type.type),
-						sl_type_name(r.cols[i].type.type));
 	ins[0] = l.s;
-	ins[1] = r.s;
+	changelog = l.changelog;
+	for (int i = 0; i < l.ncols; i++)
+		rowtime[i] = l.cols[i].rowtime;
+	for (int b = 1; b < n; b++) {
+		if (sl_sql_plan_query(c, job, br[b], &r))
+			return -EINVAL;
+		if (l.ncols != r.ncols)
+			return sl_sql_plan_fail(c, br[b]->line, br[b]->col,
+						"UNION ALL of %d and %d columns", l.ncols, r.ncols);
+		for (int i = 0; i < l.ncols; i++) {
+			if (l.cols[i].type.type != r.cols[i].type.type ||
+			    l.cols[i].type.scale != r.cols[i].type.scale)
+				return sl_sql_plan_fail(c, br[b]->line, br[b]->col,
+							"UNION ALL: column %d is %s on the left "
+							"and %s on the right; CAST one side",
+							i + 1, sl_type_name(l.cols[i].type.type),
+							sl_type_name(r.cols[i].type.type));
+			rowtime[i] &= r.cols[i].rowtime;
+		}
+		ins[b] = r.s;
+		changelog |= r.changelog;
+	}
 	/* any key spreads the rows; the first column is as good as any */
-	out->s = sl_stream_union_key_by(ins, 2, key, 1);
+	out->s = sl_stream_union_key_by(ins, n, key, 1);
 	if (!out->s)
 		return sl_sql_plan_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
-	*out = (struct sl_sql_plan_rel){ .s = out->s, .changelog = l.changelog || r.changelog };
+	*out = (struct sl_sql_plan_rel){ .s = out->s, .changelog = changelog };
 	out->ncols = l.ncols;
 	for (int i = 0; i < l.ncols; i++) {
 		out->cols[i] = l.cols[i];
 		out->cols[i].qual = NULL;
 		out->cols[i].match = NULL;
-		out->cols[i].rowtime = l.cols[i].rowtime && r.cols[i].rowtime;
+		out->cols[i].rowtime = rowtime[i];
 	}
 	return 0;
 }

@@ -647,7 +647,8 @@ struct sl_schema *sl_sql_plan_table_schema(struct sl_sql_plan_ctx *c,
 static struct sl_sql_plan_job *new_job(struct sl_sql_plan_ctx *c, const char *what, uint32_t line)
 {
 	struct sl_sql_plan_job *grown = realloc(c->jobs, sizeof(*grown) * (size_t)(c->njobs + 1));
-	char name[256];
+	const char *base = strrchr(c->file, '/');
+	char name[256], ident[256];
 	struct sl_sql_plan_job *j;
 
 	if (!grown) {
@@ -657,11 +658,21 @@ static struct sl_sql_plan_job *new_job(struct sl_sql_plan_ctx *c, const char *wh
 	c->jobs = grown;
 	j = &c->jobs[c->njobs];
 	memset(j, 0, sizeof(*j));
+	/* the job's identity, which its checkpoints carry: the pipeline name, by default the
+	 * file's name (not its path as typed, nor the statement's line), and the job's place
+	 * among the file's jobs when it is not the first */
+	if (c->pipeline_name)
+		snprintf(ident, sizeof ident, "%s", c->pipeline_name);
+	else
+		snprintf(ident, sizeof ident, "%s", base ? base + 1 : c->file);
+	if (c->njobs)
+		snprintf(ident + strlen(ident), sizeof ident - strlen(ident), "#%d", c->njobs + 1);
+	/* what explain shows */
 	if (c->pipeline_name)
 		snprintf(name, sizeof name, "%s", c->pipeline_name);
 	else
 		snprintf(name, sizeof name, "%s:%u %s", c->file, line, what);
-	j->job = sl_job_create(name);
+	j->job = sl_job_create(ident);
 	j->name = strdup(name);
 	if (!j->job || !j->name) {
 		sl_job_destroy(j->job);
@@ -978,6 +989,11 @@ int sl_sql_njobs(const struct sl_sql_script *s)
 struct sl_job *sl_sql_job(const struct sl_sql_script *s, int i)
 {
 	return s->c.jobs[i].job;
+}
+
+const char *sl_sql_job_title(const struct sl_sql_script *s, int i)
+{
+	return s->c.jobs[i].name;
 }
 
 bool sl_sql_job_explain_only(const struct sl_sql_script *s, int i)

@@ -49,6 +49,10 @@ struct sl_job *sl_sql_job(const struct sl_sql_script *s, int i);
 int sl_sql_nwatermark_explains(const struct sl_sql_script *s);
 const char *sl_sql_watermark_explain(const struct sl_sql_script *s, int k, int *after,
 				     const char *const **tables, int *ntables);
+/* What explain calls job i ("FILE:LINE INSERT", or its pipeline.name); its identity, which
+ * its checkpoints carry, is sl_sql_job(s, i)'s name: the pipeline name, by default the
+ * file's name ("#k" added for the k-th job of a file, k > 1). */
+const char *sl_sql_job_title(const struct sl_sql_script *s, int i);
 /* True for a job planned only to be explained (EXPLAIN ...): print it, do not run it. */
 bool sl_sql_job_explain_only(const struct sl_sql_script *s, int i);
 /* The run options the file's SET statements and the opts ask for. Run the jobs with exactly

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "fault.h"
 #include "barrier.h"
 #include "directory.h"
 #include "runtime.h"
@@ -57,6 +58,7 @@ void sl_barrier_start(struct sl_shard *sh)
 	for (int s = 0; s < job->nstages; s++)
 		if (!sh->si[s].chans)
 			sl_source_stage_barrier(&sh->si[s], req);
+	sl_fault_point("barrier-injected", req);
 }
 
 /* A state file of this shard became durable, or failed (its writer's callback). */
@@ -229,6 +231,7 @@ int sl_barrier_ack(struct sl_shard *sh, size_t budget)
 		return 1;
 	if (!files_durable(sh, sh->ckpt_seen))
 		return 0;
+	sl_fault_point("snapshot-written", sh->ckpt_seen);
 	/* release ckpt_acked: pairs with the coordinator's acquire of it (coordinator.c): this
 	 * shard's snapshots (ctx->snap) and state files (sh->files) of the checkpoint are
 	 * complete */
@@ -271,6 +274,7 @@ void sl_barrier_final_checkpoints(struct sl_shard *sh)
 			for (int s = 0; s < job->nstages; s++)
 				if (!sh->si[s].chans)
 					sl_source_stage_barrier(&sh->si[s], req);
+			sl_fault_point("barrier-injected", req);
 			for (int n = 0; n < job->nnodes; n++)
 				sl_op_snapshot(&sh->ctx[n], req);
 			step_snapshots(sh, SIZE_MAX);
@@ -278,6 +282,7 @@ void sl_barrier_final_checkpoints(struct sl_shard *sh)
 				sl_uring_writer_clear(sh->writer);
 			while (!files_durable(sh, req) && !atomic_load(&rt->abort))
 				nanosleep(&ts, NULL);
+			sl_fault_point("snapshot-written", req);
 			/* release ckpt_acked: pairs with the coordinator's acquire of it
 			 * (coordinator.c): this shard's snapshots (ctx->snap) and state files
 			 * (sh->files) of the checkpoint are complete */

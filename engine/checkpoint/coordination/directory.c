@@ -25,6 +25,7 @@
 #include "store.h"
 #include "uring_writer.h"
 #include "directory.h"
+#include "fault.h"
 #include "hash.h"
 #include "runtime.h"
 #include "backend.h"
@@ -33,9 +34,10 @@ struct sl_ckpt_ctl {
 	struct sl_ckpt_store *store;   /* the checkpoint directory; NULL: none */
 	struct sl_ckpt_store *sp_from; /* the savepoint restored (--from-savepoint); NULL: none */
 	uint64_t stale_max;	       /* newest checkpoint recovery stepped back from */
+	bool start_fresh; /* damaged checkpoints only: start from scratch (--start-fresh) */
 	struct sl_uring_writer *writer;
-	char job_id[512];
-	int files_failed; /* state files of the checkpoint being completed */
+	char job_id[8192]; /* sl_ckpt_job_identity */
+	int files_failed;  /* state files of the checkpoint being completed */
 	struct sl_ckpt_manifest *m;
 	/* the checkpoint this run restores (restored.ckpt_id 0: a fresh start), with every
 	 * state file mapped; read-only while the shards wire themselves */
@@ -85,6 +87,8 @@ static int commit_sinks(struct sl_runtime *rt, const struct sl_ckpt_manifest *m,
 		if (!s->sink_ops->commit || s->sink_ops->commit_may_be_lost != (pass == 0))
 			continue;
 		rc = s->sink_ops->commit(s->cfg, m->ckpt_id, m->sinks[k].bytes, m->sinks[k].len);
+		if (!rc && !recovering)
+			sl_fault_point("sink-commit", m->ckpt_id);
 		if (rc == -ESTALE && pass == 0 && recovering)
 			return rc;
 		if (rc < 0 && recovering) {
@@ -138,6 +142,27 @@ static int check_sinks(struct sl_runtime *rt, const struct sl_ckpt_manifest *m)
 }
 
 /*
+ * Every complete checkpoint in the directory is damaged. Their sinks may have committed
+ * output, so a start from scratch would write it again (and an exactly-once sink would
+ * hold it twice): refuse, naming what is damaged and the two ways on. The directory is
+ * left as it is, so the same start says the same again.
+ */
+static int refuse_damaged(struct sl_runtime *rt, struct sl_ckpt_ctl *c, uint64_t below)
+{
+	char names[256];
+	int n = sl_ckpt_store_list_complete(c->store, below, names, sizeof names);
+
+	fprintf(stderr, "sluice: not starting from scratch: the output the damaged checkpoints "
+			"committed would be written a second time\n");
+	sl_job_set_error(rt->job, -EBADMSG,
+			 "checkpoint directory '%s': no usable checkpoint (%s damaged): restore "
+			 "a savepoint (--from-savepoint DIR) or start from scratch on purpose "
+			 "(--start-fresh)",
+			 sl_ckpt_store_dir(c->store), n > 0 ? names : "every one");
+	return -EBADMSG;
+}
+
+/*
  * Restores the newest complete checkpoint of this job, if any (DESIGN §7): pending sink
  * commits finish first, then whatever sinks wrote after it is discarded, newer broken
  * checkpoints are cleared away, and the state files are loaded for the shards. A sink that
@@ -160,6 +185,26 @@ static int restore_prepare(struct sl_runtime *rt, struct sl_ckpt_ctl *c)
 				below == UINT64_MAX ? "no complete checkpoint in it"
 						    : "its sinks' output was never committed");
 			return -ENOENT;
+		}
+		if (rc == -EBADMSG && c->sp_from) {
+			sl_job_set_error(job, rc,
+					 "savepoint '%s': damaged (see above): restore another "
+					 "savepoint or a checkpoint",
+					 sl_ckpt_store_dir(c->sp_from));
+			return rc;
+		}
+		if (rc == -EBADMSG && !c->start_fresh)
+			return refuse_damaged(rt, c, below);
+		if (rc == -EBADMSG) {
+			/* asked for: the damaged ones stay for inspection, out of the way */
+			fprintf(stderr,
+				"sluice: --start-fresh: the damaged checkpoints of %s are moved "
+				"aside as corrupt-chk-<n> (until two newer ones complete); "
+				"starting from scratch (output committed before is written "
+				"again)\n",
+				sl_ckpt_store_dir(c->store));
+			sl_ckpt_store_discard_after(c->store, 0);
+			rc = -ENOENT;
 		}
 		if (rc == -ENOENT) {
 			/* a fresh start: what an earlier run's sinks left uncommitted goes */
@@ -368,6 +413,20 @@ int sl_ckpt_restore_split(struct sl_runtime *rt, int op_id, int split, sl_ts_t *
 	return 0;
 }
 
+int sl_ckpt_restored_nsplits(const struct sl_runtime *rt, int op_id)
+{
+	const struct sl_ckpt_ctl *c = rt->ckpt_ctl;
+	int n = 0;
+
+	if (!c || !c->restored.ckpt_id)
+		return 0;
+	for (uint32_t j = 0; j < c->restored.nsources; j++)
+		if (c->restored.sources[j].op_id == (uint32_t)op_id &&
+		    (int)c->restored.sources[j].split >= n)
+			n = (int)c->restored.sources[j].split + 1;
+	return n;
+}
+
 int sl_ckpt_restore_layout(struct sl_runtime *rt)
 {
 	struct sl_ckpt_ctl *c = rt->ckpt_ctl;
@@ -419,25 +478,53 @@ int sl_ckpt_restore_layout(struct sl_runtime *rt)
 	return 0;
 }
 
-/* A job's identity for its checkpoints: its name and the kind and name of every operator,
- * so a checkpoint of a different job graph is refused instead of restored. */
-static void job_identity(const struct sl_job *job, char *buf, size_t cap)
+static const char *kind_name(const struct sl_stream *s)
 {
-	size_t n = (size_t)snprintf(buf, cap, "%s", job->name);
-	uint64_t h = 1469598103934665603ULL;
-
-	for (int i = 0; i < job->nnodes; i++) {
-		const struct sl_stream *s = job->node[i];
-
-		h = (h ^ (uint64_t)s->kind) * 1099511628211ULL;
-		for (const char *p = s->name; *p; p++)
-			h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+	switch (s->kind) {
+	case SL_NODE_SOURCE:
+		return "source";
+	case SL_NODE_FILTER:
+		return "filter";
+	case SL_NODE_MAP:
+		return "map";
+	case SL_NODE_PROJECT:
+		return "project";
+	case SL_NODE_FLATMAP:
+		return "flat_map";
+	case SL_NODE_KEYBY:
+		return "exchange";
+	case SL_NODE_KEYED:
+		return s->ops && s->ops->name ? s->ops->name : "keyed";
+	case SL_NODE_SIDE:
+		return "side output";
+	case SL_NODE_SINK:
+		return "sink";
 	}
-	if (n < cap)
-		snprintf(buf + n, cap - n, "#%016" PRIx64, h);
+	return "node";
 }
 
-int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint)
+/*
+ * sl_ckpt_job_identity: a job's identity for its checkpoints (manifest.h, "Job ids"): its name
+ * (SQL: the pipeline name, by default the job file's name) and, operator by operator, its place in
+ * the plan, kind and name: the plan's shape, not where the file lies or on which line a
+ * statement starts. A checkpoint of another shape is refused, and the refusal names the
+ * first operator that differs (sl_ckpt_job_id_diff).
+ */
+void sl_ckpt_job_identity(const struct sl_job *job, char *buf, size_t cap)
+{
+	size_t n = (size_t)snprintf(buf, cap, "%s|", job->name);
+
+	for (int i = 0; i < job->nnodes && n < cap; i++) {
+		const struct sl_stream *s = job->node[i];
+
+		n += (size_t)snprintf(buf + n, cap - n, "%d:%s:%s;", i, kind_name(s), s->name);
+	}
+	if (n >= cap && cap)
+		buf[cap - 1] = 0;
+}
+
+int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint,
+		     bool start_fresh)
 {
 	struct sl_ckpt_ctl *c = calloc(1, sizeof(*c));
 	const char *what = dir;
@@ -447,6 +534,7 @@ int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoi
 	if (!c)
 		return -ENOMEM;
 	rt->ckpt_ctl = c;
+	c->start_fresh = start_fresh;
 	c->writer = sl_uring_writer_create(0, &err);
 	if (c->writer && dir)
 		c->store = sl_ckpt_store_open(dir, &err);
@@ -468,7 +556,7 @@ int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoi
 		return err;
 	}
 	rt->ckpt_store = c->store;
-	job_identity(rt->job, c->job_id, sizeof c->job_id);
+	sl_ckpt_job_identity(rt->job, c->job_id, sizeof c->job_id);
 	err = restore_prepare(rt, c);
 	if (err) {
 		sl_ckpt_ctl_close(rt);

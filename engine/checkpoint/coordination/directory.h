@@ -10,10 +10,16 @@
 #include <stdint.h>
 
 struct sl_runtime;
+struct sl_job;
+
+/* Writes job's identity for its checkpoints (manifest.h, "Job ids") into buf[0..cap). */
+void sl_ckpt_job_identity(const struct sl_job *job, char *buf, size_t cap);
 
 /* Opens the checkpoint directory and its writer; sets rt->ckpt_base so checkpoint ids
- * continue after those in the directory. 0 or -errno with the job's error set. */
-int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint);
+ * continue after those in the directory. A directory whose complete checkpoints are all
+ * damaged is refused (-EBADMSG) unless start_fresh. 0 or -errno with the job's error set. */
+int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint,
+		     bool start_fresh);
 void sl_ckpt_ctl_close(struct sl_runtime *rt);
 /* True when checkpoints go to a directory: each shard then writes its own state files. */
 bool sl_ckpt_writes_files(const struct sl_runtime *rt);
@@ -43,6 +49,9 @@ struct sl_rocks_db;
 int sl_ckpt_restore_db(struct sl_shard *sh, int op_id, struct sl_rocks_db *db);
 /* The restored position of split `split` of source node op_id: returns 1 with its event
  * time so far and the connector's bytes, 0 when there is none, -EINVAL if malformed. */
+/* How many splits of source node op_id the restored checkpoint holds (0: none, or no
+ * restore). */
+int sl_ckpt_restored_nsplits(const struct sl_runtime *rt, int op_id);
 int sl_ckpt_restore_split(struct sl_runtime *rt, int op_id, int split, int64_t *max_ts,
 			  const void **pos, size_t *len);
 /* After sl_ckpt_ctl_open, before any shard starts: hands each source with restore_layout

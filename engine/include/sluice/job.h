@@ -149,6 +149,12 @@ struct sl_source_ops {
 	 * (a few times a second at most), never per record; may ask its client for cached
 	 * figures (librdkafka's watermark offsets) but never wait on the network. */
 	void (*progress)(void *split_state, struct sl_src_progress *p);
+	/* Optional: on restore, before any split opens, one thread: the checkpoint held n
+	 * splits of this source; returns how many this run has. For a source whose split
+	 * count nsplits() derives from the shard count (datagen): it keeps the first run's,
+	 * so that a restore on another shard count continues the same stream. Without it a
+	 * run has nsplits() splits. */
+	int (*restored_nsplits)(const void *cfg, int n);
 };
 
 struct sl_sink_ops {
@@ -345,6 +351,10 @@ struct sl_run_opts {
 	/* Restore this savepoint (a directory sl_job_savepoint wrote, or a checkpoint
 	 * directory) instead of the newest checkpoint in checkpoint_dir. */
 	const char *from_savepoint;
+	/* When every complete checkpoint in checkpoint_dir is damaged, start from scratch
+	 * (the damaged ones are kept as corrupt-chk-<n>) instead of refusing to start: their
+	 * sinks may have committed output, which the new run then writes again. */
+	bool start_fresh;
 	/* State backend (DESIGN §6): NULL or "heap", or "rocksdb" (one DB per keyed operator
 	 * and shard under state_dir, NULL: a temporary directory; native, incremental
 	 * checkpoints) with state_memory bytes for all shards (0: 512 MiB): block cache and

@@ -312,6 +312,39 @@ static void test_load_recheck(struct sl_uring_writer *w)
 	util_rm_rf(dir);
 }
 
+/* Every complete checkpoint damaged: not a first start (-ENOENT) but -EBADMSG, naming
+ * them; an incomplete one alone is still a first start. */
+static void test_all_damaged(struct sl_uring_writer *w)
+{
+	char dir[256], path[512], names[64];
+	struct sl_ckpt_store *st = fresh(dir, sizeof(dir), "alldamaged");
+	struct sl_ckpt_manifest m;
+
+	make_ckpt(st, w, 1, false);
+	T_ASSERT_EQ_I64(sl_ckpt_store_find_latest(st, JOB, &m), -ENOENT);
+	T_ASSERT_EQ_I64(sl_ckpt_store_abort(st, 1), 0);
+	make_ckpt(st, w, 2, true);
+	make_ckpt(st, w, 3, true);
+	sl_ckpt_store_path(st, 3, "MANIFEST", path, sizeof(path));
+	T_ASSERT(truncate(path, 60) == 0);
+	sl_ckpt_store_path(st, 2, "op1-s1.state", path, sizeof(path));
+	T_ASSERT(unlink(path) == 0);
+	reports[0] = 0;
+	T_ASSERT_EQ_I64(sl_ckpt_store_find_latest(st, JOB, &m), -EBADMSG);
+	T_ASSERT(strstr(reports, "chk-3/MANIFEST") && strstr(reports, "op1-s1.state: missing"));
+	T_ASSERT(strstr(reports, "no usable checkpoint: 2 complete ones are damaged"));
+	T_ASSERT_EQ_I64(sl_ckpt_store_list_complete(st, UINT64_MAX, names, sizeof names), 2);
+	T_ASSERT(!strcmp(names, "chk-3, chk-2"));
+	T_ASSERT_EQ_I64(sl_ckpt_store_list_complete(st, 3, names, sizeof names), 1);
+	T_ASSERT(!strcmp(names, "chk-2"));
+	/* once moved aside (--start-fresh), the directory is a first start again */
+	T_ASSERT_EQ_I64(sl_ckpt_store_discard_after(st, 0), 2);
+	T_ASSERT_EQ_I64(sl_ckpt_store_find_latest(st, JOB, &m), -ENOENT);
+	T_ASSERT_EQ_I64(sl_ckpt_store_next_id(st), 4);
+	sl_ckpt_store_close(st);
+	util_rm_rf(dir);
+}
+
 int main(void)
 {
 	struct sl_uring_writer *w;
@@ -329,6 +362,7 @@ int main(void)
 	test_damage(w, TRUNC_STATE, "op3-s0.state: 10 bytes, the manifest says");
 	test_damage(w, TEMP_MANIFEST, "only a temp manifest");
 	test_load_recheck(w);
+	test_all_damaged(w);
 	sl_uring_writer_destroy(w);
 	return T_EXIT_PASS;
 }
