@@ -53,8 +53,9 @@ class Cluster:
         for t in topics:
             args += ["--topic", t]
         t0 = time.monotonic()
+        # generous: kafka-cluster's own waits poll their conditions for up to 300 s each
         p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=300)
+                           timeout=900)
         if p.returncode == EXIT_MISSING:
             skip(p.stderr.strip().splitlines()[-1])
         if p.returncode != 0:
@@ -78,10 +79,13 @@ class Cluster:
         self._tool("topic", *specs)
 
     def kill_node(self, i):
-        self._tool("kill-node", str(i))
+        """SIGKILL node i; with others up, returns once they elected new leaders."""
+        self._tool("kill-node", str(i), timeout=600)
 
     def start_node(self, i):
-        self._tool("start-node", str(i), timeout=300)
+        """Starts node i again; returns once it is registered, back in sync and the
+        coordinators answer."""
+        self._tool("start-node", str(i), timeout=900)
 
     def stop(self, now=False):
         if self in Cluster.running:

@@ -41,6 +41,12 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import real_cluster  # noqa: E402
 
+# Every wait below polls what it waits for (a new complete checkpoint in the directory, a
+# process's exit, kafka-cluster's readiness, leaders and in-sync replicas) and ends as soon
+# as it holds; the deadline is only there so that a hang fails, and is generous because two
+# cores shared with a whole test suite have made a node's restart take over 90 s.
+DEADLINE = 300
+
 JOB = """SET 'execution.checkpointing.interval' = '200 ms';
 CREATE TABLE src (id BIGINT, v BIGINT) WITH (
   'connector' = 'kafka', 'topic' = 'in', 'properties.bootstrap.servers' = '%(addr)s',
@@ -114,9 +120,9 @@ class Run:
     def checkpoint(self, eng, what):
         """Waits for a checkpoint of eng newer than any so far; False (said) if none."""
         before = (real_cluster.complete_checkpoints(self.ck) or [0])[-1]
-        if real_cluster.wait_checkpoint_after(self.ck, before, eng, timeout=120) is None:
-            print("FAIL: %s: no new checkpoint within 120 s (engine %s): %s" % (
-                what, "alive" if eng.alive() else "exited %d" % eng.p.returncode,
+        if real_cluster.wait_checkpoint_after(self.ck, before, eng, timeout=DEADLINE) is None:
+            print("FAIL: %s: no new checkpoint within %d s (engine %s): %s" % (
+                what, DEADLINE, "alive" if eng.alive() else "exited %d" % eng.p.returncode,
                 eng.stderr()))
             return False
         return True
@@ -125,10 +131,10 @@ class Run:
         """Stops the unbounded engine (SIGTERM), then runs the job bounded to the end."""
         if eng.alive():
             eng.kill(signal.SIGTERM)
-            eng.wait()
+            eng.wait(timeout=DEADLINE)
         self.write("latest-offset")
         final = self.start()
-        rc = final.wait(timeout=300)
+        rc = final.wait(timeout=DEADLINE)
         if rc != 0:
             print("FAIL: the final bounded run exited %d: %s" % (rc, final.stderr()))
             return False
@@ -161,9 +167,9 @@ def broker_outage(sluice, work, rnd, cluster, job, feeder):
         # the engine rides it out, or stops with an error and is restarted
         t = time.monotonic()
         before = (real_cluster.complete_checkpoints(job.ck) or [0])[-1]
-        if real_cluster.wait_checkpoint_after(job.ck, before, eng, 120) is None:
-            need(not eng.alive(), "no checkpoint within 120 s of the broker's return: %s" %
-                 eng.stderr())
+        if real_cluster.wait_checkpoint_after(job.ck, before, eng, DEADLINE) is None:
+            need(not eng.alive(), "no checkpoint within %d s of the broker's return: %s" %
+                 (DEADLINE, eng.stderr()))
             print("   the engine stopped (exit %d): %s; restarted from its checkpoint" % (
                 eng.p.returncode, eng.stderr(300).strip().splitlines()[-1]))
             restarts += 1
@@ -214,9 +220,9 @@ def zombie(sluice, work, rnd, cluster, job, feeder):
              "no checkpoint")
         old.kill(signal.SIGCONT)
         try:
-            rc = old.wait(timeout=90)
+            rc = old.wait(timeout=DEADLINE)
         except subprocess.TimeoutExpired:
-            raise Failed("the resumed zombie did not stop within 90 s of SIGCONT")
+            raise Failed("the resumed zombie did not stop within %d s of SIGCONT" % DEADLINE)
         err = old.stderr(4000)
         # sluice's own line (not only librdkafka's log): the sink names the topic and cause,
         # or the coordinator found the newer run's checkpoint directory first

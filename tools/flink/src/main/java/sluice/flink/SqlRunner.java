@@ -9,7 +9,9 @@
  *       LIST has one "JOB.sql<TAB>OUT" a line: each job runs in turn in this one JVM, on one
  *       MiniCluster (the JVM's start, the cluster's and the planner's warm-up are paid
  *       once), stdout goes to OUT, and on failure the cause goes to OUT.err; the exit status
- *       is 0 unless LIST could not be read
+ *       is 0 unless LIST could not be read. After each job one line on stderr:
+ *       "flink-sql: JOB ok|FAILED (WALL s, cpu CPU s)": its time from planning to its end,
+ *       and the JVM's CPU time over that span (bench/peer.py's measure)
  *   SqlRunner [OPTIONS] --serve
  *       the same for "JOB.sql<TAB>OUT" lines read from stdin as they come; after each job
  *       one line "done OUT" on stdout (the fuzz test's shrinking asks job after job)
@@ -42,6 +44,7 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -164,7 +167,7 @@ public final class SqlRunner {
 			Path job = Path.of(f[0]), out = Path.of(f[1]);
 			Path err = Path.of(f[1] + ".err");
 			Files.deleteIfExists(err);
-			long t0 = System.nanoTime();
+			long t0 = System.nanoTime(), c0 = cpuNanos();
 			String status = "ok";
 			try (PrintStream ps = new PrintStream(new FileOutputStream(out.toFile()), true,
 							      StandardCharsets.UTF_8)) {
@@ -185,8 +188,9 @@ public final class SqlRunner {
 				}
 			}
 			n++;
-			System.err.printf(Locale.ROOT, "flink-sql: %s %s (%.1f s)%n", job, status,
-					  (System.nanoTime() - t0) / 1e9);
+			/* the wall and the process's CPU time of the job (bench/peer.py reads both) */
+			System.err.printf(Locale.ROOT, "flink-sql: %s %s (%.4f s, cpu %.4f s)%n", job,
+					  status, (System.nanoTime() - t0) / 1e9, (cpuNanos() - c0) / 1e9);
 			if (serve) {
 				stdout.println("done " + out);
 				stdout.flush();
@@ -194,6 +198,12 @@ public final class SqlRunner {
 		}
 		System.err.printf(Locale.ROOT, "flink-sql: %d jobs, %d failed%n", n, failed);
 		return 0;
+	}
+
+	/** CPU time of this JVM so far, every thread (tasks, GC, JIT, the cluster's own). */
+	private static long cpuNanos() {
+		return ((com.sun.management.OperatingSystemMXBean)ManagementFactory
+				.getOperatingSystemMXBean()).getProcessCpuTime();
 	}
 
 	/*
