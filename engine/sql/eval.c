@@ -1495,7 +1495,17 @@ static bool compile(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 		if (col->match && sl_compiler_expr_equal(col->match, e))
 			return sl_compiler_load_col(c, e, col, o);
 	}
-	if (!compile_inner(c, e, o))
+	/* The parser builds a + a + ... iteratively, so a long chain reaches here as a tree
+	 * as deep as it is long; one frame per level would overflow the stack (an ASan build
+	 * at a few thousand). Every level holds at least one value, so a tree deeper than the
+	 * register file could not be compiled anyway: refuse it with the same words. */
+	if (c->depth >= MAX_REGS)
+		return sl_compiler_fail(c, e, "expression too large (more than %d values)",
+					MAX_REGS);
+	c->depth++;
+	bool ok = compile_inner(c, e, o);
+	c->depth--;
+	if (!ok)
 		return false;
 	fold(c, start, t0, nc0, o);
 	return !c->failed;

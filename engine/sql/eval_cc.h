@@ -42,6 +42,7 @@ struct compiler {
 	int ncv, capcv;
 	int ntemps, maxtemps;
 	int nonconst;  /* column loads and clock reads emitted so far */
+	int depth;     /* compile() frames on the stack, at most MAX_REGS */
 	char *scratch; /* for folding */
 };
 
