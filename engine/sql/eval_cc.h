@@ -163,6 +163,9 @@ bool sl_compiler_nullif(struct compiler *c, const struct sl_expr *e, struct opnd
 bool sl_compiler_concat(struct compiler *c, const struct sl_expr *e, struct opnd *sep,
 			struct opnd *parts, uint32_t n, struct opnd *o);
 
+/* eval_cast.c: CAST(x AS type) */
+bool sl_compiler_cast(struct compiler *c, const struct sl_expr *e, struct opnd *o);
+
 /* eval_fn.c: function calls, and the clock functions niladic names resolve to */
 bool sl_compiler_call(struct compiler *c, const struct sl_expr *e, struct opnd *o);
 bool sl_compiler_now(struct compiler *c, const struct sl_expr *e, enum sl_type t, struct opnd *o);
