@@ -101,7 +101,8 @@ static bool is_name(const struct sl_tok *t)
 	return t->kind == SL_TOK_IDENT && (t->quoted || !sl_expr_is_reserved(t));
 }
 
-/* SECOND(S) | MINUTE(S) | HOUR(S) | DAY(S): the plural forms are what the seeds write. */
+/* SECOND(S) | MINUTE(S) | HOUR(S) | DAY(S): Flink's parser takes both forms, and jobs write both.
+ */
 static enum sl_expr_unit take_unit(struct parser *p, int64_t *ms)
 {
 	static const struct {

@@ -31,7 +31,7 @@ struct parser {
 	/* What may follow the clause just parsed ("an operator, GROUP BY, ..."), so the error
 	 * at a token that ends nothing names every way to go on; NULL when nothing can. */
 	const char *follow;
-	/* CREATE VIEW being parsed: its top SELECT list may hold the seeds' WATERMARK item */
+	/* CREATE VIEW being parsed: its top SELECT list may hold sluice's WATERMARK item */
 	struct sl_stmt *view;
 	uint32_t view_depth;
 	uint32_t depth;
@@ -82,7 +82,8 @@ static bool is_name(const struct sl_tok *t)
 	return t->kind == SL_TOK_IDENT && (t->quoted || !is_reserved(t));
 }
 
-/* The seeds' `WATERMARK FOR` (view extension) rather than a column or alias `watermark`. */
+/* sluice's `WATERMARK FOR` (an extension of sluice for views) rather than a column or alias
+ * `watermark`. */
 static bool at_watermark_for(const struct parser *p)
 {
 	struct sl_tok n;
@@ -537,7 +538,7 @@ static int parse_from_list(struct parser *p, struct sl_from **out)
 	return rc;
 }
 
-/* WATERMARK FOR e AS e of the seeds' views, cur on WATERMARK (FOR checked by the caller). */
+/* WATERMARK FOR e AS e of sluice's views, cur on WATERMARK (FOR checked by the caller). */
 static int parse_view_watermark(struct parser *p, struct sl_stmt *s)
 {
 	int rc;

@@ -116,8 +116,8 @@ struct sl_stmt {
 	bool temporary; /* CREATE TEMPORARY VIEW */
 	bool if_not_exists;
 	bool overwrite; /* INSERT OVERWRITE */
-	/* CREATE_VIEW extension (seeds' lab): `... AS SELECT ... WATERMARK FOR e1 AS e2`
-	 * written after the query, or as an item of the view's own SELECT list (the seeds'
+	/* CREATE_VIEW extension of sluice: `... AS SELECT ... WATERMARK FOR e1 AS e2`
+	 * written after the query, or as an item of the view's own SELECT list (its
 	 * other form; it is not in items). NULL when absent. wm_line/wm_col: of the
 	 * WATERMARK keyword. */
 	struct sl_expr *wm_for;
