@@ -3,7 +3,8 @@
  * its topics (topics in name order, then partitions; those found while the job runs after
  * them, in the order found; a restore numbers them as its checkpoint did), consumed on
  * its shard by its own librdkafka consumer with a manual assignment of that one partition,
- * so no shared consumer and no group rebalance sits on the hot path.
+ * so no shared consumer and no group rebalance sits on the hot path. Which splits there
+ * are (prepare, discovery, a restore's numbering) is kafka_splits.c.
  *
  * Split life:
  *
@@ -34,8 +35,6 @@
  * fields are present, one assembly pass into the output row; no allocation of ours.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,12 +43,12 @@
 
 #include "kafka_props.h"
 #include "kafka_source.h"
+#include "kafka_source_int.h"
 #include "source.h"
 #include "format.h"
 
-#define MAX_BATCH	   256
-#define DEFAULT_TIMEOUT_MS 10000
-#define DL_RAW_MAX	   4096
+#define MAX_BATCH  256
+#define DL_RAW_MAX 4096
 
 /* Where field i of the output row comes from. */
 enum { FROM_VALUE = 0, FROM_KEY, FROM_META };
@@ -92,34 +91,9 @@ struct kafka_split {
 	rd_kafka_message_t *batch[MAX_BATCH];
 };
 
-/*
- * The splits as the job runs them: the plan's (renumbered by a restore), then those found
- * later, in the order found. The coordinator appends (discover) and renumbers (restore,
- * before any shard), the shards read when they open a split: the lock is taken at those
- * moments only, never per record. A topic name found later is kept until cfg_fini, so
- * every split's `topic` stays valid while the job runs.
- */
-struct topic_name {
-	struct topic_name *next;
-	char name[];
-};
-
-struct sl_kafka_splits {
-	pthread_mutex_t lock;
-	struct sl_kafka_split_ref *refs;
-	int n, cap;
-	int initial;		  /* splits >= initial were found after the start */
-	struct topic_name *names; /* storage of the topics found later */
-	rd_kafka_t *rk;		  /* metadata client of discover(), coordinator thread */
-	int64_t next_at;	  /* wall clock (ms) of the next question to the cluster */
-};
-
 /* ---- configuration ------------------------------------------------------------------- */
 
-static void set_err(struct sl_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(struct sl_error *err, int code, const char *fmt, ...)
+void sl_kafka_src_err(struct sl_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -130,7 +104,7 @@ static void set_err(struct sl_error *err, int code, const char *fmt, ...)
 }
 
 /* The source's name in messages: its topic, its first listed topic, or its pattern. */
-static const char *src_name(const struct sl_kafka_source_cfg *cfg)
+const char *sl_kafka_src_name(const struct sl_kafka_source_cfg *cfg)
 {
 	if (cfg->topic)
 		return cfg->topic;
@@ -139,7 +113,7 @@ static const char *src_name(const struct sl_kafka_source_cfg *cfg)
 	return cfg->topic_pattern ? cfg->topic_pattern : "?";
 }
 
-static bool has_prop(const struct sl_kafka_source_cfg *cfg, const char *name)
+bool sl_kafka_src_has_prop(const struct sl_kafka_source_cfg *cfg, const char *name)
 {
 	size_t plen = strlen(SL_KAFKA_PROPS_PREFIX);
 
@@ -188,10 +162,10 @@ static rd_kafka_conf_t *make_conf(const struct sl_kafka_source_cfg *cfg, struct 
 	int rc = 0;
 
 	if (!conf) {
-		set_err(err, -ENOMEM, "kafka source: out of memory");
+		sl_kafka_src_err(err, -ENOMEM, "kafka source: out of memory");
 		return NULL;
 	}
-	snprintf(group, sizeof group, "sluice-%s", src_name(cfg));
+	snprintf(group, sizeof group, "sluice-%s", sl_kafka_src_name(cfg));
 	/* the prefetch queue's byte bound is the source's buffer: 16 MiB a partition (4 MiB
 	 * held a few decompressed batches only: the shards then idled on empty queues, 0.49x
 	 * of a raw consume/produce loop against 0.83-0.87x at 16 MiB, bench/kafka_bench). Its
@@ -200,7 +174,7 @@ static rd_kafka_conf_t *make_conf(const struct sl_kafka_source_cfg *cfg, struct 
 	 * count bound that a shard drains in a few ms caps throughput (10000 measured 6x
 	 * slower on 1M small messages) */
 	rc = sl_kafka_props_set(conf, "queued.max.messages.kbytes", "16384", why, sizeof why);
-	if (!rc && !has_prop(cfg, "group.id"))
+	if (!rc && !sl_kafka_src_has_prop(cfg, "group.id"))
 		rc = sl_kafka_props_set(conf, "group.id", group, why, sizeof why);
 	if (!rc)
 		rc = sl_kafka_props_apply(conf, cfg->prop_keys, cfg->prop_vals, cfg->nprops, why,
@@ -214,14 +188,14 @@ static rd_kafka_conf_t *make_conf(const struct sl_kafka_source_cfg *cfg, struct 
 	if (!rc)
 		rc = sl_kafka_props_set(conf, "auto.offset.reset", "error", why, sizeof why);
 	if (rc) {
-		set_err(err, rc, "kafka source '%s': %s", src_name(cfg), why);
+		sl_kafka_src_err(err, rc, "kafka source '%s': %s", sl_kafka_src_name(cfg), why);
 		rd_kafka_conf_destroy(conf);
 		return NULL;
 	}
 	return conf;
 }
 
-static rd_kafka_t *make_consumer(const struct sl_kafka_source_cfg *cfg, struct sl_error *err)
+rd_kafka_t *sl_kafka_src_consumer(const struct sl_kafka_source_cfg *cfg, struct sl_error *err)
 {
 	rd_kafka_conf_t *conf = make_conf(cfg, err);
 	char why[512];
@@ -231,19 +205,11 @@ static rd_kafka_t *make_consumer(const struct sl_kafka_source_cfg *cfg, struct s
 		return NULL;
 	rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
 	if (!rk) {
-		set_err(err, -EINVAL, "kafka source '%s': %s", src_name(cfg), why);
+		sl_kafka_src_err(err, -EINVAL, "kafka source '%s': %s", sl_kafka_src_name(cfg),
+				 why);
 		rd_kafka_conf_destroy(conf);
 	}
 	return rk;
-}
-
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
 }
 
 static bool key_field(const struct sl_kafka_source_cfg *cfg, int i, int *idx)
@@ -270,23 +236,25 @@ static int meta_of(const struct sl_kafka_source_cfg *cfg, int i)
  * SQL table can get wrong against its column types (metadata columns, the raw format) is
  * the SQL binding's to refuse with the option's place (sql_kafka.c), at plan time.
  */
-static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err)
+int sl_kafka_src_check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err)
 {
 	const struct sl_schema *s = cfg->schema;
 	int nf;
 
 	if (!s || (!!cfg->topic + (cfg->ntopics > 0) + !!cfg->topic_pattern) != 1) {
-		set_err(err, -EINVAL, "kafka source: %s",
-			!s ? "no schema" : "name one topic, a list of topics or a topic pattern");
+		sl_kafka_src_err(err, -EINVAL, "kafka source: %s",
+				 !s ? "no schema"
+				    : "name one topic, a list of topics or a topic pattern");
 		return -EINVAL;
 	}
 	for (int t = 0; t < cfg->ntopics; t++)
 		if (!cfg->topics || !cfg->topics[t] || !*cfg->topics[t]) {
-			set_err(err, -EINVAL, "kafka source: topic %d of the list is empty", t);
+			sl_kafka_src_err(err, -EINVAL,
+					 "kafka source: topic %d of the list is empty", t);
 			return -EINVAL;
 		}
 	if ((cfg->topic && !*cfg->topic) || (cfg->topic_pattern && !*cfg->topic_pattern)) {
-		set_err(err, -EINVAL, "kafka source: empty topic name or pattern");
+		sl_kafka_src_err(err, -EINVAL, "kafka source: empty topic name or pattern");
 		return -EINVAL;
 	}
 	nf = sl_schema_nfields(s);
@@ -294,10 +262,10 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 		int i = cfg->meta[m].field;
 
 		if (i < 0 || i >= nf || meta_of(cfg, i) != m) {
-			set_err(err, -EINVAL,
-				"kafka source '%s': metadata column %d is not a "
-				"distinct field of the schema",
-				src_name(cfg), i);
+			sl_kafka_src_err(err, -EINVAL,
+					 "kafka source '%s': metadata column %d is not a "
+					 "distinct field of the schema",
+					 sl_kafka_src_name(cfg), i);
 			return -EINVAL;
 		}
 	}
@@ -306,273 +274,32 @@ static int check_cfg(const struct sl_kafka_source_cfg *cfg, struct sl_error *err
 
 		if (i < 0 || i >= nf || meta_of(cfg, i) >= 0 || !key_field(cfg, i, &idx) ||
 		    idx != k) {
-			set_err(err, -EINVAL,
-				"kafka source '%s': key field %d is not a distinct "
-				"physical field of the schema",
-				src_name(cfg), i);
+			sl_kafka_src_err(err, -EINVAL,
+					 "kafka source '%s': key field %d is not a distinct "
+					 "physical field of the schema",
+					 sl_kafka_src_name(cfg), i);
 			return -EINVAL;
 		}
 	}
 	if (cfg->nkey_fields && cfg->key_format == SL_KAFKA_FMT_NONE) {
-		set_err(err, -EINVAL, "kafka source '%s': key fields need a key format",
-			src_name(cfg));
+		sl_kafka_src_err(err, -EINVAL, "kafka source '%s': key fields need a key format",
+				 sl_kafka_src_name(cfg));
 		return -EINVAL;
 	}
 	if (cfg->key_format == SL_KAFKA_FMT_DEBEZIUM_JSON) {
-		set_err(err, -EINVAL, "kafka source '%s': debezium-json is a value format",
-			src_name(cfg));
+		sl_kafka_src_err(err, -EINVAL, "kafka source '%s': debezium-json is a value format",
+				 sl_kafka_src_name(cfg));
 		return -EINVAL;
 	}
 	if (cfg->value_format == SL_KAFKA_FMT_NONE) {
-		set_err(err, -EINVAL, "kafka source '%s': no value format", src_name(cfg));
+		sl_kafka_src_err(err, -EINVAL, "kafka source '%s': no value format",
+				 sl_kafka_src_name(cfg));
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static void splits_destroy(struct sl_kafka_splits *ks)
-{
-	if (!ks)
-		return;
-	while (ks->names) {
-		struct topic_name *t = ks->names;
-
-		ks->names = t->next;
-		free(t);
-	}
-	if (ks->rk)
-		rd_kafka_destroy(ks->rk);
-	pthread_mutex_destroy(&ks->lock);
-	free(ks->refs);
-	free(ks);
-}
-
-/* The registry of a freshly prepared cfg: a copy of its split_refs. NULL: out of memory. */
-static struct sl_kafka_splits *splits_create(const struct sl_kafka_source_cfg *cfg)
-{
-	struct sl_kafka_splits *ks = calloc(1, sizeof(*ks));
-
-	if (!ks)
-		return NULL;
-	pthread_mutex_init(&ks->lock, NULL);
-	ks->cap = cfg->npartitions ? cfg->npartitions : 1;
-	ks->refs = malloc((size_t)ks->cap * sizeof(*ks->refs));
-	if (!ks->refs) {
-		splits_destroy(ks);
-		return NULL;
-	}
-	memcpy(ks->refs, cfg->split_refs, (size_t)cfg->npartitions * sizeof(*ks->refs));
-	ks->n = ks->initial = cfg->npartitions;
-	return ks;
-}
-
-void sl_kafka_source_cfg_fini(struct sl_kafka_source_cfg *cfg)
-{
-	if (!cfg)
-		return;
-	splits_destroy(cfg->splits);
-	cfg->splits = NULL;
-	free(cfg->split_refs);
-	free(cfg->topic_names);
-	cfg->split_refs = NULL;
-	cfg->topic_names = NULL;
-	cfg->npartitions = 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/*
- * The topic names to read, sorted and without duplicates, as malloc'd pointers into the
- * cfg's strings or the metadata (pattern: copied into *store). Returns the count or -errno.
- */
-static int topic_names(struct sl_kafka_source_cfg *cfg, rd_kafka_t *rk, int timeout,
-		       const char ***out, char **store, struct sl_error *err)
-{
-	const struct rd_kafka_metadata *md = NULL;
-	const char **v;
-	size_t bytes = 0;
-	int n = 0, m = 0;
-	rd_kafka_resp_err_t e;
-	char pat[1024];
-	regex_t re;
-	char *p;
-
-	if (!cfg->topic_pattern) {
-		n = cfg->topic ? 1 : cfg->ntopics;
-		v = malloc((size_t)n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		for (int t = 0; t < n; t++)
-			v[t] = cfg->topic ? cfg->topic : cfg->topics[t];
-		goto sort;
-	}
-	/* Java's Pattern.matches(): the whole name */
-	snprintf(pat, sizeof pat, "^(%s)$", cfg->topic_pattern);
-	if (regcomp(&re, pat, REG_EXTENDED | REG_NOSUB)) {
-		set_err(err, -EINVAL,
-			"kafka source: topic pattern '%s' is not a POSIX extended "
-			"regular expression",
-			cfg->topic_pattern);
-		return -EINVAL;
-	}
-	e = rd_kafka_metadata(rk, 1, NULL, &md, timeout);
-	if (e) {
-		regfree(&re);
-		set_err(err, sl_kafka_errno(e), "kafka source: topics for pattern '%s': %s",
-			cfg->topic_pattern, rd_kafka_err2str(e));
-		return err->code;
-	}
-	v = malloc((size_t)(md->topic_cnt ? md->topic_cnt : 1) * sizeof(*v));
-	for (int t = 0; v && t < md->topic_cnt; t++)
-		if (strncmp(md->topics[t].topic, "__", 2) &&
-		    !regexec(&re, md->topics[t].topic, 0, NULL, 0)) {
-			v[n++] = md->topics[t].topic;
-			bytes += strlen(md->topics[t].topic) + 1;
-		}
-	regfree(&re);
-	/* copy the names out of the metadata before it is freed */
-	*store = v ? malloc(bytes ? bytes : 1) : NULL;
-	if (!*store) {
-		free(v);
-		rd_kafka_metadata_destroy(md);
-		return -ENOMEM;
-	}
-	for (int t = 0, off = 0; t < n; t++) {
-		p = *store + off;
-		strcpy(p, v[t]);
-		off += (int)strlen(p) + 1;
-		v[t] = p;
-	}
-	rd_kafka_metadata_destroy(md);
-	if (!n) {
-		free(v);
-		set_err(err, -ENOENT, "kafka source: no topic matches the pattern '%s'",
-			cfg->topic_pattern);
-		return -ENOENT;
-	}
-sort:
-	qsort(v, (size_t)n, sizeof(*v), cmp_str);
-	for (int t = 0; t < n; t++)
-		if (!m || strcmp(v[m - 1], v[t]))
-			v[m++] = v[t];
-	*out = v;
-	return m;
-}
-
-int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *err)
-{
-	int timeout = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
-	int nt, *counts = NULL, total = 0, rc = 0, k = 0;
-	const char **names = NULL;
-	char *store = NULL, why[256];
-	size_t bytes = 0, off = 0;
-	rd_kafka_t *rk;
-
-	sl_kafka_source_cfg_fini(cfg);
-	if (check_cfg(cfg, err) < 0)
-		return err->code;
-	if (!has_prop(cfg, "bootstrap.servers")) {
-		set_err(err, -EINVAL, "kafka source '%s': needs bootstrap.servers", src_name(cfg));
-		return -EINVAL;
-	}
-	rk = make_consumer(cfg, err);
-	if (!rk)
-		return err->code;
-	nt = topic_names(cfg, rk, timeout, &names, &store, err);
-	if (nt < 0) {
-		rc = nt;
-		if (rc == -ENOMEM)
-			set_err(err, rc, "kafka source '%s': out of memory", src_name(cfg));
-		goto out;
-	}
-	counts = calloc((size_t)nt, sizeof(*counts));
-	if (!counts)
-		goto nomem;
-	for (int t = 0; t < nt; t++) {
-		counts[t] = sl_kafka_partition_count(rk, names[t], timeout, why, sizeof why);
-		if (counts[t] < 0) {
-			rc = counts[t];
-			set_err(err, rc, "kafka source: %s", why);
-			goto out;
-		}
-		total += counts[t];
-		bytes += strlen(names[t]) + 1;
-	}
-	cfg->split_refs = calloc((size_t)total, sizeof(*cfg->split_refs));
-	cfg->topic_names = malloc(bytes);
-	if (!cfg->split_refs || !cfg->topic_names)
-		goto nomem;
-	for (int t = 0; t < nt; t++) {
-		char *name = cfg->topic_names + off;
-
-		memcpy(name, names[t], strlen(names[t]) + 1);
-		off += strlen(names[t]) + 1;
-		for (int p = 0; p < counts[t]; p++, k++) {
-			cfg->split_refs[k].topic = name;
-			cfg->split_refs[k].partition = p;
-		}
-	}
-	cfg->npartitions = total;
-	cfg->splits = splits_create(cfg);
-	if (!cfg->splits)
-		goto nomem;
-	goto out;
-nomem:
-	rc = -ENOMEM;
-	set_err(err, rc, "kafka source '%s': out of memory", src_name(cfg));
-out:
-	if (rc)
-		sl_kafka_source_cfg_fini(cfg);
-	free(counts);
-	free(names);
-	free(store);
-	rd_kafka_destroy(rk);
-	return rc;
-}
-
 /* ---- opening a split ----------------------------------------------------------------- */
-
-static int nsplits(const void *cfgp)
-{
-	const struct sl_kafka_source_cfg *cfg = cfgp;
-	int n;
-
-	if (!cfg->splits)
-		return cfg->npartitions;
-	pthread_mutex_lock(&cfg->splits->lock);
-	n = cfg->splits->n;
-	pthread_mutex_unlock(&cfg->splits->lock);
-	return n;
-}
-
-/* Split `split` as the job runs it. false: there is no such split. */
-static bool split_ref(const struct sl_kafka_source_cfg *cfg, int split, const char **topic,
-		      int32_t *partition, bool *discovered)
-{
-	struct sl_kafka_splits *ks = cfg->splits;
-	bool ok;
-
-	if (!ks) {
-		if (split < 0 || split >= cfg->npartitions || !cfg->split_refs)
-			return false;
-		*topic = cfg->split_refs[split].topic;
-		*partition = cfg->split_refs[split].partition;
-		*discovered = false;
-		return true;
-	}
-	pthread_mutex_lock(&ks->lock);
-	ok = split >= 0 && split < ks->n;
-	if (ok) {
-		*topic = ks->refs[split].topic;
-		*partition = ks->refs[split].partition;
-		*discovered = split >= ks->initial;
-	}
-	pthread_mutex_unlock(&ks->lock);
-	return ok;
-}
 
 static void side_fini(struct side *sd)
 {
@@ -635,10 +362,10 @@ static int side_init(struct side *sd, enum sl_kafka_format fmt,
 			flags |= SL_JSON_DEBEZIUM;
 		sd->json = sl_json_dec_create_ex(sd->schema, flags, &jerr);
 		if (!sd->json && jerr == -EINVAL) {
-			set_err(err, -EINVAL,
-				"kafka source '%s': field names do not form a tree "
-				"of JSON objects",
-				src_name(cfg));
+			sl_kafka_src_err(err, -EINVAL,
+					 "kafka source '%s': field names do not form a tree "
+					 "of JSON objects",
+					 sl_kafka_src_name(cfg));
 			return -EINVAL;
 		}
 		if (!sd->json)
@@ -655,7 +382,7 @@ static int side_init(struct side *sd, enum sl_kafka_format fmt,
 	}
 	return 0;
 nomem:
-	set_err(err, -ENOMEM, "kafka source '%s': out of memory", src_name(cfg));
+	sl_kafka_src_err(err, -ENOMEM, "kafka source '%s': out of memory", sl_kafka_src_name(cfg));
 	return -ENOMEM;
 }
 
@@ -697,7 +424,7 @@ static int plan_fields(struct kafka_split *k, struct sl_error *err)
 		rc = side_init(&k->key, cfg->key_format, cfg, true, err);
 	return rc;
 nomem:
-	set_err(err, -ENOMEM, "kafka source '%s': out of memory", src_name(cfg));
+	sl_kafka_src_err(err, -ENOMEM, "kafka source '%s': out of memory", sl_kafka_src_name(cfg));
 	return -ENOMEM;
 }
 
@@ -712,37 +439,39 @@ static void *kafka_open(const void *cfgp, int split, struct sl_error *err)
 	bool discovered;
 
 	/* prepare checked the cfg: a split exists only after it succeeded */
-	if (!split_ref(cfg, split, &topic, &partition, &discovered)) {
-		set_err(err, -EINVAL, "kafka source '%s': no partition %d (%d at plan time%s)",
-			src_name(cfg), split, cfg->npartitions,
-			cfg->npartitions ? "" : ": call sl_kafka_source_prepare()");
+	if (!sl_kafka_split_at(cfg, split, &topic, &partition, &discovered)) {
+		sl_kafka_src_err(err, -EINVAL,
+				 "kafka source '%s': no partition %d (%d at plan time%s)",
+				 sl_kafka_src_name(cfg), split, cfg->npartitions,
+				 cfg->npartitions ? "" : ": call sl_kafka_source_prepare()");
 		return NULL;
 	}
 	k = calloc(1, sizeof(*k));
 	if (!k) {
-		set_err(err, -ENOMEM, "kafka source '%s': out of memory", src_name(cfg));
+		sl_kafka_src_err(err, -ENOMEM, "kafka source '%s': out of memory",
+				 sl_kafka_src_name(cfg));
 		return NULL;
 	}
 	k->cfg = cfg;
 	k->topic = topic;
 	k->partition = partition;
 	k->discovered = discovered;
-	k->topic_hash = fnv1a(k->topic);
+	k->topic_hash = sl_kafka_topic_hash(k->topic);
 	k->next = -1;
 	k->committable = -1;
 	k->end = INT64_MAX;
-	k->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
+	k->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : SL_KAFKA_DEFAULT_TIMEOUT_MS;
 	if (plan_fields(k, err) < 0)
 		goto out_close;
-	k->rk = make_consumer(cfg, err);
+	k->rk = sl_kafka_src_consumer(cfg, err);
 	if (!k->rk)
 		goto out_close;
 	/* errors and callbacks arrive on the queue we poll, not on one nobody serves */
 	e = rd_kafka_poll_set_consumer(k->rk);
 	k->q = e ? NULL : rd_kafka_queue_get_consumer(k->rk);
 	if (!k->q) {
-		set_err(err, -EIO, "kafka source '%s': no consumer queue: %s", src_name(cfg),
-			rd_kafka_err2str(e));
+		sl_kafka_src_err(err, -EIO, "kafka source '%s': no consumer queue: %s",
+				 sl_kafka_src_name(cfg), rd_kafka_err2str(e));
 		goto out_close;
 	}
 	return k;
@@ -1234,17 +963,6 @@ static void commit_async(struct kafka_split *k, int64_t off)
 	rd_kafka_topic_partition_list_destroy(l);
 }
 
-/*
- * A position names its partition as well as the next offset, so a restore whose splits map
- * to other partitions (a topic added to a list or a pattern, partitions added) fails
- * instead of reading one partition from another's offset.
- */
-struct kafka_pos {
-	int64_t offset;
-	int32_t partition;
-	uint32_t topic_hash;
-};
-
 static int kafka_position(void *state, void *buf, size_t cap, size_t *len)
 {
 	struct kafka_split *k = state;
@@ -1318,221 +1036,17 @@ static int kafka_seek(void *state, const void *pos, size_t len)
 	return 0;
 }
 
-/* ---- splits found later, and a restore's numbering ----------------------------------- */
-
-/* Discovery blocks the coordinator while it waits for the cluster: bounded shorter than a
- * checkpoint should wait, and retried at the next interval. */
-#define DISCOVER_TIMEOUT_MS 2000
-
-static bool kafka_splits_grow(const void *cfgp)
-{
-	const struct sl_kafka_source_cfg *cfg = cfgp;
-
-	return cfg->splits && cfg->discovery_interval_ms > 0 && cfg->bounded == SL_KAFKA_UNBOUNDED;
-}
-
-static bool has_split(const struct sl_kafka_splits *ks, const char *topic, int32_t part)
-{
-	for (int i = 0; i < ks->n; i++)
-		if (ks->refs[i].partition == part && !strcmp(ks->refs[i].topic, topic))
-			return true;
-	return false;
-}
-
-/* The registry's copy of a topic name (one that already has a split, or a new copy kept
- * until cfg_fini). NULL: out of memory. */
-static const char *keep_name(struct sl_kafka_splits *ks, const char *topic)
-{
-	struct topic_name *t;
-	size_t len = strlen(topic) + 1;
-
-	for (int i = 0; i < ks->n; i++)
-		if (!strcmp(ks->refs[i].topic, topic))
-			return ks->refs[i].topic;
-	t = malloc(sizeof(*t) + len);
-	if (!t)
-		return NULL;
-	memcpy(t->name, topic, len);
-	t->next = ks->names;
-	ks->names = t;
-	return t->name;
-}
-
-/* Appends partition `part` of `topic` as the next split. 0 or -ENOMEM. */
-static int add_split(struct sl_kafka_splits *ks, const char *topic, int32_t part)
-{
-	const char *name = keep_name(ks, topic);
-
-	if (!name)
-		return -ENOMEM;
-	pthread_mutex_lock(&ks->lock); /* a shard may be reading refs */
-	if (ks->n == ks->cap) {
-		int cap = ks->cap ? 2 * ks->cap : 8;
-		struct sl_kafka_split_ref *v = realloc(ks->refs, (size_t)cap * sizeof(*v));
-
-		if (!v) {
-			pthread_mutex_unlock(&ks->lock);
-			return -ENOMEM;
-		}
-		ks->refs = v;
-		ks->cap = cap;
-	}
-	ks->refs[ks->n].topic = name;
-	ks->refs[ks->n].partition = part;
-	ks->n++;
-	pthread_mutex_unlock(&ks->lock);
-	return 0;
-}
-
-/*
- * Coordinator thread. Every discovery_interval_ms: the topics (the pattern's, matched
- * again) and their partition counts; partitions without a split become new splits, topics
- * in name order, then partitions. O(splits) per partition, once an interval: fine for
- * thousands. The refs array is reallocated only here and in restore_layout, both on this
- * thread, but the shards read it, so it moves under the lock.
- */
-static int kafka_discover(const void *cfgp, int64_t now_ms)
-{
-	const struct sl_kafka_source_cfg *cfg = cfgp;
-	struct sl_kafka_splits *ks = cfg->splits;
-	int timeout = cfg->timeout_ms > 0 && cfg->timeout_ms < DISCOVER_TIMEOUT_MS
-			      ? cfg->timeout_ms
-			      : DISCOVER_TIMEOUT_MS;
-	struct sl_error err = { 0 };
-	const char **names = NULL;
-	char *store = NULL, why[256];
-	int nt, rc = 0, before;
-
-	if (!kafka_splits_grow(cfg))
-		return nsplits(cfg);
-	before = ks->n; /* only this thread writes n */
-	if (!ks->next_at || now_ms < ks->next_at) {
-		/* the first call only starts the clock: prepare has just asked */
-		if (!ks->next_at)
-			ks->next_at = now_ms + cfg->discovery_interval_ms;
-		return before;
-	}
-	ks->next_at = now_ms + cfg->discovery_interval_ms;
-	if (!ks->rk && !(ks->rk = make_consumer(cfg, &err))) {
-		fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", src_name(cfg),
-			err.msg);
-		return err.code ? err.code : -EIO;
-	}
-	nt = topic_names((struct sl_kafka_source_cfg *)cfg, ks->rk, timeout, &names, &store, &err);
-	if (nt == -ENOENT && cfg->topic_pattern)
-		return before; /* the pattern matches nothing now: nothing new */
-	if (nt < 0) {
-		fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", src_name(cfg),
-			err.msg[0] ? err.msg : strerror(-nt));
-		return nt;
-	}
-	for (int t = 0; t < nt && !rc; t++) {
-		int count = sl_kafka_partition_count(ks->rk, names[t], timeout, why, sizeof why);
-
-		if (count < 0) {
-			/* a pattern's topic may be deleted in between: skip it; a named one
-			 * answers next time or the split's own consumer reports it */
-			fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", src_name(cfg),
-				why);
-			continue;
-		}
-		for (int32_t p = 0; p < count && !rc; p++)
-			if (!has_split(ks, names[t], p)) {
-				rc = add_split(ks, names[t], p);
-				if (!rc)
-					fprintf(stderr,
-						"sluice: kafka source '%s': found %s/%d: "
-						"split %d, read from its earliest offset\n",
-						src_name(cfg), names[t], p, ks->n - 1);
-			}
-	}
-	free(names);
-	free(store);
-	return rc < 0 ? rc : ks->n;
-}
-
-/*
- * Restore, before any split opens: split k becomes the partition checkpoint position k
- * names (its partition and topic hash), whatever the plan's order now (splits found later
- * were appended, a fresh plan sorts them in). Partitions the checkpoint did not have follow,
- * and count as found later (they start at their earliest offset) when discovery is on. A
- * checkpointed partition that is gone fails the restore: its data would be skipped.
- */
-static int kafka_restore_layout(const void *cfgp, int n, const void *const *pos, const size_t *len,
-				struct sl_error *err)
-{
-	const struct sl_kafka_source_cfg *cfg = cfgp;
-	struct sl_kafka_splits *ks = cfg->splits;
-	struct sl_kafka_split_ref *v;
-	bool *used;
-	int m = 0;
-
-	if (!ks)
-		return 0;
-	v = calloc((size_t)(ks->n > n ? ks->n : n) + 1, sizeof(*v));
-	used = calloc((size_t)ks->n + 1, sizeof(*used));
-	if (!v || !used) {
-		free(v);
-		free(used);
-		set_err(err, -ENOMEM, "kafka source '%s': out of memory", src_name(cfg));
-		return -ENOMEM;
-	}
-	for (int k = 0; k < n; k++) {
-		struct kafka_pos p;
-		int j;
-
-		if (!pos[k] || len[k] != sizeof p) {
-			set_err(err, -EINVAL,
-				"kafka source '%s': the checkpoint's split %d has "
-				"no Kafka position",
-				src_name(cfg), k);
-			goto fail;
-		}
-		memcpy(&p, pos[k], sizeof p);
-		for (j = 0; j < ks->n; j++)
-			if (!used[j] && ks->refs[j].partition == p.partition &&
-			    fnv1a(ks->refs[j].topic) == p.topic_hash)
-				break;
-		if (j == ks->n) {
-			set_err(err, -ESTALE,
-				"kafka source '%s': the checkpoint's split %d "
-				"(partition %d of a topic with hash %08x) is not among the "
-				"topics' partitions now",
-				src_name(cfg), k, p.partition, p.topic_hash);
-			goto fail;
-		}
-		used[j] = true;
-		v[m++] = ks->refs[j];
-	}
-	for (int j = 0; j < ks->n; j++)
-		if (!used[j])
-			v[m++] = ks->refs[j];
-	pthread_mutex_lock(&ks->lock);
-	free(ks->refs);
-	ks->refs = v;
-	ks->cap = (ks->n > n ? ks->n : n) + 1;
-	ks->n = m;
-	ks->initial = kafka_splits_grow(cfg) ? n : m;
-	pthread_mutex_unlock(&ks->lock);
-	free(used);
-	return 0;
-fail:
-	free(v);
-	free(used);
-	return err->code;
-}
-
 const struct sl_source_ops sl_kafka_source_ops = {
 	.name = "kafka",
-	.nsplits = nsplits,
+	.nsplits = sl_kafka_splits_count,
 	.open = kafka_open,
 	.poll = kafka_poll,
 	.close = kafka_close,
 	.position = kafka_position,
 	.seek = kafka_seek,
 	.checkpoint_complete = kafka_checkpoint_complete,
-	.splits_grow = kafka_splits_grow,
-	.discover = kafka_discover,
-	.restore_layout = kafka_restore_layout,
+	.splits_grow = sl_kafka_splits_grow,
+	.discover = sl_kafka_splits_discover,
+	.restore_layout = sl_kafka_splits_restore_layout,
 	.progress = kafka_progress,
 };
