@@ -124,16 +124,17 @@ static int topic_names(struct sl_kafka_source_cfg *cfg, rd_kafka_t *rk, int time
 	snprintf(pat, sizeof pat, "^(%s)$", cfg->topic_pattern);
 	if (regcomp(&re, pat, REG_EXTENDED | REG_NOSUB)) {
 		sl_kafka_src_err(err, -EINVAL,
-			"kafka source: topic pattern '%s' is not a POSIX extended "
-			"regular expression",
-			cfg->topic_pattern);
+				 "kafka source: topic pattern '%s' is not a POSIX extended "
+				 "regular expression",
+				 cfg->topic_pattern);
 		return -EINVAL;
 	}
 	e = rd_kafka_metadata(rk, 1, NULL, &md, timeout);
 	if (e) {
 		regfree(&re);
-		sl_kafka_src_err(err, sl_kafka_errno(e), "kafka source: topics for pattern '%s': %s",
-			cfg->topic_pattern, rd_kafka_err2str(e));
+		sl_kafka_src_err(err, sl_kafka_errno(e),
+				 "kafka source: topics for pattern '%s': %s", cfg->topic_pattern,
+				 rd_kafka_err2str(e));
 		return err->code;
 	}
 	v = malloc((size_t)(md->topic_cnt ? md->topic_cnt : 1) * sizeof(*v));
@@ -161,7 +162,7 @@ static int topic_names(struct sl_kafka_source_cfg *cfg, rd_kafka_t *rk, int time
 	if (!n) {
 		free(v);
 		sl_kafka_src_err(err, -ENOENT, "kafka source: no topic matches the pattern '%s'",
-			cfg->topic_pattern);
+				 cfg->topic_pattern);
 		return -ENOENT;
 	}
 sort:
@@ -186,7 +187,8 @@ int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *er
 	if (sl_kafka_src_check_cfg(cfg, err) < 0)
 		return err->code;
 	if (!sl_kafka_src_has_prop(cfg, "bootstrap.servers")) {
-		sl_kafka_src_err(err, -EINVAL, "kafka source '%s': needs bootstrap.servers", sl_kafka_src_name(cfg));
+		sl_kafka_src_err(err, -EINVAL, "kafka source '%s': needs bootstrap.servers",
+				 sl_kafka_src_name(cfg));
 		return -EINVAL;
 	}
 	rk = sl_kafka_src_consumer(cfg, err);
@@ -196,7 +198,8 @@ int sl_kafka_source_prepare(struct sl_kafka_source_cfg *cfg, struct sl_error *er
 	if (nt < 0) {
 		rc = nt;
 		if (rc == -ENOMEM)
-			sl_kafka_src_err(err, rc, "kafka source '%s': out of memory", sl_kafka_src_name(cfg));
+			sl_kafka_src_err(err, rc, "kafka source '%s': out of memory",
+					 sl_kafka_src_name(cfg));
 		goto out;
 	}
 	counts = calloc((size_t)nt, sizeof(*counts));
@@ -261,7 +264,7 @@ int sl_kafka_splits_count(const void *cfgp)
 
 /* Split `split` as the job runs it. false: there is no such split. */
 bool sl_kafka_split_at(const struct sl_kafka_source_cfg *cfg, int split, const char **topic,
-		      int32_t *partition, bool *discovered)
+		       int32_t *partition, bool *discovered)
 {
 	struct sl_kafka_splits *ks = cfg->splits;
 	bool ok;
@@ -381,16 +384,16 @@ int sl_kafka_splits_discover(const void *cfgp, int64_t now_ms)
 	}
 	ks->next_at = now_ms + cfg->discovery_interval_ms;
 	if (!ks->rk && !(ks->rk = sl_kafka_src_consumer(cfg, &err))) {
-		fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", sl_kafka_src_name(cfg),
-			err.msg);
+		fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n",
+			sl_kafka_src_name(cfg), err.msg);
 		return err.code ? err.code : -EIO;
 	}
 	nt = topic_names((struct sl_kafka_source_cfg *)cfg, ks->rk, timeout, &names, &store, &err);
 	if (nt == -ENOENT && cfg->topic_pattern)
 		return before; /* the pattern matches nothing now: nothing new */
 	if (nt < 0) {
-		fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", sl_kafka_src_name(cfg),
-			err.msg[0] ? err.msg : strerror(-nt));
+		fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n",
+			sl_kafka_src_name(cfg), err.msg[0] ? err.msg : strerror(-nt));
 		return nt;
 	}
 	for (int t = 0; t < nt && !rc; t++) {
@@ -399,8 +402,8 @@ int sl_kafka_splits_discover(const void *cfgp, int64_t now_ms)
 		if (count < 0) {
 			/* a pattern's topic may be deleted in between: skip it; a named one
 			 * answers next time or the split's own consumer reports it */
-			fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n", sl_kafka_src_name(cfg),
-				why);
+			fprintf(stderr, "sluice: kafka source '%s': discovery: %s\n",
+				sl_kafka_src_name(cfg), why);
 			continue;
 		}
 		for (int32_t p = 0; p < count && !rc; p++)
@@ -425,8 +428,8 @@ int sl_kafka_splits_discover(const void *cfgp, int64_t now_ms)
  * and count as found later (they start at their earliest offset) when discovery is on. A
  * checkpointed partition that is gone fails the restore: its data would be skipped.
  */
-int sl_kafka_splits_restore_layout(const void *cfgp, int n, const void *const *pos, const size_t *len,
-				struct sl_error *err)
+int sl_kafka_splits_restore_layout(const void *cfgp, int n, const void *const *pos,
+				   const size_t *len, struct sl_error *err)
 {
 	const struct sl_kafka_source_cfg *cfg = cfgp;
 	struct sl_kafka_splits *ks = cfg->splits;
@@ -441,7 +444,8 @@ int sl_kafka_splits_restore_layout(const void *cfgp, int n, const void *const *p
 	if (!v || !used) {
 		free(v);
 		free(used);
-		sl_kafka_src_err(err, -ENOMEM, "kafka source '%s': out of memory", sl_kafka_src_name(cfg));
+		sl_kafka_src_err(err, -ENOMEM, "kafka source '%s': out of memory",
+				 sl_kafka_src_name(cfg));
 		return -ENOMEM;
 	}
 	for (int k = 0; k < n; k++) {
@@ -450,9 +454,9 @@ int sl_kafka_splits_restore_layout(const void *cfgp, int n, const void *const *p
 
 		if (!pos[k] || len[k] != sizeof p) {
 			sl_kafka_src_err(err, -EINVAL,
-				"kafka source '%s': the checkpoint's split %d has "
-				"no Kafka position",
-				sl_kafka_src_name(cfg), k);
+					 "kafka source '%s': the checkpoint's split %d has "
+					 "no Kafka position",
+					 sl_kafka_src_name(cfg), k);
 			goto fail;
 		}
 		memcpy(&p, pos[k], sizeof p);
@@ -461,7 +465,8 @@ int sl_kafka_splits_restore_layout(const void *cfgp, int n, const void *const *p
 			    sl_kafka_topic_hash(ks->refs[j].topic) == p.topic_hash)
 				break;
 		if (j == ks->n) {
-			sl_kafka_src_err(err, -ESTALE,
+			sl_kafka_src_err(
+				err, -ESTALE,
 				"kafka source '%s': the checkpoint's split %d "
 				"(partition %d of a topic with hash %08x) is not among the "
 				"topics' partitions now",

@@ -468,7 +468,7 @@ static uint64_t restore_run(const char *dir, int nshards, char *log, size_t cap)
 static bool own_file(const char *dir, uint64_t id, const char *suffix, bool prefix, char *out,
 		     size_t cap)
 {
-	char top[600], sub[1000], prev[1000], f[1100], pf[1400];
+	char top[600], sub[1000], prev[1000], f[1300], pf[1300];
 	size_t sl = strlen(suffix);
 	DIR *t, *d;
 	struct dirent *te, *de;
@@ -565,7 +565,7 @@ static uint64_t stopped_run(const char *dir, int k)
 static void test_restore(const char *root)
 {
 	static char log[65536];
-	char dir[512], copy[512], copy2[512], copy3[512], sst[1200];
+	char dir[512], copy[512], copy2[512], copy3[512], sst[1300];
 	uint64_t newest, got, finished;
 
 	snprintf(dir, sizeof dir, "%s/restore", root);
