@@ -148,7 +148,7 @@ int main(void)
 				 memcmp(ev.bid.url.p, "https://www.nexmark.com/", 24) == 0);
 			hot_auc += ev.bid.auction == (la / 100) * 100 + 1000;
 			hot_bidder += ev.bid.bidder == (lp / 100) * 100 + 1 + 2000;
-			hot_ch += memcmp(ev.bid.channel.p, "channel-", 8) != 0;
+			hot_ch += !(ev.bid.channel.len >= 8 && !memcmp(ev.bid.channel.p, "channel-", 8));
 			bytes[2] += 32 + ev.bid.extra.len;
 			break;
 		}
