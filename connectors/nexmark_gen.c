@@ -15,18 +15,18 @@
 
 #include "nexmark_gen.h"
 
-#define FIRST_PERSON_ID	      1000
-#define FIRST_AUCTION_ID      1000
-#define FIRST_CATEGORY_ID     10
-#define NUM_CATEGORIES	      5
+#define FIRST_PERSON_ID	       1000
+#define FIRST_AUCTION_ID       1000
+#define FIRST_CATEGORY_ID      10
+#define NUM_CATEGORIES	       5
 #define NUM_IN_FLIGHT_AUCTIONS 100
-#define NUM_ACTIVE_PEOPLE     1000
-#define PERSON_ID_LEAD	      10
-#define AUCTION_ID_LEAD	      10
-#define HOT_RATIO_100	      100
-#define CHANNELS_NUMBER	      10000
-#define MIN_STRING_LENGTH     3
-#define MAX_AVG_SIZE	      (1 << 20)
+#define NUM_ACTIVE_PEOPLE      1000
+#define PERSON_ID_LEAD	       10
+#define AUCTION_ID_LEAD	       10
+#define HOT_RATIO_100	       100
+#define CHANNELS_NUMBER	       10000
+#define MIN_STRING_LENGTH      3
+#define MAX_AVG_SIZE	       (1 << 20)
 
 struct rng {
 	uint64_t s[4];
@@ -39,15 +39,14 @@ struct sl_nexmark_gen {
 	size_t cap, used;
 };
 
-static const char *const first_names[] = { "Peter", "Paul",  "Luke",   "John",
-					   "Saul",  "Vicky", "Kate",   "Julie",
-					   "Sarah", "Deiter", "Walter" };
+static const char *const first_names[] = { "Peter", "Paul",  "Luke",  "John",	"Saul",	 "Vicky",
+					   "Kate",  "Julie", "Sarah", "Deiter", "Walter" };
 static const char *const last_names[] = { "Shultz", "Abrams", "Spencer", "White", "Bartels",
 					  "Walton", "Smith",  "Jones",	 "Noris" };
 static const char *const states[] = { "AZ", "CA", "ID", "OR", "WA", "WY" };
-static const char *const cities[] = { "Phoenix", "Los Angeles", "San Francisco", "Boise",
-				      "Portland", "Bend", "Redmond", "Seattle", "Kent",
-				      "Cheyenne" };
+static const char *const cities[] = { "Phoenix",  "Los Angeles", "San Francisco", "Boise",
+				      "Portland", "Bend",	 "Redmond",	  "Seattle",
+				      "Kent",	  "Cheyenne" };
 static const char *const hot_channels[] = { "Google", "Facebook", "Baidu", "Apple" };
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -63,8 +62,8 @@ static uint64_t splitmix64(uint64_t *x)
 
 static void rng_seed(struct rng *r, uint64_t seed, uint64_t stream, uint64_t n)
 {
-	uint64_t x = seed ^ (0xd1b54a32d192ed03ull * (stream + 1)) ^
-		     (0x8cb92ba72f3d8dd7ull * (n + 1));
+	uint64_t x =
+		seed ^ (0xd1b54a32d192ed03ull * (stream + 1)) ^ (0x8cb92ba72f3d8dd7ull * (n + 1));
 
 	for (int i = 0; i < 4; i++)
 		r->s[i] = splitmix64(&x);
@@ -160,9 +159,9 @@ struct sl_nexmark_gen *sl_nexmark_gen_create(const struct sl_nexmark_cfg *cfg, c
 	else if (cfg->person_proportion < 1 || cfg->auction_proportion < 1 ||
 		 cfg->bid_proportion < 1)
 		why = "person/auction/bid.proportion must each be at least 1";
-	else if (cfg->person_avg_size < 0 || cfg->auction_avg_size < 0 ||
-		 cfg->bid_avg_size < 0 || cfg->person_avg_size > MAX_AVG_SIZE ||
-		 cfg->auction_avg_size > MAX_AVG_SIZE || cfg->bid_avg_size > MAX_AVG_SIZE)
+	else if (cfg->person_avg_size < 0 || cfg->auction_avg_size < 0 || cfg->bid_avg_size < 0 ||
+		 cfg->person_avg_size > MAX_AVG_SIZE || cfg->auction_avg_size > MAX_AVG_SIZE ||
+		 cfg->bid_avg_size > MAX_AVG_SIZE)
 		why = "*.avg-size must be between 0 and 1048576";
 	else if (cfg->hot_auction_ratio < 1 || cfg->hot_bidder_ratio < 1 ||
 		 cfg->hot_seller_ratio < 1)
@@ -231,8 +230,7 @@ static struct sl_nexmark_str next_string(struct sl_nexmark_gen *g, struct rng *r
 }
 
 /* Strings.nextExtra: padding so that the event reaches `avg` bytes on average. */
-static struct sl_nexmark_str next_extra(struct sl_nexmark_gen *g, struct rng *r, int cur,
-					int avg)
+static struct sl_nexmark_str next_extra(struct sl_nexmark_gen *g, struct rng *r, int cur, int avg)
 {
 	int delta, size;
 	char *p;
@@ -317,7 +315,7 @@ static void gen_auction(struct sl_nexmark_gen *g, struct rng *r, uint64_t n, int
 	ev->auction.category = FIRST_CATEGORY_ID + below(r, NUM_CATEGORIES);
 	ev->auction.initial_bid = next_price(r);
 	horizon = sl_nexmark_ts(&g->cfg, n + (uint64_t)(NUM_IN_FLIGHT_AUCTIONS * g->total /
-							 g->cfg.auction_proportion)) -
+							g->cfg.auction_proportion)) -
 		  ev->ts_ms;
 	ev->auction.expires_ms = ev->ts_ms + 1 + below(r, horizon * 2 > 1 ? horizon * 2 : 1);
 	ev->auction.item_name = next_string(g, r, 20, ' ');

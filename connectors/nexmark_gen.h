@@ -16,17 +16,17 @@ enum sl_nexmark_type { SL_NEXMARK_PERSON = 0, SL_NEXMARK_AUCTION = 1, SL_NEXMARK
 
 struct sl_nexmark_cfg {
 	uint64_t seed;
-	int64_t base_time_ms;	       /* timestamp of event number 0 */
-	double first_event_rate;       /* events/s: spacing of the timestamps */
-	int64_t person_proportion;     /* 1 */
-	int64_t auction_proportion;    /* 3 */
-	int64_t bid_proportion;	       /* 46 */
-	int32_t person_avg_size;       /* 200 */
-	int32_t auction_avg_size;      /* 500 */
-	int32_t bid_avg_size;	       /* 100 */
-	int32_t hot_auction_ratio;     /* bid.hot-ratio.auctions, 2 */
-	int32_t hot_bidder_ratio;      /* bid.hot-ratio.bidders, 4 */
-	int32_t hot_seller_ratio;      /* auction.hot-ratio.sellers, 4 */
+	int64_t base_time_ms;	    /* timestamp of event number 0 */
+	double first_event_rate;    /* events/s: spacing of the timestamps */
+	int64_t person_proportion;  /* 1 */
+	int64_t auction_proportion; /* 3 */
+	int64_t bid_proportion;	    /* 46 */
+	int32_t person_avg_size;    /* 200 */
+	int32_t auction_avg_size;   /* 500 */
+	int32_t bid_avg_size;	    /* 100 */
+	int32_t hot_auction_ratio;  /* bid.hot-ratio.auctions, 2 */
+	int32_t hot_bidder_ratio;   /* bid.hot-ratio.bidders, 4 */
+	int32_t hot_seller_ratio;   /* auction.hot-ratio.sellers, 4 */
 };
 
 /* A string field: borrows the generator's scratch, valid until its next sl_nexmark_gen_event. */
