@@ -1,3 +1,6 @@
+-- flink-oracle: differs Flink's rows for order 3 depend on when each of its two file sources' watermarks reaches the join: one CI run (2026-12-03) gave [3, NULL] for the LEFT join where the other runs gave [3, 12], [3, 13], which the ON condition asks for (shipments at 6 s and 8 s, order at 5 s). Order 3 is left out of this comparison on both sides; expected.out checks sluice's rows for it exactly.
+-- flink-oracle: sluice-only-rows ^[+-][IUD]\[3, 
+-- flink-oracle: flink-only-rows ^[+-][IUD]\[3, 
 -- interval joins (Flink's TimeIntervalJoin): an order and its shipments within 4 s after
 -- it (BETWEEN), and, as a LEFT join, with the orders that had none NULL-padded once the
 -- watermark shows none can come; an insert-only output and state the watermark cleans.
