@@ -47,6 +47,8 @@
 #include <unistd.h>
 
 #include <sluice/connectors.h>
+
+#include "rand.h"
 #include <sluice/http.h>
 
 #define SEED 7
@@ -238,56 +240,18 @@ static double run_job(int nshards, int64_t rows, uint64_t *sunk, bool scraped)
 	return (double)rows / (t1 - t0) / nshards;
 }
 
-/* ---- the ceiling: datagen's generator and draws (connectors/datagen.c), inline ---- */
+/* ---- the ceiling: datagen's generator and draws (engine/base/rand.h), inline ---- */
 
 struct gen {
 	uint64_t s[4];
 };
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static inline uint64_t next(struct gen *g)
-{
-	uint64_t *s = g->s, r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return r;
-}
-
-static inline uint64_t below(struct gen *g, uint64_t range)
-{
-	return (uint64_t)(((unsigned __int128)next(g) * range) >> 64);
-}
-
-static inline double unit(struct gen *g)
-{
-	return (double)(next(g) >> 11) * 0x1.0p-53;
-}
 
 /* Split 0 of 1, as datagen_open() seeds it. */
 static void gen_init(struct gen *g)
 {
 	uint64_t x = SEED ^ (0xd1b54a32d192ed03ull * 1);
 
-	for (int i = 0; i < 4; i++)
-		g->s[i] = splitmix64(&x);
+	sl_rand_seed(g->s, x);
 }
 
 /* Returns rows/s; *passed gets the rows that passed the filter. */
@@ -307,9 +271,9 @@ static double run_ceiling(int64_t rows, uint64_t *passed)
 
 		sl_rowb_init(&b, in, sizeof(in), 5);
 		sl_rowb_set_i64(&b, 0, i);
-		sl_rowb_set_i64(&b, 1, (int64_t)below(&g, NUSERS));
-		sl_rowb_set_f64(&b, 2, 100.0 * unit(&g));
-		sl_rowb_set_i64(&b, 3, (int64_t)below(&g, NCAT));
+		sl_rowb_set_i64(&b, 1, (int64_t)sl_rand_below(g.s, NUSERS));
+		sl_rowb_set_f64(&b, 2, 100.0 * sl_rand_unit(g.s));
+		sl_rowb_set_i64(&b, 3, (int64_t)sl_rand_below(g.s, NCAT));
 		sl_rowb_set_i64(&b, 4, BASE_TS + i);
 		r = sl_rowb_finish(&b);
 		if (!keep(r, NULL))

@@ -40,6 +40,7 @@
 #include <sluice/connectors.h>
 
 #include "hash.h"
+#include "rand.h"
 
 #define SEED 11
 #define BASE_TS 1704067200000LL /* 2024-01-01 00:00:00 UTC, a whole minute */
@@ -165,42 +166,11 @@ static double run_job(int kind, int nshards, int64_t rows, uint64_t *results)
 
 /* ---- the ceiling ---- */
 
+/* datagen's generator (engine/base/rand.h, seeded as datagen_open() seeds split 0 of 1): the
+ * same user ids. */
 struct gen {
 	uint64_t s[4];
 };
-
-/* datagen's generator (connectors/datagen.c), split 0 of 1: the same user ids. */
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static inline uint64_t next(struct gen *g)
-{
-	uint64_t *s = g->s, r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return r;
-}
-
-static inline uint64_t below(struct gen *g, uint64_t range)
-{
-	return (uint64_t)(((unsigned __int128)next(g) * range) >> 64);
-}
 
 #define TAB_BITS 21
 #ifndef BATCH
@@ -275,8 +245,7 @@ static double run_ceiling(int64_t rows, uint64_t *results)
 		exit(1);
 	}
 	memset(t.s, 0, (t.mask + 1) * sizeof(*t.s));
-	for (int i = 0; i < 4; i++)
-		g.s[i] = splitmix64(&x);
+	sl_rand_seed(g.s, x);
 	*results = 0;
 	pin_main(0);
 	t0 = now_s();
@@ -285,7 +254,7 @@ static double run_ceiling(int64_t rows, uint64_t *results)
 
 		/* generate, encode, hash and prefetch a batch: its misses overlap */
 		for (int j = 0; j < n; j++) {
-			uint64_t id = below(&g, NUSERS);
+			uint64_t id = sl_rand_below(g.s, NUSERS);
 
 			key[j][0] = 1;
 			memcpy(&key[j][1], &id, 8);

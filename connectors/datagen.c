@@ -7,9 +7,9 @@
  * first run's split count: a restore keeps it, see "Checkpoints" below), so a
  * sequence field's range is dealt over the splits the way Flink's SequenceGenerator deals it,
  * and the event-time column advances at the same pace on every split (which keeps the
- * per-split watermarks together). Each split draws from its own xoshiro256** stream seeded
- * by splitmix64(seed, split): a split's rows depend only on (cfg, seed, split), never on how
- * polls were batched or timed.
+ * per-split watermarks together). Each split draws from its own xoshiro256** stream
+ * (engine/base/rand.h) seeded by splitmix64(seed, split): a split's rows depend only on
+ * (cfg, seed, split), never on how polls were batched or timed.
  *
  * Rate limiting reads the monotonic clock once per poll (vDSO, no syscall) and emits the
  * records due since the split started: rows_per_second / nsplits per split on average.
@@ -22,6 +22,7 @@
 
 #include <sluice/connectors.h>
 
+#include "rand.h"
 #include "source.h"
 
 #define STR_DEFAULT	 10
@@ -44,48 +45,6 @@ struct gen_split {
 	uint64_t k0;	/* k at that poll: a restored split paces from there */
 	char str[STR_MAX];
 };
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-/* xoshiro256** (Blackman & Vigna): fast, 256-bit state, passes BigCrush. */
-static inline uint64_t next(struct gen_split *g)
-{
-	uint64_t *s = g->s, r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return r;
-}
-
-/* Uniform in [0, range) by multiply-shift (Lemire); range 0 means all 2^64 values. */
-static inline uint64_t below(struct gen_split *g, uint64_t range)
-{
-	uint64_t x = next(g);
-
-	return range ? (uint64_t)(((unsigned __int128)x * range) >> 64) : x;
-}
-
-/* Uniform double in [0, 1) from the top 53 bits. */
-static inline double unit(struct gen_split *g)
-{
-	return (double)(next(g) >> 11) * 0x1.0p-53;
-}
 
 static int datagen_nsplits(const void *cfg)
 {
@@ -239,8 +198,7 @@ static void *datagen_open(const void *cfgp, int split, struct sl_error *err)
 	g->rows = total;
 	deal(g, (uint64_t)datagen_nsplits(cfg));
 	x = cfg->seed ^ (0xd1b54a32d192ed03ull * (g->split + 1));
-	for (int i = 0; i < 4; i++)
-		g->s[i] = splitmix64(&x);
+	sl_rand_seed(g->s, x);
 	return g;
 }
 
@@ -278,7 +236,7 @@ static void random_field(struct gen_split *g, struct sl_row_builder *b, int i,
 
 	switch (g->type[i]) {
 	case SL_TYPE_BOOL:
-		sl_rowb_set_bool(b, i, next(g) >> 63);
+		sl_rowb_set_bool(b, i, sl_rand_next(g->s) >> 63);
 		return;
 	case SL_TYPE_INT:
 		if (dflt) {
@@ -310,7 +268,8 @@ static void random_field(struct gen_split *g, struct sl_row_builder *b, int i,
 		/* dmin/dmax, else the integer bounds (the older way to bound a DOUBLE) */
 		double lo_d = f->dmin || f->dmax ? f->dmin : (double)lo;
 		double hi_d = f->dmin || f->dmax ? f->dmax : (double)hi;
-		double d = lo_d == 0 && hi_d == 0 ? unit(g) : lo_d + (hi_d - lo_d) * unit(g);
+		double d = lo_d == 0 && hi_d == 0 ? sl_rand_unit(g->s)
+						  : lo_d + (hi_d - lo_d) * sl_rand_unit(g->s);
 
 		sl_rowb_set_f64(b, i, g->type[i] == SL_TYPE_FLOAT ? (double)(float)d : d);
 		return;
@@ -318,7 +277,7 @@ static void random_field(struct gen_split *g, struct sl_row_builder *b, int i,
 	case SL_TYPE_STRING:
 		len = f->length ? (f->length < STR_MAX ? f->length : STR_MAX) : STR_DEFAULT;
 		for (uint32_t k = 0; k < len;) {
-			uint64_t x = next(g);
+			uint64_t x = sl_rand_next(g->s);
 
 			/* ten 6-bit draws per word, each scaled onto the 62 characters */
 			for (int j = 0; j < 10 && k < len; j++, k++, x >>= 6)
@@ -327,7 +286,7 @@ static void random_field(struct gen_split *g, struct sl_row_builder *b, int i,
 		sl_rowb_set_str(b, i, g->str, len);
 		return;
 	}
-	sl_rowb_set_i64(b, i, lo + (int64_t)below(g, (uint64_t)hi - (uint64_t)lo + 1));
+	sl_rowb_set_i64(b, i, lo + (int64_t)sl_rand_below(g->s, (uint64_t)hi - (uint64_t)lo + 1));
 }
 
 static sl_ts_t event_time(struct gen_split *g, const struct sl_datagen_field *f, uint64_t i)
@@ -335,8 +294,8 @@ static sl_ts_t event_time(struct gen_split *g, const struct sl_datagen_field *f,
 	sl_ts_t ts = f->base_ts + (sl_ts_t)i * f->step_ms;
 
 	if (f->max_disorder_ms)
-		ts -= (sl_ts_t)below(g, (uint64_t)f->max_disorder_ms + 1);
-	if (f->late_fraction > 0 && unit(g) < f->late_fraction)
+		ts -= (sl_ts_t)sl_rand_below(g->s, (uint64_t)f->max_disorder_ms + 1);
+	if (f->late_fraction > 0 && sl_rand_unit(g->s) < f->late_fraction)
 		ts -= f->late_ms;
 	return ts;
 }

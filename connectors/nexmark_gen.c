@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "nexmark_gen.h"
+#include "rand.h"
 
 #define FIRST_PERSON_ID	       1000
 #define FIRST_AUCTION_ID       1000
@@ -51,51 +52,18 @@ static const char *const hot_channels[] = { "Google", "Facebook", "Baidu", "Appl
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static void rng_seed(struct rng *r, uint64_t seed, uint64_t stream, uint64_t n)
 {
 	uint64_t x =
 		seed ^ (0xd1b54a32d192ed03ull * (stream + 1)) ^ (0x8cb92ba72f3d8dd7ull * (n + 1));
 
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t next64(struct rng *r)
-{
-	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
+	sl_rand_seed(r->s, x);
 }
 
 /* Uniform in [0, bound), bound > 0 (Lemire's multiply-shift, bias below 2^-64 * bound). */
 static int64_t below(struct rng *r, int64_t bound)
 {
-	return (int64_t)(((unsigned __int128)next64(r) * (uint64_t)bound) >> 64);
-}
-
-static double unit(struct rng *r)
-{
-	return (double)(next64(r) >> 11) * 0x1.0p-53;
+	return (int64_t)sl_rand_below(r->s, (uint64_t)bound);
 }
 
 void sl_nexmark_cfg_default(struct sl_nexmark_cfg *cfg)
@@ -249,7 +217,7 @@ static struct sl_nexmark_str next_extra(struct sl_nexmark_gen *g, struct rng *r,
 /* PriceGenerator.nextPrice: round(10^(U[0,1) * 6) * 100). */
 static int64_t next_price(struct rng *r)
 {
-	return llround(pow(10.0, unit(r) * 6.0) * 100.0);
+	return llround(pow(10.0, sl_rand_unit(r->s) * 6.0) * 100.0);
 }
 
 static int64_t next_base0_person(const struct sl_nexmark_gen *g, struct rng *r, int64_t id)
