@@ -20,6 +20,7 @@ enum sl_frame_type {
 	SL_FRAME_IDLE,	     /* the channel has no active input; exclude it from the min */
 	SL_FRAME_END,	     /* the channel is finished; nothing follows */
 	SL_FRAME_RAW,	     /* opaque payload (ring benchmarks and tests) */
+	SL_FRAME_PARTIAL,    /* payload: struct sl_partial + key + accumulators; ts in its slice */
 };
 
 struct sl_frame {
@@ -35,6 +36,22 @@ struct sl_frame {
 static_assert(sizeof(struct sl_frame) == 24, "frame header is 24 bytes");
 
 #define SL_FRAME_ALIGN(n) (((n) + 7u) & ~7u)
+
+/* Payload of a SL_FRAME_PARTIAL (two-stage aggregation, runtime/op.h): the encoded key
+ * (klen bytes, then padding to 8) and the accumulator block (acc_len bytes) that stands for
+ * nrows input rows of that key in the slice holding the frame's ts. */
+struct sl_partial {
+	uint32_t klen;
+	uint32_t acc_len;
+	uint32_t nrows;
+	uint32_t rsv;
+	uint8_t key[];
+};
+
+static inline const void *sl_partial_acc(const struct sl_partial *p)
+{
+	return p->key + SL_FRAME_ALIGN(p->klen);
+}
 
 /* Writes size, type and port as one 8-byte store (x86 retires stores in order, and the
  * producer of a ring is store-bound: ring benchmark in bench/). Little-endian layout. */

@@ -44,6 +44,8 @@ void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out)
 				out->records_out += m->in;
 			out->late_records += m->late;
 			out->decimal_overflows += m->overflow;
+			out->records_combined += m->combined;
+			out->partials += m->partials;
 		}
 	}
 }
@@ -68,6 +70,8 @@ void sl_job_print_metrics(const struct sl_job *job, void *f)
 			sum.state_entries += m->state_entries;
 			sum.state_bytes += m->state_bytes;
 			sum.ckpt_bytes += m->ckpt_bytes;
+			sum.combined += m->combined;
+			sum.partials += m->partials;
 		}
 		fprintf(f,
 			"operator %-20s stage %d in %" PRIu64 " out %" PRIu64 " late %" PRIu64
@@ -80,6 +84,9 @@ void sl_job_print_metrics(const struct sl_job *job, void *f)
 			fprintf(f, " checkpointed %" PRIu64 " bytes", sum.ckpt_bytes);
 		if (sum.overflow)
 			fprintf(f, " overflow %" PRIu64, sum.overflow);
+		if (sum.combined)
+			fprintf(f, " combined %" PRIu64 " rows into %" PRIu64 " partials",
+				sum.combined, sum.partials);
 		fputc('\n', f);
 	}
 	for (int s = 0; s < job->nstages; s++) {

@@ -12,8 +12,17 @@
  * only ever holds what one input record (or one watermark's firing) expanded into, and it
  * preserves per-channel order: nothing bypasses a non-empty queue.
  *
+ * Two-stage aggregation (op.h, struct sl_combiner_ops): when the keyed operator behind the
+ * exchange can be split, the sender first offers each record to that operator's local stage,
+ * which combines it into a partial per (key, slice); partials leave as SL_FRAME_PARTIAL
+ * frames when the watermark the sender forwards could fire one of their windows, when the
+ * table is full, and before a barrier, an idle marker or end of input. A celebrity key then
+ * costs its owner one partial per flush from each sender rather than one frame per record.
+ * Once the sender has gone idle it sends raw rows only: its owner leaves an idle channel out
+ * of its watermark, so the owner may have fired windows the sender still holds open.
+ *
  * Receiver (keyed exchange head): encodes the key once and sets it as the current key of the
- * keyed operators it feeds.
+ * keyed operators it feeds; a partial carries its key's bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,10 +46,21 @@ struct exchange_out {
 	struct sl_ring **out;	 /* [to shard] */
 	struct hold_queue *held; /* [to shard] */
 	uint8_t key[SL_KEY_MAX];
+	/* two-stage aggregation: the feeding operator's local stage, NULL for raw rows */
+	const struct sl_combiner_ops *comb;
+	void *local;
+	struct sl_ctx *ctx;	 /* for the flush's emit callback */
+	sl_ts_t wm;		 /* the last watermark forwarded */
+	sl_ts_t flush_at;	 /* flush before forwarding a watermark >= this */
+	struct sl_partial *part; /* a partial frame's payload, built for send_frame */
 };
 
-static int hold(struct exchange_out *x, int to, const struct sl_frame *hdr,
-		const struct sl_row *row)
+/* How many partials a sender's local stage holds before it flushes: enough to absorb the
+ * keys of a slice on skewed input, small enough to stay in L2 (4096 x ~64 bytes). */
+#define LOCAL_CAP 4096
+
+static int hold(struct exchange_out *x, int to, const struct sl_frame *hdr, const void *payload,
+		uint32_t len)
 {
 	struct hold_queue *q = &x->held[to];
 	size_t size = hdr->size;
@@ -69,18 +89,19 @@ static int hold(struct exchange_out *x, int to, const struct sl_frame *hdr,
 		q->tail = live;
 	}
 	memcpy(q->buf + q->tail, hdr, sizeof(*hdr));
-	if (row)
-		memcpy(q->buf + q->tail + sizeof(*hdr), row, row->size);
+	if (len)
+		memcpy(q->buf + q->tail + sizeof(*hdr), payload, len);
 	q->tail += size;
 	x->owner->pending++;
 	return 0;
 }
 
-/* Writes a frame to ring `to`, or holds it. Hot path when the ring has room. */
+/* Writes a frame of `len` payload bytes (a row, a partial, nothing) to ring `to`, or holds
+ * it. Hot path when the ring has room. */
 static inline void send_frame(struct sl_ctx *ctx, struct exchange_out *x, int to, uint8_t type,
-			      uint64_t hash, sl_ts_t ts, const struct sl_row *row)
+			      uint64_t hash, sl_ts_t ts, const void *payload, uint32_t len)
 {
-	uint32_t size = (uint32_t)sizeof(struct sl_frame) + (row ? row->size : 0);
+	uint32_t size = (uint32_t)sizeof(struct sl_frame) + SL_FRAME_ALIGN(len);
 	struct sl_frame *f;
 
 	if (x->held[to].tail == x->held[to].head) {
@@ -89,14 +110,14 @@ static inline void send_frame(struct sl_ctx *ctx, struct exchange_out *x, int to
 			sl_frame_init(f, size, type, 0);
 			f->hash = hash;
 			f->ts = ts;
-			if (row)
-				memcpy(f->payload, row, row->size);
+			if (len)
+				memcpy(f->payload, payload, len);
 			sl_ring_commit_spsc(x->out[to], f);
 			return;
 		}
 		if (size > x->out[to]->max_frame) {
 			sl_shard_fail(ctx->shard, -E2BIG,
-				      "exchange after '%s': a %u-byte row exceeds the ring's "
+				      "exchange after '%s': a %u-byte frame exceeds the ring's "
 				      "largest frame (%u bytes); raise the ring size",
 				      ctx->def->name, size, x->out[to]->max_frame);
 			return;
@@ -104,11 +125,46 @@ static inline void send_frame(struct sl_ctx *ctx, struct exchange_out *x, int to
 	}
 	struct sl_frame hdr = { .size = size, .type = type, .hash = hash, .ts = ts };
 
-	if (hold(x, to, &hdr, row) < 0)
+	if (hold(x, to, &hdr, payload, len) < 0)
 		sl_shard_fail(ctx->shard, -ENOMEM,
 			      "exchange after '%s': out of memory holding "
 			      "frames for a full ring",
 			      ctx->def->name);
+}
+
+static inline uint32_t owner_of(const struct exchange_out *x, uint64_t hash)
+{
+	return sl_key_group_shard(sl_key_group(hash, x->max_par), x->max_par, (uint32_t)x->n);
+}
+
+/* sl_partial_emit_fn: one partial of the local stage to its key's owner. */
+static void send_partial(void *arg, uint64_t hash, const uint8_t *key, uint32_t klen, sl_ts_t ts,
+			 const void *acc, uint32_t acc_len, uint32_t nrows)
+{
+	struct exchange_out *x = arg;
+	struct sl_partial *p = x->part;
+	uint32_t koff = SL_FRAME_ALIGN(klen);
+
+	x->ctx->m.partials++;
+	p->klen = klen;
+	p->acc_len = acc_len;
+	p->nrows = nrows;
+	p->rsv = 0;
+	memcpy(p->key, key, klen);
+	memset(p->key + klen, 0, koff - klen);
+	memcpy(p->key + koff, acc, acc_len);
+	send_frame(x->ctx, x, (int)owner_of(x, hash), SL_FRAME_PARTIAL, hash, ts, p,
+		   (uint32_t)sizeof(*p) + koff + acc_len);
+}
+
+/* Sends every partial the local stage holds, ahead of what the sender forwards next. */
+static void flush_local(struct sl_ctx *ctx, struct exchange_out *x)
+{
+	if (!x->local)
+		return;
+	x->ctx = ctx;
+	x->comb->flush(x->local, send_partial, x);
+	x->flush_at = SL_TS_MAX;
 }
 
 int sl_exchange_drain(struct sl_ctx *ctx)
@@ -157,8 +213,50 @@ int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_sta
 	}
 	for (int to = 0; to < x->n; to++)
 		x->out[to] = sl_rt_ring_lane(rt, to_stage, lane, owner->sh->index, to);
+	x->wm = SL_TS_MIN;
+	x->flush_at = SL_TS_MAX;
+	/* one shard owns every key already: a local stage would only add a copy */
+	if (ctx->def->combine && x->n > 1) {
+		x->comb = ctx->def->combine;
+		x->local = x->comb->create(ctx->def->combine_cfg, LOCAL_CAP);
+		x->part = malloc(sizeof(*x->part) + SL_KEY_MAX + SL_ROW_SCRATCH);
+		if (!x->local || !x->part) {
+			if (x->local)
+				x->comb->destroy(x->local);
+			free(x->part);
+			free(x->out);
+			free(x->held);
+			free(x);
+			return -ENOMEM;
+		}
+	}
 	ctx->self = x;
 	return 0;
+}
+
+/* Offers the record to the local stage; true when it was combined there. */
+static bool combine(struct sl_ctx *ctx, struct exchange_out *x, uint64_t hash, uint32_t klen,
+		    sl_ts_t ts, const struct sl_row *row)
+{
+	int rc = x->comb->add(x->local, hash, x->key, klen, ts, row, x->wm);
+
+	if (rc == -ENOSPC) {
+		flush_local(ctx, x);
+		rc = x->comb->add(x->local, hash, x->key, klen, ts, row, x->wm);
+	}
+	if (rc < 0) {
+		sl_shard_fail(ctx->shard, rc, "exchange after '%s': %s in the local aggregation",
+			      ctx->def->name, rc == -ENOMEM ? "out of memory" : "no room");
+		return true; /* the job stops with the error; the row is not sent twice */
+	}
+	if (rc > 0) {
+		sl_ts_t at = x->comb->next_flush(x->local);
+
+		ctx->m.combined++;
+		if (at < x->flush_at)
+			x->flush_at = at;
+	}
+	return rc > 0;
 }
 
 static void xout_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
@@ -167,45 +265,57 @@ static void xout_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 	const struct sl_op_def *d = ctx->def;
 	uint32_t klen = sl_key_encode(row, d->key_fields, d->key_types, d->nkey, x->key);
 	uint64_t hash = sl_hash_bytes(x->key, klen);
-	uint32_t to =
-		sl_key_group_shard(sl_key_group(hash, x->max_par), x->max_par, (uint32_t)x->n);
 
 	ctx->m.out++;
-	send_frame(ctx, x, (int)to, SL_FRAME_RECORD, hash, ts, row);
+	if (x->local && combine(ctx, x, hash, klen, ts, row))
+		return;
+	send_frame(ctx, x, (int)owner_of(x, hash), SL_FRAME_RECORD, hash, ts, row, row->size);
 }
 
 static void xout_forward_wm(struct sl_ctx *ctx, sl_ts_t wm)
 {
 	struct exchange_out *x = ctx->self;
 
+	if (wm >= x->flush_at)
+		flush_local(ctx, x);
+	x->wm = wm;
 	for (int to = 0; to < x->n; to++)
-		send_frame(ctx, x, to, SL_FRAME_WATERMARK, 0, wm, NULL);
+		send_frame(ctx, x, to, SL_FRAME_WATERMARK, 0, wm, NULL, 0);
 }
 
 static void xout_forward_idle(struct sl_ctx *ctx, bool idle)
 {
 	struct exchange_out *x = ctx->self;
 
+	flush_local(ctx, x);
+	if (idle && x->local) {
+		/* raw from now on: see the header */
+		x->comb->destroy(x->local);
+		x->local = NULL;
+	}
 	for (int to = 0; to < x->n; to++)
-		send_frame(ctx, x, to, SL_FRAME_IDLE, 0, idle ? 1 : 0, NULL);
+		send_frame(ctx, x, to, SL_FRAME_IDLE, 0, idle ? 1 : 0, NULL, 0);
 }
 
 static void xout_forward_end(struct sl_ctx *ctx)
 {
 	struct exchange_out *x = ctx->self;
 
+	flush_local(ctx, x);
 	for (int to = 0; to < x->n; to++)
-		send_frame(ctx, x, to, SL_FRAME_END, 0, 0, NULL);
+		send_frame(ctx, x, to, SL_FRAME_END, 0, 0, NULL, 0);
 }
 
 /* The barrier goes to every ring in order with the records before it (through the hold
- * queue when a ring is full), so each receiver sees the same cut. */
+ * queue when a ring is full), so each receiver sees the same cut. The local stage is
+ * flushed first: a checkpoint never has partials in flight. */
 static void xout_forward_barrier(struct sl_ctx *ctx, uint64_t ckpt)
 {
 	struct exchange_out *x = ctx->self;
 
+	flush_local(ctx, x);
 	for (int to = 0; to < x->n; to++)
-		send_frame(ctx, x, to, SL_FRAME_BARRIER, 0, (sl_ts_t)ckpt, NULL);
+		send_frame(ctx, x, to, SL_FRAME_BARRIER, 0, (sl_ts_t)ckpt, NULL, 0);
 }
 
 static void xout_close(struct sl_ctx *ctx)
@@ -214,6 +324,9 @@ static void xout_close(struct sl_ctx *ctx)
 
 	if (!x)
 		return;
+	if (x->local)
+		x->comb->destroy(x->local);
+	free(x->part);
 	for (int to = 0; to < x->n; to++)
 		free(x->held[to].buf);
 	free(x->held);
@@ -262,6 +375,24 @@ static void kin_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row
 	}
 }
 
+/* A partial from a sender's local stage; the stage input set ctx->key from its frame. */
+static void kin_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t acc_len,
+			uint32_t nrows)
+{
+	struct sl_port *p = &ctx->port[0];
+
+	ctx->m.out += nrows;
+	for (int i = 0; i < p->n; i++) {
+		struct sl_ctx *to = p->to[i];
+
+		to->key = ctx->key;
+		to->klen = ctx->klen;
+		to->hash = ctx->hash;
+		to->m.in += nrows;
+		to->def->ops->merge_partial(to, ts, acc, acc_len, nrows);
+	}
+}
+
 static void kin_prefetch(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int stage)
 {
 	struct sl_port *p = &ctx->port[0];
@@ -283,4 +414,5 @@ const struct sl_op_ops sl_keyby_in_ops = {
 	.process = kin_process,
 	.close = kin_close,
 	.prefetch = kin_prefetch,
+	.merge_partial = kin_partial,
 };

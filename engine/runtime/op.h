@@ -34,6 +34,7 @@ struct sl_snap_buf;
 struct sl_snap_reader;
 struct sl_kstate;
 struct sl_timers;
+struct sl_combiner_ops;
 
 struct sl_op_ops {
 	const char *name;
@@ -94,6 +95,56 @@ struct sl_op_ops {
 	 * observer asks; may walk the operator's index (O(open windows)), never its entries.
 	 * Optional: without it, the instance's event-time timers are shown. */
 	void (*pending)(struct sl_ctx *ctx, sl_ts_t *at, uint64_t *n);
+	/*
+	 * Two-stage aggregation (DESIGN §5), both optional. combiner: the local stage this
+	 * operator accepts on the sending side of its keyed exchange (see below), NULL when it
+	 * cannot be split. merge_partial: a partial the local stage built, for the current key
+	 * (ctx->key/klen/hash set) and the slice holding event time ts: `acc` is its block of
+	 * accumulators (the combiner's layout, acc_len bytes), standing for `nrows` input rows.
+	 * Hot path of the owner shard.
+	 */
+	const struct sl_combiner_ops *combiner;
+	void (*merge_partial)(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t acc_len,
+			      uint32_t nrows);
+};
+
+/* Where a combiner's flush hands a partial: the exchange writes it to the key's owner. */
+typedef void (*sl_partial_emit_fn)(void *arg, uint64_t hash, const uint8_t *key, uint32_t klen,
+				   sl_ts_t ts, const void *acc, uint32_t acc_len, uint32_t nrows);
+
+/*
+ * The local half of a two-stage aggregation, run by the exchange's sender on every shard
+ * (engine/runtime/exchange.c) for the one keyed operator its exchange feeds. Its rows are
+ * combined into partial accumulators per (key, slice) in a bounded table, and the partials
+ * travel to the key's owner as SL_FRAME_PARTIAL frames instead of the rows.
+ *
+ * Exactness rests on one rule the sender keeps: a partial is flushed before the sender
+ * forwards a watermark at which any window of its slice could fire, and before a barrier,
+ * an idle marker and end of input. So a partial reaches its owner while every window it
+ * feeds is still open there; rows that are late at the sender (or could be at the owner)
+ * go through raw, which keeps the late-row ledger and allowed-lateness re-fires exact.
+ * Checkpoints hold no partials: none is in flight at a barrier.
+ */
+struct sl_combiner_ops {
+	/* Whether this operator config is split into two stages (its aggregates can merge,
+	 * and its agg-phase strategy says so). Plan time. */
+	bool (*accepts)(const void *op_cfg);
+	/* A local table of at most `cap` partials for op_cfg, or NULL (out of memory). */
+	void *(*create)(const void *op_cfg, uint32_t cap);
+	void (*destroy)(void *local);
+	/* Combines `row` (key already encoded, its hash) into its partial when its slice has
+	 * no window that can fire at sender watermark `wm`: returns 1. Returns 0 when the row
+	 * must go raw (some window of its slice may have fired), -ENOSPC when the table is
+	 * full (flush, then offer it again), -ENOMEM when an allocation failed; the row was
+	 * not combined in those cases. Hot path. */
+	int (*add)(void *local, uint64_t hash, const uint8_t *key, uint32_t klen, sl_ts_t ts,
+		   const struct sl_row *row, sl_ts_t wm);
+	/* The earliest watermark at which a window of some held partial could fire (the
+	 * smallest end - 1), SL_TS_MAX when none is held: the sender flushes when the
+	 * watermark it forwards reaches it. */
+	sl_ts_t (*next_flush)(const void *local);
+	/* Hands every held partial to emit and empties the table. */
+	void (*flush)(void *local, sl_partial_emit_fn emit, void *arg);
 };
 
 /* Plan-time description of one operator; shared read-only by all shards. */
@@ -107,6 +158,10 @@ struct sl_op_def {
 	int key_fields[SL_MAX_KEY_FIELDS];
 	enum sl_type key_types[SL_MAX_KEY_FIELDS];
 	int id; /* index in the job's operator list */
+	/* exchange-out: the local stage of the keyed operator it feeds and that operator's
+	 * config (two-stage aggregation), NULL when rows go raw (plan.c decides). */
+	const struct sl_combiner_ops *combine;
+	const void *combine_cfg;
 };
 
 /* Metrics of one instance; written by its shard only, summed by readers after the run or
@@ -119,6 +174,9 @@ struct sl_op_metrics {
 	uint64_t state_entries;
 	uint64_t state_bytes; /* keyed state held, approximate (process functions) */
 	uint64_t ckpt_bytes;  /* size of its last checkpoint snapshot */
+	/* key_by (its exchange-out): rows its local stage combined, partials it sent */
+	uint64_t combined;
+	uint64_t partials;
 };
 
 #define SL_MAX_OUT   4 /* targets per port */

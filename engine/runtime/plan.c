@@ -46,6 +46,33 @@ static void set_key(struct sl_op_def *d, const struct sl_stream *keyby)
 	}
 }
 
+/*
+ * Two-stage aggregation (op.h, struct sl_combiner_ops): an exchange runs the local stage of
+ * the keyed operator behind it when that operator is the exchange's only consumer and its
+ * config accepts the split. A keyed union's lanes stay raw (several exchanges feed one
+ * operator there).
+ */
+static void plan_combiner(struct sl_job *job, struct sl_stream *by)
+{
+	struct sl_stream *only = NULL;
+	int n = 0;
+
+	by->xdef.combine = NULL;
+	by->xdef.combine_cfg = NULL;
+	if (by->merge_into || by->nlanes > 1)
+		return;
+	for (int j = 0; j < job->nnodes; j++)
+		if (job->node[j]->in == by) {
+			only = job->node[j];
+			n++;
+		}
+	if (n != 1 || only->kind != SL_NODE_KEYED || !only->ops->combiner ||
+	    !only->ops->merge_partial || !only->ops->combiner->accepts(only->op_cfg))
+		return;
+	by->xdef.combine = only->ops->combiner;
+	by->xdef.combine_cfg = only->op_cfg;
+}
+
 int sl_plan_build(struct sl_job *job)
 {
 	int nstages = 0, nsinks = 0;
@@ -117,6 +144,9 @@ int sl_plan_build(struct sl_job *job)
 		}
 	}
 	job->nstages = nstages;
+	for (int i = 0; i < job->nnodes; i++)
+		if (job->node[i]->kind == SL_NODE_KEYBY)
+			plan_combiner(job, job->node[i]);
 	if (nsinks == 0) {
 		sl_job_set_error(job, -EINVAL, "job '%s' has no sink: nothing would be written",
 				 job->name);

@@ -288,6 +288,19 @@ static int consume(struct sl_stage_inst *si)
 				root->m.in++;
 				root->def->ops->process(root, f->ts, sl_frame_row(f));
 				break;
+			case SL_FRAME_PARTIAL: {
+				/* only an exchange whose keyed operator has merge_partial sends
+				 * these (plan.c), and the sender is not idle (exchange.c) */
+				const struct sl_partial *pt = (const void *)f->payload;
+
+				root->hash = f->hash;
+				root->key = pt->key;
+				root->klen = pt->klen;
+				root->m.in += pt->nrows;
+				root->def->ops->merge_partial(root, f->ts, sl_partial_acc(pt),
+							      pt->acc_len, pt->nrows);
+				break;
+			}
 			case SL_FRAME_WATERMARK:
 				c->idle = false;
 				if (f->ts > c->wm)

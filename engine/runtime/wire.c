@@ -203,8 +203,11 @@ void sl_shard_unwire(struct sl_shard *sh)
 		if (sh->m) {
 			sh->m[i] = c->m;
 			/* a key_by counts what entered its exchange and what left its receiver */
-			if (sh->xctx[i].def)
+			if (sh->xctx[i].def) {
 				sh->m[i].in = sh->xctx[i].m.in;
+				sh->m[i].combined = sh->xctx[i].m.combined;
+				sh->m[i].partials = sh->xctx[i].m.partials;
+			}
 		}
 		if (c->def && c->def->ops->close)
 			c->def->ops->close(c);

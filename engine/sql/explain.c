@@ -101,8 +101,12 @@ static void explain_job(struct sl_job *job, const char *name, FILE *f)
 			fprintf(f, ") from stage");
 			for (int l = 0; l < st->nlanes; l++)
 				fprintf(f, "%s %d", l ? "," : "", st->lanes[l]->in->stage);
-			fprintf(f, "%s\n",
-				st->nlanes > 1 ? " (keyed union; watermark = minimum)" : "");
+			fprintf(f, "%s%s\n",
+				st->nlanes > 1 ? " (keyed union; watermark = minimum)" : "",
+				st->input->xdef.combine
+					? ", two-phase: rows pre-aggregated per key "
+					  "and slice on each sending shard"
+					: "");
 		}
 		for (int i = 0; i < job->nnodes; i++) {
 			const struct sl_stream *n = job->node[i];

@@ -502,6 +502,7 @@ static int add_window_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, struct 
 
 	ap->win.allowed_lateness_ms = c->allow_lateness;
 	ap->win.late_tag = c->late_table ? 1 : 0;
+	ap->win.agg_phase = c->agg_phase;
 	ap->aggd = sl_stream_window(keyed, wname, &ap->win, specs, ap->naggs);
 	if (!ap->aggd)
 		return sl_sql_plan_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);

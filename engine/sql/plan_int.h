@@ -114,19 +114,20 @@ struct sl_sql_plan_ctx {
 
 	/* SET options */
 	int parallelism;
-	sl_ts_t wm_interval;	/* pipeline.auto-watermark-interval */
-	sl_ts_t idle_timeout;	/* table.exec.source.idle-timeout */
-	sl_ts_t state_ttl;	/* table.exec.state.ttl */
-	sl_ts_t allow_lateness; /* table.exec.emit.allow-lateness */
-	sl_ts_t ckpt_interval;	/* execution.checkpointing.interval */
-	sl_ts_t ckpt_timeout;	/* execution.checkpointing.timeout */
-	sl_ts_t ckpt_min_pause; /* execution.checkpointing.min-pause */
-	int ckpt_tolerable;	/* ...tolerable-failed-checkpoints (0) */
-	char *ckpt_dir;		/* state.checkpoints.dir */
-	char *savepoint_dir;	/* state.savepoints.dir */
-	char *savepoint_path;	/* execution.savepoint.path: restore it */
-	char *state_backend;	/* state.backend.type / state.backend */
-	size_t state_memory;	/* sluice.state.memory (bytes) */
+	sl_ts_t wm_interval;	     /* pipeline.auto-watermark-interval */
+	sl_ts_t idle_timeout;	     /* table.exec.source.idle-timeout */
+	sl_ts_t state_ttl;	     /* table.exec.state.ttl */
+	sl_ts_t allow_lateness;	     /* table.exec.emit.allow-lateness */
+	enum sl_agg_phase agg_phase; /* table.optimizer.agg-phase-strategy */
+	sl_ts_t ckpt_interval;	     /* execution.checkpointing.interval */
+	sl_ts_t ckpt_timeout;	     /* execution.checkpointing.timeout */
+	sl_ts_t ckpt_min_pause;	     /* execution.checkpointing.min-pause */
+	int ckpt_tolerable;	     /* ...tolerable-failed-checkpoints (0) */
+	char *ckpt_dir;		     /* state.checkpoints.dir */
+	char *savepoint_dir;	     /* state.savepoints.dir */
+	char *savepoint_path;	     /* execution.savepoint.path: restore it */
+	char *state_backend;	     /* state.backend.type / state.backend */
+	size_t state_memory;	     /* sluice.state.memory (bytes) */
 	char *pipeline_name;
 	char *late_table; /* sluice.late-data.table */
 

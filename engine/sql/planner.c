@@ -217,6 +217,20 @@ static int apply_set(struct sl_sql_plan_ctx *c, const struct sl_ddl_stmt *st)
 				"%s '%s': expected a memory size such as '512 mb' or '2g'", k, v);
 		return 0;
 	}
+	if (!strcmp(k, "table.optimizer.agg-phase-strategy")) {
+		/* Flink's values and meaning; window aggregations only so far (window.h) */
+		if (!strcasecmp(v, "AUTO"))
+			c->agg_phase = SL_AGG_PHASE_AUTO;
+		else if (!strcasecmp(v, "ONE_PHASE"))
+			c->agg_phase = SL_AGG_PHASE_ONE;
+		else if (!strcasecmp(v, "TWO_PHASE"))
+			c->agg_phase = SL_AGG_PHASE_TWO;
+		else
+			return sl_sql_plan_fail(c, st->span.line, st->span.col,
+						"%s '%s': expected AUTO, ONE_PHASE or TWO_PHASE", k,
+						v);
+		return 0;
+	}
 	if (!strcmp(k, "sluice.late-data.table")) {
 		c->late_table = sl_sql_plan_strdup(c, v);
 		return c->late_table ? 0 : -ENOMEM;

@@ -205,6 +205,20 @@ struct sl_sink_ops {
  */
 enum sl_win_kind { SL_WIN_TUMBLE = 1, SL_WIN_HOP, SL_WIN_SESSION, SL_WIN_CUMULATE };
 
+/*
+ * Where a window aggregation is computed, as Flink's table.optimizer.agg-phase-strategy:
+ * ONE: on the key's owner shard only; TWO: also a local pre-aggregation on each sending
+ * shard before the exchange (partials per key and slice, merged on the owner) whenever the
+ * aggregates can merge; AUTO: TWO except where merging could change a result's bits
+ * (SUM and AVG over FLOAT or DOUBLE: addition of floats is not associative). Sessions and
+ * FIRST_VALUE, LAST_VALUE, COUNT(DISTINCT) and string MIN/MAX always run in one phase.
+ */
+enum sl_agg_phase {
+	SL_AGG_PHASE_AUTO = 0,
+	SL_AGG_PHASE_ONE,
+	SL_AGG_PHASE_TWO,
+};
+
 struct sl_window_spec {
 	enum sl_win_kind kind;
 	sl_ts_t size_ms;   /* tumble, hop; cumulate: max_size, a multiple of slide_ms */
@@ -213,6 +227,7 @@ struct sl_window_spec {
 	sl_ts_t offset_ms; /* tumble, hop, cumulate: window (cumulate: period) alignment */
 	sl_ts_t allowed_lateness_ms;
 	int late_tag; /* side-output tag for records beyond lateness, 0 = counted only */
+	enum sl_agg_phase agg_phase; /* two-stage aggregation; 0 = SL_AGG_PHASE_AUTO */
 };
 
 enum sl_agg_kind {
@@ -395,6 +410,10 @@ struct sl_job_stats {
 	uint64_t checkpoints;	  /* completed checkpoints */
 	uint64_t checkpoints_failed;
 	uint64_t decimal_overflows; /* DECIMAL values made NULL, all operators */
+	/* two-stage aggregation: rows combined on their sending shard, and the partials that
+	 * crossed the exchanges instead of them */
+	uint64_t records_combined;
+	uint64_t partials;
 };
 void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out);
 /* Writes one line per operator (name, in, out, late, state entries, DECIMAL overflows when

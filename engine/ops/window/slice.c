@@ -43,6 +43,8 @@
  * live slice has at least one window with e - 1 + lateness > watermark.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,17 +55,6 @@
 /* How many entries ahead firing and cleanup prefetch: enough misses in flight to cover
  * memory latency, few enough to stay in L1. */
 #define PREFETCH 8
-
-static inline sl_ts_t slice_end_of(const struct sl_window_cfg *c, sl_ts_t ts)
-{
-	return ts - floor_mod(ts - c->spec.offset_ms, c->slice) + c->slice;
-}
-
-/* End of the first window containing the slice ending at s. */
-static inline sl_ts_t first_end(const struct sl_window_cfg *c, sl_ts_t s)
-{
-	return s + floor_mod(c->end_off - s, c->slide);
-}
 
 /* Start of window e: its period's start for cumulating windows. One test of a constant per
  * window fired or slice located, never per record. */
@@ -230,15 +221,25 @@ static void merge_slice2(struct win *w, struct sl_ctx *ctx, sl_ts_t t, void *a, 
  * the new result are built once, slice by slice, and each window extends the previous one:
  * O(k) lookups and merges for the late record rather than O(k) per window.
  */
+/* acc += the input: a row, or a partial of the local stage (local.c) when part is set. */
+static inline void acc_apply(const struct win *w, void *acc, const struct sl_row *row,
+			     const void *part)
+{
+	if (part)
+		sl_win_acc_merge(w, acc, part);
+	else
+		sl_win_acc_add(w, acc, row);
+}
+
 static void refire_cum(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, bool created,
-		       const struct sl_row *row)
+		       const struct sl_row *row, const void *part)
 {
 	const struct sl_window_cfg *c = w->cfg;
 	sl_ts_t wm = ctx->watermark, p = win_start(c, s), hi = p + c->spec.size_ms;
 	int n_old = 0; /* slices the key had in the window before this record */
 
 	sl_win_acc_copy(w, w->save, acc);
-	sl_win_acc_add(w, acc, row);
+	acc_apply(w, acc, row, part);
 	sl_win_acc_init(w, w->tmp);
 	sl_win_acc_init(w, w->tmp2);
 	for (sl_ts_t t = p + c->slice; t < s; t += c->slice)
@@ -269,17 +270,17 @@ static void refire_cum(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, 
  * Windows not fired yet just see the updated slice when they fire.
  */
 static void refire(struct win *w, struct sl_ctx *ctx, sl_ts_t s, void *acc, bool created,
-		   const struct sl_row *row)
+		   const struct sl_row *row, const void *part)
 {
 	const struct sl_window_cfg *c = w->cfg;
 	sl_ts_t wm = ctx->watermark, hi = last_end(c, s);
 
 	if (c->cum) {
-		refire_cum(w, ctx, s, acc, created, row);
+		refire_cum(w, ctx, s, acc, created, row, part);
 		return;
 	}
 	sl_win_acc_copy(w, w->save, acc);
-	sl_win_acc_add(w, acc, row);
+	acc_apply(w, acc, row, part);
 	for (sl_ts_t e = first_end(c, s); e <= hi && e - 1 <= wm; e += c->slide) {
 		const void *old, *new;
 
@@ -343,10 +344,59 @@ static void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *r
 		ctx->m.state_entries++;
 	}
 	if (__builtin_expect(w->c_fire <= wm, 0)) {
-		refire(w, ctx, w->c_hi, acc, created, row);
+		refire(w, ctx, w->c_hi, acc, created, row, NULL);
 		return;
 	}
 	sl_win_acc_add(w, acc, row);
+}
+
+/*
+ * A partial of the local stage: slice_process with a merge for the add. Its sender flushed
+ * it before forwarding a watermark that could fire its slice (runtime/op.h), so it finds
+ * its windows open; a re-fire is handled all the same, but a partial for a slice already
+ * dropped cannot be split back into late rows for the late-data table, so it fails the job
+ * naming the broken rule rather than losing the rows.
+ */
+void sl_win_slice_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *part, uint32_t nrows)
+{
+	struct win *w = ctx->self;
+	sl_ts_t wm = ctx->watermark;
+	bool created;
+	void *v, *acc;
+
+	if (ts < w->c_lo || ts >= w->c_hi)
+		locate(w, ts);
+	if (w->c_drop <= wm) {
+		char what[160];
+
+		snprintf(what, sizeof what,
+			 "a partial of %u rows for slice [%" PRId64 ", %" PRId64
+			 ") arrived after its windows were dropped (watermark %" PRId64 ")",
+			 nrows, w->c_lo, w->c_hi, wm);
+		sl_win_fail(ctx, -EPROTO, what);
+		return;
+	}
+	v = sl_kvtab_put(w->tab, ctx->hash, ctx->key, ctx->klen, (uint64_t)w->c_hi, &created);
+	if (!v) {
+		sl_win_fail(ctx, -ENOMEM, "out of memory for window state");
+		return;
+	}
+	acc = accs_of(w, v);
+	if (created) {
+		if (entry_link(w, v, ctx->hash, w->c_hi)) {
+			sl_kvtab_remove_value(w->tab, v);
+			sl_win_fail(ctx, -ENOMEM, "out of memory for window fire lists");
+			return;
+		}
+		if (w->cfg->has_init)
+			sl_win_acc_init(w, acc);
+		ctx->m.state_entries++;
+	}
+	if (w->c_fire <= wm) {
+		refire(w, ctx, w->c_hi, acc, created, NULL, part);
+		return;
+	}
+	sl_win_acc_merge(w, acc, part);
 }
 
 /* Orders entries by key hash, then key bytes (equal hashes of different keys are rare). */

@@ -87,6 +87,19 @@ static void window_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *
 	check_nomem(w, ctx);
 }
 
+static void window_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t acc_len,
+				 uint32_t nrows)
+{
+	const struct win *w = ctx->self;
+
+	if (w->kind != &sl_win_slices || acc_len != w->cfg->acc_size) {
+		sl_win_fail(ctx, -EPROTO, "a partial's accumulators are not this window's");
+		return;
+	}
+	sl_win_slice_merge_partial(ctx, ts, acc, nrows);
+	check_nomem(w, ctx);
+}
+
 static void window_prefetch(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int stage)
 {
 	const struct win *w = ctx->self;
@@ -143,4 +156,6 @@ const struct sl_op_ops sl_window_ops = {
 	.restore = sl_window_restore,
 	.explain = sl_window_explain,
 	.pending = window_pending,
+	.combiner = &sl_window_combiner,
+	.merge_partial = window_merge_partial,
 };

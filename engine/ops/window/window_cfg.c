@@ -53,6 +53,11 @@ static int check_spec(const struct sl_window_spec *s, struct sl_error *err)
 		set_err(err, -EINVAL, "window: negative late-data tag %d", s->late_tag);
 		return -EINVAL;
 	}
+	if (s->agg_phase < SL_AGG_PHASE_AUTO || s->agg_phase > SL_AGG_PHASE_TWO) {
+		set_err(err, -EINVAL, "window: unknown aggregation phase strategy %d",
+			(int)s->agg_phase);
+		return -EINVAL;
+	}
 	switch (s->kind) {
 	case SL_WIN_TUMBLE:
 		if (s->size_ms > 0)
@@ -262,6 +267,7 @@ struct sl_window_cfg *sl_window_cfg_create(const struct sl_window_spec *spec,
 		if (bind_agg(c, i, &aggs[i], in, &off, err))
 			goto out_destroy;
 	c->acc_size = off;
+	c->two_phase = sl_window_cfg_splits(c);
 	*out_schema = build_schema(c, aggs, in, key_fields, err);
 	if (!*out_schema)
 		goto out_destroy;
@@ -275,6 +281,39 @@ out_free_cfg:
 out_nomem:
 	set_err(err, -ENOMEM, "window: out of memory");
 	return NULL;
+}
+
+/* Which aggregates merge into the same result whatever the split (enum sl_agg_phase). */
+static bool agg_splits(const struct sl_agg_bound *a, enum sl_agg_phase phase)
+{
+	bool fp = a->in_type == SL_TYPE_FLOAT || a->in_type == SL_TYPE_DOUBLE;
+
+	if (!a->k->merge || a->k->destroy)
+		return false; /* no merge, or out-of-line memory (COUNT DISTINCT, strings) */
+	switch (a->kind) {
+	case SL_AGG_COUNT_STAR:
+	case SL_AGG_COUNT:
+	case SL_AGG_MIN:
+	case SL_AGG_MAX:
+		return true;
+	case SL_AGG_SUM:
+	case SL_AGG_AVG:
+		return !fp || phase == SL_AGG_PHASE_TWO;
+	case SL_AGG_USER:
+		return a->user.merge != NULL; /* Flink splits a UDAF that has merge */
+	default:
+		return false; /* FIRST_VALUE, LAST_VALUE: arrival order does not survive a split */
+	}
+}
+
+bool sl_window_cfg_splits(const struct sl_window_cfg *c)
+{
+	if (c->spec.agg_phase == SL_AGG_PHASE_ONE || c->spec.kind == SL_WIN_SESSION)
+		return false;
+	for (int i = 0; i < c->naggs; i++)
+		if (!agg_splits(&c->agg[i], c->spec.agg_phase))
+			return false;
+	return true;
 }
 
 void sl_window_cfg_destroy(struct sl_window_cfg *cfg)

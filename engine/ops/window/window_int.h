@@ -9,6 +9,7 @@
  *   slice.c        tumbling, hopping and cumulating windows over slices
  *   session.c      merging session windows
  *   snapshot.c     checkpoints: the versioned, checksummed snapshot of an instance
+ *   local.c        two-stage aggregation: the local stage the exchange's senders run
  */
 #ifndef SL_OPS_WINDOW_INT_H
 #define SL_OPS_WINDOW_INT_H
@@ -38,6 +39,7 @@ struct sl_window_cfg {
 	bool has_init;	   /* some aggregate needs init (USER) */
 	bool has_dyn;	   /* some accumulator owns memory (kernel destroy hook) */
 	bool cum;	   /* cumulate: window e starts at its period's start, not e - size */
+	bool two_phase;	   /* split: a local stage on the senders (local.c) */
 	struct sl_agg_bound *agg; /* naggs */
 };
 
@@ -112,6 +114,18 @@ static inline sl_ts_t floor_mod(sl_ts_t a, sl_ts_t m)
 	return r < 0 ? r + m : r;
 }
 
+/* End of the slice holding event time ts (tumble, hop, cumulate). */
+static inline sl_ts_t slice_end_of(const struct sl_window_cfg *c, sl_ts_t ts)
+{
+	return ts - floor_mod(ts - c->spec.offset_ms, c->slice) + c->slice;
+}
+
+/* End of the first window containing the slice ending at s. */
+static inline sl_ts_t first_end(const struct sl_window_cfg *c, sl_ts_t s)
+{
+	return s + floor_mod(c->end_off - s, c->slide);
+}
+
 /* a + b clamped to SL_TS_MAX (cleanup times of windows near the end of time). */
 static inline sl_ts_t ts_add_sat(sl_ts_t a, sl_ts_t b)
 {
@@ -169,7 +183,13 @@ struct sl_win_kind_ops {
 	void (*pending)(const struct win *w, sl_ts_t *at, uint64_t *n);
 };
 
-extern const struct sl_win_kind_ops sl_win_slices;   /* slice.c */
+extern const struct sl_win_kind_ops sl_win_slices; /* slice.c */
+/* slice.c: a partial of the local stage (local.c) merged into the current key's slice */
+void sl_win_slice_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t nrows);
+/* local.c: the window's local stage, for the senders of its exchange */
+extern const struct sl_combiner_ops sl_window_combiner;
+/* window_cfg.c: whether the aggregates of c split into two stages under its strategy */
+bool sl_window_cfg_splits(const struct sl_window_cfg *c);
 extern const struct sl_win_kind_ops sl_win_sessions; /* session.c */
 
 /* snapshot.c: the pieces slice.c and session.c write their entries with */
