@@ -393,6 +393,26 @@ static void shards(struct sl_obs_buf *b, const struct sl_obs_snap *s)
 	checkpoints(b, s);
 }
 
+/* The key_bys' heavy hitters (hot_keys.h): a gauge per key, its guaranteed share. */
+static void hot_keys(struct sl_obs_buf *b, const struct sl_obs_snap *s)
+{
+	header(b, &(struct family){ "sluice_hot_key_share", "gauge",
+				    "Share of a key_by's records carried by one key (lower bound, "
+				    "sampled; keys at 1 % or more)." });
+	for (int i = 0; i < s->nhot; i++) {
+		const struct sl_job_hot_key *h = &s->hot[i];
+
+		sl_obs_buf_printf(b, "sluice_hot_key_share{");
+		job_label(b, s);
+		sl_obs_buf_printf(b, ",operator=\"");
+		sl_obs_buf_escaped(b, h->op, false);
+		sl_obs_buf_printf(b, "\",key=\"");
+		sl_obs_buf_escaped(b, h->key, false);
+		sl_obs_buf_printf(b, "\",two_phase=\"%s\"} %.4f\n", h->two_phase ? "true" : "false",
+				  h->share);
+	}
+}
+
 void sl_obs_render_prometheus(const struct sl_obs_snap *s, struct sl_obs_buf *b)
 {
 	if (s->started) {
@@ -400,6 +420,7 @@ void sl_obs_render_prometheus(const struct sl_obs_snap *s, struct sl_obs_buf *b)
 		watermark_lag(b, s);
 		stages(b, s);
 		shards(b, s);
+		hot_keys(b, s);
 		if (s->detailed)
 			split_series(b, s);
 	}

@@ -425,6 +425,7 @@ int sl_obs_snap_take(struct sl_job *job, struct sl_obs_snap *snap, bool detail,
 	snap->ckpt_completed = LOAD(rt->ckpt_completed);
 	snap->ckpt_failed = LOAD(rt->ckpt_failed);
 	copy_history(snap, rt);
+	snap->nhot = sl_job_hot_keys(job, SL_OBS_HOT_SHARE, snap->hot, SL_OBS_HOT_MAX);
 	if (detail)
 		rc = ask_details(snap, rt);
 	if (!rc)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sluice/job.h>
 #include <sluice/types.h>
 
 #include "observe.h"
@@ -49,6 +50,9 @@ struct sl_obs_rate {
 	double busy_ms, bp_ms, idle_ms; /* per second: Flink's busyTimeMsPerSecond ... */
 };
 
+#define SL_OBS_HOT_MAX	 16
+#define SL_OBS_HOT_SHARE 0.01
+
 struct sl_obs_snap {
 	const struct sl_job *job; /* borrowed: names and the plan come from it */
 	bool started;		  /* a run exists (else everything below is empty) */
@@ -66,6 +70,9 @@ struct sl_obs_snap {
 	int nhist; /* checkpoints in hist, oldest first */
 	struct sl_ckpt_obs hist[SL_OBS_CKPT_HIST];
 	uint64_t rss_bytes; /* process resident set, 0: unknown */
+	/* the key_bys' hot keys at SL_OBS_HOT_SHARE or more of their records (sl_job_hot_keys) */
+	int nhot;
+	struct sl_job_hot_key hot[SL_OBS_HOT_MAX];
 };
 
 /* One exchange channel: the ring from shard `from` to shard `to` feeding `stage`. */

@@ -53,6 +53,7 @@ struct exchange_out {
 	sl_ts_t wm;		 /* the last watermark forwarded */
 	sl_ts_t flush_at;	 /* flush before forwarding a watermark >= this */
 	struct sl_partial *part; /* a partial frame's payload, built for send_frame */
+	struct sl_hot_keys *hot; /* this sender's heavy hitters (the shard's, hot_keys.h) */
 };
 
 /* How many partials a sender's local stage holds before it flushes: enough to absorb the
@@ -215,6 +216,7 @@ int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_sta
 		x->out[to] = sl_rt_ring_lane(rt, to_stage, lane, owner->sh->index, to);
 	x->wm = SL_TS_MIN;
 	x->flush_at = SL_TS_MAX;
+	x->hot = &owner->sh->hot[ctx->def->id];
 	/* one shard owns every key already: a local stage would only add a copy */
 	if (ctx->def->combine && x->n > 1) {
 		x->comb = ctx->def->combine;
@@ -267,6 +269,7 @@ static void xout_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 	uint64_t hash = sl_hash_bytes(x->key, klen);
 
 	ctx->m.out++;
+	sl_hot_keys_offer(x->hot, hash, x->key, klen);
 	if (x->local && combine(ctx, x, hash, klen, ts, row))
 		return;
 	send_frame(ctx, x, (int)owner_of(x, hash), SL_FRAME_RECORD, hash, ts, row, row->size);

@@ -133,6 +133,7 @@ void sl_runtime_destroy(struct sl_runtime *rt)
 	sl_run_obs_fini(rt);
 	for (int i = 0; rt->shards && i < rt->nshards; i++) {
 		free(rt->shards[i].m);
+		free(rt->shards[i].hot);
 		free(rt->shards[i].stage_blocked_ms);
 		free(rt->shards[i].files);
 	}
@@ -292,8 +293,9 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		sh->rt = rt;
 		sh->index = i;
 		sh->m = calloc((size_t)job->nnodes, sizeof(*sh->m));
+		sh->hot = calloc((size_t)job->nnodes, sizeof(*sh->hot));
 		sh->stage_blocked_ms = calloc((size_t)job->nstages, sizeof(uint64_t));
-		if (!sh->m || !sh->stage_blocked_ms) {
+		if (!sh->m || !sh->hot || !sh->stage_blocked_ms) {
 			sl_job_set_error(job, -ENOMEM, "out of memory creating shards");
 			return -ENOMEM;
 		}

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "graph.h"
+#include "hot_keys.h"
 #include "observe.h"
 #include "ring.h"
 #include "doorbell.h"
@@ -86,6 +87,7 @@ struct sl_shard {
 	int error;		    /* -errno of this shard's failure */
 	void *src_scratch;	    /* SL_ROW_SCRATCH bytes for sources */
 	struct sl_op_metrics *m;    /* [node id] final metrics, kept after the run */
+	struct sl_hot_keys *hot;    /* [node id] key_by senders' heavy hitters, kept after it */
 	uint64_t *stage_blocked_ms; /* [stage id] backpressured time, kept after the run */
 	/* checkpoints: the newest requested checkpoint this shard has started, and the newest
 	 * whose barrier has passed every stage instance of this shard (published to the

@@ -416,6 +416,26 @@ struct sl_job_stats {
 	uint64_t partials;
 };
 void sl_job_stats(const struct sl_job *job, struct sl_job_stats *out);
+
+/*
+ * Hot keys: a key that carries a large share of the records a key_by sends, summed over
+ * its senders' sketches (a sample of every 16th record). `share` is a guaranteed lower
+ * bound of its share of the key_by's records, share_hi an upper bound. A key above
+ * 1 / shards loads its owner shard more than an even spread would: aggregations split
+ * into two phases absorb it on the senders; other keyed operators keep one owner per key.
+ */
+struct sl_job_hot_key {
+	const char *op;	  /* the key_by's name (borrowed from the job) */
+	const char *into; /* the keyed operator it feeds */
+	bool two_phase;	  /* that operator runs a local stage on the senders */
+	char key[160];	  /* "user_id=42", cut with "..." when longer */
+	double share, share_hi;
+};
+/* Writes into out[0..max) the hot keys of every key_by of the job's run whose share is at
+ * least min_share, largest first within each key_by. Returns how many. While it runs (any
+ * thread: racy but whole reads) or after. */
+int sl_job_hot_keys(const struct sl_job *job, double min_share, struct sl_job_hot_key *out,
+		    int max);
 /* Writes one line per operator (name, in, out, late, state entries, DECIMAL overflows when
  * there were some) and one per stage
  * (backpressured time, output ring stalls) to `f` (a FILE *). */

@@ -107,8 +107,8 @@ static void local_destroy(void *lp)
 
 /* A new partial for (key, s_end) at slot `at`, its accumulators empty. Returns its index,
  * -ENOSPC (table full) or -ENOMEM (the key arena could not grow). */
-static int insert(struct local *l, uint32_t at, uint64_t hash, const uint8_t *key,
-		  uint32_t klen, sl_ts_t s_end)
+static int insert(struct local *l, uint32_t at, uint64_t hash, const uint8_t *key, uint32_t klen,
+		  sl_ts_t s_end)
 {
 	const struct sl_window_cfg *c = l->c;
 	struct partial *p;
@@ -131,8 +131,9 @@ static int insert(struct local *l, uint32_t at, uint64_t hash, const uint8_t *ke
 	}
 	i = l->n++;
 	p = &l->part[i];
-	*p = (struct partial){ .hash = hash, .s_end = s_end, .koff = (uint32_t)l->kused,
-			       .klen = klen, .slot = at };
+	*p = (struct partial){
+		.hash = hash, .s_end = s_end, .koff = (uint32_t)l->kused, .klen = klen, .slot = at
+	};
 	memcpy(l->keys + l->kused, key, klen);
 	l->kused += klen;
 	l->slot[at] = i + 1;
