@@ -89,8 +89,8 @@ int sl_hot_keys_top(const struct sl_hot_keys *const *h, int n, double min_share,
 		int best = -1;
 
 		for (int j = 0; j < nm; j++)
-			if (m[j].e && (best < 0 || m[j].count - m[j].err >
-						     m[best].count - m[best].err))
+			if (m[j].e &&
+			    (best < 0 || m[j].count - m[j].err > m[best].count - m[best].err))
 				best = j;
 		if (best < 0 || (double)(m[best].count - m[best].err) < min_share * (double)total)
 			break;

@@ -35,8 +35,8 @@ struct sl_hot_entry {
 };
 
 struct sl_hot_keys {
-	uint32_t tick;		/* records since the last sampled one (writer only) */
-	_Atomic uint64_t seen;	/* records sampled */
+	uint32_t tick;	       /* records since the last sampled one (writer only) */
+	_Atomic uint64_t seen; /* records sampled */
 	struct sl_hot_entry e[SL_HOT_K];
 };
 

@@ -106,7 +106,7 @@ static void explain_job(struct sl_job *job, const char *name, FILE *f)
 				st->input->xdef.combine
 					? ", two-phase: rows pre-aggregated per key "
 					  "and slice on each sending shard"
-					: "");
+					: ", one phase: each key on its owner shard");
 		}
 		for (int i = 0; i < job->nnodes; i++) {
 			const struct sl_stream *n = job->node[i];
