@@ -51,14 +51,12 @@ struct exchange_out {
 	void *local;
 	struct sl_ctx *ctx;	 /* for the flush's emit callback */
 	sl_ts_t wm;		 /* the last watermark forwarded */
-	sl_ts_t flush_at;	 /* flush before forwarding a watermark >= this */
+	sl_ts_t flush_at;	 /* timed: flush before forwarding a watermark >= this */
+	sl_ts_t delay;		 /* untimed: flush partials held this long (ms), 0: never */
+	sl_ts_t held_since;	 /* untimed: shard time of the first partial held */
 	struct sl_partial *part; /* a partial frame's payload, built for send_frame */
 	struct sl_hot_keys *hot; /* this sender's heavy hitters (the shard's, hot_keys.h) */
 };
-
-/* How many partials a sender's local stage holds before it flushes: enough to absorb the
- * keys of a slice on skewed input, small enough to stay in L2 (4096 x ~64 bytes). */
-#define LOCAL_CAP 4096
 
 static int hold(struct exchange_out *x, int to, const struct sl_frame *hdr, const void *payload,
 		uint32_t len)
@@ -166,6 +164,7 @@ static void flush_local(struct sl_ctx *ctx, struct exchange_out *x)
 	x->ctx = ctx;
 	x->comb->flush(x->local, send_partial, x);
 	x->flush_at = SL_TS_MAX;
+	x->held_since = SL_TS_MAX;
 }
 
 int sl_exchange_drain(struct sl_ctx *ctx)
@@ -216,11 +215,12 @@ int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_sta
 		x->out[to] = sl_rt_ring_lane(rt, to_stage, lane, owner->sh->index, to);
 	x->wm = SL_TS_MIN;
 	x->flush_at = SL_TS_MAX;
+	x->held_since = SL_TS_MAX;
 	x->hot = &owner->sh->hot[ctx->def->id];
 	/* one shard owns every key already: a local stage would only add a copy */
 	if (ctx->def->combine && x->n > 1) {
 		x->comb = ctx->def->combine;
-		x->local = x->comb->create(ctx->def->combine_cfg, LOCAL_CAP);
+		x->local = x->comb->create(ctx->def->combine_cfg);
 		x->part = malloc(sizeof(*x->part) + SL_KEY_MAX + SL_ROW_SCRATCH);
 		if (!x->local || !x->part) {
 			if (x->local)
@@ -230,6 +230,10 @@ int sl_exchange_open(struct sl_ctx *ctx, struct sl_stage_inst *owner, int to_sta
 			free(x->held);
 			free(x);
 			return -ENOMEM;
+		}
+		if (!x->comb->timed && x->comb->max_delay) {
+			x->delay = x->comb->max_delay(ctx->def->combine_cfg);
+			ctx->wants_proctime = x->delay > 0; /* wire.c lists it for on_proctime */
 		}
 	}
 	ctx->self = x;
@@ -252,11 +256,15 @@ static bool combine(struct sl_ctx *ctx, struct exchange_out *x, uint64_t hash, u
 		return true; /* the job stops with the error; the row is not sent twice */
 	}
 	if (rc > 0) {
-		sl_ts_t at = x->comb->next_flush(x->local);
-
 		ctx->m.combined++;
-		if (at < x->flush_at)
-			x->flush_at = at;
+		if (x->comb->timed) {
+			sl_ts_t at = x->comb->next_flush(x->local);
+
+			if (at < x->flush_at)
+				x->flush_at = at;
+		} else if (x->held_since == SL_TS_MAX) {
+			x->held_since = sl_shard_now(ctx->shard);
+		}
 	}
 	return rc > 0;
 }
@@ -291,7 +299,7 @@ static void xout_forward_idle(struct sl_ctx *ctx, bool idle)
 	struct exchange_out *x = ctx->self;
 
 	flush_local(ctx, x);
-	if (idle && x->local) {
+	if (idle && x->local && x->comb->timed) {
 		/* raw from now on: see the header */
 		x->comb->destroy(x->local);
 		x->local = NULL;
@@ -321,6 +329,15 @@ static void xout_forward_barrier(struct sl_ctx *ctx, uint64_t ckpt)
 		send_frame(ctx, x, to, SL_FRAME_BARRIER, 0, (sl_ts_t)ckpt, NULL, 0);
 }
 
+/* Untimed local stages: partials wait at most x->delay of processing time. */
+static void xout_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
+{
+	struct exchange_out *x = ctx->self;
+
+	if (x->held_since != SL_TS_MAX && now - x->held_since >= x->delay)
+		flush_local(ctx, x);
+}
+
 static void xout_close(struct sl_ctx *ctx)
 {
 	struct exchange_out *x = ctx->self;
@@ -342,6 +359,7 @@ static void xout_close(struct sl_ctx *ctx)
 const struct sl_op_ops sl_exchange_out_ops = {
 	.name = "exchange",
 	.process = xout_process,
+	.on_proctime = xout_on_proctime,
 	.close = xout_close,
 	.forward_wm = xout_forward_wm,
 	.forward_idle = xout_forward_idle,

@@ -96,14 +96,16 @@ struct sl_op_ops {
 	 * Optional: without it, the instance's event-time timers are shown. */
 	void (*pending)(struct sl_ctx *ctx, sl_ts_t *at, uint64_t *n);
 	/*
-	 * Two-stage aggregation (DESIGN §5), both optional. combiner: the local stage this
-	 * operator accepts on the sending side of its keyed exchange (see below), NULL when it
-	 * cannot be split. merge_partial: a partial the local stage built, for the current key
-	 * (ctx->key/klen/hash set) and the slice holding event time ts: `acc` is its block of
-	 * accumulators (the combiner's layout, acc_len bytes), standing for `nrows` input rows.
-	 * Hot path of the owner shard.
+	 * Two-stage aggregation (DESIGN §5), both optional. combiner_of: the local stage this
+	 * operator config accepts on the sending side of its keyed exchange (see below) and
+	 * the config that stage is created from, or NULL when it is not split (its aggregates
+	 * cannot merge, or its agg-phase strategy says one phase). Plan time. merge_partial: a
+	 * partial the local stage built, for the current key (ctx->key/klen/hash set) and, for
+	 * a timed stage, the slice holding event time ts: `acc` is its block of accumulators
+	 * (the combiner's layout, acc_len bytes), standing for `nrows` input rows. Hot path of
+	 * the owner shard.
 	 */
-	const struct sl_combiner_ops *combiner;
+	const struct sl_combiner_ops *(*combiner_of)(const void *op_cfg, const void **local_cfg);
 	void (*merge_partial)(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t acc_len,
 			      uint32_t nrows);
 };
@@ -118,19 +120,19 @@ typedef void (*sl_partial_emit_fn)(void *arg, uint64_t hash, const uint8_t *key,
  * combined into partial accumulators per (key, slice) in a bounded table, and the partials
  * travel to the key's owner as SL_FRAME_PARTIAL frames instead of the rows.
  *
- * Exactness rests on one rule the sender keeps: a partial is flushed before the sender
- * forwards a watermark at which any window of its slice could fire, and before a barrier,
- * an idle marker and end of input. So a partial reaches its owner while every window it
- * feeds is still open there; rows that are late at the sender (or could be at the owner)
- * go through raw, which keeps the late-row ledger and allowed-lateness re-fires exact.
- * Checkpoints hold no partials: none is in flight at a barrier.
+ * A timed stage (windows) keeps one rule for exactness: a partial is flushed before the
+ * sender forwards a watermark at which any window of its slice could fire, and before a
+ * barrier, an idle marker and end of input. So a partial reaches its owner while every
+ * window it feeds is still open there; rows that are late at the sender (or could be at the
+ * owner) go through raw, which keeps the late-row ledger and allowed-lateness re-fires
+ * exact. An untimed stage (the updating GROUP BY) has no event time to respect: it is
+ * flushed when full, after max_delay of processing time, and before a barrier and end of
+ * input. Checkpoints hold no partials: none is in flight at a barrier.
  */
 struct sl_combiner_ops {
-	/* Whether this operator config is split into two stages (its aggregates can merge,
-	 * and its agg-phase strategy says so). Plan time. */
-	bool (*accepts)(const void *op_cfg);
-	/* A local table of at most `cap` partials for op_cfg, or NULL (out of memory). */
-	void *(*create)(const void *op_cfg, uint32_t cap);
+	bool timed; /* partials belong to event-time slices (see above) */
+	/* A local stage for local_cfg (from combiner_of), or NULL (out of memory). */
+	void *(*create)(const void *local_cfg);
 	void (*destroy)(void *local);
 	/* Combines `row` (key already encoded, its hash) into its partial when its slice has
 	 * no window that can fire at sender watermark `wm`: returns 1. Returns 0 when the row
@@ -139,10 +141,14 @@ struct sl_combiner_ops {
 	 * not combined in those cases. Hot path. */
 	int (*add)(void *local, uint64_t hash, const uint8_t *key, uint32_t klen, sl_ts_t ts,
 		   const struct sl_row *row, sl_ts_t wm);
-	/* The earliest watermark at which a window of some held partial could fire (the
-	 * smallest end - 1), SL_TS_MAX when none is held: the sender flushes when the
-	 * watermark it forwards reaches it. */
+	/* Timed: the earliest watermark at which a window of some held partial could fire
+	 * (the smallest end - 1), SL_TS_MAX when none is held: the sender flushes when the
+	 * watermark it forwards reaches it. Untimed: SL_TS_MAX while nothing is held, else any
+	 * other value. */
 	sl_ts_t (*next_flush)(const void *local);
+	/* Untimed, optional: the longest a partial may wait on the sender, in milliseconds of
+	 * processing time (the mini-batch latency); 0 or NULL: until full. */
+	sl_ts_t (*max_delay)(const void *local_cfg);
 	/* Hands every held partial to emit and empties the table. */
 	void (*flush)(void *local, sl_partial_emit_fn emit, void *arg);
 };

@@ -66,11 +66,10 @@ static void plan_combiner(struct sl_job *job, struct sl_stream *by)
 			only = job->node[j];
 			n++;
 		}
-	if (n != 1 || only->kind != SL_NODE_KEYED || !only->ops->combiner ||
-	    !only->ops->merge_partial || !only->ops->combiner->accepts(only->op_cfg))
+	if (n != 1 || only->kind != SL_NODE_KEYED || !only->ops->combiner_of ||
+	    !only->ops->merge_partial)
 		return;
-	by->xdef.combine = only->ops->combiner;
-	by->xdef.combine_cfg = only->op_cfg;
+	by->xdef.combine = only->ops->combiner_of(only->op_cfg, &by->xdef.combine_cfg);
 }
 
 int sl_plan_build(struct sl_job *job)

@@ -156,6 +156,10 @@ int sl_shard_wire(struct sl_shard *sh)
 					      node->lane);
 			if (rc < 0)
 				return rc;
+			if (sh->xctx[i].wants_proctime) {
+				sh->xctx[i].next_in_shard = sh->proctime_list;
+				sh->proctime_list = &sh->xctx[i];
+			}
 		}
 	}
 	for (int s = 0; s < job->nstages; s++) {

@@ -156,6 +156,6 @@ const struct sl_op_ops sl_window_ops = {
 	.restore = sl_window_restore,
 	.explain = sl_window_explain,
 	.pending = window_pending,
-	.combiner = &sl_window_combiner,
+	.combiner_of = sl_window_combiner_of,
 	.merge_partial = window_merge_partial,
 };

@@ -186,8 +186,9 @@ struct sl_win_kind_ops {
 extern const struct sl_win_kind_ops sl_win_slices; /* slice.c */
 /* slice.c: a partial of the local stage (local.c) merged into the current key's slice */
 void sl_win_slice_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t nrows);
-/* local.c: the window's local stage, for the senders of its exchange */
+/* local.c: the window's local stage, for the senders of its exchange (sl_op_ops.combiner_of) */
 extern const struct sl_combiner_ops sl_window_combiner;
+const struct sl_combiner_ops *sl_window_combiner_of(const void *op_cfg, const void **local_cfg);
 /* window_cfg.c: whether the aggregates of c split into two stages under its strategy */
 bool sl_window_cfg_splits(const struct sl_window_cfg *c);
 extern const struct sl_win_kind_ops sl_win_sessions; /* session.c */
