@@ -37,6 +37,7 @@
 #include "op.h"
 #include "group_agg.h"
 #include "agg.h"
+#include "partials.h"
 
 enum { ST_ACC = 0, ST_CUR = 1, ST_MS = 2 };
 
@@ -80,6 +81,8 @@ struct ga {
 	struct sl_state_desc *desc;
 	struct ga_agg *agg;
 	enum sl_type *out_type; /* nout */
+	bool split;		/* two-stage: senders run group_agg_local.c over `local` */
+	struct sl_ga_local local;
 };
 
 #define BLOCK_MAX (sizeof(struct ga_hdr) + SL_SCHEMA_MAX_FIELDS * 24)
@@ -585,6 +588,43 @@ static void clear_key(struct sl_ctx *ctx, const struct ga *g)
 		sl_map_clear(ctx, i);
 }
 
+/* Writes the key's updated block back and emits the change from prev (NULL: the key is
+ * new): -U/+U, +I, or nothing for an unchanged result. */
+static void store_emit(struct sl_ctx *ctx, const struct ga *g, struct run *r, uint8_t *blk,
+		       bool had, const struct sl_row *prev, sl_ts_t ts)
+{
+	const struct sl_row *new;
+	void *stored;
+
+	if (g->ttl) {
+		hdr_of(blk)->last = sl_ctx_proctime(ctx);
+		if (!had && sl_timer_proc(ctx, hdr_of(blk)->last + g->ttl) < 0) {
+			fail(ctx, -ENOMEM, "out of memory for state TTL timers", &g->agg[0]);
+			return;
+		}
+		sl_map_foreach(ctx, ST_CUR, cur_touch, r);
+	}
+	stored = sl_value_put(ctx, ST_ACC);
+	if (!stored) {
+		fail(ctx, -ENOMEM, "out of memory for aggregate state", &g->agg[0]);
+		return;
+	}
+	memcpy(stored, blk, g->size);
+	new = build_row(r, sl_ctx_out(ctx), prev ? SL_ROW_UPDATE_AFTER : SL_ROW_INSERT);
+	if (!new) {
+		fail(ctx, -ENOSPC, "result row larger than the row scratch buffer", &g->agg[0]);
+		return;
+	}
+	if (prev) {
+		/* Flink sends nothing for an unchanged result, unless state expires (then every
+		 * update is re-sent so downstream state is refreshed too) */
+		if (!g->ttl && same_result(g, prev, new))
+			return;
+		sl_emit(ctx, ts, prev);
+	}
+	sl_emit(ctx, ts, new);
+}
+
 /* Hot path: one value get/put, the aggregates, two row builds. */
 static void ga_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
 {
@@ -592,7 +632,7 @@ static void ga_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row,
 	bool retract = row->kind == SL_ROW_UPDATE_BEFORE || row->kind == SL_ROW_DELETE;
 	_Alignas(16) uint8_t blk[BLOCK_MAX];
 	_Alignas(8) uint8_t prevbuf[SL_ROW_SCRATCH];
-	const struct sl_row *prev = NULL, *new;
+	const struct sl_row *prev = NULL;
 	struct sl_row_builder pb;
 	struct run r;
 	void *stored;
@@ -623,8 +663,11 @@ static void ga_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row,
 	if (stored) {
 		sl_rowb_init(&pb, prevbuf, sizeof prevbuf, g->nout);
 		prev = build_row(&r, &pb, SL_ROW_UPDATE_BEFORE);
-		if (!prev)
-			goto out_nospace;
+		if (!prev) {
+			fail(ctx, -ENOSPC, "result row larger than the row scratch buffer",
+			     &g->agg[0]);
+			return;
+		}
 	}
 	hdr_of(blk)->rows += retract ? -1 : 1;
 	for (int i = 0; i < g->naggs; i++) {
@@ -646,35 +689,55 @@ static void ga_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row,
 		clear_key(ctx, g);
 		return;
 	}
-	if (g->ttl) {
-		hdr_of(blk)->last = sl_ctx_proctime(ctx);
-		if (!stored && sl_timer_proc(ctx, hdr_of(blk)->last + g->ttl) < 0) {
-			fail(ctx, -ENOMEM, "out of memory for state TTL timers", &g->agg[0]);
-			return;
-		}
-		sl_map_foreach(ctx, ST_CUR, cur_touch, &r);
-	}
-	stored = sl_value_put(ctx, ST_ACC);
-	if (!stored) {
-		fail(ctx, -ENOMEM, "out of memory for aggregate state", &g->agg[0]);
+	store_emit(ctx, g, &r, blk, stored != NULL, prev, ts);
+}
+
+/*
+ * A partial of the local stage (group_agg_local.c): `nrows` rows of the current key
+ * combined on their sender, merged into the key's block as ga_process would have added
+ * them one by one, and one update emitted for all of them. Only insert-only inputs with
+ * kernel aggregates are split (sl_group_agg_build), so no map state is involved.
+ */
+static void ga_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t acc_len,
+			     uint32_t nrows, void *arg)
+{
+	const struct ga *g = arg;
+	_Alignas(16) uint8_t blk[BLOCK_MAX];
+	_Alignas(8) uint8_t prevbuf[SL_ROW_SCRATCH];
+	const struct sl_row *prev = NULL;
+	struct sl_row_builder pb;
+	struct run r;
+	void *stored;
+
+	if (acc_len != g->size || !g->split) {
+		fail(ctx, -EPROTO, "a partial that is not this aggregate's", &g->agg[0]);
 		return;
 	}
-	memcpy(stored, blk, g->size);
-	new = build_row(&r, sl_ctx_out(ctx), prev ? SL_ROW_UPDATE_AFTER : SL_ROW_INSERT);
-	if (!new)
-		goto out_nospace;
-	if (prev) {
-		/* Flink sends nothing for an unchanged result, unless state expires (then every
-		 * update is re-sent so downstream state is refreshed too) */
-		if (!g->ttl && same_result(g, prev, new))
-			return;
-		sl_emit(ctx, ts, prev);
+	stored = sl_value_get(ctx, ST_ACC);
+	if (!stored) {
+		if (g->ttl)
+			clear_key(ctx, g);
+		memset(blk, 0, g->size);
+	} else {
+		memcpy(blk, stored, g->size);
 	}
-	sl_emit(ctx, ts, new);
-	return;
-
-out_nospace:
-	fail(ctx, -ENOSPC, "result row larger than the row scratch buffer", &g->agg[0]);
+	r.ctx = ctx;
+	r.g = g;
+	r.blk = blk;
+	if (stored) {
+		sl_rowb_init(&pb, prevbuf, sizeof prevbuf, g->nout);
+		prev = build_row(&r, &pb, SL_ROW_UPDATE_BEFORE);
+		if (!prev) {
+			fail(ctx, -ENOSPC, "result row larger than the row scratch buffer",
+			     &g->agg[0]);
+			return;
+		}
+	}
+	hdr_of(blk)->rows += nrows;
+	for (int i = 0; i < g->naggs; i++)
+		g->agg[i].b.k->merge(&g->agg[i].b, blk + g->agg[i].b.off,
+				     (const uint8_t *)acc + g->agg[i].b.off);
+	store_emit(ctx, g, &r, blk, stored != NULL, prev, ts);
 }
 
 /* The key's TTL timer: free an idle key's maps, or come back when it may be idle. */
@@ -795,6 +858,36 @@ out_nomem:
 	return NULL;
 }
 
+/* Whether the GROUP BY splits into two stages (group_agg.h says when). */
+static bool splits(const struct sl_group_agg_cfg *cfg, const struct ga *g)
+{
+	if (cfg->agg_phase == SL_AGG_PHASE_ONE || cfg->mini_batch_latency_ms <= 0 ||
+	    !g->insert_only)
+		return false;
+	for (int i = 0; i < g->naggs; i++) {
+		const struct ga_agg *a = &g->agg[i];
+		bool fp = a->b.in_type == SL_TYPE_FLOAT || a->b.in_type == SL_TYPE_DOUBLE;
+
+		if (a->mode != GA_KERNEL || !a->b.k->merge || a->b.k->destroy)
+			return false;
+		switch (a->b.kind) {
+		case SL_AGG_COUNT_STAR:
+		case SL_AGG_COUNT:
+		case SL_AGG_MIN:
+		case SL_AGG_MAX:
+			break;
+		case SL_AGG_SUM:
+		case SL_AGG_AVG:
+			if (fp && cfg->agg_phase != SL_AGG_PHASE_TWO)
+				return false;
+			break;
+		default:
+			return false; /* FIRST/LAST_VALUE: arrival order does not survive a split */
+		}
+	}
+	return true;
+}
+
 int sl_group_agg_build(const struct sl_group_agg_cfg *cfg, struct sl_process_fn *out,
 		       struct sl_schema **out_schema_p, char *err, size_t errcap)
 {
@@ -859,6 +952,18 @@ int sl_group_agg_build(const struct sl_group_agg_cfg *cfg, struct sl_process_fn 
 	out->process = ga_process;
 	out->on_timer = g->ttl ? ga_on_timer : NULL;
 	out->arg = g;
+	g->split = splits(cfg, g);
+	if (g->split) {
+		g->local.block = g->size;
+		g->local.cap = cfg->mini_batch_size ? cfg->mini_batch_size : SL_PARTIALS_CAP;
+		g->local.delay_ms = cfg->mini_batch_latency_ms;
+		g->local.naggs = g->naggs;
+		for (int i = 0; i < g->naggs; i++)
+			g->local.agg[i] = &g->agg[i].b;
+		out->combiner = &sl_group_agg_combiner;
+		out->combiner_cfg = &g->local;
+		out->merge_partial = ga_merge_partial;
+	}
 	return 0;
 
 out_free:

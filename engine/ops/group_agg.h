@@ -39,6 +39,8 @@
 
 #include <sluice/job.h>
 #include <sluice/operator.h>
+struct sl_agg_bound;
+struct sl_combiner_ops;
 
 #define SL_GROUP_AGG_STR_MAX 1016
 
@@ -50,7 +52,32 @@ struct sl_group_agg_cfg {
 	int naggs;			/* 1.. ; nkey + naggs <= SL_SCHEMA_MAX_FIELDS */
 	sl_ts_t state_ttl_ms;		/* idle state retention, processing time; 0 = never */
 	bool insert_only;		/* input is +I only: no multisets for MIN/MAX/... */
+	/*
+	 * Two-stage aggregation (Flink's local-global aggregation, which Flink applies to a
+	 * GROUP BY only with mini-batch on): with agg_phase not ONE, mini_batch_latency_ms > 0,
+	 * an insert-only input and aggregates that merge (COUNT, SUM, AVG, numeric MIN/MAX;
+	 * under AUTO not SUM/AVG of FLOAT/DOUBLE), each sending shard combines rows per key
+	 * for up to mini_batch_latency_ms or mini_batch_size keys (0: SL_PARTIALS_CAP) and the
+	 * owner merges the partials: one -U/+U per partial instead of per row, the final
+	 * results the same.
+	 */
+	enum sl_agg_phase agg_phase;
+	sl_ts_t mini_batch_latency_ms;
+	uint32_t mini_batch_size;
 };
+
+/* What the GROUP BY's local stage (group_agg_local.c) works from: partials have the
+ * state block's layout (`block` bytes; only the aggregates' parts, at their bound offsets,
+ * are written), at most `cap` keys wait at most delay_ms. Part of the built function. */
+struct sl_ga_local {
+	uint32_t block;
+	uint32_t cap;
+	sl_ts_t delay_ms;
+	int naggs;
+	const struct sl_agg_bound *agg[SL_SCHEMA_MAX_FIELDS];
+};
+
+extern const struct sl_combiner_ops sl_group_agg_combiner; /* group_agg_local.c */
 
 /*
  * Builds the process function of a GROUP BY. Plan time, any thread. On success returns 0,

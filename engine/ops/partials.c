@@ -82,8 +82,12 @@ int sl_partials_get(struct sl_partials *t, uint64_t hash, int64_t ns, const uint
 		t->kcap = cap;
 	}
 	i = t->n++;
-	t->e[i] = (struct sl_partial_entry){ .hash = hash, .ns = ns, .koff = (uint32_t)t->kused,
-					     .klen = klen, .slot = at, .ts = INT64_MIN };
+	t->e[i] = (struct sl_partial_entry){ .hash = hash,
+					     .ns = ns,
+					     .koff = (uint32_t)t->kused,
+					     .klen = klen,
+					     .slot = at,
+					     .ts = INT64_MIN };
 	memcpy(t->keys + t->kused, key, klen);
 	t->kused += klen;
 	t->slot[at] = i + 1;

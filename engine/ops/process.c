@@ -137,6 +137,24 @@ static void process_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row 
 	ctx->m.state_entries = sl_kstate_entries(ctx->kstate);
 }
 
+/* Two-stage aggregation: the function's own local stage, if it has one (op.h). */
+static const struct sl_combiner_ops *process_combiner_of(const void *cfg, const void **local_cfg)
+{
+	const struct sl_process_fn *fn = cfg;
+
+	*local_cfg = fn->combiner_cfg;
+	return fn->merge_partial ? fn->combiner : NULL;
+}
+
+static void process_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t acc_len,
+				  uint32_t nrows)
+{
+	struct proc *p = ctx->self;
+
+	p->fn->merge_partial(ctx, ts, acc, acc_len, nrows, p->fn->arg);
+	ctx->m.state_entries = sl_kstate_entries(ctx->kstate);
+}
+
 static void fire(struct sl_ctx *ctx, struct sl_timers *tm, sl_ts_t until,
 		 enum sl_time_domain domain)
 {
@@ -354,4 +372,6 @@ const struct sl_op_ops sl_process_ops = {
 	.restore = process_restore,
 	.keyed_state = true,
 	.explain = process_explain,
+	.combiner_of = process_combiner_of,
+	.merge_partial = process_merge_partial,
 };

@@ -103,10 +103,15 @@ static void explain_job(struct sl_job *job, const char *name, FILE *f)
 				fprintf(f, "%s %d", l ? "," : "", st->lanes[l]->in->stage);
 			fprintf(f, "%s%s\n",
 				st->nlanes > 1 ? " (keyed union; watermark = minimum)" : "",
-				st->input->xdef.combine
-					? ", two-phase: rows pre-aggregated per key "
-					  "and slice on each sending shard"
-					: ", one phase: each key on its owner shard");
+				!st->input->xdef.combine
+					? ", one phase: each key on its owner shard"
+				: st->input->xdef.combine->timed
+					? ", two-phase: rows pre-aggregated per key and slice on "
+					  "each "
+					  "sending shard"
+					: ", two-phase: rows pre-aggregated per key on each "
+					  "sending "
+					  "shard for a mini-batch");
 		}
 		for (int i = 0; i < job->nnodes; i++) {
 			const struct sl_stream *n = job->node[i];

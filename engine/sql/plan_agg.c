@@ -528,6 +528,9 @@ static int add_group_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, struct a
 		.naggs = ap->naggs,
 		.state_ttl_ms = c->state_ttl,
 		.insert_only = !rel->changelog,
+		.agg_phase = c->agg_phase,
+		.mini_batch_latency_ms = c->mini_batch ? c->mini_batch_latency : 0,
+		.mini_batch_size = c->mini_batch_size,
 	};
 	struct sl_process_fn *pf = calloc(1, sizeof(*pf));
 	struct sl_schema *gs = NULL;

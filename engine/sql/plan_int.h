@@ -119,6 +119,9 @@ struct sl_sql_plan_ctx {
 	sl_ts_t state_ttl;	     /* table.exec.state.ttl */
 	sl_ts_t allow_lateness;	     /* table.exec.emit.allow-lateness */
 	enum sl_agg_phase agg_phase; /* table.optimizer.agg-phase-strategy */
+	bool mini_batch;	     /* table.exec.mini-batch.enabled */
+	sl_ts_t mini_batch_latency;  /* table.exec.mini-batch.allow-latency */
+	uint32_t mini_batch_size;    /* table.exec.mini-batch.size, 0: not set */
 	sl_ts_t ckpt_interval;	     /* execution.checkpointing.interval */
 	sl_ts_t ckpt_timeout;	     /* execution.checkpointing.timeout */
 	sl_ts_t ckpt_min_pause;	     /* execution.checkpointing.min-pause */

@@ -231,6 +231,27 @@ static int apply_set(struct sl_sql_plan_ctx *c, const struct sl_ddl_stmt *st)
 						v);
 		return 0;
 	}
+	/* mini-batch drives the updating GROUP BY's local stage (group_agg.h); Flink's
+	 * batching of the one-phase updates is not done */
+	if (!strcmp(k, "table.exec.mini-batch.enabled")) {
+		if (strcasecmp(v, "true") && strcasecmp(v, "false"))
+			return sl_sql_plan_fail(c, st->span.line, st->span.col,
+						"%s '%s': expected true or false", k, v);
+		c->mini_batch = !strcasecmp(v, "true");
+		return 0;
+	}
+	if (!strcmp(k, "table.exec.mini-batch.size")) {
+		char *end;
+		long long n = strtoll(v, &end, 10);
+
+		if (*end || (n < 1 && n != -1) || n > 1 << 20)
+			return sl_sql_plan_fail(c, st->span.line, st->span.col,
+						"%s '%s': expected a row count from 1 to 1048576 "
+						"(or -1: the default)",
+						k, v);
+		c->mini_batch_size = n < 0 ? 0 : (uint32_t)n;
+		return 0;
+	}
 	if (!strcmp(k, "sluice.late-data.table")) {
 		c->late_table = sl_sql_plan_strdup(c, v);
 		return c->late_table ? 0 : -ENOMEM;
@@ -255,6 +276,8 @@ static int apply_set(struct sl_sql_plan_ctx *c, const struct sl_ddl_stmt *st)
 		{ "table.exec.state.ttl", offsetof(struct sl_sql_plan_ctx, state_ttl) },
 		{ "table.exec.emit.allow-lateness",
 		  offsetof(struct sl_sql_plan_ctx, allow_lateness) },
+		{ "table.exec.mini-batch.allow-latency",
+		  offsetof(struct sl_sql_plan_ctx, mini_batch_latency) },
 		{ "execution.checkpointing.interval",
 		  offsetof(struct sl_sql_plan_ctx, ckpt_interval) },
 		{ "execution.checkpointing.timeout",

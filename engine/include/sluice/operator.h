@@ -82,6 +82,8 @@ void sl_timer_proc_delete(struct sl_ctx *ctx, sl_ts_t at);
 
 enum sl_time_domain { SL_TIME_EVENT = 0, SL_TIME_PROC = 1 };
 
+struct sl_combiner_ops;
+
 struct sl_process_fn {
 	const struct sl_state_desc *states;
 	int nstates;
@@ -91,6 +93,14 @@ struct sl_process_fn {
 	void (*on_timer)(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain domain, void *arg);
 	void (*close)(struct sl_ctx *ctx, void *arg);
 	void *arg;
+	/* Engine-internal (NULL in user functions): the local stage of a two-stage
+	 * aggregation the function accepts on its exchange's senders, the config that stage is
+	 * created from, and the merge of one of its partials for the current key (the updating
+	 * GROUP BY, engine/runtime/op.h). */
+	const struct sl_combiner_ops *combiner;
+	const void *combiner_cfg;
+	void (*merge_partial)(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t acc_len,
+			      uint32_t nrows, void *arg);
 };
 
 /* The key of the record or timer being processed, as encoded bytes (see sl_key_field). */
