@@ -15,16 +15,22 @@
  *
  * Every distribution runs as key_by -> TUMBLE 1 min COUNT(*) -> blackhole, with the agg-phase
  * strategy AUTO and ONE_PHASE; each pair must fire the same number of windows and count every
- * record, or the benchmark fails.
+ * record, or the benchmark fails. The uniform and zipf keys also run the updating GROUP BY
+ * (key_by -> COUNT(*) per key, changelog -> blackhole) with mini-batch on (200 ms, 4096 keys)
+ * in two phases and in one; both must end with the same number of keys.
  *
  * Figures (events/s per core): skew/hot80_tumble and skew/zipf_tumble with their ratio to
  * skew/uniform_tumble (target >= 0.9), skew/hot80_gain and skew/zipf_gain (two phases over
  * one on the same keys), skew/uniform_tumble with its ratio to its one-phase run (what the
- * local stage costs where nothing combines), and the one-phase figures themselves.
+ * local stage costs where nothing combines), and the one-phase figures themselves;
+ * skew/zipf_groupby with its ratio to skew/uniform_groupby (target >= 0.9) and
+ * skew/zipf_groupby_gain.
  *
  * Options: --rows N (20M), --only uniform|hot80|zipf[:one] (one contender, for perf record).
  */
 #include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +39,7 @@
 
 #include <sluice/connectors.h>
 
+#include "group_agg.h"
 #include "rand.h"
 
 #define BASE_TS	   1704067200000LL /* 2024-01-01 00:00:00 UTC, a whole minute */
@@ -100,8 +107,48 @@ static void key_of(const struct sl_row *in, struct sl_row_builder *out, void *ar
 	sl_rowb_set_i64(out, 1, sl_row_i64(in, 1));
 }
 
-/* Runs one job; returns events/s per shard and sets *results to the windows fired. */
-static double run_job(enum dist d, enum sl_agg_phase phase, int64_t rows, uint64_t *results)
+/* The group by's sink: counts its +I rows (one per key: the input is insert-only) and
+ * drops the rest, as a blackhole does. */
+struct key_count {
+	_Atomic uint64_t *total;
+	uint64_t n;
+};
+
+static void *kc_open(const void *cfg, const struct sl_schema *schema, int shard, int nshards,
+		     struct sl_error *err)
+{
+	struct key_count *k = calloc(1, sizeof(*k));
+
+	(void)schema, (void)shard, (void)nshards, (void)err;
+	if (k)
+		k->total = (_Atomic uint64_t *)cfg;
+	return k;
+}
+
+static int kc_write(void *state, sl_ts_t ts, const struct sl_row *row)
+{
+	struct key_count *k = state;
+
+	(void)ts;
+	k->n += row->kind == SL_ROW_INSERT;
+	return 0;
+}
+
+static void kc_close(void *state)
+{
+	struct key_count *k = state;
+
+	atomic_fetch_add(k->total, k->n);
+	free(k);
+}
+
+static const struct sl_sink_ops key_count_sink = { .name = "key count", .open = kc_open,
+						   .write = kc_write, .close = kc_close };
+
+/* Runs one job; returns events/s per shard and sets *results to the windows fired (the
+ * group by: the distinct keys, counted by the sink as +I rows minus -D rows). */
+static double run_job(enum dist d, enum sl_agg_phase phase, bool group_by, int64_t rows,
+		      uint64_t *results)
 {
 	struct sl_schema *sch = sl_schema_create(), *keyed = sl_schema_create();
 	struct sl_datagen_field fields[2] = {
@@ -122,6 +169,8 @@ static double run_job(enum dist d, enum sl_agg_phase phase, int64_t rows, uint64
 	struct sl_job_stats st;
 	struct sl_stream *s;
 	struct sl_job *job = sl_job_create(dist_name[d]);
+	struct sl_process_fn ga = { 0 };
+	_Atomic uint64_t distinct_keys = 0;
 	double t0, t1;
 
 	if (!sch || !keyed || !job) {
@@ -134,8 +183,24 @@ static double run_job(enum dist d, enum sl_agg_phase phase, int64_t rows, uint64
 	sl_schema_add(keyed, "seq", SL_TYPE_BIGINT);
 	s = sl_job_source(job, "datagen", &sl_datagen_source_ops, &gen, sch, &wm);
 	s = sl_stream_map(s, "key", key_of, (void *)(intptr_t)d, keyed);
-	s = sl_stream_window(sl_stream_key_by(s, &key, 1), "tumble", &win, &count, 1);
-	sl_stream_sink(s, "blackhole", &sl_blackhole_sink_ops, &sink);
+	if (group_by) {
+		struct sl_group_agg_cfg gc = { .in = keyed, .key_fields = &key, .nkey = 1,
+					       .aggs = &count, .naggs = 1, .insert_only = true,
+					       .agg_phase = phase, .mini_batch_latency_ms = 200 };
+		struct sl_schema *out = NULL;
+		char err[256];
+
+		if (sl_group_agg_build(&gc, &ga, &out, err, sizeof err)) {
+			fprintf(stderr, "skew_bench: %s\n", err);
+			exit(1);
+		}
+		s = sl_stream_process(sl_stream_key_by(s, &key, 1), "group by", &ga, out);
+		sl_schema_destroy(out);
+		sl_stream_sink(s, "key count", &key_count_sink, (void *)&distinct_keys);
+	} else {
+		s = sl_stream_window(sl_stream_key_by(s, &key, 1), "tumble", &win, &count, 1);
+		sl_stream_sink(s, "blackhole", &sl_blackhole_sink_ops, &sink);
+	}
 	t0 = now_s();
 	if (sl_job_run(job, &opts)) {
 		fprintf(stderr, "skew_bench: %s: %s\n", dist_name[d], sl_job_error(job)->msg);
@@ -143,19 +208,23 @@ static double run_job(enum dist d, enum sl_agg_phase phase, int64_t rows, uint64
 	}
 	t1 = now_s();
 	sl_job_stats(job, &st);
-	if (st.records_in != (uint64_t)rows || sunk != st.records_out || !sunk) {
+	if (group_by)
+		sunk = distinct_keys;
+	if (st.records_in != (uint64_t)rows || (!group_by && sunk != st.records_out) || !sunk) {
 		fprintf(stderr, "skew_bench: %s: %llu records in (want %lld), %llu results\n",
 			dist_name[d], (unsigned long long)st.records_in, (long long)rows,
 			(unsigned long long)sunk);
 		exit(1);
 	}
-	fprintf(stderr, "%s %s: %.2f s, %llu results, %llu rows combined into %llu partials, "
+	fprintf(stderr, "%s %s %s: %.2f s, %llu results, %llu rows combined into %llu partials, "
 			"%llu ring-full\n",
-		dist_name[d], phase == SL_AGG_PHASE_ONE ? "one phase" : "auto", t1 - t0,
+		dist_name[d], group_by ? "group by" : "tumble",
+		phase == SL_AGG_PHASE_ONE ? "one phase" : "auto", t1 - t0,
 		(unsigned long long)sunk, (unsigned long long)st.records_combined,
 		(unsigned long long)st.partials, (unsigned long long)st.ring_full);
 	*results = sunk;
 	sl_job_destroy(job);
+	sl_group_agg_free(&ga);
 	sl_schema_destroy(keyed);
 	sl_schema_destroy(sch);
 	return (double)rows / (t1 - t0) / 2;
@@ -171,7 +240,7 @@ int main(int argc, char **argv)
 {
 	int64_t rows = 20000000;
 	const char *only = NULL;
-	double two[3], one[3];
+	double two[3], one[3], gb2[3] = { 0 }, gb1[3] = { 0 };
 	uint64_t r2, r1;
 
 	for (int i = 1; i < argc; i++) {
@@ -195,16 +264,25 @@ int main(int argc, char **argv)
 				continue;
 			printf("FIGURE skew/only_%s %.0f events/s - -\n", only,
 			       run_job((enum dist)d, only[n] ? SL_AGG_PHASE_ONE : SL_AGG_PHASE_AUTO,
-				       rows, &r2));
+				       false, rows, &r2));
 			return 0;
 		}
 		usage();
 	}
 	for (int d = UNIFORM; d <= ZIPF; d++) {
-		two[d] = run_job((enum dist)d, SL_AGG_PHASE_AUTO, rows, &r2);
-		one[d] = run_job((enum dist)d, SL_AGG_PHASE_ONE, rows, &r1);
+		two[d] = run_job((enum dist)d, SL_AGG_PHASE_AUTO, false, rows, &r2);
+		one[d] = run_job((enum dist)d, SL_AGG_PHASE_ONE, false, rows, &r1);
 		if (r1 != r2) {
 			fprintf(stderr, "skew_bench: %s fired %llu windows in two phases, %llu in one\n",
+				dist_name[d], (unsigned long long)r2, (unsigned long long)r1);
+			return 1;
+		}
+		if (d == HOT80)
+			continue;
+		gb2[d] = run_job((enum dist)d, SL_AGG_PHASE_AUTO, true, rows, &r2);
+		gb1[d] = run_job((enum dist)d, SL_AGG_PHASE_ONE, true, rows, &r1);
+		if (r1 != r2) {
+			fprintf(stderr, "skew_bench: %s group by: %llu keys in two phases, %llu in one\n",
 				dist_name[d], (unsigned long long)r2, (unsigned long long)r1);
 			return 1;
 		}
@@ -219,7 +297,15 @@ int main(int argc, char **argv)
 	       two[HOT80] / one[HOT80], two[HOT80] / one[HOT80]);
 	printf("FIGURE skew/zipf_gain %.4f x %.4f skew/zipf_tumble_one_phase\n",
 	       two[ZIPF] / one[ZIPF], two[ZIPF] / one[ZIPF]);
+	printf("FIGURE skew/zipf_groupby %.0f events/s %.4f skew/uniform_groupby\n", gb2[ZIPF],
+	       gb2[ZIPF] / gb2[UNIFORM]);
+	printf("FIGURE skew/zipf_groupby_gain %.4f x %.4f skew/zipf_groupby_one_phase\n",
+	       gb2[ZIPF] / gb1[ZIPF], gb2[ZIPF] / gb1[ZIPF]);
+	printf("FIGURE skew/uniform_groupby %.0f events/s %.4f skew/uniform_groupby_one_phase\n",
+	       gb2[UNIFORM], gb2[UNIFORM] / gb1[UNIFORM]);
 	for (int d = UNIFORM; d <= ZIPF; d++)
 		printf("FIGURE skew/%s_tumble_one_phase %.0f events/s - -\n", dist_name[d], one[d]);
+	printf("FIGURE skew/uniform_groupby_one_phase %.0f events/s - -\n", gb1[UNIFORM]);
+	printf("FIGURE skew/zipf_groupby_one_phase %.0f events/s - -\n", gb1[ZIPF]);
 	return 0;
 }

@@ -49,11 +49,15 @@ struct exchange_out {
 	/* two-stage aggregation: the feeding operator's local stage, NULL for raw rows */
 	const struct sl_combiner_ops *comb;
 	void *local;
-	struct sl_ctx *ctx;	 /* for the flush's emit callback */
-	sl_ts_t wm;		 /* the last watermark forwarded */
-	sl_ts_t flush_at;	 /* timed: flush before forwarding a watermark >= this */
-	sl_ts_t delay;		 /* untimed: flush partials held this long (ms), 0: never */
-	sl_ts_t held_since;	 /* untimed: shard time of the first partial held */
+	struct sl_ctx *ctx; /* for the flush's emit callback */
+	sl_ts_t wm;	    /* the last watermark forwarded */
+	sl_ts_t flush_at;   /* timed: flush before forwarding a watermark >= this */
+	sl_ts_t delay;	    /* untimed: flush partials held this long (ms), 0: never */
+	sl_ts_t held_since; /* untimed: shard time of the first partial held */
+	/* adaptive bypass (see flush_local): rows combined and partials sent since the last
+	 * flush, rows still to send raw, and the next bypass's length */
+	uint64_t rows_held, partials_sent;
+	uint64_t bypass_left, bypass_len;
 	struct sl_partial *part; /* a partial frame's payload, built for send_frame */
 	struct sl_hot_keys *hot; /* this sender's heavy hitters (the shard's, hot_keys.h) */
 };
@@ -145,6 +149,7 @@ static void send_partial(void *arg, uint64_t hash, const uint8_t *key, uint32_t 
 	uint32_t koff = SL_FRAME_ALIGN(klen);
 
 	x->ctx->m.partials++;
+	x->partials_sent++;
 	p->klen = klen;
 	p->acc_len = acc_len;
 	p->nrows = nrows;
@@ -156,15 +161,39 @@ static void send_partial(void *arg, uint64_t hash, const uint8_t *key, uint32_t 
 		   (uint32_t)sizeof(*p) + koff + acc_len);
 }
 
+/*
+ * When keys hardly repeat within a flush (1M uniform keys against a 4096-partial table),
+ * the local stage only adds a probe per row and a larger frame per key, so a flush of many
+ * rows that produced almost one partial per row turns it off for the next BYPASS_MIN rows
+ * (doubling while it keeps failing, up to BYPASS_MAX), then it is tried again. Raw rows
+ * are always exact, so this changes costs only, never results.
+ */
+#define BYPASS_TRY   1024	/* rows a flush needs before it says anything */
+#define BYPASS_MIN   65536	/* rows sent raw after a poor flush */
+#define BYPASS_MAX   (1u << 24) /* the longest bypass */
+#define BYPASS_RATIO 1.25	/* rows per partial below which a flush is poor */
+
 /* Sends every partial the local stage holds, ahead of what the sender forwards next. */
 static void flush_local(struct sl_ctx *ctx, struct exchange_out *x)
 {
 	if (!x->local)
 		return;
 	x->ctx = ctx;
+	x->partials_sent = 0;
 	x->comb->flush(x->local, send_partial, x);
 	x->flush_at = SL_TS_MAX;
 	x->held_since = SL_TS_MAX;
+	if (x->rows_held >= BYPASS_TRY) {
+		if ((double)x->rows_held < BYPASS_RATIO * (double)x->partials_sent) {
+			x->bypass_len = x->bypass_len ? x->bypass_len * 2 : BYPASS_MIN;
+			if (x->bypass_len > BYPASS_MAX)
+				x->bypass_len = BYPASS_MAX;
+			x->bypass_left = x->bypass_len;
+		} else {
+			x->bypass_len = 0;
+		}
+	}
+	x->rows_held = 0;
 }
 
 int sl_exchange_drain(struct sl_ctx *ctx)
@@ -257,6 +286,7 @@ static bool combine(struct sl_ctx *ctx, struct exchange_out *x, uint64_t hash, u
 	}
 	if (rc > 0) {
 		ctx->m.combined++;
+		x->rows_held++;
 		if (x->comb->timed) {
 			sl_ts_t at = x->comb->next_flush(x->local);
 
@@ -278,8 +308,12 @@ static void xout_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 
 	ctx->m.out++;
 	sl_hot_keys_offer(x->hot, hash, x->key, klen);
-	if (x->local && combine(ctx, x, hash, klen, ts, row))
-		return;
+	if (x->local) {
+		if (x->bypass_left)
+			x->bypass_left--;
+		else if (combine(ctx, x, hash, klen, ts, row))
+			return;
+	}
 	send_frame(ctx, x, (int)owner_of(x, hash), SL_FRAME_RECORD, hash, ts, row, row->size);
 }
 
