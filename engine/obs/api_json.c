@@ -241,6 +241,25 @@ static void why(struct sl_obs_buf *b, const struct sl_obs_snap *s)
 	sl_obs_buf_printf(b, "]");
 }
 
+/* The key_bys' hot keys (hot_keys.h): shares are fractions of the key_by's records. */
+static void hot_keys(struct sl_obs_buf *b, const struct sl_obs_snap *s)
+{
+	sl_obs_buf_printf(b, ",\"hot_keys\":[");
+	for (int i = 0; i < s->nhot; i++) {
+		const struct sl_job_hot_key *h = &s->hot[i];
+
+		sl_obs_buf_printf(b, "%s{\"operator\":", i ? "," : "");
+		str(b, h->op);
+		sl_obs_buf_printf(b, ",\"into\":");
+		str(b, h->into);
+		sl_obs_buf_printf(b, ",\"key\":");
+		str(b, h->key);
+		sl_obs_buf_printf(b, ",\"share\":%.4f,\"share_hi\":%.4f,\"two_phase\":%s}",
+				  h->share, h->share_hi, h->two_phase ? "true" : "false");
+	}
+	sl_obs_buf_printf(b, "]");
+}
+
 void sl_obs_render_json(const struct sl_obs_snap *s, struct sl_obs_buf *b)
 {
 	sl_obs_buf_printf(b, "{\"job\":");
@@ -256,6 +275,7 @@ void sl_obs_render_json(const struct sl_obs_snap *s, struct sl_obs_buf *b)
 		operators(b, s);
 		stages(b, s);
 		shards(b, s);
+		hot_keys(b, s);
 		if (s->detailed) {
 			splits(b, s);
 			why(b, s);

@@ -5,14 +5,15 @@ job runs and at its end.
 1. A datagen job on 2 shards at 5,000 rows/s whose grouping key k is 0 for 80 % of the rows
    (user_id 1..32 of 1..40) and user_id otherwise, into a tumbling COUNT: /metrics shows
    sluice_hot_key_share{key="k=0",two_phase="true"} between 0.6 and 0.9 while it runs, no
-   other key above 0.1 (the sketch never reports a key beyond its share), and promtool
-   accepts the page; at the end `--metrics` names k=0 with its share, absorbed by the
+   other key above 0.1 (the sketch never reports a key beyond its share), /api/status (the
+   status page's source) lists it likewise, and promtool accepts the page; at the end `--metrics` names k=0 with its share, absorbed by the
    two-phase aggregation.
 2. The same rows with 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE': the key is named
    with "one owner shard", and nothing was combined.
 
 Usage: hot_keys.py SLUICE
 """
+import json
 import os
 import re
 import shutil
@@ -21,7 +22,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Job, fail, parse, poll, total  # noqa: E402
+from common import Job, fail, get, parse, poll, total  # noqa: E402
 
 JOB = """SET 'parallelism.default' = '2';
 SET 'pipeline.name' = 'hot_keys';
@@ -66,6 +67,10 @@ def live(sluice, tmp):
     others = {k: v for k, v in hot.items() if k[0] != "k=0" and v > 0.1}
     if others:
         fail("keys of 2.5 %% each reported above 10 %%: %r" % others)
+    st, _, doc = get(job.url + "/api/status")
+    js = [h for h in json.loads(doc).get("hot_keys", []) if h["key"] == "k=0"] if st == 200 else []
+    if not js or not js[0]["two_phase"] or not 0.6 <= js[0]["share"] <= 0.9:
+        fail("/api/status has no hot key k=0 at 0.6-0.9, two-phase: %s" % doc[:2000])
     promtool = shutil.which("promtool")
     if promtool:
         chk = subprocess.run([promtool, "check", "metrics"], input=body, text=True,
