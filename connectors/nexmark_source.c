@@ -112,8 +112,8 @@ static void *nx_open(const void *cfgp, int split, struct sl_error *err)
 
 	if (!cfg->cols || cfg->nsplits < 1 || split < 0 || split >= cfg->nsplits) {
 		err->code = -EINVAL;
-		snprintf(err->msg, sizeof err->msg, "nexmark: split %d of %d, or no columns",
-			 split, cfg->nsplits);
+		snprintf(err->msg, sizeof err->msg, "nexmark: split %d of %d, or no columns", split,
+			 cfg->nsplits);
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));

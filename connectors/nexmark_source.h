@@ -63,10 +63,10 @@ bool sl_nexmark_col_fits(enum sl_nexmark_col c, enum sl_type t);
 
 struct sl_nexmark_source_cfg {
 	struct sl_nexmark_cfg gen;
-	uint64_t events;	/* events.num; UINT64_MAX: unbounded */
-	int nsplits;		/* >= 1, fixed by the table (not by the shard count) */
-	bool paced;		/* !max-emit-speed: emit at first-event.rate of wall clock */
-	int nfields;		/* schema fields */
+	uint64_t events; /* events.num; UINT64_MAX: unbounded */
+	int nsplits;	 /* >= 1, fixed by the table (not by the shard count) */
+	bool paced;	 /* !max-emit-speed: emit at first-event.rate of wall clock */
+	int nfields;	 /* schema fields */
 	const enum sl_nexmark_col *cols; /* [nfields]: what each schema field holds */
 };
 
