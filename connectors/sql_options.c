@@ -25,6 +25,7 @@
 #include "format.h"
 #include "kafka_sink.h"
 #include "kafka_source.h"
+#include "nexmark_source.h"
 #include "sql_options.h"
 
 /* The options of one table being configured, and where to report. */
@@ -767,6 +768,221 @@ static int datagen_source(struct optctx *c, const struct sl_sql_conn_table *t,
 	return 0;
 }
 
+/* ---- nexmark --------------------------------------------------------------------------- */
+
+#define NX_KNOWN                                                                                   \
+	"first-event.rate, next-event.rate, events.num, person.proportion, "                       \
+	"auction.proportion, bid.proportion, person.avg-size, auction.avg-size, bid.avg-size, "    \
+	"bid.hot-ratio.auctions, bid.hot-ratio.bidders, auction.hot-ratio.sellers, "               \
+	"max-emit-speed, seed, base-time, splits"
+
+/* A row holds its strings in SL_ROW_SCRATCH bytes: padding up to 1.2 x avg-size plus the
+ * other strings (under 300 bytes) must fit, so the average is bounded well below it. */
+#define NX_MAX_AVG_SIZE 32768
+
+/* 2015-07-15 00:00:00 UTC, Beam Nexmark's BASE_TIME: Flink's generator starts at the wall
+ * clock of the job's creation, which no rerun can reproduce. */
+#define NX_BASE_TIME_MS 1436918400000LL
+
+struct nx_src {
+	struct sl_nexmark_source_cfg cfg; /* first */
+	enum sl_nexmark_col cols[SL_SCHEMA_MAX_FIELDS];
+};
+
+/* Options Flink's connector has that sluice's does not honour: refused by name, with why. */
+static const struct {
+	const char *key, *why;
+} nx_refused[] = {
+	{ "keep-alive", "the source ends after events.num events" },
+	{ "stop-at", "the source ends after events.num events" },
+	{ "rate.shape", "the rate is constant (first-event.rate)" },
+	{ "rate.period", "the rate is constant (first-event.rate)" },
+	{ "rate.limited", "use max-emit-speed = 'false' to pace at first-event.rate" },
+};
+
+static int nx_int(struct optctx *c, const char *key, int64_t lo, int64_t hi, int64_t *v)
+{
+	struct sl_sql_conn_opt *o = opt_take(c, key);
+
+	return o ? parse_i64(c, o, lo, hi, v) : 0;
+}
+
+static int nx_size(struct optctx *c, const char *key, int32_t *v)
+{
+	struct sl_sql_conn_opt *o = opt_take(c, key);
+	size_t bytes;
+
+	if (!o)
+		return 0;
+	if (sl_sql_conn_parse_memory_size(o->value, &bytes) < 0 || bytes > NX_MAX_AVG_SIZE)
+		return fail_at(c, o,
+			       "option '%s': '%s' is not a size of at most %d bytes (e.g. '100b', "
+			       "'1kb')",
+			       o->key, o->value, NX_MAX_AVG_SIZE);
+	*v = (int32_t)bytes;
+	return 0;
+}
+
+static int nx_rates(struct optctx *c, struct sl_nexmark_cfg *g)
+{
+	struct sl_sql_conn_opt *o = opt_take(c, "first-event.rate"), *next;
+	double next_rate;
+	int rc;
+
+	if (o && ((rc = parse_f64(c, o, &g->first_event_rate)) < 0))
+		return rc;
+	if (o && !(g->first_event_rate > 0 && g->first_event_rate <= 1e12))
+		return fail_at(c, o, "option '%s': %s is not a rate in (0, 1e12] events/s", o->key,
+			       o->value);
+	next = opt_take(c, "next-event.rate");
+	if (next && (rc = parse_f64(c, next, &next_rate)) < 0)
+		return rc;
+	if (next && next_rate != g->first_event_rate)
+		return fail_at(c, next,
+			       "option 'next-event.rate': %s differs from first-event.rate (%g); "
+			       "only a constant rate is supported",
+			       next->value, g->first_event_rate);
+	return 0;
+}
+
+/* base-time: the timestamp of event number 0, as text or epoch ms. */
+static int nx_base_time(struct optctx *c, int64_t *base)
+{
+	struct sl_sql_conn_opt *o = opt_take(c, "base-time");
+	size_t len;
+
+	if (!o)
+		return 0;
+	len = strlen(o->value);
+	if (sl_fmt_parse_i64(o->value, len, INT64_MIN / 2, INT64_MAX / 2, base) == 0 ||
+	    sl_fmt_parse_ts(o->value, len, base) == 0)
+		return 0;
+	return fail_at(c, o,
+		       "option 'base-time': '%s' is not a timestamp ('YYYY-MM-DD HH:MM:SS[.fff]' "
+		       "or epoch ms)",
+		       o->value);
+}
+
+/* Every physical column must be one the generator fills, with a type that holds it. */
+static int nx_columns(struct optctx *c, const struct sl_schema *s, struct nx_src *n)
+{
+	for (int i = 0; i < sl_schema_nfields(s); i++) {
+		const char *name = sl_schema_name(s, i);
+		int col = sl_nexmark_col_find(name);
+
+		if (col < 0)
+			return fail_at(c, c->at,
+				       "connector 'nexmark': column '%s' is not a Nexmark field "
+				       "(event_type, or person, auction, bid ROWs of the fields of "
+				       "nexmark's ddl)",
+				       name);
+		if (!sl_nexmark_col_fits(col, sl_schema_type(s, i)))
+			return fail_at(c, c->at,
+				       "connector 'nexmark': column '%s' cannot be %s (event_type: "
+				       "INT; ids, prices, category: BIGINT; text: STRING; times: "
+				       "TIMESTAMP(3))",
+				       name, sl_type_name(sl_schema_type(s, i)));
+		n->cols[i] = col;
+	}
+	return 0;
+}
+
+static int nexmark_source(struct optctx *c, const struct sl_sql_conn_table *t,
+			  struct sl_sql_conn *out)
+{
+	struct sl_nexmark_source_cfg *cfg;
+	struct sl_sql_conn_opt *o;
+	struct nx_src *n;
+	bool max_speed = true;
+	int64_t events = 0, splits = 8, seed = 0, base = NX_BASE_TIME_MS;
+	int64_t prop[3], ratio[3];
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof nx_refused / sizeof nx_refused[0]; i++)
+		if ((o = opt_take(c, nx_refused[i].key)))
+			return fail_at(c, o, "option '%s' is not supported by sluice's nexmark: %s",
+				       o->key, nx_refused[i].why);
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return nomem(c);
+	cfg = &n->cfg;
+	sl_nexmark_cfg_default(&cfg->gen);
+	prop[0] = cfg->gen.person_proportion;
+	prop[1] = cfg->gen.auction_proportion;
+	prop[2] = cfg->gen.bid_proportion;
+	ratio[0] = cfg->gen.hot_auction_ratio;
+	ratio[1] = cfg->gen.hot_bidder_ratio;
+	ratio[2] = cfg->gen.hot_seller_ratio;
+	rc = nx_rates(c, &cfg->gen);
+	if (!rc)
+		rc = nx_int(c, "events.num", 0, INT64_MAX, &events);
+	if (!rc)
+		rc = nx_int(c, "person.proportion", 0, 1000000, &prop[0]);
+	if (!rc)
+		rc = nx_int(c, "auction.proportion", 0, 1000000, &prop[1]);
+	if (!rc)
+		rc = nx_int(c, "bid.proportion", 0, 1000000, &prop[2]);
+	if (!rc)
+		rc = nx_size(c, "person.avg-size", &cfg->gen.person_avg_size);
+	if (!rc)
+		rc = nx_size(c, "auction.avg-size", &cfg->gen.auction_avg_size);
+	if (!rc)
+		rc = nx_size(c, "bid.avg-size", &cfg->gen.bid_avg_size);
+	if (!rc)
+		rc = nx_int(c, "bid.hot-ratio.auctions", 1, INT32_MAX, &ratio[0]);
+	if (!rc)
+		rc = nx_int(c, "bid.hot-ratio.bidders", 1, INT32_MAX, &ratio[1]);
+	if (!rc)
+		rc = nx_int(c, "auction.hot-ratio.sellers", 1, INT32_MAX, &ratio[2]);
+	if (!rc)
+		rc = opt_bool(c, "max-emit-speed", &max_speed);
+	if (!rc)
+		rc = nx_int(c, "seed", 0, INT64_MAX, &seed);
+	if (!rc)
+		rc = nx_int(c, "splits", 1, 4096, &splits);
+	if (!rc)
+		rc = nx_base_time(c, &base);
+	if (!rc && prop[0] + prop[1] + prop[2] == 0)
+		rc = fail_at(c, c->at, "connector 'nexmark': the three *.proportion are all 0");
+	if (!rc)
+		rc = check_unused(c, NX_KNOWN);
+	if (!rc)
+		rc = nx_columns(c, t->schema, n);
+	if (rc) {
+		free(n);
+		return rc;
+	}
+	cfg->gen.person_proportion = prop[0];
+	cfg->gen.auction_proportion = prop[1];
+	cfg->gen.bid_proportion = prop[2];
+	cfg->gen.hot_auction_ratio = (int32_t)ratio[0];
+	cfg->gen.hot_bidder_ratio = (int32_t)ratio[1];
+	cfg->gen.hot_seller_ratio = (int32_t)ratio[2];
+	cfg->gen.seed = (uint64_t)seed;
+	cfg->gen.base_time_ms = base;
+	cfg->events = events ? (uint64_t)events : UINT64_MAX; /* 0: unbounded, as in Flink */
+	cfg->nsplits = (int)splits;
+	cfg->paced = !max_speed;
+	cfg->nfields = sl_schema_nfields(t->schema);
+	cfg->cols = n->cols;
+	{
+		/* the generator's own checks, at plan time */
+		struct sl_error e = { 0 };
+		void *st = sl_nexmark_source_ops.open(cfg, 0, &e);
+
+		if (!st) {
+			rc = fail_at(c, c->at, "%s", e.msg);
+			free(n);
+			return rc;
+		}
+		sl_nexmark_source_ops.close(st);
+	}
+	out->src_ops = &sl_nexmark_source_ops;
+	out->cfg = n;
+	out->cfg_free = free;
+	return 0;
+}
+
 /* ---- print, blackhole ------------------------------------------------------------------ */
 
 struct print_own {
@@ -869,9 +1085,10 @@ static const struct {
 	bind_fn source; /* NULL: cannot be read from */
 	bind_fn sink;	/* NULL: cannot be written to */
 } connectors[] = {
-	{ "filesystem", fs_source, fs_sink },  { "datagen", datagen_source, NULL },
-	{ "kafka", kafka_source, kafka_sink }, { "upsert-kafka", NULL, upsert_kafka_sink },
-	{ "print", NULL, print_sink },	       { "blackhole", NULL, blackhole_sink },
+	{ "filesystem", fs_source, fs_sink },	     { "datagen", datagen_source, NULL },
+	{ "nexmark", nexmark_source, NULL },	     { "kafka", kafka_source, kafka_sink },
+	{ "upsert-kafka", NULL, upsert_kafka_sink }, { "print", NULL, print_sink },
+	{ "blackhole", NULL, blackhole_sink },
 };
 
 #define NCONNECTORS (sizeof connectors / sizeof connectors[0])

@@ -47,6 +47,23 @@
  *   Durations are '<n>' (ms) or '<n> <unit>' with unit ms, s, min, h, d (and their long
  *   forms: second(s), minute(s), ...), as in Flink's Duration options.
  *
+ *   nexmark  source (nexmark_source.h; Flink's nexmark connector's names, plus sluice's)
+ *     first-event.rate              events/s of event time (default 10000)
+ *     next-event.rate               accepted only equal to first-event.rate
+ *     events.num                    default 0: unbounded
+ *     person.proportion, auction.proportion, bid.proportion   default 1, 3, 46
+ *     person.avg-size, auction.avg-size, bid.avg-size         memory sizes, at most 32 KiB
+ *                                   (default 200b, 500b, 100b)
+ *     bid.hot-ratio.auctions, bid.hot-ratio.bidders, auction.hot-ratio.sellers  (2, 4, 4)
+ *     max-emit-speed                default true; false: paced at first-event.rate
+ *     seed                          sluice: default 0; same seed, same events
+ *     base-time                     sluice: timestamp of event 0 (text or epoch ms),
+ *                                   default 2015-07-15 00:00:00
+ *     splits                        sluice: default 8, whatever the shard count
+ *     keep-alive, stop-at, rate.shape, rate.period, rate.limited: refused by name
+ *   The table's physical columns must be Nexmark fields: event_type INT and the leaves of
+ *   the ROWs person, auction, bid of nexmark's DDL (person.id BIGINT, ...), any subset.
+ *
  *   kafka  source and sink, upsert-kafka  sink: see sql_kafka.c and sql_kafka_sink.c
  *
  *   print  sink:  print-identifier; standard-error (true: stderr); sink.parallelism ('1'

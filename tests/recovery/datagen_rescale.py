@@ -20,7 +20,11 @@ shards for the reference. Then:
 Each time the sink's visible rows must equal the reference as a multiset, and the restored
 run must read exactly the records that were left (its "done" line).
 
-Usage: datagen_rescale.py SLUICE
+With `nexmark` the job reads the nexmark connector instead (8 splits whatever the shard
+count, paced with max-emit-speed = 'false'; the reference at full speed): counts and bid
+price sums per event type, auction and second, the same checks.
+
+Usage: datagen_rescale.py SLUICE [nexmark]
 """
 import collections
 import os
@@ -47,7 +51,28 @@ FROM TABLE(TUMBLE(TABLE gen, DESCRIPTOR(ts), INTERVAL '1' SECOND))
 GROUP BY MOD(id, 7), window_start, window_end;
 """
 
+NEXMARK_JOB = """SET 'execution.checkpointing.interval' = '100 ms';
+CREATE TABLE datagen (
+  event_type INT,
+  person ROW<`dateTime` TIMESTAMP(3)>,
+  auction ROW<`dateTime` TIMESTAMP(3)>,
+  bid ROW<auction BIGINT, price BIGINT, `dateTime` TIMESTAMP(3)>,
+  `dateTime` AS CASE WHEN event_type = 0 THEN person.`dateTime`
+                     WHEN event_type = 1 THEN auction.`dateTime` ELSE bid.`dateTime` END,
+  WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL '4' SECOND
+) WITH ('connector' = 'nexmark', 'events.num' = '%(rows)d', 'first-event.rate' = '10000',
+        'max-emit-speed' = '%(max_speed)s');
+CREATE TABLE out_t (k BIGINT, w TIMESTAMP(3), n BIGINT, s BIGINT) WITH (
+  'connector' = 'filesystem', 'path' = '%(out)s', 'format' = 'csv',
+  'sink.delivery-guarantee' = 'exactly-once');
+INSERT INTO out_t SELECT event_type * 10 + MOD(COALESCE(bid.auction, 0), 7), window_start,
+  COUNT(*), SUM(COALESCE(bid.price, 0))
+FROM TABLE(TUMBLE(TABLE datagen, DESCRIPTOR(`dateTime`), INTERVAL '1' SECOND))
+GROUP BY event_type * 10 + MOD(COALESCE(bid.auction, 0), 7), window_start, window_end;
+"""
+
 FAILS = []
+MODE = ["datagen"]
 
 
 def check(cond, what):
@@ -72,7 +97,11 @@ def write_job(work, name, rate):
     out = os.path.join(work, name + "-out")
     job = os.path.join(work, name + ".sql")
     with open(job, "w") as f:
-        f.write(JOB % {"rows": ROWS, "last": ROWS - 1, "out": out, "rate": rate})
+        if MODE[0] == "nexmark":  # paced at its first-event.rate (10000/s) when rate > 0
+            f.write(NEXMARK_JOB % {"rows": ROWS, "out": out,
+                                   "max_speed": "false" if rate else "true"})
+        else:
+            f.write(JOB % {"rows": ROWS, "last": ROWS - 1, "out": out, "rate": rate})
     return job, out
 
 
@@ -162,6 +191,7 @@ def case_savepoint(sluice, work, want, shards):
 
 def main():
     sluice = os.path.abspath(sys.argv[1])
+    MODE[0] = sys.argv[2] if len(sys.argv) > 2 else "datagen"
     work = tempfile.mkdtemp(prefix="sluice-dgrescale-")
     try:
         job, out = write_job(work, "reference", 0)

@@ -125,10 +125,10 @@ static void test_errors(void)
 	src_err(s, (const char *const[]){ "connector", "kafka", NULL },
 		"job.sql:10:3: connector 'kafka' needs option 'topic' or 'topic-pattern'");
 	src_err(s, (const char *const[]){ "connector", "nosuch", NULL },
-		"job.sql:10:3: unknown connector 'nosuch' (known: filesystem, datagen, kafka, "
+		"job.sql:10:3: unknown connector 'nosuch' (known: filesystem, datagen, nexmark, kafka, "
 		"upsert-kafka, print, blackhole)");
 	sink_err(s, (const char *const[]){ "connector", "kafak", NULL },
-		 "job.sql:10:3: unknown connector 'kafak' (known: filesystem, datagen, kafka, "
+		 "job.sql:10:3: unknown connector 'kafak' (known: filesystem, datagen, nexmark, kafka, "
 		 "upsert-kafka, print, blackhole)");
 	src_err(s, (const char *const[]){ "path", "/x", NULL },
 		"job.sql:10:3: table needs a 'connector' option");
