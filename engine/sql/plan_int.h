@@ -76,6 +76,14 @@ struct sl_sql_plan_rel {
 	int nrownum_order;
 };
 
+/* True when a and b (either may be NULL: no window) are the same window TVF. */
+static inline bool sl_sql_plan_same_window(const struct sl_window_spec *a,
+					   const struct sl_window_spec *b)
+{
+	return a && b && a->kind == b->kind && a->size_ms == b->size_ms &&
+	       a->slide_ms == b->slide_ms && a->gap_ms == b->gap_ms && a->offset_ms == b->offset_ms;
+}
+
 struct sl_sql_plan_ctx;
 
 /* One EXPLAIN WATERMARK FOR statement (plan_wm_explain.c). */
@@ -217,6 +225,9 @@ int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
  * function (rel->rownum); *where becomes what is left of WHERE to filter the result with */
 int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
 		     struct sl_sql_plan_rel *rel, const struct sl_expr **where);
+/* True when rel's pending ranking is partitioned by a window's start and end: a window
+ * Top-N or window deduplication, which sl_sql_plan_topn() plans */
+bool sl_sql_plan_topn_windowed(const struct sl_sql_plan_rel *rel);
 
 /* plan_agg.c */
 int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
