@@ -22,6 +22,14 @@
  * output is insert-only
  * (https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/joins/#interval-joins).
  *
+ * When ON pairs window_start with window_start and window_end with window_end of the same
+ * window TVF (or window aggregation) on both sides, it is Flink's window join: the same
+ * operator joins each window's rows once when the watermark passes its end, so the output
+ * is insert-only and keeps the window_time of a side that is never NULL-padded as its time
+ * attribute; a row arriving after its window fired is late and goes to the late-data table
+ * (https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/window-join/).
+ * A window TVF can be joined as it is (FROM TABLE(TUMBLE(...)) L JOIN ...).
+ *
  * Otherwise the output is an updating stream (changelog) when either input is one or the
  * join is outer; its columns are no time attributes (Flink turns rowtime columns of a regular
  * join's output into plain timestamps).
@@ -31,7 +39,9 @@
 #include <string.h>
 
 #include "join.h"
+#include "late_rows.h"
 #include "plan_int.h"
+#include "window_assign.h"
 
 #define MAX_CONDS 32 /* non-equi conjuncts of one ON */
 
@@ -213,6 +223,62 @@ static bool find_time_bounds(const struct on_parts *p, const struct sl_sql_plan_
 	return tb->has_lower && tb->has_upper;
 }
 
+/* ---- window joins: ON pairs the two sides' window_start and window_end ----------------- */
+
+/* The window bounds a window join pairs: columns of L and of R. */
+struct window_pair {
+	int lstart, lend, rstart, rend;
+};
+
+/* True when ON's equalities pair window_start with window_start and window_end with
+ * window_end of the same window TVF on both sides (Flink's condition for a window join; with
+ * only one of them, or two different windows, Flink joins the rows as a regular join). */
+static bool find_window_pair(const struct on_parts *p, const struct sl_sql_plan_rel *L,
+			     const struct sl_sql_plan_rel *R, struct window_pair *wp)
+{
+	*wp = (struct window_pair){ -1, -1, -1, -1 };
+	for (int k = 0; k < p->neq; k++) {
+		const struct sl_sql_col *lc = &L->cols[p->l[k]], *rc = &R->cols[p->r[k]];
+
+		if (lc->win_prop != rc->win_prop || !sl_sql_plan_same_window(lc->win, rc->win))
+			continue;
+		if (lc->win_prop == SL_SQL_WIN_START) {
+			wp->lstart = p->l[k];
+			wp->rstart = p->r[k];
+		} else if (lc->win_prop == SL_SQL_WIN_END) {
+			wp->lend = p->l[k];
+			wp->rend = p->r[k];
+		}
+	}
+	return wp->lstart >= 0 && wp->lend >= 0 &&
+	       sl_sql_plan_same_window(L->cols[wp->lstart].win, L->cols[wp->lend].win);
+}
+
+/* The window TVF's time column of a side (-1: none), for the late rows' event time. */
+static int timecol_of(const struct sl_sql_plan_rel *r)
+{
+	for (int i = 0; i < r->ncols; i++)
+		if (r->cols[i].win_prop == SL_SQL_WIN_TIMECOL)
+			return i;
+	return -1;
+}
+
+/* A window join's late rows of side `side` (tag 1 left, 2 right: the side's own columns)
+ * to the late-data table. */
+static int late_side(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_stream *op,
+		     const char *name, const struct sl_sql_plan_rel *r, int tag, int start, int end)
+{
+	struct sl_schema *s = sl_sql_plan_new_schema(c);
+
+	if (!s)
+		return -ENOMEM;
+	for (int i = 0; i < r->ncols; i++)
+		if (sl_sql_plan_schema_add(c, s, r->cols[i].name ? r->cols[i].name : "EXPR",
+					   &r->cols[i].type, NULL) < 0)
+			return -EINVAL;
+	return sl_sql_plan_late_rows_of(c, job, op, name, s, tag, start, end, timecol_of(r));
+}
+
 static bool is_integer(enum sl_type t)
 {
 	return t == SL_TYPE_INT || t == SL_TYPE_BIGINT;
@@ -259,28 +325,27 @@ static int key_exprs(struct sl_sql_plan_ctx *c, const struct sl_from *f,
 				sl_type_name(rc->type.type));
 }
 
-static const char *join_name(enum sl_join_kind k)
+static const char *join_name(enum sl_join_kind k, bool window)
 {
 	switch (k) {
 	case SL_JOIN_LEFT:
-		return "left outer join";
+		return window ? "window left outer join" : "left outer join";
 	case SL_JOIN_RIGHT:
-		return "right outer join";
+		return window ? "window right outer join" : "right outer join";
 	case SL_JOIN_FULL:
-		return "full outer join";
+		return window ? "window full outer join" : "full outer join";
 	default:
-		return "inner join";
+		return window ? "window inner join" : "inner join";
 	}
 }
 
-/* A side a regular join cannot take as it is. */
-static int check_side(struct sl_sql_plan_ctx *c, const struct sl_from *side,
-		      const struct sl_sql_plan_rel *r)
+/* A side as a join takes it: a window TVF joined as it is (FROM TABLE(TUMBLE(...)) L JOIN
+ * ...) gets its window columns, as Flink materializes it. */
+static int prepare_side(struct sl_sql_plan_ctx *c, const struct sl_from *side,
+			struct sl_sql_plan_rel *r)
 {
-	if (r->tvf)
-		return sl_sql_plan_fail(c, side->line, side->col,
-					"a window TVF joined without aggregating it is a window "
-					"join, which is not supported yet");
+	if (r->tvf && sl_sql_plan_window_assign(c, r, side->line, side->col))
+		return -EINVAL;
 	if (r->rownum)
 		return sl_sql_plan_fail(c, r->rownum_line, r->rownum_col,
 					"ROW_NUMBER() must be filtered by WHERE %s = 1 inside the "
@@ -289,22 +354,29 @@ static int check_side(struct sl_sql_plan_ctx *c, const struct sl_from *side,
 	return 0;
 }
 
-/* The joined row's columns, as ON's conditions and the query above see them. */
+/* The joined row's columns, as ON's conditions and the query above see them. A window
+ * join's results come out at window_end - 1, the time window_time says: the window_time
+ * and window properties of a side that is never NULL-padded stay (Flink keeps them). */
 static void joined_cols(const struct sl_sql_plan_rel *L, const struct sl_sql_plan_rel *R,
-			enum sl_join_kind kind, struct sl_sql_plan_rel *out)
+			enum sl_join_kind kind, bool window, struct sl_sql_plan_rel *out)
 {
 	out->ncols = L->ncols + R->ncols;
 	for (int i = 0; i < out->ncols; i++) {
 		bool left = i < L->ncols;
+		bool padded = (left && (kind == SL_JOIN_RIGHT || kind == SL_JOIN_FULL)) ||
+			      (!left && (kind == SL_JOIN_LEFT || kind == SL_JOIN_FULL));
 		struct sl_sql_col *col = &out->cols[i];
 
 		*col = left ? L->cols[i] : R->cols[i - L->ncols];
 		col->field = i;
 		col->match = NULL;
-		col->rowtime = false;
 		col->proctime = false;
-		if ((left && (kind == SL_JOIN_RIGHT || kind == SL_JOIN_FULL)) ||
-		    (!left && (kind == SL_JOIN_LEFT || kind == SL_JOIN_FULL)))
+		if (!window || padded) {
+			col->rowtime = false;
+			col->win_prop = SL_SQL_WIN_NONE;
+			col->win = NULL;
+		}
+		if (padded)
 			col->type.nullable = true;
 	}
 }
@@ -349,12 +421,15 @@ int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	struct sl_join_cfg jc;
 	struct join_cond *cond;
 	struct time_bounds tb;
+	struct window_pair wp;
+	bool window;
+	const char *name;
 	struct sl_process_fn *pfn;
 	struct sl_schema *os;
 	char msg[256];
 
-	if (sl_sql_plan_from(c, job, f->left, &L) || check_side(c, f->left, &L) ||
-	    sl_sql_plan_from(c, job, f->right, &R) || check_side(c, f->right, &R))
+	if (sl_sql_plan_from(c, job, f->left, &L) || prepare_side(c, f->left, &L) ||
+	    sl_sql_plan_from(c, job, f->right, &R) || prepare_side(c, f->right, &R))
 		return -EINVAL;
 	/* CROSS JOIN and `a, b` have no condition: a WHERE above filters the pairs */
 	if (f->on && split_on(c, f->on, &L, &R, &parts))
@@ -362,9 +437,16 @@ int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	if (L.ncols + R.ncols + parts.neq + 1 + !parts.neq > SL_PLAN_MAX_COLS)
 		return sl_sql_plan_fail(c, f->line, f->col, "the join has more than %d columns",
 					SL_PLAN_MAX_COLS);
+	/* ON pairing both sides' window_start and window_end: Flink's window join */
+	window = find_window_pair(&parts, &L, &R, &wp);
+	if (window && (L.changelog || R.changelog))
+		return sl_sql_plan_fail(c, f->line, f->col,
+					"a window join needs insert-only inputs, but its %s side "
+					"is a changelog",
+					L.changelog ? "left" : "right");
 	/* the conditions first: their errors name the ON the user wrote */
 	memset(out, 0, sizeof(*out));
-	joined_cols(&L, &R, f->join, out);
+	joined_cols(&L, &R, f->join, window, out);
 	if (compile_conds(c, &parts, out, &cond))
 		return -EINVAL;
 
@@ -425,7 +507,16 @@ int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	}
 	/* both rowtimes bounded against each other over insert-only inputs: Flink's interval
 	 * join, whose state the watermark cleans and whose output is insert-only */
-	if (!L.changelog && !R.changelog && find_time_bounds(&parts, &L, &R, &tb)) {
+	if (window) {
+		/* Flink's WindowJoinOperator: each window joined once when the watermark passes
+		 * its end; the window's timer cleans the state, so no TTL */
+		jc.window = true;
+		jc.window_end[0] = 1 + wp.lend;
+		jc.window_end[1] = 1 + L.ncols + wp.rend;
+		jc.ttl_ms = 0;
+		jc.late_tag[0] = c->late_table ? 1 : 0;
+		jc.late_tag[1] = c->late_table ? 2 : 0;
+	} else if (!L.changelog && !R.changelog && find_time_bounds(&parts, &L, &R, &tb)) {
 		jc.interval = true;
 		jc.left_time = 1 + tb.l;
 		jc.right_time = 1 + L.ncols + tb.r;
@@ -449,11 +540,15 @@ int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 		return -ENOMEM;
 	if (sl_join_build(&jc, pfn, msg, sizeof msg) < 0)
 		return sl_sql_plan_fail(c, f->line, f->col, "%s", msg);
-	out->s = sl_stream_process(LU.s, jc.interval ? "interval join" : join_name(f->join), pfn,
-				   os);
+	name = jc.interval ? "interval join" : join_name(f->join, window);
+	out->s = sl_stream_process(LU.s, name, pfn, os);
 	if (!out->s)
 		return sl_sql_plan_fail(c, f->line, f->col, "%s", sl_job_error(job)->msg);
-	out->changelog =
-		!jc.interval && (L.changelog || R.changelog || jc.left_outer || jc.right_outer);
+	if (window && c->late_table &&
+	    (late_side(c, job, out->s, name, &L, 1, wp.lstart, wp.lend) ||
+	     late_side(c, job, out->s, name, &R, 2, wp.rstart, wp.rend)))
+		return -EINVAL;
+	out->changelog = !jc.interval && !window &&
+			 (L.changelog || R.changelog || jc.left_outer || jc.right_outer);
 	return 0;
 }

@@ -108,7 +108,10 @@ int sl_sql_plan_window_assign(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel 
 
 		if (f < 0)
 			return -EINVAL;
-		*nc = (struct sl_sql_col){ .name = names[k],
+		/* qualified as the TVF's columns are: FROM TABLE(TUMBLE(...)) t has
+		 * t.window_start */
+		*nc = (struct sl_sql_col){ .qual = rel->cols[rel->tvf_time_col].qual,
+					   .name = names[k],
 					   .type = ts,
 					   .field = f,
 					   .rowtime = k == 2,
