@@ -188,9 +188,8 @@ int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 	return 0;
 }
 
-/* A filter calc (rows pass unchanged). */
-static int add_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
-		      const struct sl_expr *pred)
+int sl_sql_plan_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
+		       const struct sl_expr *pred)
 {
 	struct sl_calc *calc = sl_sql_plan_own(c, sl_calc_create(-1, c->nshards), sl_calc_destroy);
 	struct sl_sql_type pt;
@@ -1050,6 +1049,9 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 	if (sl_sql_plan_from(c, job, q->from, &rel))
 		return -EINVAL;
 	where = q->where;
+	/* [NOT] IN / EXISTS (SELECT ...): window semi and anti joins onto rel */
+	if (sl_sql_plan_has_subquery(where) && sl_sql_plan_subquery_joins(c, job, &rel, &where))
+		return -EINVAL;
 	if (rel.rownum) {
 		/* ROW_NUMBER() over a time attribute kept at 1 is deduplication (Flink's
 		 * rule); anything else ranked is Top-N, and partitioned by a window either is
@@ -1070,7 +1072,7 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		bool tvf = rel.tvf;
 		struct sl_window_spec win = rel.tvf_win;
 
-		if (where && add_filter(c, &rel, where))
+		if (where && sl_sql_plan_filter(c, &rel, where))
 			return -EINVAL;
 		if (sl_sql_plan_agg(c, job, q, &rel, out))
 			return -EINVAL;
