@@ -459,6 +459,77 @@ static const struct sl_expr *in_cond(struct sl_sql_plan_ctx *c, const struct sl_
 	return is;
 }
 
+/* The join's one input: both sides projected onto the union row [__side, left columns,
+ * right columns, key columns] (the other side's NULL), keyed by the key columns (keys[]:
+ * their indices). NULL with the error set. */
+static struct sl_stream *union_input(struct sl_sql_plan_ctx *c, struct sl_job *job,
+				     struct sl_sql_plan_rel *L, struct sl_sql_plan_rel *R,
+				     const struct on_parts *parts,
+				     const struct sl_sql_join_spec *js, int *keys)
+{
+	const struct sl_expr *le[SL_PLAN_MAX_COLS], *re[SL_PLAN_MAX_COLS];
+	const char *names[SL_PLAN_MAX_COLS];
+	struct sl_sql_plan_rel LU, RU;
+	struct sl_stream *ins[2], *s;
+	int n;
+
+	n = 0;
+	le[n] = sl_sql_plan_side_expr(c, 0);
+	re[n] = sl_sql_plan_side_expr(c, 1);
+	names[n++] = "__side";
+	for (int i = 0; i < L->ncols; i++, n++) {
+		le[n] = sl_sql_plan_col_expr(c, &L->cols[i]);
+		re[n] = sl_sql_plan_null_of(c, &L->cols[i].type);
+		names[n] = L->cols[i].name ? L->cols[i].name : "EXPR";
+	}
+	for (int i = 0; i < R->ncols; i++, n++) {
+		le[n] = sl_sql_plan_null_of(c, &R->cols[i].type);
+		re[n] = sl_sql_plan_col_expr(c, &R->cols[i]);
+		names[n] = R->cols[i].name ? R->cols[i].name : "EXPR";
+	}
+	for (int k = 0; k < parts->neq; k++, n++) {
+		char kn[32];
+
+		snprintf(kn, sizeof kn, "__key%d", k);
+		if (key_exprs(c, js, L, R, parts, k, &le[n], &re[n]))
+			return NULL;
+		names[n] = sl_sql_plan_strdup(c, kn);
+		keys[k] = n;
+	}
+	if (!parts->neq) {
+		/* no equality to partition on: every row under one key, on one shard, as Flink
+		 * runs such a join with parallelism 1 */
+		le[n] = re[n] = sl_sql_plan_side_expr(c, 0);
+		names[n] = "__key0";
+		keys[0] = n++;
+	}
+	for (int i = 0; i < n; i++)
+		if (!le[i] || !re[i] || !names[i])
+			return NULL; /* out of memory: sl_sql_plan_own() said so */
+	if (sl_sql_plan_project(c, L, le, names, n, NULL, "join: left side", &LU) ||
+	    sl_sql_plan_project(c, R, re, names, n, NULL, "join: right side", &RU))
+		return NULL;
+	ins[0] = LU.s;
+	ins[1] = RU.s;
+	s = sl_stream_union_key_by(ins, 2, keys, parts->neq ? parts->neq : 1);
+	if (!s)
+		sl_sql_plan_fail(c, js->line, js->col, "%s", sl_job_error(job)->msg);
+	return s;
+}
+
+/* A semi or anti join's output: the left rows alone, as they came (never NULL-padded, so
+ * time attribute and window properties stay). */
+static void left_cols(const struct sl_sql_plan_rel *L, struct sl_sql_plan_rel *out)
+{
+	out->ncols = L->ncols;
+	for (int i = 0; i < L->ncols; i++) {
+		out->cols[i] = L->cols[i];
+		out->cols[i].field = i;
+		out->cols[i].match = NULL;
+		out->cols[i].proctime = false;
+	}
+}
+
 int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
 		     struct sl_sql_plan_rel *out)
 {
@@ -488,15 +559,13 @@ int sl_sql_plan_join_rels(struct sl_sql_plan_ctx *c, struct sl_job *job, struct 
 {
 	/* J: the joined row ON's conditions are compiled against; out for a FROM's join, the
 	 * left side's columns then the right's for a subquery (whose result is the left's) */
-	struct sl_sql_plan_rel LU, RU, J;
+	struct sl_sql_plan_rel J;
 	const struct sl_sql_plan_rel *Ls = js->on_left ? js->on_left : L;
 	bool sub = js->semi || js->anti;
 	const struct sl_sql_plan_rel *Jc = sub ? &J : out;
 	struct on_parts parts = { .neq = 0 };
-	const struct sl_expr *le[SL_PLAN_MAX_COLS], *re[SL_PLAN_MAX_COLS];
-	const char *names[SL_PLAN_MAX_COLS];
-	int n, keys[SL_MAX_KEY_FIELDS];
-	struct sl_stream *ins[2];
+	int keys[SL_MAX_KEY_FIELDS];
+	struct sl_stream *stream;
 	struct sl_join_cfg jc;
 	struct join_cond *cond;
 	struct time_bounds tb;
@@ -538,16 +607,9 @@ int sl_sql_plan_join_rels(struct sl_sql_plan_ctx *c, struct sl_job *job, struct 
 	/* the conditions first: their errors name the ON the user wrote */
 	memset(out, 0, sizeof(*out));
 	if (sub) {
-		/* the left rows alone, as they came (never NULL-padded: time attribute and
-		 * window properties stay); conditions see both sides, ON's names as Ls has them */
+		/* conditions see both sides, ON's names as Ls has them */
 		joined_cols(Ls, R, SL_JOIN_INNER, true, &J);
-		out->ncols = L->ncols;
-		for (int i = 0; i < L->ncols; i++) {
-			out->cols[i] = L->cols[i];
-			out->cols[i].field = i;
-			out->cols[i].match = NULL;
-			out->cols[i].proctime = false;
-		}
+		left_cols(L, out);
 	} else {
 		joined_cols(L, R, js->kind, window, out);
 	}
@@ -565,50 +627,12 @@ int sl_sql_plan_join_rels(struct sl_sql_plan_ctx *c, struct sl_job *job, struct 
 	if (compile_conds(c, &parts, Jc, &cond))
 		return -EINVAL;
 
-	n = 0;
-	le[n] = sl_sql_plan_side_expr(c, 0);
-	re[n] = sl_sql_plan_side_expr(c, 1);
-	names[n++] = "__side";
-	for (int i = 0; i < L->ncols; i++, n++) {
-		le[n] = sl_sql_plan_col_expr(c, &L->cols[i]);
-		re[n] = sl_sql_plan_null_of(c, &L->cols[i].type);
-		names[n] = L->cols[i].name ? L->cols[i].name : "EXPR";
-	}
-	for (int i = 0; i < R->ncols; i++, n++) {
-		le[n] = sl_sql_plan_null_of(c, &R->cols[i].type);
-		re[n] = sl_sql_plan_col_expr(c, &R->cols[i]);
-		names[n] = R->cols[i].name ? R->cols[i].name : "EXPR";
-	}
-	for (int k = 0; k < parts.neq; k++, n++) {
-		char kn[32];
-
-		snprintf(kn, sizeof kn, "__key%d", k);
-		if (key_exprs(c, js, L, R, &parts, k, &le[n], &re[n]))
-			return -EINVAL;
-		names[n] = sl_sql_plan_strdup(c, kn);
-		keys[k] = n;
-	}
-	if (!parts.neq) {
-		/* no equality to partition on: every row under one key, on one shard, as Flink
-		 * runs such a join with parallelism 1 */
-		le[n] = re[n] = sl_sql_plan_side_expr(c, 0);
-		names[n] = "__key0";
-		keys[0] = n++;
-	}
-	for (int i = 0; i < n; i++)
-		if (!le[i] || !re[i] || !names[i])
-			return -ENOMEM;
-	if (sl_sql_plan_project(c, L, le, names, n, NULL, "join: left side", &LU) ||
-	    sl_sql_plan_project(c, R, re, names, n, NULL, "join: right side", &RU))
+	stream = union_input(c, job, L, R, &parts, js, keys);
+	if (!stream)
 		return -EINVAL;
-	ins[0] = LU.s;
-	ins[1] = RU.s;
-	LU.s = sl_stream_union_key_by(ins, 2, keys, parts.neq ? parts.neq : 1);
-	if (!LU.s)
-		return sl_sql_plan_fail(c, js->line, js->col, "%s", sl_job_error(job)->msg);
 
 	memset(&jc, 0, sizeof(jc));
-	jc.in_schema = sl_stream_schema(LU.s);
+	jc.in_schema = sl_stream_schema(stream);
 	jc.nleft = L->ncols;
 	jc.nright = R->ncols;
 	jc.left_outer = !sub && (js->kind == SL_JOIN_LEFT || js->kind == SL_JOIN_FULL);
@@ -658,7 +682,7 @@ int sl_sql_plan_join_rels(struct sl_sql_plan_ctx *c, struct sl_job *job, struct 
 	if (sl_join_build(&jc, pfn, msg, sizeof msg) < 0)
 		return sl_sql_plan_fail(c, js->line, js->col, "%s", msg);
 	name = jc.interval ? "interval join" : join_name(js, window);
-	out->s = sl_stream_process(LU.s, name, pfn, os);
+	out->s = sl_stream_process(stream, name, pfn, os);
 	if (!out->s)
 		return sl_sql_plan_fail(c, js->line, js->col, "%s", sl_job_error(job)->msg);
 	if (window && c->late_table &&

@@ -59,8 +59,8 @@ const struct sl_expr *sl_sql_plan_has_subquery(const struct sl_expr *e)
 	return s;
 }
 
-static int conjuncts(struct sl_sql_plan_ctx *c, const struct sl_expr *e,
-		     const struct sl_expr **v, int *n)
+static int conjuncts(struct sl_sql_plan_ctx *c, const struct sl_expr *e, const struct sl_expr **v,
+		     int *n)
 {
 	if (e->kind == SL_EXPR_BINARY && e->op == SL_EXPR_OP_AND)
 		return conjuncts(c, e->args[0], v, n) || conjuncts(c, e->args[1], v, n) ? -EINVAL
@@ -108,8 +108,8 @@ static const struct sl_expr *and_of(struct sl_sql_plan_ctx *c, const struct sl_e
 
 	for (int i = 1; i < n; i++) {
 		struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
-		struct sl_expr **args = e ? sl_sql_plan_own(c, calloc(2, sizeof(*args)), free)
-					  : NULL;
+		struct sl_expr **args =
+			e ? sl_sql_plan_own(c, calloc(2, sizeof(*args)), free) : NULL;
 
 		if (!args)
 			return NULL;
@@ -138,8 +138,7 @@ static int check_shape(struct sl_sql_plan_ctx *c, const struct sl_expr *e, const
 					"anti join takes one SELECT",
 					what);
 	if (!q->from)
-		return sl_sql_plan_fail(c, q->line, q->col, "the subquery of %s has no FROM",
-					what);
+		return sl_sql_plan_fail(c, q->line, q->col, "the subquery of %s has no FROM", what);
 	if (q->distinct || q->ngroup_by || q->having)
 		return sl_sql_plan_fail(c, q->line, q->col,
 					"the subquery of %s cannot have DISTINCT, GROUP BY or "
