@@ -17,9 +17,16 @@
  * walks the same m). No allocation except while a shard's largest key grows the scratch and
  * the state's own first insertion of a key.
  *
+ * A window join (window_process, window_fire) only stores while a window is open and joins
+ * when it fires:
+ *
+ *   open --window_process--> open (the row added to its side)
+ *   open --window_fire (watermark >= window_end - 1)--> +I per result, both sides cleared
+ *   fired --window_process--> late (counted, to the side's late output)
+ *
  * Invariants: a stored row's value (struct sl_rowset_val) holds count >= 1 and, on an outer
  * side, aux = its associations: the number of other-side rows (counted with multiplicity)
- * it matches.
+ * it matches; in a window join aux = 1 marks a row whose key holds a NULL.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -45,6 +52,10 @@ struct join {
 	bool interval;	  /* padding deferred to expiry; rows expire at the watermark */
 	int time[2];	  /* interval: each side's time field, in its side row */
 	sl_ts_t after[2]; /* interval: a side's row at t expires when the watermark is t + after */
+	bool window;	  /* window join: rows kept until their window fires */
+	int wend[2];	  /* window: each side's window_end field, in the input row */
+	int late_tag[2];  /* window: side outputs of late rows */
+	bool semi, anti;  /* window: left rows with / without a match */
 	enum sl_type types[SL_SCHEMA_MAX_FIELDS]; /* of the input (union) schema */
 };
 
@@ -54,6 +65,9 @@ struct scratch {
 	int users;		     /* open instances on this shard */
 	struct sl_rowset_scan other; /* the other side's rows; out: those that match */
 	uint8_t *in;		     /* SL_ROW_SCRATCH bytes: the input's side row */
+	struct sl_rowset_scan mine;  /* window join: the left rows of the window firing */
+	struct sl_rowset_vec hit;    /* window join: which right rows met a left one (bytes) */
+	uint8_t *pair;		     /* window join: SL_ROW_SCRATCH bytes, the joined pair */
 };
 
 static _Thread_local struct scratch *tls;
@@ -70,7 +84,10 @@ static void fail(struct sl_ctx *ctx, int code, const char *what)
 static void scratch_free(struct scratch *s)
 {
 	sl_rowset_scan_free(&s->other);
+	sl_rowset_scan_free(&s->mine);
+	free(s->hit.p);
 	free(s->in);
+	free(s->pair);
 	free(s);
 }
 
@@ -83,7 +100,8 @@ static int join_open(struct sl_ctx *ctx, void *arg)
 		if (!s)
 			return -ENOMEM;
 		s->in = aligned_alloc(8, SL_ROW_SCRATCH);
-		if (!s->in) {
+		s->pair = aligned_alloc(8, SL_ROW_SCRATCH);
+		if (!s->in || !s->pair) {
 			scratch_free(s);
 			return -ENOMEM;
 		}
@@ -339,6 +357,150 @@ static void join_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 		     rc == -ENOMEM ? "out of memory" : "joined row exceeds SL_ROW_SCRATCH");
 }
 
+/* ---- window join ------------------------------------------------------------------------ */
+
+/* Hot path: the row joins its window's side, or is late. */
+static void window_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
+{
+	const struct join *j = arg;
+	struct scratch *s = tls;
+	int64_t side = sl_row_is_null(row, 0) ? -1 : sl_row_i64(row, 0);
+	const struct sl_row *in;
+	bool nokey;
+	sl_ts_t end;
+	int rc;
+
+	if (side != LEFT && side != RIGHT) {
+		fail(ctx, -EINVAL, "__side is neither 0 (left) nor 1 (right)");
+		return;
+	}
+	if (row->kind != SL_ROW_INSERT || sl_row_is_null(row, j->wend[side])) {
+		fail(ctx, -EINVAL,
+		     row->kind != SL_ROW_INSERT ? "a window join takes inserts only (+I)"
+						: "a row without its window_end");
+		return;
+	}
+	in = side_row(j, s, (int)side, row);
+	if (!in) {
+		fail(ctx, -ENOSPC, "row exceeds SL_ROW_SCRATCH");
+		return;
+	}
+	end = sl_row_i64(row, j->wend[side]);
+	if (end - 1 <= sl_ctx_watermark(ctx)) {
+		/* its window fired already: late, never dropped without a trace */
+		sl_ctx_count_late(ctx);
+		if (j->late_tag[side])
+			sl_emit_side(ctx, j->late_tag[side], ts, in);
+		return;
+	}
+	/* a NULL key meets nothing: only a side whose unmatched rows come out keeps it,
+	 * marked (aux 1) so that the firing does not pair it */
+	nokey = null_key(j, row);
+	if (nokey && !j->outer[side] && !(j->anti && side == LEFT))
+		return;
+	rc = add_row(ctx, (int)side, in, sl_rowset_hash(in), nokey);
+	/* one timer per key (window): registering it again fires it once */
+	if (!rc)
+		rc = sl_timer_event(ctx, end - 1);
+	if (rc)
+		fail(ctx, rc, rc == -ENOMEM ? "out of memory" : "cannot keep the row");
+}
+
+/* left ++ right in the pair scratch (for the condition and the results). */
+static const struct sl_row *pair_into(const struct join *j, struct scratch *s,
+				      const struct sl_row *l, const struct sl_row *r)
+{
+	struct sl_row_builder b;
+
+	sl_rowb_init(&b, s->pair, SL_ROW_SCRATCH, j->n[LEFT] + j->n[RIGHT]);
+	for (int i = 0; i < j->n[LEFT]; i++)
+		sl_rowb_copy_field(&b, i, l, i, j->types[j->off[LEFT] + i]);
+	for (int i = 0; r && i < j->n[RIGHT]; i++)
+		sl_rowb_copy_field(&b, j->n[LEFT] + i, r, i, j->types[j->off[RIGHT] + i]);
+	return sl_rowb_finish(&b);
+}
+
+/* n copies of out (NULL: a row too large) as +I at `at`. */
+static int emit_n(struct sl_ctx *ctx, sl_ts_t at, const struct sl_row *out, int64_t n)
+{
+	for (int64_t c = 0; c < n; c++)
+		if (emit(ctx, at, out))
+			return -ENOSPC;
+	return 0;
+}
+
+/* One left row against the window's right rows: its results, or whether it met one. */
+static int window_left(struct sl_ctx *ctx, const struct join *j, struct scratch *s, sl_ts_t at,
+		       const struct sl_row *l, const struct sl_rowset_row *lr, bool *met)
+{
+	const struct sl_rowset_row *rr = s->other.out.p;
+	uint8_t *hit = s->hit.p;
+	int rc = 0;
+
+	*met = false;
+	/* a NULL key meets nothing; the rows under one key share it, so the left row tells */
+	for (size_t i = 0; !rc && !lr->v.aux && i < s->other.out.n; i++) {
+		const struct sl_row *r = sl_rowset_row_at(&s->other, &rr[i]);
+		const struct sl_row *pair = pair_into(j, s, l, r);
+
+		if (!pair)
+			return -ENOSPC;
+		if (j->cond && !j->cond(ctx, pair, j->cond_arg))
+			continue;
+		*met = true;
+		hit[i] = 1;
+		if (j->semi || j->anti)
+			return 0; /* one match decides */
+		rc = emit_n(ctx, at, pair, lr->v.count * rr[i].v.count);
+	}
+	return rc;
+}
+
+/* The watermark reached the window's last millisecond: both sides' rows of the window are
+ * joined at once, then the window's state goes. O(left rows x right rows) of the window, as
+ * Flink's nested loop. */
+static void window_fire(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain domain, void *arg)
+{
+	const struct join *j = arg;
+	struct scratch *s = tls;
+	const struct sl_rowset_row *lr, *rr;
+	int rc;
+
+	if (domain != SL_TIME_EVENT)
+		return;
+	rc = sl_rowset_scan(ctx, LEFT, &s->mine);
+	if (!rc)
+		rc = sl_rowset_scan(ctx, RIGHT, &s->other);
+	s->hit.n = 0;
+	if (!rc && !sl_rowset_vec_grow(&s->hit, 1, s->other.out.n + 1))
+		rc = -ENOMEM;
+	if (!rc)
+		memset(s->hit.p, 0, s->other.out.n);
+	lr = s->mine.out.p;
+	for (size_t i = 0; !rc && i < s->mine.out.n; i++) {
+		const struct sl_row *l = sl_rowset_row_at(&s->mine, &lr[i]);
+		bool met;
+
+		rc = window_left(ctx, j, s, at, l, &lr[i], &met);
+		/* the left row alone: semi when it met one, anti or outer when it met none */
+		if (!rc && (j->semi ? met : (j->anti || j->outer[LEFT]) && !met))
+			rc = emit_n(ctx, at, join_row(ctx, j, l, NULL, SL_ROW_INSERT),
+				    lr[i].v.count);
+	}
+	rr = s->other.out.p;
+	for (size_t i = 0; !rc && j->outer[RIGHT] && i < s->other.out.n; i++)
+		if (!((uint8_t *)s->hit.p)[i])
+			rc = emit_n(ctx, at,
+				    join_row(ctx, j, NULL, sl_rowset_row_at(&s->other, &rr[i]),
+					     SL_ROW_INSERT),
+				    rr[i].v.count);
+	sl_map_clear(ctx, LEFT);
+	sl_map_clear(ctx, RIGHT);
+	if (rc)
+		fail(ctx, rc,
+		     rc == -ENOMEM ? "out of memory" : "joined row exceeds SL_ROW_SCRATCH");
+}
+
 /* ---- plan time -------------------------------------------------------------------------- */
 
 static int reject(char *err, size_t errcap, const char *fmt, ...)
@@ -381,6 +543,28 @@ int sl_join_build(const struct sl_join_cfg *cfg, struct sl_process_fn *out, char
 				      cfg->key[i]);
 	if (cfg->ttl_ms < 0)
 		return reject(err, errcap, "join: negative state TTL");
+	if ((cfg->semi || cfg->anti) &&
+	    (!cfg->window || (cfg->semi && cfg->anti) || cfg->left_outer || cfg->right_outer))
+		return reject(err, errcap, "join: semi and anti joins are inner window joins");
+	if (cfg->window) {
+		for (int side = LEFT; side <= RIGHT; side++) {
+			int f = cfg->window_end[side];
+			int lo = side == LEFT ? 1 : 1 + cfg->nleft;
+			int hi = side == LEFT ? cfg->nleft : cfg->nleft + cfg->nright;
+
+			if (f < lo || f > hi ||
+			    (sl_schema_type(s, f) != SL_TYPE_TIMESTAMP &&
+			     sl_schema_type(s, f) != SL_TYPE_TIMESTAMP_LTZ))
+				return reject(err, errcap,
+					      "window join: the %s side's window_end must be one "
+					      "of its TIMESTAMP fields",
+					      side == LEFT ? "left" : "right");
+		}
+		if (cfg->interval || cfg->ttl_ms || cfg->late_tag[0] < 0 || cfg->late_tag[1] < 0)
+			return reject(err, errcap,
+				      "window join: no interval, no state TTL (the watermark "
+				      "cleans its state), late tags >= 0");
+	}
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
@@ -411,6 +595,13 @@ int sl_join_build(const struct sl_join_cfg *cfg, struct sl_process_fn *out, char
 		j->after[LEFT] = -cfg->lower;
 		j->after[RIGHT] = cfg->upper;
 	}
+	j->window = cfg->window;
+	j->semi = cfg->semi;
+	j->anti = cfg->anti;
+	for (int side = LEFT; cfg->window && side <= RIGHT; side++) {
+		j->wend[side] = cfg->window_end[side];
+		j->late_tag[side] = cfg->late_tag[side];
+	}
 	for (int i = 0; i < n; i++)
 		j->types[i] = sl_schema_type(s, i);
 	j->states[LEFT] = (struct sl_state_desc){ "join-left", SL_STATE_MAP,
@@ -420,9 +611,11 @@ int sl_join_build(const struct sl_join_cfg *cfg, struct sl_process_fn *out, char
 	out->states = j->states;
 	out->nstates = 2;
 	out->open = join_open;
-	out->process = join_process;
+	out->process = cfg->window ? window_process : join_process;
 	if (cfg->interval)
 		out->on_timer = join_on_timer;
+	if (cfg->window)
+		out->on_timer = window_fire;
 	out->close = join_close;
 	out->arg = j;
 	return 0;

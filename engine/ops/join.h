@@ -10,7 +10,8 @@
  *     nright fields of the right side, then the planner's join key columns (not output); a
  *     row fills its own side's fields (the other side's are NULL).
  *
- * Output schema: the left fields then the right fields (input fields 1 .. nleft + nright).
+ * Output schema: the left fields then the right fields (input fields 1 .. nleft + nright);
+ * a semi or anti window join: the left fields only.
  *
  * Mirrors Flink's StreamingJoinOperator (flink-table-runtime, operators/join/stream):
  *  - each side keeps, per join key, the multiset of its rows (a row and how many times it is
@@ -39,6 +40,18 @@
  *  - state retention (ttl_ms, 'table.exec.state.ttl'): every stored row expires ttl_ms of
  *    processing time after it was last written (Flink's join state TTL, OnCreateAndWrite:
  *    a row is written when it arrives, when its count changes and when its associations do).
+ *
+ * A window join (cfg.window) joins the rows of two window TVFs (or window aggregations) on
+ * window_start, window_end and the keys: the planner keys by all of them, so a key is one
+ * window's rows of both sides. Nothing is emitted while the window is open; when the
+ * watermark reaches window_end - 1 (an event timer per key) its rows are joined at once,
+ * every pair that meets `cond`, one result per copy of each row, an outer side's rows that
+ * met nothing NULL-padded (INNER, LEFT, RIGHT, FULL), or with semi / anti each left row once
+ * per copy when it met a right row / met none (output: the left fields only). Results are
+ * +I with event time window_end - 1, and the window's state is then cleared: the output is
+ * insert-only. A row whose window has fired is late, as the window operator's are: counted
+ * and, with late_tag[side] > 0, sent to that side output as its side's own fields. A NULL
+ * key matches nothing; an outer (or anti's left) side still emits the row.
  *
  * State (per key, namespace 0): 0 "join-left" and 1 "join-right", each a multiset of its
  * side's rows (rowset.h: a row's bytes chunked into map keys, so every row up to
@@ -80,6 +93,11 @@ struct sl_join_cfg {
 	bool interval;
 	int left_time, right_time; /* in_schema indices of the two time attributes */
 	sl_ts_t lower, upper;
+	/* Window join (Flink's WindowJoinOperator, insert-only inputs): below. */
+	bool window;
+	int window_end[2]; /* in_schema indices of each side's window_end (TIMESTAMP) */
+	int late_tag[2];   /* side outputs of each side's late rows (> 0), 0: counted only */
+	bool semi, anti;   /* window join only: the left rows with (without) a match, alone */
 };
 
 /* Fills *out with the join process function for cfg. Returns 0, or -EINVAL with a one-line

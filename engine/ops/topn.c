@@ -13,6 +13,13 @@
  *   write    the record's row back to state; for an insert-only input, drop the rows that
  *            now rank below the range, which nothing can lift again
  *
+ * A window Top-N (window_process) only applies and writes while its window is open, and
+ * emits its result once when the window's timer fires (window_fire):
+ *
+ *   open --window_process--> open (rows kept: those that may still rank in range)
+ *   open --window_fire (watermark >= window_end - 1)--> +I per ranked row, state cleared
+ *   fired --window_process--> late (counted, to the late side output)
+ *
  * Cost O(m log m) per record for the m rows of the partition; no allocation once the
  * shard's largest partition has grown the scratch.
  */
@@ -156,7 +163,8 @@ static int cmp_item(const void *a, const void *b)
 
 	if (c)
 		return c;
-	return (x->seq > y->seq) - (x->seq < y->seq);
+	c = (x->seq > y->seq) - (x->seq < y->seq);
+	return sorting->cfg.ties_last ? -c : c;
 }
 
 /* The positions of items[0..n) ranked in [lo, hi] into v. 0 or -ENOMEM. */
@@ -407,6 +415,80 @@ static void topn_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 		     rc == -ENOMEM ? "out of memory" : "output row exceeds SL_ROW_SCRATCH");
 }
 
+/* ---- window Top-N ----------------------------------------------------------------------- */
+
+/* Hot path: the row joins its window's partition, keeping only the rows that may still rank
+ * in range; a row whose window has fired is late. */
+static void window_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
+{
+	const struct topn *t = arg;
+	struct scratch *s = tls;
+	const struct sl_row *in;
+	struct sl_rowset_val v;
+	sl_ts_t end;
+	uint64_t h;
+	int rc;
+
+	if (row->kind != SL_ROW_INSERT || sl_row_is_null(row, t->cfg.window_end)) {
+		fail(ctx, -EINVAL,
+		     row->kind != SL_ROW_INSERT ? "a window Top-N takes inserts only (+I)"
+						: "a row without its window_end");
+		return;
+	}
+	end = sl_row_i64(row, t->cfg.window_end);
+	if (end - 1 <= sl_ctx_watermark(ctx)) {
+		/* its window fired already: late, never dropped without a trace */
+		sl_ctx_count_late(ctx);
+		if (t->cfg.late_tag)
+			sl_emit_side(ctx, t->cfg.late_tag, ts, row);
+		return;
+	}
+	in = own_row(t, s, row);
+	if (!in) {
+		fail(ctx, -ENOSPC, "row exceeds SL_ROW_SCRATCH");
+		return;
+	}
+	h = sl_rowset_hash(in);
+	rc = read_items(ctx, t, s);
+	if (!rc)
+		rc = apply(ctx, t, s, true, in, h, &v);
+	if (!rc)
+		rc = result(t, s->next.p, s->next.n, &s->after);
+	if (!rc)
+		rc = sl_rowset_store(ctx, ROWS, in, h, &v);
+	if (!rc)
+		forget_below(ctx, s->next.p, s->next.n, &s->after);
+	/* one timer per partition (window): registering it again fires it once */
+	if (!rc)
+		rc = sl_timer_event(ctx, end - 1);
+	if (rc)
+		fail(ctx, rc, rc == -ENOMEM ? "out of memory" : "cannot keep the row");
+}
+
+/* The watermark reached the window's last millisecond: its rows in range come out once, in
+ * rank order, and the window's state goes. */
+static void window_fire(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain domain, void *arg)
+{
+	const struct topn *t = arg;
+	struct scratch *s = tls;
+	const struct pos *p;
+	int rc;
+
+	if (domain != SL_TIME_EVENT)
+		return;
+	rc = read_items(ctx, t, s);
+	if (!rc)
+		rc = result(t, s->items.p, s->items.n, &s->before);
+	p = s->before.p;
+	for (size_t i = 0; !rc && i < s->before.n; i++)
+		rc = emit(ctx, t, at, &p[i], SL_ROW_INSERT);
+	sl_map_clear(ctx, ROWS);
+	sl_value_clear(ctx, SEQ);
+	if (rc)
+		fail(ctx, rc,
+		     rc == -ENOMEM ? "out of memory" : "output row exceeds SL_ROW_SCRATCH");
+}
+
 /* ---- plan time -------------------------------------------------------------------------- */
 
 static int reject(char *err, size_t errcap, const char *fmt, ...)
@@ -453,6 +535,14 @@ int sl_topn_build(const struct sl_topn_cfg *cfg, struct sl_process_fn *out, char
 		return reject(err, errcap, "top-n: unknown ranking function %d", (int)cfg->fn);
 	if (cfg->ttl_ms < 0)
 		return reject(err, errcap, "top-n: negative state TTL");
+	if (cfg->window && (cfg->window_end < 0 || cfg->window_end >= cfg->nout ||
+			    (sl_schema_type(s, cfg->window_end) != SL_TYPE_TIMESTAMP &&
+			     sl_schema_type(s, cfg->window_end) != SL_TYPE_TIMESTAMP_LTZ) ||
+			    !cfg->input_insert_only || cfg->ttl_ms || cfg->late_tag < 0))
+		return reject(err, errcap,
+			      "window top-n: needs a TIMESTAMP window_end among the output fields, "
+			      "an insert-only input, no state TTL (the watermark cleans its state) "
+			      "and a late tag >= 0");
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -467,7 +557,9 @@ int sl_topn_build(const struct sl_topn_cfg *cfg, struct sl_process_fn *out, char
 	out->states = t->states;
 	out->nstates = 2;
 	out->open = topn_open;
-	out->process = topn_process;
+	out->process = cfg->window ? window_process : topn_process;
+	if (cfg->window)
+		out->on_timer = window_fire;
 	out->close = topn_close;
 	out->arg = t;
 	return 0;

@@ -29,9 +29,21 @@
  *  - output rows carry the input record's event time; state expires with ttl_ms
  *    ('table.exec.state.ttl', per row written, OnCreateAndWrite).
  *
+ * Window Top-N (cfg.window; Flink's WindowRankOperator, which also runs window
+ * deduplication): the partition key holds the window (window_start, window_end), so a
+ * partition is one window's rows. Nothing is emitted while the window is open: the rows
+ * ranked in range are kept (the input must be insert-only), and when the watermark reaches
+ * window_end - 1 they come out once, as +I in rank order, each with event time window_end -
+ * 1, and the partition's state is cleared. A row that arrives after its window fired is
+ * late, as the window operator's are: counted (sl_ctx_count_late) and, with late_tag > 0,
+ * sent whole to that side output, never silently lost. ties_last makes rows that tie go
+ * latest first: deduplication keeping the last row (ORDER BY rowtime DESC) keeps the last
+ * of the rows that share the greatest rowtime, as Flink's does.
+ *
  * State (per partition key, namespace 0): 0 "topn-rows", the partition's rows (rowset.h:
- * value {count, arrival number}), 1 "topn-seq" the next arrival number. Cost per record:
- * O(m log m) for the m rows the partition keeps (for an insert-only input, about N).
+ * value {count, arrival number}), 1 "topn-seq" the next arrival number; a window Top-N also
+ * has one event timer per partition, at window_end - 1. Cost per record: O(m log m) for the
+ * m rows the partition keeps (for an insert-only input, about N).
  */
 #ifndef SL_OPS_TOPN_H
 #define SL_OPS_TOPN_H
@@ -57,6 +69,10 @@ struct sl_topn_cfg {
 	bool emit_rank;		  /* the rank is the output's last field */
 	bool input_insert_only;	  /* no -U/+U/-D: rows below the top can be forgotten */
 	sl_ts_t ttl_ms;		  /* state retention, 0 = forever */
+	bool window;		  /* window Top-N, below */
+	int window_end;		  /* window Top-N: the window_end field (TIMESTAMP, < nout) */
+	int late_tag;	/* window Top-N: side output of late rows (> 0), 0: counted only */
+	bool ties_last; /* rows that tie in ORDER BY go latest first (window keep-last) */
 };
 
 /* Fills *out with the Top-N process function for cfg. Returns 0, or -EINVAL with a one-line

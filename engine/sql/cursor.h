@@ -25,6 +25,8 @@
 
 #include "lexer.h"
 
+struct sl_query;
+
 struct sl_cur {
 	struct sl_lexer lx; /* positioned just after tok */
 	struct sl_tok tok;  /* the current token, not yet consumed */
@@ -32,6 +34,12 @@ struct sl_cur {
 	char *err;	    /* the first error, "LINE:COL: cause", NUL-terminated */
 	size_t errcap;
 	bool failed; /* err holds the first error; later ones are dropped */
+	/* Set by the query parser for the expression parser's IN (SELECT ...) and EXISTS
+	 * (SELECT ...): parses the query at tok (SELECT) up to its ')', and returns it (the
+	 * caller frees it with sl_query_destroy) or NULL with the error recorded. NULL where
+	 * no subquery may stand (the DDL's expressions). */
+	struct sl_query *(*subquery)(struct sl_cur *c, void *arg);
+	void *subquery_arg;
 };
 
 /* Starts reading src[0..len), whose first byte sits at line:col, with tok on its first

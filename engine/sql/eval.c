@@ -1353,7 +1353,17 @@ static bool compile_inner(struct compiler *c, const struct sl_expr *e, struct op
 	case SL_EXPR_BETWEEN:
 		return compile_between(c, e, o);
 	case SL_EXPR_IN:
+		if (e->sub)
+			return sl_compiler_fail(c, e,
+						"IN (SELECT ...) is supported as a window semi "
+						"or anti join only: a WHERE condition of its own, "
+						"correlated on window_start and window_end");
 		return compile_in(c, e, o);
+	case SL_EXPR_EXISTS:
+		return sl_compiler_fail(c, e,
+					"EXISTS (SELECT ...) is supported as a window semi or anti "
+					"join only: a WHERE condition of its own, correlated on "
+					"window_start and window_end");
 	case SL_EXPR_LIKE:
 		return compile_like(c, e, o);
 	case SL_EXPR_CALL:

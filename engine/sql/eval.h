@@ -32,6 +32,21 @@ struct sl_sql_type {
 };
 
 /*
+ * What a column is of the window a window TVF or a window aggregation put its row in, as
+ * Flink's window properties: window_start, window_end, window_time, and the TVF's own time
+ * column (still a time attribute in Flink, though the stream's event time is window_time).
+ */
+enum sl_sql_win_prop {
+	SL_SQL_WIN_NONE = 0,
+	SL_SQL_WIN_START,
+	SL_SQL_WIN_END,
+	SL_SQL_WIN_TIME,
+	SL_SQL_WIN_TIMECOL,
+};
+
+struct sl_window_spec;
+
+/*
  * A column an expression may name. `qual` is the table name or alias it can be qualified
  * with (NULL: none); `name` is the column name, with nested ROW fields flattened into
  * dot-joined names ("payload.after.id"), so `payload.after.id` and `o.payload.after.id`
@@ -51,6 +66,10 @@ struct sl_sql_col {
 	const struct sl_expr *match;
 	bool rowtime;  /* the column is an event-time attribute (for the planner) */
 	bool proctime; /* PROCTIME() attribute */
+	/* For the planner: what the column is of a window (window Top-N, deduplication and
+	 * joins need a window's bounds), and that window, owned by the plan (NULL: none). */
+	enum sl_sql_win_prop win_prop;
+	const struct sl_window_spec *win;
 };
 
 struct sl_scope {

@@ -38,6 +38,9 @@ bool sl_compiler_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
 	    a->nargs != b->nargs || a->npath != b->npath || a->over != b->over ||
 	    a->npartition != b->npartition || a->norder != b->norder)
 		return false;
+	/* a subquery is the same only as itself (its place, as sl_expr_print() says) */
+	if (a->sub != b->sub)
+		return false;
 	if (!str_eq(a->text, b->text, a->kind == SL_EXPR_CALL || a->kind == SL_EXPR_ROUND_TO))
 		return false;
 	if ((a->kind == SL_EXPR_BOOL || a->kind == SL_EXPR_INTERVAL) && a->ival != b->ival)

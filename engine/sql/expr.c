@@ -784,6 +784,41 @@ out_free:
 	return NULL;
 }
 
+/* The query parser's subquery at tok (SELECT), through the cursor's hook. */
+static struct sl_query *subquery(struct parser *p)
+{
+	struct sl_tok t = p->c->tok;
+
+	if (!p->c->subquery) {
+		sl_cur_fail_at(p->c, t.line, t.col, "a subquery is not allowed here");
+		return NULL;
+	}
+	return p->c->subquery(p->c, p->c->subquery_arg);
+}
+
+/* EXISTS (SELECT ...) */
+static struct sl_expr *parse_exists(struct parser *p)
+{
+	struct sl_expr *e = sl_expr_new(p->c, SL_EXPR_EXISTS, &p->c->tok);
+
+	if (!e)
+		return NULL;
+	sl_cur_advance(p->c);
+	if (sl_cur_expect_op(p->c, "(", "'(' after EXISTS"))
+		goto out_free;
+	if (!sl_cur_is_kw(p->c, "SELECT")) {
+		sl_cur_expected(p->c, "SELECT after EXISTS (");
+		goto out_free;
+	}
+	if (!(e->sub = subquery(p)) || sl_cur_expect_op(p->c, ")", "')' after the subquery"))
+		goto out_free;
+	return e;
+
+out_free:
+	sl_expr_destroy(e);
+	return NULL;
+}
+
 static struct sl_expr *parse_primary(struct parser *p)
 {
 	struct sl_tok t = p->c->tok;
@@ -821,6 +856,12 @@ static struct sl_expr *parse_primary(struct parser *p)
 			return parse_interval(p);
 		if (sl_cur_is_kw(p->c, "CASE"))
 			return parse_case(p);
+		if (sl_cur_is_kw(p->c, "EXISTS")) {
+			struct sl_tok n = sl_cur_peek(p->c);
+
+			if (sl_tok_is_op(&n, "("))
+				return parse_exists(p);
+		}
 		if (sl_cur_is_kw(p->c, "CAST"))
 			return parse_cast(p);
 		if ((sl_cur_is_kw(p->c, "TIMESTAMP") || sl_cur_is_kw(p->c, "DATE")) &&
@@ -1039,6 +1080,12 @@ static struct sl_expr *parse_cmp_suffix(struct parser *p, struct sl_expr *lhs)
 		sl_cur_advance(p->c);
 		if (sl_cur_expect_op(p->c, "(", "'(' after IN"))
 			goto out_free;
+		if (sl_cur_is_kw(p->c, "SELECT")) {
+			if (!(e->sub = subquery(p)) ||
+			    sl_cur_expect_op(p->c, ")", "')' after the subquery"))
+				goto out_free;
+			return e;
+		}
 		for (;;) {
 			if (sl_expr_add_arg(p->c, e, parse_or(p)))
 				goto out_free;

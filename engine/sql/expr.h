@@ -6,7 +6,8 @@
  * Plan time only: nodes are malloc'ed, strings are NUL-terminated copies, and one
  * sl_expr_destroy() frees a whole tree. Precedence, lowest first: OR; AND; NOT; comparison
  * (= <> != < <= > >=, IS [NOT] NULL|TRUE|FALSE, [NOT] BETWEEN, [NOT] IN, [NOT] LIKE, left
- * associative); ||; + -; * / %; unary + -; primary.
+ * associative); ||; + -; * / %; unary + -; primary. IN (SELECT ...) and EXISTS (SELECT ...)
+ * hold a subquery, parsed by the query parser through the cursor's hook (cursor.h).
  */
 #ifndef SL_SQL_EXPR_H
 #define SL_SQL_EXPR_H
@@ -34,7 +35,8 @@ enum sl_expr_kind {
 	SL_EXPR_BINARY,	    /* args[0] op args[1] */
 	SL_EXPR_IS,	    /* args[0] IS [NOT] is_what; negated for NOT */
 	SL_EXPR_BETWEEN,    /* args[0] [NOT] BETWEEN args[1] AND args[2] */
-	SL_EXPR_IN,	    /* args[0] [NOT] IN (args[1..nargs)) */
+	SL_EXPR_IN,	    /* args[0] [NOT] IN (args[1..nargs)), or IN (sub) */
+	SL_EXPR_EXISTS,	    /* EXISTS (sub) */
 	SL_EXPR_LIKE,	    /* args[0] [NOT] LIKE args[1] */
 	SL_EXPR_CALL,	    /* text(args), distinct for f(DISTINCT x); name as written; over */
 	SL_EXPR_CASE,	    /* CASE [case_operand] WHEN args[2i] THEN args[2i+1] [ELSE case_else] */
@@ -109,6 +111,7 @@ struct sl_expr {
 	uint32_t npartition;
 	struct sl_expr_order *order;
 	uint32_t norder;
+	struct sl_query *sub; /* IN (SELECT ...), EXISTS (SELECT ...): the subquery (owned) */
 };
 
 /*

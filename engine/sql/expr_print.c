@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "query.h"
 
 void sl_expr_destroy(struct sl_expr *e)
 {
@@ -27,6 +28,7 @@ void sl_expr_destroy(struct sl_expr *e)
 	sl_expr_destroy(e->filter);
 	sl_expr_destroy(e->case_operand);
 	sl_expr_destroy(e->case_else);
+	sl_query_destroy(e->sub);
 	free(e->args);
 	free(e->path);
 	free(e->text);
@@ -255,8 +257,15 @@ static void print(struct out *o, const struct sl_expr *e)
 		put(o, "(");
 		print(o, e->args[0]);
 		put(o, " %sIN (", not );
+		/* a subquery by its place: two of them are one only when they are the same */
+		if (e->sub)
+			put(o, "SELECT at %u:%u", e->sub->line, e->sub->col);
 		print_list(o, e->args + 1, e->nargs - 1);
 		put(o, "))");
+		break;
+	case SL_EXPR_EXISTS:
+		put(o, "EXISTS (SELECT at %u:%u)", e->sub ? e->sub->line : 0,
+		    e->sub ? e->sub->col : 0);
 		break;
 	case SL_EXPR_LIKE:
 		put(o, "(");

@@ -1,18 +1,20 @@
 /*
  * late_rows.c - SET 'sluice.late-data.table' = 't': every row a window operator drops as
  * late goes to table t with the reason, instead of only a counter (Flink SQL keeps only the
- * metric).
+ * metric). The same holds for the operators that take the windows of a window TVF (window
+ * Top-N and deduplication, window joins), whose rows carry their window in two fields.
  *
  * The window operator sends late rows to its side output; a flat_map right behind it builds
  * the late table's row. The columns of t are chosen by name from:
  *   operator      STRING     the window operator ("tumble window", ...)
- *   event_time    TIMESTAMP  the late row's rowtime
+ *   event_time    TIMESTAMP  the late row's rowtime (a window TVF's row: its time column's)
  *   watermark     TIMESTAMP  the operator's watermark when the row arrived
- *   window_start  TIMESTAMP  the (last) window the row belonged to, already fired
+ *   window_start  TIMESTAMP  the (last) window the row belonged to, already fired (its
+ *                            fields, for a row that carries its window)
  *   window_end    TIMESTAMP
  *   reason        STRING     one sentence with the figures above
- *   row           STRING     the row as the window saw it (group keys and aggregate
- *                            arguments), as a JSON object
+ *   row           STRING     the row as the operator saw it (for a window: group keys and
+ *                            aggregate arguments), as a JSON object
  * Late rows are rare and off the hot path, so formatting here may use snprintf.
  */
 #include <errno.h>
@@ -52,6 +54,8 @@ struct late_rows {
 	const char *op_name;
 	const struct sl_schema *in; /* the window's input rows */
 	struct sl_window_spec win;
+	int wstart, wend; /* fields of `in` holding the row's window, or -1: from `win` */
+	int etime;	  /* field of `in` holding the row's rowtime, or -1: its event time */
 	int ncols;
 	enum late_col what[SL_SCHEMA_MAX_FIELDS];
 };
@@ -86,7 +90,14 @@ static void late_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, vo
 	const struct sl_row *row;
 	int n;
 
-	window_of(&l->win, ts, &ws, &we);
+	if (l->etime >= 0 && !sl_row_is_null(in, l->etime))
+		ts = sl_row_i64(in, l->etime);
+	if (l->wend >= 0) {
+		ws = sl_row_i64(in, l->wstart);
+		we = sl_row_i64(in, l->wend);
+	} else {
+		window_of(&l->win, ts, &ws, &we);
+	}
 	for (int i = 0; i < l->ncols; i++) {
 		switch (l->what[i]) {
 		case LATE_OPERATOR:
@@ -136,9 +147,9 @@ static void late_row(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, vo
 		sl_emit(ctx, ts, row);
 }
 
-int sl_sql_plan_late_rows(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_stream *window,
-			  const char *op_name, const struct sl_window_spec *win,
-			  const struct sl_schema *in, int tag)
+static int route(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_stream *window,
+		 const char *op_name, const struct sl_window_spec *win, int wstart, int wend,
+		 int etime, const struct sl_schema *in, int tag)
 {
 	struct sl_sql_plan_table *t = sl_sql_plan_find_table(c, c->late_table);
 	struct late_rows *l;
@@ -158,7 +169,11 @@ int sl_sql_plan_late_rows(struct sl_sql_plan_ctx *c, struct sl_job *job, struct 
 		return -ENOMEM;
 	l->op_name = op_name;
 	l->in = in;
-	l->win = *win;
+	if (win)
+		l->win = *win;
+	l->wstart = wstart;
+	l->wend = wend;
+	l->etime = etime;
 	l->ncols = t->nphys;
 	for (int i = 0; i < t->nphys; i++) {
 		size_t k2;
@@ -195,4 +210,18 @@ int sl_sql_plan_late_rows(struct sl_sql_plan_ctx *c, struct sl_job *job, struct 
 	if (!rows || sl_stream_sink(rows, t->ddl->name, k->sink_ops, k->cfg))
 		return sl_sql_plan_fail(c, 0, 0, "late rows: %s", sl_job_error(job)->msg);
 	return 0;
+}
+
+int sl_sql_plan_late_rows(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_stream *window,
+			  const char *op_name, const struct sl_window_spec *win,
+			  const struct sl_schema *in, int tag)
+{
+	return route(c, job, window, op_name, win, -1, -1, -1, in, tag);
+}
+
+int sl_sql_plan_late_rows_of(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_stream *op,
+			     const char *op_name, const struct sl_schema *in, int tag, int wstart,
+			     int wend, int etime)
+{
+	return route(c, job, op, op_name, NULL, wstart, wend, etime, in, tag);
 }

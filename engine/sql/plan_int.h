@@ -76,6 +76,14 @@ struct sl_sql_plan_rel {
 	int nrownum_order;
 };
 
+/* True when a and b (either may be NULL: no window) are the same window TVF. */
+static inline bool sl_sql_plan_same_window(const struct sl_window_spec *a,
+					   const struct sl_window_spec *b)
+{
+	return a && b && a->kind == b->kind && a->size_ms == b->size_ms &&
+	       a->slide_ms == b->slide_ms && a->gap_ms == b->gap_ms && a->offset_ms == b->offset_ms;
+}
+
 struct sl_sql_plan_ctx;
 
 /* One EXPLAIN WATERMARK FOR statement (plan_wm_explain.c). */
@@ -213,10 +221,51 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 int sl_sql_plan_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
 		     struct sl_sql_plan_rel *out);
 
+/* What sl_sql_plan_join_rels() joins besides its two sides: a FROM's join, or a WHERE's
+ * [NOT] IN / [NOT] EXISTS (SELECT ...) as a window semi or anti join (plan_semi.c). */
+struct sl_sql_join_spec {
+	enum sl_join_kind kind;	  /* FROM's join; INNER for semi / anti */
+	bool semi, anti;	  /* the left rows with / without a match: window joins only */
+	const char *what;	  /* semi / anti: "IN (SELECT ...)" and so on, for messages */
+	const struct sl_expr *on; /* ON, or the subquery's WHERE; NULL: none */
+	/* The left side's columns as ON names them (same indices as L's): a subquery's WHERE
+	 * sees the outer columns its own FROM does not hide (plan_semi.c); NULL: L's */
+	const struct sl_sql_plan_rel *on_left;
+	/* IN (SELECT ...): the column of L compared with the subquery's column of R; -1 */
+	int in_left, in_right;
+	bool null_aware;	  /* NOT IN: a NULL on either side of it meets every row */
+	uint32_t line, col;	  /* the JOIN, or the IN / EXISTS */
+	uint32_t on_line, on_col; /* its condition */
+};
+/* Joins L and R (planned, sl_sql_plan_join_side() applied) into out as js says; both are
+ * projected onto the join's input. 0 or -errno with the error set. */
+int sl_sql_plan_join_rels(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_sql_plan_rel *L,
+			  struct sl_sql_plan_rel *R, const struct sl_sql_join_spec *js,
+			  struct sl_sql_plan_rel *out);
+/* A side as a join takes it: a window TVF joined as it is gets its window columns (as Flink
+ * materializes it); a pending ROW_NUMBER() is refused. line:col: the side, for errors. */
+int sl_sql_plan_join_side(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *r, uint32_t line,
+			  uint32_t col);
+
+/* plan_semi.c: WHERE's conjuncts that are [NOT] IN (SELECT ...) or [NOT] EXISTS (SELECT
+ * ...) joined onto rel as window semi / anti joins, the other conjuncts filtering rel first;
+ * *where becomes NULL. A subquery anywhere else in WHERE is an error naming its place. Call
+ * only when sl_sql_plan_has_subquery(*where). */
+int sl_sql_plan_subquery_joins(struct sl_sql_plan_ctx *c, struct sl_job *job,
+			       struct sl_sql_plan_rel *rel, const struct sl_expr **where);
+/* The first IN (SELECT ...) or EXISTS (SELECT ...) in e, or NULL. */
+const struct sl_expr *sl_sql_plan_has_subquery(const struct sl_expr *e);
+/* plan_query.c: a filter calc on rel (rows pass unchanged). */
+int sl_sql_plan_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
+		       const struct sl_expr *pred);
+
 /* plan_topn.c: the outer WHERE rn <= N over a relation carrying a pending ranking
  * function (rel->rownum); *where becomes what is left of WHERE to filter the result with */
 int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
 		     struct sl_sql_plan_rel *rel, const struct sl_expr **where);
+/* True when rel's pending ranking is partitioned by a window's start and end: a window
+ * Top-N or window deduplication, which sl_sql_plan_topn() plans */
+bool sl_sql_plan_topn_windowed(const struct sl_sql_plan_rel *rel);
 
 /* plan_agg.c */
 int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,

@@ -118,8 +118,9 @@ struct sl_schema *sl_sql_plan_new_schema(struct sl_sql_plan_ctx *c)
 
 /*
  * Projects rel through exprs[0..n) named names[i] into a new relation via one calc (with
- * `pred` as its WHERE when not NULL). Plain references keep their rowtime flag; `keep_qual`
- * keeps the qualifier of plain references (for joins), else the output is unqualified.
+ * `pred` as its WHERE when not NULL). Plain references keep their rowtime flag and window
+ * property; `keep_qual` keeps the qualifier of plain references (for joins), else the output
+ * is unqualified.
  */
 int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 			const struct sl_expr *const *exprs, const char *const *names, int n,
@@ -174,6 +175,8 @@ int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 		if (plain >= 0) {
 			col->rowtime = rel->cols[plain].rowtime;
 			col->proctime = rel->cols[plain].proctime;
+			col->win_prop = rel->cols[plain].win_prop;
+			col->win = rel->cols[plain].win;
 		}
 	}
 	r.ncols = n;
@@ -185,9 +188,8 @@ int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 	return 0;
 }
 
-/* A filter calc (rows pass unchanged). */
-static int add_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
-		      const struct sl_expr *pred)
+int sl_sql_plan_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
+		       const struct sl_expr *pred)
 {
 	struct sl_calc *calc = sl_sql_plan_own(c, sl_calc_create(-1, c->nshards), sl_calc_destroy);
 	struct sl_sql_type pt;
@@ -855,6 +857,42 @@ bool sl_sql_plan_has_agg(const struct sl_expr *e)
 }
 
 /*
+ * A window TVF's aggregation keeps its window: the output columns that select window_start,
+ * window_end or window_time (under any alias) are that window's properties, so a ranking
+ * over them is a window Top-N and a join on them a window join (Flink's window properties
+ * of a window aggregate).
+ */
+static int mark_window_props(struct sl_sql_plan_ctx *c, const struct sl_query *q,
+			     const struct sl_window_spec *win, struct sl_sql_plan_rel *out)
+{
+	static const char *const names[] = { "window_start", "window_end", "window_time" };
+	struct sl_window_spec *w = NULL;
+
+	for (uint32_t i = 0; i < q->nitems; i++)
+		if (q->items[i].star)
+			return 0; /* the columns are not the items one for one */
+	for (uint32_t i = 0; i < q->nitems && (int)i < out->ncols; i++) {
+		const struct sl_expr *e = q->items[i].expr;
+
+		if (e->kind != SL_EXPR_COLUMN)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			if (strcasecmp(e->path[e->npath - 1], names[k]))
+				continue;
+			if (!w) {
+				w = sl_sql_plan_own(c, malloc(sizeof(*w)), free);
+				if (!w)
+					return -ENOMEM;
+				*w = *win;
+			}
+			out->cols[i].win_prop = SL_SQL_WIN_START + k;
+			out->cols[i].win = w;
+		}
+	}
+	return 0;
+}
+
+/*
  * UNION ALL branches one keyed union takes at most: each branch is one input lane of the
  * exchange, N x N rings of the ring size each (1 MiB by default), so the memory of a union
  * grows with branches x shards^2; 64 branches on 8 shards are 4 GiB of rings already.
@@ -901,7 +939,7 @@ static int plan_union(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 	const struct sl_query *br[MAX_UNION_BRANCHES], *bad = q;
 	struct sl_stream *ins[MAX_UNION_BRANCHES];
 	struct sl_sql_plan_rel l, r;
-	bool changelog, rowtime[SL_PLAN_MAX_COLS];
+	bool changelog, rowtime[SL_PLAN_MAX_COLS], winprop[SL_PLAN_MAX_COLS];
 	int key[1] = { 0 }, n;
 
 	n = union_branches(q, br, MAX_UNION_BRANCHES, &bad);
@@ -920,8 +958,10 @@ static int plan_union(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		return -EINVAL;
 	ins[0] = l.s;
 	changelog = l.changelog;
-	for (int i = 0; i < l.ncols; i++)
+	for (int i = 0; i < l.ncols; i++) {
 		rowtime[i] = l.cols[i].rowtime;
+		winprop[i] = l.cols[i].win_prop != SL_SQL_WIN_NONE;
+	}
 	for (int b = 1; b < n; b++) {
 		if (sl_sql_plan_query(c, job, br[b], &r))
 			return -EINVAL;
@@ -937,6 +977,9 @@ static int plan_union(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 							i + 1, sl_type_name(l.cols[i].type.type),
 							sl_type_name(r.cols[i].type.type));
 			rowtime[i] &= r.cols[i].rowtime;
+			/* a window property only where every branch has the same one */
+			winprop[i] &= r.cols[i].win_prop == l.cols[i].win_prop &&
+				      sl_sql_plan_same_window(r.cols[i].win, l.cols[i].win);
 		}
 		ins[b] = r.s;
 		changelog |= r.changelog;
@@ -952,6 +995,10 @@ static int plan_union(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		out->cols[i].qual = NULL;
 		out->cols[i].match = NULL;
 		out->cols[i].rowtime = rowtime[i];
+		if (!winprop[i]) {
+			out->cols[i].win_prop = SL_SQL_WIN_NONE;
+			out->cols[i].win = NULL;
+		}
 	}
 	return 0;
 }
@@ -1002,10 +1049,15 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 	if (sl_sql_plan_from(c, job, q->from, &rel))
 		return -EINVAL;
 	where = q->where;
+	/* [NOT] IN / EXISTS (SELECT ...): window semi and anti joins onto rel */
+	if (sl_sql_plan_has_subquery(where) && sl_sql_plan_subquery_joins(c, job, &rel, &where))
+		return -EINVAL;
 	if (rel.rownum) {
 		/* ROW_NUMBER() over a time attribute kept at 1 is deduplication (Flink's
-		 * rule); anything else ranked is Top-N */
-		if (rel.rownum_time && is_rownum_one(&rel, where)) {
+		 * rule); anything else ranked is Top-N, and partitioned by a window either is
+		 * the window's (plan_topn.c) */
+		if (rel.rownum_time && is_rownum_one(&rel, where) &&
+		    !sl_sql_plan_topn_windowed(&rel)) {
 			if (plan_dedup(c, job, &rel, where))
 				return -EINVAL;
 			where = NULL;
@@ -1017,9 +1069,14 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		if (q->items[i].expr && sl_sql_plan_has_agg(q->items[i].expr))
 			agg = true;
 	if (agg) {
-		if (where && add_filter(c, &rel, where))
+		bool tvf = rel.tvf;
+		struct sl_window_spec win = rel.tvf_win;
+
+		if (where && sl_sql_plan_filter(c, &rel, where))
 			return -EINVAL;
-		return sl_sql_plan_agg(c, job, q, &rel, out);
+		if (sl_sql_plan_agg(c, job, q, &rel, out))
+			return -EINVAL;
+		return tvf ? mark_window_props(c, q, &win, out) : 0;
 	}
 	if (rel.tvf && sl_sql_plan_window_assign(c, &rel, q->line, q->col))
 		return -EINVAL;

@@ -13,14 +13,26 @@
  * one shard, as Flink runs a global Top-N with parallelism 1. ROW_NUMBER() over one time
  * attribute kept at 1 is deduplication instead (plan_query.c).
  *
- * Flink 2.3 refuses RANK() and DENSE_RANK() on streams ("not supported currently"); sluice
- * ranks them by the SQL definitions.
+ * Partitioned by the window_start and window_end of one window TVF or window aggregation
+ * (struct sl_sql_col.win_prop), it is Flink's window Top-N
+ * (https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/window-topn/):
+ * the same operator emits each window's result once, insert-only, when the watermark passes
+ * the window's end, and a row arriving after that is late (counted, and sent to the
+ * late-data table). ROW_NUMBER() ordered by one time attribute and kept at 1 is window
+ * deduplication
+ * (https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/window-deduplication/):
+ * the first row of each window, or with DESC the last one (the last to arrive among those
+ * that tie).
+ *
+ * Flink 2.3 refuses RANK() and DENSE_RANK() on streams ("not supported currently", and "only
+ * ROW_NUMBER() is supported" on window Top-N); sluice ranks them by the SQL definitions.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "late_rows.h"
 #include "plan_int.h"
 #include "topn.h"
 
@@ -170,6 +182,56 @@ static bool shows_rank(const struct sl_query *q, const struct sl_sql_plan_rel *r
 	return refs_rn(rel, q->having);
 }
 
+/* The window a ranking is partitioned by (PARTITION BY window_start, window_end of one
+ * window TVF or window aggregation, and maybe more keys), with the columns of its bounds; NULL
+ * when it is no window Top-N. */
+static const struct sl_window_spec *part_window(const struct sl_sql_plan_rel *rel, int *start,
+						int *end)
+{
+	const struct sl_window_spec *ws = NULL, *we = NULL;
+
+	for (int i = 0; i < rel->nrownum_part; i++) {
+		const struct sl_sql_col *col = &rel->cols[rel->rownum_part[i]];
+
+		if (col->win_prop == SL_SQL_WIN_START) {
+			ws = col->win;
+			*start = rel->rownum_part[i];
+		} else if (col->win_prop == SL_SQL_WIN_END) {
+			we = col->win;
+			*end = rel->rownum_part[i];
+		}
+	}
+	return sl_sql_plan_same_window(ws, we) ? we : NULL;
+}
+
+/* The field of the window TVF's time column among the first n columns, or -1. */
+static int timecol_field(const struct sl_sql_plan_rel *rel, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (rel->cols[i].win_prop == SL_SQL_WIN_TIMECOL)
+			return rel->cols[i].field;
+	return -1;
+}
+
+bool sl_sql_plan_topn_windowed(const struct sl_sql_plan_rel *rel)
+{
+	int s, e;
+
+	return part_window(rel, &s, &e) != NULL;
+}
+
+/* Flink's window deduplication: ROW_NUMBER() ORDER BY one time attribute, kept at rank 1
+ * (shown or not: Flink's rule makes a shown rank the constant 1). Keeping the last row, the
+ * last of those that tie wins. */
+static bool window_dedup(const struct sl_sql_plan_rel *rel, const struct sl_topn_cfg *tc)
+{
+	const struct sl_sql_col *o = &rel->cols[rel->rownum_orders[0]];
+
+	return tc->fn == SL_TOPN_ROW_NUMBER && tc->rank_lo == 1 && tc->rank_hi == 1 &&
+	       tc->norder == 1 &&
+	       (o->rowtime || o->win_prop == SL_SQL_WIN_TIME || o->win_prop == SL_SQL_WIN_TIMECOL);
+}
+
 /* Adds a constant key column (every row under one key) after the relation's columns. */
 static int constant_key(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel)
 {
@@ -219,7 +281,9 @@ int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	struct sl_stream *k;
 	int keys[SL_MAX_KEY_FIELDS];
 	bool global = rel->nrownum_part == 0;
-	int nout = rel->ncols;
+	int nout = rel->ncols, wstart = -1, wend = -1;
+	const struct sl_window_spec *win = part_window(rel, &wstart, &wend);
+	const char *name = "top-n";
 	char msg[256];
 
 	if (*where && split_where(c, rel, *where, &w))
@@ -236,6 +300,12 @@ int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 		return sl_sql_plan_fail(c, (*where)->line, (*where)->col,
 					"WHERE leaves no rank of %s: [%lld, %lld]",
 					rel->rownum_name, (long long)w.lo, (long long)w.hi);
+	if (win && rel->changelog)
+		return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col,
+					"a window Top-N (%s partitioned by window_start, "
+					"window_end) needs an insert-only input, but this input is "
+					"a changelog",
+					rel->rownum_name);
 	memset(&tc, 0, sizeof(tc));
 	tc.emit_rank = shows_rank(q, rel, &w);
 	tc.input_insert_only = !rel->changelog;
@@ -266,6 +336,16 @@ int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	tc.rank_lo = w.lo;
 	tc.rank_hi = w.hi;
 	tc.ttl_ms = c->state_ttl;
+	if (win) {
+		/* Flink's WindowRankOperator: one result per window when the watermark passes
+		 * its end; the window's timer cleans the state, so no TTL */
+		tc.window = true;
+		tc.window_end = rel->cols[wend].field;
+		tc.ttl_ms = 0;
+		tc.late_tag = c->late_table ? 1 : 0;
+		tc.ties_last = window_dedup(rel, &tc) && tc.desc[0];
+		name = window_dedup(rel, &tc) ? "window deduplicate" : "window top-n";
+	}
 	os = sl_sql_plan_new_schema(c);
 	if (!os)
 		return -ENOMEM;
@@ -291,16 +371,26 @@ int sl_sql_plan_topn(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 		return -ENOMEM;
 	if (sl_topn_build(&tc, pfn, msg, sizeof msg) < 0)
 		return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col, "%s", msg);
-	rel->s = sl_stream_process(k, "top-n", pfn, os);
+	rel->s = sl_stream_process(k, name, pfn, os);
 	if (!rel->s)
 		return sl_sql_plan_fail(c, rel->rownum_line, rel->rownum_col, "%s",
 					sl_job_error(job)->msg);
+	if (tc.late_tag &&
+	    sl_sql_plan_late_rows_of(c, job, rel->s, name, in, tc.late_tag, rel->cols[wstart].field,
+				     rel->cols[wend].field, timecol_field(rel, nout)))
+		return -EINVAL;
 	rel->ncols = nout + tc.emit_rank;
 	for (int i = 0; i < rel->ncols; i++) {
-		rel->cols[i].rowtime = false;
+		/* a window Top-N emits each row at its window's end, the time window_time
+		 * says: the time attributes and window properties stay */
+		if (!win) {
+			rel->cols[i].rowtime = false;
+			rel->cols[i].win_prop = SL_SQL_WIN_NONE;
+			rel->cols[i].win = NULL;
+		}
 		rel->cols[i].match = NULL;
 	}
-	rel->changelog = true;
+	rel->changelog = !win;
 	rel->rownum = false;
 	*where = rejoin(c, &w);
 	return w.nrest && !*where ? -ENOMEM : 0;

@@ -25,6 +25,9 @@
 /* Subqueries and parenthesised FROM items nested this deep are refused (hand-written SQL
  * stays below 10; each level costs a few hundred bytes of stack, more under ASan). */
 #define MAX_DEPTH 64
+/* IN / EXISTS subqueries nested in expressions: each may hold an expression as deep as the
+ * expression parser allows (256 levels), so they are bounded on their own. */
+#define MAX_EXPR_SUBQUERIES 8
 
 struct parser {
 	struct sl_cur *c;
@@ -35,6 +38,7 @@ struct parser {
 	struct sl_stmt *view;
 	uint32_t view_depth;
 	uint32_t depth;
+	uint32_t nsubq; /* IN / EXISTS subqueries open now (each with a fresh expression stack) */
 };
 
 static int parse_query(struct parser *p, struct sl_query **out);
@@ -773,6 +777,32 @@ static int parse_query(struct parser *p, struct sl_query **out)
 	return rc;
 }
 
+/* The cursor's subquery hook (cursor.h): the query of IN (SELECT ...) or EXISTS (SELECT
+ * ...), tok at SELECT, up to its ')'. */
+static struct sl_query *expr_subquery(struct sl_cur *c, void *arg)
+{
+	struct parser *p = arg;
+	const char *follow = p->follow;
+	struct sl_query *q = NULL;
+	int rc;
+
+	if (p->nsubq >= MAX_EXPR_SUBQUERIES) {
+		sl_cur_fail_at(c, c->tok.line, c->tok.col,
+			       "subqueries in expressions nested more than %d deep",
+			       MAX_EXPR_SUBQUERIES);
+		return NULL;
+	}
+	p->nsubq++;
+	rc = parse_query(p, &q);
+	p->nsubq--;
+	p->follow = follow;
+	if (rc) {
+		sl_query_destroy(q);
+		return NULL;
+	}
+	return q;
+}
+
 static struct sl_stmt *new_stmt(struct parser *p, enum sl_stmt_kind kind)
 {
 	struct sl_stmt *s = calloc(1, sizeof *s);
@@ -953,6 +983,8 @@ struct sl_stmt *sl_stmt_parse(const char *src, size_t len, uint32_t line, uint32
 	struct sl_stmt *s = NULL;
 
 	sl_cur_init(&cur, src, len, line, col, err, errcap);
+	cur.subquery = expr_subquery;
+	cur.subquery_arg = &p;
 	if (parse_stmt(&p, &s, false))
 		goto out_destroy;
 	sl_cur_accept_op(&cur, ";"); /* a span given with its ';' */

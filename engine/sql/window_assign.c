@@ -3,6 +3,8 @@
  * TABLE(TUMBLE|HOP(TABLE t, DESCRIPTOR(ts), ...)) gives every row once per window it falls
  * in, with window_start, window_end and window_time (window_end - 1 ms) appended, as Flink
  * does. window_time is the new time attribute, so each copy is sent with it as event time.
+ * The three columns are marked as the window's properties (struct sl_sql_col.win_prop), so
+ * that a ranking or a join over them can be a window Top-N or a window join.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -106,12 +108,21 @@ int sl_sql_plan_window_assign(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel 
 
 		if (f < 0)
 			return -EINVAL;
-		*nc = (struct sl_sql_col){
-			.name = names[k], .type = ts, .field = f, .rowtime = k == 2
-		};
+		/* qualified as the TVF's columns are: FROM TABLE(TUMBLE(...)) t has
+		 * t.window_start */
+		*nc = (struct sl_sql_col){ .qual = rel->cols[rel->tvf_time_col].qual,
+					   .name = names[k],
+					   .type = ts,
+					   .field = f,
+					   .rowtime = k == 2,
+					   .win_prop = SL_SQL_WIN_START + k,
+					   .win = &w->win };
 	}
-	/* the input's time column stops being the time attribute: window_time is */
+	/* the input's time column stops being the stream's event time (window_time is), but
+	 * stays a time attribute as in Flink: ORDER BY it is deduplication */
 	rel->cols[rel->tvf_time_col].rowtime = false;
+	rel->cols[rel->tvf_time_col].win_prop = SL_SQL_WIN_TIMECOL;
+	rel->cols[rel->tvf_time_col].win = &w->win;
 	rel->s = sl_stream_flat_map(rel->s, "window assign", assign, w, s);
 	if (!rel->s)
 		return sl_sql_plan_fail(c, line, col, "cannot add the window assigner");

@@ -305,6 +305,9 @@ static void test_errors(void)
 	expect_error("a IS 5", "1:6: expected NOT, NULL, TRUE or FALSE after IS, found '5'");
 	expect_error("a IS NOT x", "1:10: expected NULL, TRUE or FALSE after IS NOT, found 'x'");
 	expect_error("a NOT b", "1:7: expected BETWEEN, IN or LIKE after NOT, found 'b'");
+	/* without the query parser (a DDL's expression) a subquery has no place to stand */
+	expect_error("a IN (SELECT b FROM t)", "1:7: a subquery is not allowed here");
+	expect_error("NOT EXISTS (SELECT 1)", "1:13: a subquery is not allowed here");
 	expect_error("a BETWEEN 1 OR 2", "1:13: expected AND in BETWEEN, found 'OR'");
 	expect_error("a IN 1", "1:6: expected '(' after IN, found '1'");
 	expect_error("a IN (1,", "1:9: expected an expression, found end of input");

@@ -545,6 +545,69 @@ static void test_errors(void)
 		     "1:48: expected a column name in DESCRIPTOR, found ')'");
 }
 
+/* IN (SELECT ...) and EXISTS (SELECT ...): the subquery is a query of its own, printed by
+ * its place in the expression. */
+static void test_subqueries(void)
+{
+	struct sl_stmt *s;
+	struct out o = { .n = 0 };
+
+	expect_tree("SELECT * FROM t WHERE a IN (SELECT b FROM u WHERE u.k = t.k)",
+		    "SELECT * FROM t WHERE (a IN (SELECT at 1:29))");
+	expect_tree("SELECT * FROM t WHERE a NOT IN (SELECT b FROM u) AND NOT EXISTS (\n"
+		    "  SELECT * FROM v WHERE v.k = t.k) AND c IN (1, 2)",
+		    "SELECT * FROM t WHERE (((a NOT IN (SELECT at 1:33)) AND (NOT EXISTS "
+		    "(SELECT at 2:3))) AND (c IN (1, 2)))");
+	/* a subquery in a subquery, and EXISTS still a column name without its '(' */
+	expect_tree("SELECT exists FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a IN (SELECT a "
+		    "FROM v))",
+		    "SELECT exists FROM t WHERE EXISTS (SELECT at 1:36)");
+	s = parse_at("SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a IN (SELECT a FROM v "
+		     "WHERE v.b > 1))",
+		     1, 1);
+	T_ASSERT(s->query->where->kind == SL_EXPR_EXISTS && s->query->where->sub);
+	put_query(&o, s->query->where->sub);
+	T_ASSERT(!strcmp(o.buf, "SELECT 1 FROM u WHERE (u.a IN (SELECT at 1:61))"));
+	o.n = 0;
+	put_query(&o, s->query->where->sub->where->sub);
+	T_ASSERT(!strcmp(o.buf, "SELECT a FROM v WHERE (v.b > 1)"));
+	sl_stmt_destroy(s);
+
+	expect_error("SELECT * FROM t WHERE EXISTS (1)",
+		     "1:31: expected SELECT after EXISTS (, found '1'");
+	expect_error("SELECT * FROM t WHERE a IN (SELECT b FROM u",
+		     "1:44: expected ')' after the subquery, found end of input");
+	expect_error("SELECT * FROM t WHERE a IN (SELECT b FROM u WHERE)",
+		     "1:50: expected an expression, found ')'");
+}
+
+/* Subqueries in expressions nested past their own bound: an error naming the place. */
+static void test_subquery_depth(void)
+{
+	static char src[2048];
+
+	for (int depth = 8; depth <= 9; depth++) {
+		size_t n = (size_t)snprintf(src, sizeof src, "SELECT * FROM t");
+		struct sl_stmt *s;
+
+		for (int i = 0; i < depth; i++)
+			n += (size_t)snprintf(src + n, sizeof src - n,
+					      " WHERE EXISTS (SELECT 1 FROM t");
+		for (int i = 0; i < depth; i++)
+			src[n++] = ')';
+		src[n] = 0;
+		s = sl_stmt_parse(src, n, 1, 1, err, sizeof err);
+		/* 8 deep parses; the 9th SELECT, at 15 + 8 * 30 + 16, is one too many */
+		if (depth == 8 ? !s
+			       : s || strcmp(err, "1:271: subqueries in expressions nested more "
+						  "than 8 deep")) {
+			fprintf(stderr, "%d deep subqueries gave '%s'\n", depth, s ? "a tree" : err);
+			exit(T_EXIT_FAIL);
+		}
+		sl_stmt_destroy(s);
+	}
+}
+
 /* Nesting past the bound is an error, not a stack overflow. */
 static void test_depth(void)
 {
@@ -696,6 +759,8 @@ int main(int argc, char **argv)
 	test_view_watermark();
 	test_positions();
 	test_errors();
+	test_subqueries();
+	test_subquery_depth();
 	test_depth();
 	test_job_file();
 	/* the other parts ran: skip only when there is nothing to check against at all */
