@@ -246,7 +246,7 @@ struct gen {
 	uint64_t s[4];
 };
 
-/* Split 0 of 1, as datagen_open() seeds it. */
+/* Split 0 of 1, as datagen_open() initialises it. */
 static void gen_init(struct gen *g)
 {
 	uint64_t x = SEED ^ (0xd1b54a32d192ed03ull * 1);

@@ -166,7 +166,7 @@ static double run_job(int kind, int nshards, int64_t rows, uint64_t *results)
 
 /* ---- the ceiling ---- */
 
-/* datagen's generator (engine/base/rand.h, seeded as datagen_open() seeds split 0 of 1): the
+/* datagen's generator (engine/base/rand.h, initialised as datagen_open() initialises split 0 of 1): the
  * same user ids. */
 struct gen {
 	uint64_t s[4];

@@ -588,6 +588,40 @@ static void clear_key(struct sl_ctx *ctx, const struct ga *g)
 		sl_map_clear(ctx, i);
 }
 
+/*
+ * Reads the current key's block into blk (zeroed for a new key, whose expired map entries
+ * are freed first) and sets up r; for a key that had a block, *prev is its result as a -U
+ * row over prevbuf (SL_ROW_SCRATCH bytes), else NULL. Returns 1 (the key had a block), 0 (a
+ * new key), -1 (nothing to do: a new key when !create, or a failure already reported).
+ */
+static int load_key(struct sl_ctx *ctx, const struct ga *g, struct run *r, uint8_t *blk,
+		    uint8_t *prevbuf, const struct sl_row **prev, bool create)
+{
+	const void *stored = sl_value_get(ctx, ST_ACC);
+	struct sl_row_builder pb;
+
+	r->ctx = ctx;
+	r->g = g;
+	r->blk = blk;
+	*prev = NULL;
+	if (!stored) {
+		if (g->ttl)
+			clear_key(ctx, g);
+		if (!create)
+			return -1;
+		memset(blk, 0, g->size);
+		return 0;
+	}
+	memcpy(blk, stored, g->size);
+	sl_rowb_init(&pb, prevbuf, SL_ROW_SCRATCH, g->nout);
+	*prev = build_row(r, &pb, SL_ROW_UPDATE_BEFORE);
+	if (!*prev) {
+		fail(ctx, -ENOSPC, "result row larger than the row scratch buffer", &g->agg[0]);
+		return -1;
+	}
+	return 1;
+}
+
 /* Writes the key's updated block back and emits the change from prev (NULL: the key is
  * new): -U/+U, +I, or nothing for an unchanged result. */
 static void store_emit(struct sl_ctx *ctx, const struct ga *g, struct run *r, uint8_t *blk,
@@ -632,11 +666,9 @@ static void ga_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row,
 	bool retract = row->kind == SL_ROW_UPDATE_BEFORE || row->kind == SL_ROW_DELETE;
 	_Alignas(16) uint8_t blk[BLOCK_MAX];
 	_Alignas(8) uint8_t prevbuf[SL_ROW_SCRATCH];
-	const struct sl_row *prev = NULL;
-	struct sl_row_builder pb;
+	const struct sl_row *prev;
 	struct run r;
-	void *stored;
-	int rc;
+	int had, rc;
 
 	if (retract && g->insert_only) {
 		if (ctx->shard)
@@ -645,30 +677,10 @@ static void ga_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row,
 				      ctx->def->name);
 		return;
 	}
-	stored = sl_value_get(ctx, ST_ACC);
-	if (!stored) {
-		/* an expired key may have left expired map entries: free them now */
-		if (g->ttl)
-			clear_key(ctx, g);
-		/* Flink: no accumulator is created for a retraction (never counted, or expired) */
-		if (retract)
-			return;
-		memset(blk, 0, g->size);
-	} else {
-		memcpy(blk, stored, g->size);
-	}
-	r.ctx = ctx;
-	r.g = g;
-	r.blk = blk;
-	if (stored) {
-		sl_rowb_init(&pb, prevbuf, sizeof prevbuf, g->nout);
-		prev = build_row(&r, &pb, SL_ROW_UPDATE_BEFORE);
-		if (!prev) {
-			fail(ctx, -ENOSPC, "result row larger than the row scratch buffer",
-			     &g->agg[0]);
-			return;
-		}
-	}
+	/* Flink: no accumulator is created for a retraction (never counted, or expired) */
+	had = load_key(ctx, g, &r, blk, prevbuf, &prev, !retract);
+	if (had < 0)
+		return;
 	hdr_of(blk)->rows += retract ? -1 : 1;
 	for (int i = 0; i < g->naggs; i++) {
 		rc = apply(&r, i, row, retract);
@@ -689,7 +701,7 @@ static void ga_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row,
 		clear_key(ctx, g);
 		return;
 	}
-	store_emit(ctx, g, &r, blk, stored != NULL, prev, ts);
+	store_emit(ctx, g, &r, blk, had, prev, ts);
 }
 
 /*
@@ -704,40 +716,22 @@ static void ga_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, ui
 	const struct ga *g = arg;
 	_Alignas(16) uint8_t blk[BLOCK_MAX];
 	_Alignas(8) uint8_t prevbuf[SL_ROW_SCRATCH];
-	const struct sl_row *prev = NULL;
-	struct sl_row_builder pb;
+	const struct sl_row *prev;
 	struct run r;
-	void *stored;
+	int had;
 
 	if (acc_len != g->size || !g->split) {
 		fail(ctx, -EPROTO, "a partial that is not this aggregate's", &g->agg[0]);
 		return;
 	}
-	stored = sl_value_get(ctx, ST_ACC);
-	if (!stored) {
-		if (g->ttl)
-			clear_key(ctx, g);
-		memset(blk, 0, g->size);
-	} else {
-		memcpy(blk, stored, g->size);
-	}
-	r.ctx = ctx;
-	r.g = g;
-	r.blk = blk;
-	if (stored) {
-		sl_rowb_init(&pb, prevbuf, sizeof prevbuf, g->nout);
-		prev = build_row(&r, &pb, SL_ROW_UPDATE_BEFORE);
-		if (!prev) {
-			fail(ctx, -ENOSPC, "result row larger than the row scratch buffer",
-			     &g->agg[0]);
-			return;
-		}
-	}
+	had = load_key(ctx, g, &r, blk, prevbuf, &prev, true);
+	if (had < 0)
+		return;
 	hdr_of(blk)->rows += nrows;
 	for (int i = 0; i < g->naggs; i++)
 		g->agg[i].b.k->merge(&g->agg[i].b, blk + g->agg[i].b.off,
 				     (const uint8_t *)acc + g->agg[i].b.off);
-	store_emit(ctx, g, &r, blk, stored != NULL, prev, ts);
+	store_emit(ctx, g, &r, blk, had, prev, ts);
 }
 
 /* The key's TTL timer: free an idle key's maps, or come back when it may be idle. */

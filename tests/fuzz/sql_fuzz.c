@@ -11,7 +11,7 @@
  *   every file is parsed as is (a *.sql file must parse without error: the corpus is valid
  *   SQL, other names hold crash reproducers), then MUTATIONS deterministic mutants of it:
  *   byte flips, truncations, deleted or duplicated ranges, keyword and token splices from
- *   the other corpus files. Seeds derive from the file name, so a failure reproduces.
+ *   the other corpus files. The random state derives from the file name, so a failure reproduces.
  * Guided: clang -fsanitize=fuzzer,address -DSL_LIBFUZZER -Iengine -Itests/fuzz ... builds
  *   LLVMFuzzerTestOneInput over the same check.
  */

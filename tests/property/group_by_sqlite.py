@@ -15,7 +15,7 @@ keys): the first flush gives about one partial a row, so the senders turn their 
 stage off (engine/runtime/exchange.c) and send the rest raw: the rows must still be
 SQLite's, and fewer than all of them combined.
 
-Usage: group_by_sqlite.py SLUICE [SEEDS]
+Usage: group_by_sqlite.py SLUICE [RUNS]
 """
 import bisect
 import collections
@@ -118,12 +118,12 @@ def main():
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     sluice = os.path.abspath(sys.argv[1])
-    seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     with tempfile.TemporaryDirectory() as tmp:
-        for seed in range(1, seeds + 1):
+        for seed in range(1, runs + 1):
             one(sluice, seed, tmp)
-    print("group by property: %d seeds agree with SQLite on 1 and 2-3 shards, two phases"
-          % seeds)
+    print("group by property: %d random inputs agree with SQLite on 1 and 2-3 shards, two phases"
+          % runs)
 
 
 if __name__ == "__main__":
