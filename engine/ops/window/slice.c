@@ -162,6 +162,7 @@ static int entry_link(struct win *w, void *v, uint64_t hash, sl_ts_t s)
 
 		if (!run)
 			return -ENOMEM;
+		w->run_bytes += (size_t)(cap - b->cap) * sizeof(*run);
 		b->run = run;
 		b->cap = cap;
 	}
@@ -684,6 +685,7 @@ static void cleanup(struct win *w, struct sl_ctx *ctx, sl_ts_t wm)
 			sl_win_acc_destroy(w, accs_of(w, b->run[i].v));
 			sl_kvtab_remove_value(w->tab, b->run[i].v);
 		}
+		w->run_bytes -= (size_t)b->cap * sizeof(*b->run);
 		free(b->run);
 	}
 	if (!n)
