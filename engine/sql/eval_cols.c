@@ -36,7 +36,8 @@ bool sl_compiler_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
 	if (a->kind != b->kind || a->op != b->op || a->unit != b->unit ||
 	    a->is_what != b->is_what || a->negated != b->negated || a->distinct != b->distinct ||
 	    a->nargs != b->nargs || a->npath != b->npath || a->over != b->over ||
-	    a->npartition != b->npartition || a->norder != b->norder)
+	    a->npartition != b->npartition || a->norder != b->norder || a->frame != b->frame ||
+	    a->frame_lo != b->frame_lo)
 		return false;
 	/* a subquery is the same only as itself (its place, as sl_expr_print() says) */
 	if (a->sub != b->sub)

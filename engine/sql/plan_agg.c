@@ -63,7 +63,7 @@ void sl_sql_plan_free_group_agg(void *fn)
 	free(fn);
 }
 
-static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
+enum sl_agg_kind sl_sql_plan_agg_kind(const char *name)
 {
 	static const struct {
 		const char *name;
@@ -77,14 +77,20 @@ static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const
 		{ "FIRST_VALUE", SL_AGG_FIRST_VALUE },
 		{ "LAST_VALUE", SL_AGG_LAST_VALUE },
 	};
-	enum sl_agg_kind kind = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(name, names[i].name))
+			return names[i].kind;
+	return 0;
+}
+
+static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
+{
+	enum sl_agg_kind kind = sl_sql_plan_agg_kind(e->text);
 
 	for (int i = 0; i < ap->naggs; i++)
 		if (sl_sql_plan_expr_equal(ap->aggs[i].call, e))
 			return 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcasecmp(e->text, names[i].name))
-			kind = names[i].kind;
 	if (kind == SL_AGG_COUNT &&
 	    (e->nargs == 0 || (e->nargs == 1 && e->args[0]->kind == SL_EXPR_STAR)))
 		kind = SL_AGG_COUNT_STAR;

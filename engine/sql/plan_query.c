@@ -1065,6 +1065,14 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 			return -EINVAL;
 		}
 	}
+	if (sl_sql_plan_query_has_over(q)) {
+		/* OVER aggregates see the rows the WHERE keeps; their results are columns */
+		if (where && sl_sql_plan_filter(c, &rel, where))
+			return -EINVAL;
+		where = NULL;
+		if (sl_sql_plan_over(c, job, q, &rel))
+			return -EINVAL;
+	}
 	for (uint32_t i = 0; i < q->nitems; i++)
 		if (q->items[i].expr && sl_sql_plan_has_agg(q->items[i].expr))
 			agg = true;
@@ -1101,7 +1109,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 			}
 			continue;
 		}
-		if (it->expr->kind == SL_EXPR_CALL && it->expr->over) {
+		if (it->expr->kind == SL_EXPR_CALL && it->expr->over &&
+		    !sl_sql_plan_is_over_agg(it->expr)) {
 			if (strcasecmp(it->expr->text, "ROW_NUMBER") &&
 			    strcasecmp(it->expr->text, "RANK") &&
 			    strcasecmp(it->expr->text, "DENSE_RANK"))

@@ -639,7 +639,69 @@ static int parse_expr_list(struct parser *p, struct sl_expr ***arr, uint32_t *n)
 	}
 }
 
-/* SELECT [DISTINCT|ALL] items [FROM ...] [WHERE e] [GROUP BY ...] [HAVING e]. */
+/* WINDOW name AS (spec) [, ...], with cur after WINDOW. 0 or -errno. */
+static int parse_window_defs(struct parser *p, struct sl_query *q)
+{
+	do {
+		struct sl_tok at = p->c->tok;
+		struct sl_window_def *w;
+		int rc;
+
+		if (at.kind != SL_TOK_IDENT || is_reserved(&at))
+			return sl_cur_expected(p->c, "a window name after WINDOW");
+		w = realloc(q->windows, (q->nwindows + 1) * sizeof(*w));
+		if (!w)
+			return sl_cur_nomem(p->c);
+		q->windows = w;
+		w = &q->windows[q->nwindows];
+		w->name = sl_cur_ident_dup(p->c, &at);
+		w->spec = w->name ? sl_expr_new(p->c, SL_EXPR_CALL, &at) : NULL;
+		if (!w->spec) {
+			free(w->name);
+			return -ENOMEM;
+		}
+		q->nwindows++;
+		sl_cur_advance(p->c);
+		if ((rc = sl_cur_expect_kw(p->c, "AS", "AS after the window name")) ||
+		    (rc = sl_expr_parse_window_spec(p->c, w->spec)))
+			return rc;
+	} while (sl_cur_accept_op(p->c, ","));
+	return 0;
+}
+
+/* Points every OVER name call under e at the query's WINDOW of that name. 0 or -errno. */
+static int bind_windows(struct parser *p, const struct sl_query *q, struct sl_expr *e)
+{
+	if (!e)
+		return 0;
+	if (e->kind == SL_EXPR_CALL && e->over && e->over_name && !e->over_borrowed) {
+		const struct sl_expr *w = NULL;
+
+		for (uint32_t i = 0; i < q->nwindows && !w; i++)
+			if (!strcasecmp(q->windows[i].name, e->over_name))
+				w = q->windows[i].spec;
+		if (!w)
+			return sl_cur_fail_at(p->c, e->line, e->col,
+					      "unknown window '%s': define it with WINDOW %s AS "
+					      "(...)",
+					      e->over_name, e->over_name);
+		e->partition = w->partition;
+		e->npartition = w->npartition;
+		e->order = w->order;
+		e->norder = w->norder;
+		e->frame = w->frame;
+		e->frame_lo = w->frame_lo;
+		e->over_borrowed = true;
+	}
+	for (uint32_t i = 0; i < e->nargs; i++)
+		if (bind_windows(p, q, e->args[i]))
+			return -EINVAL;
+	if (bind_windows(p, q, e->case_operand) || bind_windows(p, q, e->case_else))
+		return -EINVAL;
+	return 0;
+}
+
+/* SELECT [DISTINCT|ALL] items [FROM ...] [WHERE e] [GROUP BY ...] [HAVING e] [WINDOW ...]. */
 static int parse_select(struct parser *p, struct sl_query **out)
 {
 	struct sl_query *q = new_query(p, p->c->tok.line, p->c->tok.col);
@@ -675,8 +737,16 @@ static int parse_select(struct parser *p, struct sl_query **out)
 	if (sl_cur_accept_kw(p->c, "HAVING")) {
 		if ((rc = parse_expr(p, &q->having)))
 			return rc;
-		p->follow = "an operator, ORDER BY, LIMIT, UNION";
+		p->follow = "an operator, WINDOW, ORDER BY, LIMIT, UNION";
 	}
+	if (sl_cur_accept_kw(p->c, "WINDOW")) {
+		if ((rc = parse_window_defs(p, q)))
+			return rc;
+		p->follow = "',', ORDER BY, LIMIT, UNION";
+	}
+	for (uint32_t i = 0; i < q->nitems; i++)
+		if ((rc = bind_windows(p, q, q->items[i].expr)))
+			return rc;
 	return 0;
 }
 
@@ -1039,6 +1109,11 @@ void sl_query_destroy(struct sl_query *q)
 			sl_expr_destroy(q->group_by[i]);
 		free(q->group_by);
 		sl_expr_destroy(q->having);
+		for (uint32_t i = 0; i < q->nwindows; i++) {
+			free(q->windows[i].name);
+			sl_expr_destroy(q->windows[i].spec);
+		}
+		free(q->windows);
 		for (uint32_t i = 0; i < q->norder_by; i++)
 			sl_expr_destroy(q->order_by[i].expr);
 		free(q->order_by);

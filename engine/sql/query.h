@@ -87,6 +87,13 @@ struct sl_query {
 	struct sl_expr **group_by;
 	uint32_t ngroup_by;
 	struct sl_expr *having;
+	/* WINDOW name AS (spec), ...: each spec an expression node holding only its OVER
+	 * fields, owned here; OVER name calls of the items borrow them */
+	struct sl_window_def {
+		char *name;
+		struct sl_expr *spec;
+	} * windows;
+	uint32_t nwindows;
 	struct sl_order_item *order_by; /* applies to the whole query (after a union too) */
 	uint32_t norder_by;
 	int64_t limit; /* -1 when absent */
