@@ -210,6 +210,12 @@ bool sl_sql_plan_has_agg(const struct sl_expr *e);
 /* The built-in aggregate a function name is (COUNT, SUM, ...), 0 if none (plan_agg.c). */
 enum sl_agg_kind sl_sql_plan_agg_kind(const char *name);
 
+/* plan_gsets.c: GROUP BY GROUPING SETS / ROLLUP / CUBE (q->ngsets > 0) over rel: an
+ * Expand, then one aggregation of the rewritten query into out. 0 or -EINVAL (said). */
+int sl_sql_plan_grouping_sets(struct sl_sql_plan_ctx *c, struct sl_job *job,
+			      const struct sl_query *q, struct sl_sql_plan_rel *rel,
+			      struct sl_sql_plan_rel *out);
+
 /* plan_over.c: OVER aggregations. Whether e is one OVER aggregate call, whether the
  * query's SELECT list has one, and the planning: rel keyed by the partition into the OVER
  * function, its columns then one per call (found through match). 0 or -EINVAL (said). */

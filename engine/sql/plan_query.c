@@ -1011,7 +1011,7 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 	const char *names[SL_PLAN_MAX_COLS];
 	const struct sl_expr *where;
 	const struct sl_select_item *rn_item = NULL;
-	bool agg = q->ngroup_by > 0 || q->having;
+	bool agg = q->ngroup_by > 0 || q->having || q->ngsets > 0;
 	int n = 0;
 
 	if (q->set_op != SL_SET_NONE)
@@ -1082,6 +1082,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 
 		if (where && sl_sql_plan_filter(c, &rel, where))
 			return -EINVAL;
+		if (q->ngsets)
+			return sl_sql_plan_grouping_sets(c, job, q, &rel, out);
 		if (sl_sql_plan_agg(c, job, q, &rel, out))
 			return -EINVAL;
 		return tvf ? mark_window_props(c, q, &win, out) : 0;
