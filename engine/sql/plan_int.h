@@ -210,6 +210,11 @@ bool sl_sql_plan_has_agg(const struct sl_expr *e);
 /* The built-in aggregate a function name is (COUNT, SUM, ...), 0 if none (plan_agg.c). */
 enum sl_agg_kind sl_sql_plan_agg_kind(const char *name);
 
+/* plan_lookup.c: JOIN t FOR SYSTEM_TIME AS OF <left proctime> over left side L (planned):
+ * t read whole now, then probed per row. 0 or -EINVAL (said). */
+int sl_sql_plan_lookup_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+			    struct sl_sql_plan_rel *L, struct sl_sql_plan_rel *out);
+
 /* plan_gsets.c: GROUP BY GROUPING SETS / ROLLUP / CUBE (q->ngsets > 0) over rel: an
  * Expand, then one aggregation of the rewritten query into out. 0 or -EINVAL (said). */
 int sl_sql_plan_grouping_sets(struct sl_sql_plan_ctx *c, struct sl_job *job,

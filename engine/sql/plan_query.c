@@ -178,6 +178,10 @@ int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 			col->win_prop = rel->cols[plain].win_prop;
 			col->win = rel->cols[plain].win;
 		}
+		/* PROCTIME() selected is a processing-time attribute, as in Flink */
+		if (exprs[i]->kind == SL_EXPR_CALL && exprs[i]->nargs == 0 && !exprs[i]->over &&
+		    !strcasecmp(exprs[i]->text, "PROCTIME"))
+			col->proctime = true;
 	}
 	r.ncols = n;
 	r.s = sl_calc_stream(rel->s, opname, calc, s);
@@ -602,21 +606,24 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 			"unknown table '%s' (a versioned "
 			"table needs CREATE TABLE with a PRIMARY KEY and a WATERMARK)",
 			f->right->name);
+	if (sl_sql_plan_from(c, job, f->left, &L))
+		return -EINVAL;
+	ltime = sl_sql_plan_resolve_plain(&L, f->right->system_time);
+	/* AS OF the left's processing time: a lookup join into the table as it is */
+	if (ltime >= 0 && L.cols[ltime].proctime)
+		return sl_sql_plan_lookup_join(c, job, f, &L, out);
 	if (!rt->ddl->npk || !rt->wm_col)
 		return sl_sql_plan_fail(c, f->right->line, f->right->col,
 					"table '%s' is not a versioned "
 					"table: it needs a PRIMARY KEY and a WATERMARK",
 					rt->ddl->name);
-	if (sl_sql_plan_from(c, job, f->left, &L) || sl_sql_plan_from(c, job, f->right, &R))
+	if (sl_sql_plan_from(c, job, f->right, &R))
 		return -EINVAL;
-	ltime = sl_sql_plan_resolve_plain(&L, f->right->system_time);
 	if (ltime < 0 || !L.cols[ltime].rowtime)
 		return sl_sql_plan_fail(
 			c, f->right->system_time->line, f->right->system_time->col,
-			"FOR SYSTEM_TIME AS OF must name the left side's rowtime column%s",
-			ltime >= 0 && L.cols[ltime].proctime
-				? " (processing-time temporal joins are not supported)"
-				: "");
+			"FOR SYSTEM_TIME AS OF must name the left side's rowtime or "
+			"processing-time column");
 	rtime = -1;
 	for (int i = 0; i < R.ncols; i++)
 		if (R.cols[i].rowtime)
