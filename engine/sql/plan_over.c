@@ -86,22 +86,6 @@ static int collect(struct sl_sql_plan_ctx *c, const struct sl_expr *e, const str
 	return 0;
 }
 
-/* Whether a and b are the same OVER window (partition, order, frame). */
-static bool same_window(const struct sl_expr *a, const struct sl_expr *b)
-{
-	if (a->npartition != b->npartition || a->norder != b->norder || a->frame != b->frame ||
-	    a->frame_lo != b->frame_lo)
-		return false;
-	for (uint32_t i = 0; i < a->npartition; i++)
-		if (!sl_compiler_expr_equal(a->partition[i], b->partition[i]))
-			return false;
-	for (uint32_t i = 0; i < a->norder; i++)
-		if (a->order[i].desc != b->order[i].desc ||
-		    !sl_compiler_expr_equal(a->order[i].expr, b->order[i].expr))
-			return false;
-	return true;
-}
-
 /* The aggregate spec of one call over rel. 0 or -EINVAL (said). */
 static int call_spec(struct sl_sql_plan_ctx *c, const struct sl_sql_plan_rel *rel,
 		     const struct sl_expr *e, struct sl_agg_spec *spec)
@@ -158,7 +142,7 @@ int sl_sql_plan_over(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 						"OVER aggregates and other aggregates in one "
 						"SELECT are not supported");
 	for (int i = 1; i < n; i++)
-		if (!same_window(ref, calls[i]))
+		if (!sl_compiler_over_equal(ref, calls[i]))
 			return sl_sql_plan_fail(c, calls[i]->line, calls[i]->col,
 						"all OVER aggregates of one SELECT must use the "
 						"same window (as in Flink)");

@@ -651,23 +651,32 @@ static int gexpr_index(struct parser *p, struct sl_query *q, struct sl_expr *e)
 	return (int)q->ngroup_by - 1;
 }
 
+/* One grouping expression, its bit ORed into *mask. 0 or -errno. */
+static int parse_gexpr(struct parser *p, struct sl_query *q, uint64_t *mask)
+{
+	struct sl_expr *e;
+	int i;
+
+	if (parse_expr(p, &e))
+		return -EINVAL;
+	if ((i = gexpr_index(p, q, e)) < 0)
+		return i;
+	*mask |= 1ull << i;
+	return 0;
+}
+
 /* "(e, ...)" or "()" (cur on '('), or one expression: its mask. 0 or -errno. */
 static int parse_gset(struct parser *p, struct sl_query *q, uint64_t *mask)
 {
 	bool paren = sl_cur_accept_op(p->c, "(");
+	int rc;
 
 	*mask = 0;
 	if (paren && sl_cur_accept_op(p->c, ")"))
 		return 0;
 	do {
-		struct sl_expr *e;
-		int i;
-
-		if (parse_expr(p, &e))
-			return -EINVAL;
-		if ((i = gexpr_index(p, q, e)) < 0)
-			return i;
-		*mask |= 1ull << i;
+		if ((rc = parse_gexpr(p, q, mask)))
+			return rc;
 	} while (paren && sl_cur_accept_op(p->c, ","));
 	return paren ? sl_cur_expect_op(p->c, ")", "',' or ')' in a grouping set") : 0;
 }
@@ -710,14 +719,9 @@ static int parse_gelem(struct parser *p, struct sl_query *q, uint64_t *sets, uin
 	if (at.kind == SL_TOK_IDENT && sl_tok_is_kw(&at, "GROUPING"))
 		return sl_cur_expected(p->c, "SETS after GROUPING");
 	if (!rollup && !cube) { /* a plain expression, parenthesized or not */
-		struct sl_expr *e;
-		int i;
+		uint64_t m = 0;
 
-		if (parse_expr(p, &e))
-			return -EINVAL;
-		if ((i = gexpr_index(p, q, e)) < 0)
-			return i;
-		return gset_add(p, sets, n, 1ull << i);
+		return (rc = parse_gexpr(p, q, &m)) ? rc : gset_add(p, sets, n, m);
 	}
 	*grouping = true;
 	sl_cur_advance(p->c);
