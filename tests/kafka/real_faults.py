@@ -13,11 +13,13 @@ kept arriving from a feeder throughout.
   nodes   three nodes (replication 3, min.insync.replicas 2): each node in turn killed
           with SIGKILL and started again while the job runs; the engine must ride each
           out without stopping.
-  zombie  the engine paused with SIGSTOP, a second one started on the same checkpoint
-          directory (so the same transactional ids: it fences the first), then the first
-          resumed with SIGCONT: it must stop with an error saying it was fenced, and none
-          of what it wrote may be visible beyond what its successor restored. Three
-          rounds, paused at other phases of the 200 ms checkpoint cycle.
+  zombie  the engine stops itself (SIGSTOP, SLUICE_FAULT=stop:sink-precommit:<n>) at its
+          second checkpoint, with rows of an open transaction on the broker (seen
+          read_uncommitted); a second one is started on the same checkpoint directory
+          (so the same transactional ids: it fences the first), then the first resumed
+          with SIGCONT: it must stop with an error saying it was fenced or a zombie, and
+          none of what it wrote may be visible beyond what its successor restored.
+          Three rounds.
 
 Then the feeder stops and the job runs bounded to the end. The output is read with
 read_committed by kcat and by Kafka's Java consumer: every input record whose id is not
