@@ -47,11 +47,11 @@ static void parse(void)
 			return;
 		}
 	fprintf(stderr,
-		"sluice: SLUICE_FAULT '%s' ignored: expected <point>:<checkpoint>, the point "
-		"one of barrier-injected, sink-precommit, snapshot-written, "
+		"sluice: SLUICE_FAULT '%s' ignored: expected [stop:]<point>:<checkpoint>, the "
+		"point one of barrier-injected, sink-precommit, snapshot-written, "
 		"manifest-temp-written, manifest-renamed, sink-commit, kafka-txn-ended, "
 		"kafka-txn-begun\n",
-		v);
+		getenv("SLUICE_FAULT")); /* as given, "stop:" and all */
 }
 
 void sl_fault_point(const char *point, uint64_t n)
