@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kafka_props.h"
 #include "kafka_source.h"
@@ -602,6 +603,36 @@ static int assign_at_next(struct kafka_split *k)
 }
 
 /*
+ * The split's low and high watermarks. A partition whose leader is not known yet (a topic
+ * just created, a leader moving) answers at once with NOT_LEADER or LEADER_NOT_AVAILABLE:
+ * transient, so asked again every 50 ms until timeout_ms has passed, as Kafka's own
+ * consumer retries its offset lookups; any other error, or the last one, is returned.
+ * Shard thread, open or error path only: it may wait up to timeout_ms.
+ */
+static rd_kafka_resp_err_t watermarks(struct kafka_split *k, int64_t *lo, int64_t *hi)
+{
+	const struct timespec pause = { 0, 50 * 1000 * 1000 };
+	struct timespec t;
+	rd_kafka_resp_err_t e;
+	int64_t start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	start = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	for (;;) {
+		e = rd_kafka_query_watermark_offsets(k->rk, k->topic, k->partition, lo, hi,
+						     k->timeout_ms);
+		if (e != RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION &&
+		    e != RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE)
+			return e;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		now = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+		if (now - start >= k->timeout_ms)
+			return e;
+		nanosleep(&pause, NULL);
+	}
+}
+
+/*
  * A fetch found the split's position gone from the log (auto.offset.reset 'error'):
  * where the log is now decides, as at the start. Error path only: it waits for the
  * cluster on the shard (at most timeout_ms).
@@ -612,8 +643,7 @@ static int out_of_range(struct kafka_split *k)
 	int64_t lo, hi;
 	int rc;
 
-	e = rd_kafka_query_watermark_offsets(k->rk, k->topic, k->partition, &lo, &hi,
-					     k->timeout_ms);
+	e = watermarks(k, &lo, &hi);
 	if (e) {
 		fprintf(stderr,
 			"sluice: kafka %s/%d: offset %lld out of range, and the "
@@ -642,8 +672,7 @@ static int start(struct kafka_split *k)
 	int64_t lo, hi, off = -1;
 	int rc = 0;
 
-	e = rd_kafka_query_watermark_offsets(k->rk, k->topic, k->partition, &lo, &hi,
-					     k->timeout_ms);
+	e = watermarks(k, &lo, &hi);
 	if (e) {
 		fprintf(stderr, "sluice: kafka %s/%d: watermark offsets: %s\n", k->topic,
 			k->partition, rd_kafka_err2str(e));

@@ -6,6 +6,8 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +23,18 @@ static const char *const points[] = {
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *want_point; /* NULL: no fault asked for */
 static uint64_t want_n;
+static bool want_stop;		 /* "stop:" prefix: SIGSTOP instead of SIGKILL */
+static atomic_bool stopped_once; /* a stop fires once: other threads pass it after SIGCONT */
 
 static void parse(void)
 {
 	const char *v = getenv("SLUICE_FAULT"), *colon;
 	char *end;
 
+	if (v && !strncmp(v, "stop:", 5)) {
+		want_stop = true;
+		v += 5;
+	}
 	if (!v || !*v || !(colon = strrchr(v, ':')))
 		return;
 	for (int i = 0; points[i]; i++)
@@ -39,11 +47,11 @@ static void parse(void)
 			return;
 		}
 	fprintf(stderr,
-		"sluice: SLUICE_FAULT '%s' ignored: expected <point>:<checkpoint>, the point "
-		"one of barrier-injected, sink-precommit, snapshot-written, "
+		"sluice: SLUICE_FAULT '%s' ignored: expected [stop:]<point>:<checkpoint>, the "
+		"point one of barrier-injected, sink-precommit, snapshot-written, "
 		"manifest-temp-written, manifest-renamed, sink-commit, kafka-txn-ended, "
 		"kafka-txn-begun\n",
-		v);
+		getenv("SLUICE_FAULT")); /* as given, "stop:" and all */
 }
 
 void sl_fault_point(const char *point, uint64_t n)
@@ -54,9 +62,12 @@ void sl_fault_point(const char *point, uint64_t n)
 	pthread_once(&once, parse);
 	if (!want_point || n != want_n || strcmp(point, want_point))
 		return;
+	if (want_stop && atomic_exchange(&stopped_once, true))
+		return;
 	len = snprintf(line, sizeof line,
-		       "sluice: SLUICE_FAULT: killed at %s of checkpoint %" PRIu64 "\n", point, n);
+		       "sluice: SLUICE_FAULT: %s at %s of checkpoint %" PRIu64 "\n",
+		       want_stop ? "stopped" : "killed", point, n);
 	if (len > 0 && write(STDERR_FILENO, line, (size_t)len) < 0)
-		len = 0; /* dying anyway */
-	raise(SIGKILL);
+		len = 0; /* dying or stopping anyway */
+	raise(want_stop ? SIGSTOP : SIGKILL);
 }

@@ -16,6 +16,11 @@
  *   kafka-txn-ended        the Kafka sink committed the transaction of n (kafka_sink.c)
  *   kafka-txn-begun        ... and began the next one
  *
+ * SLUICE_FAULT=stop:<point>:<n> raises SIGSTOP there instead (once per process: other
+ * threads reaching the point after SIGCONT pass it), writing "stopped at": a zombie frozen
+ * at a known step, e.g. with its Kafka transaction flushed and not committed
+ * (tests/kafka/real_faults.py zombie).
+ *
  * Without the variable a point costs one load and a compare; none is on the record path.
  */
 #ifndef SL_BASE_FAULT_H
@@ -23,8 +28,9 @@
 
 #include <stdint.h>
 
-/* Dies (SIGKILL) if SLUICE_FAULT names this point and checkpoint n; else returns. Any
- * thread. An unknown point name in SLUICE_FAULT is reported once on stderr and ignored. */
+/* Dies (SIGKILL; or stops, SIGSTOP, with "stop:") if SLUICE_FAULT names this point and
+ * checkpoint n; else returns. Any thread. An unknown point name in SLUICE_FAULT is reported once on
+ * stderr and ignored. */
 void sl_fault_point(const char *point, uint64_t n);
 
 #endif

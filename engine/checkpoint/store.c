@@ -11,6 +11,15 @@
  *   checkpoint newer than all complete ones (it may be in progress).
  * - Recovery trusts nothing it has not checked: the manifest's own CRC32C, that it names the
  *   checkpoint of its directory, and every state file's size and CRC32C.
+ * - A run completes only a chk-<n> directory it made itself: begin keeps it open, and commit
+ *   refuses (-ESTALE) when the path now names another directory. A zombie (a run stopped
+ *   mid-checkpoint while its successor restored the checkpoint before, removed chk-<n> as
+ *   incomplete and made its own) would otherwise rename its MANIFEST over the successor's
+ *   complete one, and a later restore would take the zombie's sink transaction, aborted by
+ *   the successor's fencing, for the last word: duplicates (tests/kafka/real_faults.py
+ *   zombie). The held descriptor keeps the inode alive, so a new directory cannot have the
+ *   same number; the manifest is then written and renamed through it, so a directory
+ *   removed after the check takes the zombie's manifest with it.
  * These calls block on the disk: the coordinator and recovery call them, never a shard loop.
  */
 #include "store.h"
@@ -40,9 +49,15 @@
 #define MANIFEST_TMP   "MANIFEST.tmp"
 #define CORRUPT_PREFIX "corrupt-"
 
+#define OPEN_DIRS 4 /* checkpoints begun and not yet committed or aborted, at most */
+
 struct sl_ckpt_store {
 	char *dir;
 	unsigned keep;
+	struct {
+		uint64_t id;
+		int fd;	       /* -1: a free slot */
+	} open_dir[OPEN_DIRS]; /* the chk-<n> directories this run made (begin) */
 	sl_ckpt_report_fn report;
 	void *report_arg;
 };
@@ -108,6 +123,8 @@ struct sl_ckpt_store *sl_ckpt_store_open(const char *dir, int *err)
 	}
 	st->keep = 2;
 	st->report = report_stderr;
+	for (int i = 0; i < OPEN_DIRS; i++)
+		st->open_dir[i].fd = -1;
 	*err = 0;
 	return st;
 }
@@ -121,6 +138,9 @@ void sl_ckpt_store_close(struct sl_ckpt_store *st)
 {
 	if (!st)
 		return;
+	for (int i = 0; i < OPEN_DIRS; i++)
+		if (st->open_dir[i].fd >= 0)
+			close(st->open_dir[i].fd);
 	free(st->dir);
 	free(st);
 }
@@ -267,15 +287,55 @@ uint64_t sl_ckpt_store_next_id(struct sl_ckpt_store *st)
 	return next;
 }
 
+/* Returns (and forgets) the descriptor begin kept for chk-<n>, or -1 if none. */
+static int take_dir(struct sl_ckpt_store *st, uint64_t n)
+{
+	for (int i = 0; i < OPEN_DIRS; i++)
+		if (st->open_dir[i].fd >= 0 && st->open_dir[i].id == n) {
+			int fd = st->open_dir[i].fd;
+
+			st->open_dir[i].fd = -1;
+			return fd;
+		}
+	return -1;
+}
+
+/* Keeps fd as chk-<n>'s; the oldest slot goes when all are taken (a checkpoint never
+ * committed nor aborted; its commit then refuses, which fails that checkpoint only). */
+static void keep_dir(struct sl_ckpt_store *st, uint64_t n, int fd)
+{
+	int at = 0;
+
+	for (int i = 0; i < OPEN_DIRS; i++) {
+		if (st->open_dir[i].fd < 0) {
+			at = i;
+			break;
+		}
+		if (st->open_dir[i].id < st->open_dir[at].id)
+			at = i;
+	}
+	if (st->open_dir[at].fd >= 0)
+		close(st->open_dir[at].fd);
+	st->open_dir[at].id = n;
+	st->open_dir[at].fd = fd;
+}
+
 int sl_ckpt_store_begin(struct sl_ckpt_store *st, uint64_t n)
 {
 	char path[PATH_MAX];
-	int rc = sl_ckpt_store_path(st, n, NULL, path, sizeof(path));
+	int rc = sl_ckpt_store_path(st, n, NULL, path, sizeof(path)), fd;
 
 	if (rc)
 		return rc;
 	if (mkdir(path, 0755))
 		return -errno;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	rc = take_dir(st, n); /* an earlier begin of n, removed since: not ours now */
+	if (rc >= 0)
+		close(rc);
+	keep_dir(st, n, fd);
 	/* The new directory's entry in DIR must be durable before MANIFEST can make it count. */
 	return fsync_path(st->dir);
 }
@@ -283,9 +343,21 @@ int sl_ckpt_store_begin(struct sl_ckpt_store *st, uint64_t n)
 int sl_ckpt_store_abort(struct sl_ckpt_store *st, uint64_t n)
 {
 	char path[PATH_MAX];
-	int rc = sl_ckpt_store_path(st, n, NULL, path, sizeof(path));
+	int rc = sl_ckpt_store_path(st, n, NULL, path, sizeof(path)), fd = take_dir(st, n);
+	struct stat held, now;
+	bool ours = true;
 
-	return rc ? rc : rm_tree(path);
+	if (fd >= 0) { /* begun here: remove it only if the path still names it */
+		ours = !fstat(fd, &held) && !stat(path, &now) && held.st_dev == now.st_dev &&
+		       held.st_ino == now.st_ino;
+		close(fd);
+	}
+	if (!rc && !ours)
+		say(st,
+		    "%s: not removed: another run of this job made it after this one "
+		    "(this one is a zombie)",
+		    path);
+	return rc ? rc : ours ? rm_tree(path) : -ESTALE;
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -306,26 +378,35 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 
 int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX], fin[PATH_MAX];
+	char dir[PATH_MAX], tmp[PATH_MAX];
 	struct sl_snap_buf buf;
 	const char *stage = "encode";
-	int fd = -1, rc;
+	int dfd = take_dir(st, m->ckpt_id), fd = -1, rc;
+	struct stat held, now;
 
 	if (sl_ckpt_store_path(st, m->ckpt_id, NULL, dir, sizeof(dir)) ||
-	    sl_ckpt_store_path(st, m->ckpt_id, MANIFEST_TMP, tmp, sizeof(tmp)) ||
-	    sl_ckpt_store_path(st, m->ckpt_id, MANIFEST, fin, sizeof(fin)))
-		return -ENAMETOOLONG;
+	    sl_ckpt_store_path(st, m->ckpt_id, MANIFEST_TMP, tmp, sizeof(tmp))) {
+		rc = -ENAMETOOLONG;
+		goto out_dir;
+	}
 	sl_snap_init(&buf);
+	stage = "its directory, made by this run";
+	if (dfd < 0 || fstat(dfd, &held) || stat(dir, &now) || held.st_dev != now.st_dev ||
+	    held.st_ino != now.st_ino) {
+		rc = -ESTALE; /* not begun here, or replaced by another run: this one is a zombie */
+		goto out_free;
+	}
 	rc = sl_ckpt_manifest_encode(m, &buf);
 	if (rc)
 		goto out_free;
 	/* The state files' directory entries first: a MANIFEST must never outlive its files. */
 	stage = "fsync of the checkpoint directory";
-	rc = fsync_path(dir);
-	if (rc)
+	if (fsync(dfd)) {
+		rc = -errno;
 		goto out_free;
+	}
 	stage = "create";
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = openat(dfd, MANIFEST_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = -errno;
 		goto out_free;
@@ -346,19 +427,20 @@ int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest
 		goto out_unlink;
 	sl_fault_point("manifest-temp-written", m->ckpt_id);
 	stage = "rename";
-	if (rename(tmp, fin)) {
+	if (renameat(dfd, MANIFEST_TMP, dfd, MANIFEST)) {
 		rc = -errno;
 		goto out_unlink;
 	}
 	/* Durable rename: from here on checkpoint n is complete. */
-	rc = fsync_path(dir);
-	if (rc) {
+	if (fsync(dfd)) {
 		/* The rename may or may not survive a crash: take n back rather than guess. */
+		rc = -errno;
 		stage = "fsync after rename";
-		unlink(fin);
+		unlinkat(dfd, MANIFEST, 0);
 		goto out_free;
 	}
 	sl_snap_free(&buf);
+	close(dfd);
 	sl_fault_point("manifest-renamed", m->ckpt_id);
 	rc = sl_ckpt_store_retain(st);
 	if (rc < 0)
@@ -369,11 +451,18 @@ int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest
 out_unlink:
 	if (fd >= 0)
 		close(fd);
-	unlink(tmp);
+	unlinkat(dfd, MANIFEST_TMP, 0);
 out_free:
 	sl_snap_free(&buf);
-	say(st, "%s: checkpoint %" PRIu64 " not completed: manifest %s failed: %s", tmp, m->ckpt_id,
-	    stage, strerror(-rc));
+	say(st, "%s: checkpoint %" PRIu64 " not completed: manifest %s failed: %s%s", tmp,
+	    m->ckpt_id, stage, strerror(-rc),
+	    rc == -ESTALE ? " (the directory is not the one this run made: another run of "
+			    "this job writes to the same checkpoint directory, so this one is a "
+			    "zombie)"
+			  : "");
+out_dir:
+	if (dfd >= 0)
+		keep_dir(st, m->ckpt_id, dfd); /* for abort's check: is it still ours? */
 	return rc;
 }
 

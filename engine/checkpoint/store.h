@@ -80,12 +80,15 @@ int sl_ckpt_store_begin(struct sl_ckpt_store *st, uint64_t n);
 /*
  * Makes checkpoint m->ckpt_id complete (see the lifecycle above), then applies retention.
  * Returns 0 once MANIFEST is durable; -errno (e.g. -ENOSPC) otherwise, with the temp file
- * removed, a line reported, and the checkpoint not complete. Retention problems are reported
- * but do not fail the commit.
+ * removed, a line reported, and the checkpoint not complete; -ESTALE when chk-<n> was not
+ * made by this store's begin, or is another directory now (a successor run removed it and
+ * made its own: this run is a zombie, and must not complete n over it). Retention problems
+ * are reported but do not fail the commit.
  */
 int sl_ckpt_store_commit(struct sl_ckpt_store *st, const struct sl_ckpt_manifest *m);
 
-/* Removes chk-<n> of a failed checkpoint. 0 or -errno. */
+/* Removes chk-<n> of a failed checkpoint. 0 or -errno; -ESTALE (said, nothing removed) when
+ * chk-<n> is no longer the directory this store's begin made: another run's. */
 int sl_ckpt_store_abort(struct sl_ckpt_store *st, uint64_t n);
 
 /*

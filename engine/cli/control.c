@@ -89,16 +89,20 @@ int sl_control_default_path(pid_t pid, char *buf, size_t cap)
 }
 
 /* Whether a process listens on the socket at path: 1 yes, 0 no (ECONNREFUSED: stale), or
- * -errno when that cannot be told. */
+ * -errno when that cannot be told. The connect does not block: a listener that does not
+ * accept (stopped with SIGSTOP, or busy) fills its backlog with every other run's sweep,
+ * and a blocking connect would then hang each new `sluice run` at its start for as long;
+ * a full backlog (EAGAIN) is a listener too. */
 static int listening(const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), rc;
 
 	if (fd < 0)
 		return -errno;
 	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
 	rc = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 ? 1
+	     : errno == EAGAIN || errno == EINPROGRESS	       ? 1
 	     : errno == ECONNREFUSED			       ? 0
 							       : -errno;
 	close(fd);

@@ -254,12 +254,14 @@ class Engine:
 
     started = []
 
-    def __init__(self, sluice, job, ck, log, shards=2):
+    def __init__(self, sluice, job, ck, log, shards=2, args=(), env=None):
+        """args: more `sluice run` options (e.g. a state backend); env: the whole
+        environment, when it differs from the test's (e.g. SLUICE_FAULT set)."""
         self.log = log
         self.err = open(log, "w")
         self.p = subprocess.Popen([sluice, "run", job, "--shards", str(shards),
-                                   "--checkpoint-dir", ck], stdout=subprocess.DEVNULL,
-                                  stderr=self.err)
+                                   "--checkpoint-dir", ck] + list(args),
+                                  stdout=subprocess.DEVNULL, stderr=self.err, env=env)
         Engine.started.append(self)
 
     @staticmethod

@@ -13,11 +13,13 @@ kept arriving from a feeder throughout.
   nodes   three nodes (replication 3, min.insync.replicas 2): each node in turn killed
           with SIGKILL and started again while the job runs; the engine must ride each
           out without stopping.
-  zombie  the engine paused with SIGSTOP, a second one started on the same checkpoint
-          directory (so the same transactional ids: it fences the first), then the first
-          resumed with SIGCONT: it must stop with an error saying it was fenced, and none
-          of what it wrote may be visible beyond what its successor restored. Three
-          rounds, paused at other phases of the 200 ms checkpoint cycle.
+  zombie  the engine stops itself (SIGSTOP, SLUICE_FAULT=stop:sink-precommit:<n>) at its
+          second checkpoint, with rows of an open transaction on the broker (seen
+          read_uncommitted); a second one is started on the same checkpoint directory
+          (so the same transactional ids: it fences the first), then the first resumed
+          with SIGCONT: it must stop with an error saying it was fenced or a zombie, and
+          none of what it wrote may be visible beyond what its successor restored.
+          Three rounds.
 
 Then the feeder stops and the job runs bounded to the end. The output is read with
 read_committed by kcat and by Kafka's Java consumer: every input record whose id is not
@@ -112,10 +114,10 @@ class Run:
         with open(self.path, "w") as f:
             f.write(JOB % {"addr": self.cluster.addr, "bound": bound})
 
-    def start(self):
+    def start(self, env=None):
         self.runs += 1
         return real_cluster.Engine(self.sluice, self.path, self.ck,
-                                   os.path.join(self.work, "run%02d.err" % self.runs))
+                                   os.path.join(self.work, "run%02d.err" % self.runs), env=env)
 
     def checkpoint(self, eng, what):
         """Waits for a checkpoint of eng newer than any so far; False (said) if none."""
@@ -204,19 +206,73 @@ def node_outages(sluice, work, rnd, cluster, job, feeder):
     return n, False
 
 
+def stopped(eng, what):
+    """Waits until eng stopped itself (SLUICE_FAULT=stop:..., fault.h): its line on stderr
+    and its state 'T'. Raises Failed if it exits or the deadline passes."""
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        need(eng.alive(), "%s exited %s before its stop point: %s" % (what, eng.p.returncode,
+                                                                       eng.stderr()))
+        try:
+            with open("/proc/%d/stat" % eng.p.pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            state = "?"
+        if state == "T" and "SLUICE_FAULT: stopped at" in eng.stderr(4000):
+            return
+        time.sleep(0.02)
+    raise Failed("%s did not reach its stop point within %d s: %s" % (what, DEADLINE,
+                                                                      eng.stderr()))
+
+
+def offsets(cluster, isolation):
+    """{partition: [offsets]} of the data records of 'out' as kcat reads them."""
+    p = subprocess.run(["kcat", "-C", "-b", cluster.addr, "-t", "out", "-e", "-q", "-X",
+                        "log_level=3", "-X", "isolation.level=" + isolation, "-f",
+                        "%p %o\n"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=real_cluster.TIMEOUT)
+    need(p.returncode == 0, "kcat could not read 'out' (%s): %s" % (isolation,
+                                                                    p.stderr[-400:]))
+    by = collections.defaultdict(list)
+    for l in p.stdout.split("\n"):
+        if l.strip():
+            part, off = l.split()
+            by[int(part)].append(int(off))
+    return by
+
+
+def open_rows(cluster):
+    """Rows of 'out' after the last committed one of their partition: with one engine,
+    stopped, and its predecessor fenced before this one committed anything, these are
+    the stopped engine's open transactions (its fencing will abort them)."""
+    committed = offsets(cluster, "read_committed")
+    return sum(sum(o > max(committed.get(part, [-1])) for o in offs)
+               for part, offs in offsets(cluster, "read_uncommitted").items())
+
+
 def zombie(sluice, work, rnd, cluster, job, feeder):
-    # three rounds, each engine paused at another phase of its checkpoint cycle (200 ms):
-    # at once after a manifest is durable (its commit likely not done: the successor
-    # steps back), and 100 / 300 ms later (rows of the next epoch in flight)
-    old = job.start()
-    need(job.checkpoint(old, "the first engine"), "no checkpoint")
-    for r, delay in enumerate((0.0, 0.1, 0.3)):
-        need(job.checkpoint(old, "engine %d" % (r + 1)), "no checkpoint")
-        time.sleep(delay + rnd.uniform(0.0, 0.05))
-        old.kill(signal.SIGSTOP)
-        new = job.start()
+    # Three rounds. Each engine but the last stops itself (SIGSTOP, SLUICE_FAULT=stop:...)
+    # at sink-precommit of its second checkpoint: one instance has flushed the epoch's rows
+    # into the open transaction and nothing has committed it, which the test sees as rows
+    # read_uncommitted beyond read_committed. Its successor on the same checkpoint directory
+    # fences it (init_transactions aborts that transaction), then it is resumed. Pausing
+    # it by the clock instead (SIGSTOP from here, N ms after a checkpoint) mostly froze it
+    # with nothing on the broker: the sink stages rows in bursts and produces the rest at
+    # precommit, and a commit that had reached the coordinator completes without the
+    # producer, so whether any row was aborted was chance.
+    def start_stopping():
+        n = (real_cluster.complete_checkpoints(job.ck) or [0])[-1] + 2
+        return job.start(env=dict(os.environ, SLUICE_FAULT="stop:sink-precommit:%d" % n)), n
+
+    old, at = start_stopping()
+    for r in range(3):
+        stopped(old, "engine %d" % (r + 1))
+        seen = open_rows(cluster)
+        need(seen > 0, "engine %d stopped at sink-precommit of checkpoint %d, but "
+             "read_uncommitted shows no row of an open transaction" % (r + 1, at))
+        new, new_at = start_stopping() if r < 2 else (job.start(), None)
         # the new engine has fenced the old one's transactional ids once it checkpoints
-        need(job.checkpoint(new, "engine %d, beside the paused one" % (r + 2)),
+        need(job.checkpoint(new, "engine %d, beside the stopped one" % (r + 2)),
              "no checkpoint")
         old.kill(signal.SIGCONT)
         try:
@@ -225,21 +281,24 @@ def zombie(sluice, work, rnd, cluster, job, feeder):
             raise Failed("the resumed zombie did not stop within %d s of SIGCONT" % DEADLINE)
         err = old.stderr(4000)
         # sluice's own line (not only librdkafka's log): the sink names the topic and cause,
-        # or the coordinator found the newer run's checkpoint directory first
+        # or the checkpoint store found the newer run's directory first (at begin: chk-<n>
+        # exists; at the manifest: chk-<n> is no longer the one this run made)
         said = [l for l in err.splitlines()
                 if (l.startswith("sluice: kafka sink: topic 'out'") and
                     "fenced by a newer producer" in l) or
-                (l.startswith("sluice: checkpoint ") and "another run of this job" in l)]
+                (l.startswith("sluice: ") and "another run of this job" in l and
+                 "zombie" in l)]
         need(rc != 0 and said, "the resumed zombie exited %d without saying it was fenced: "
              "%s" % (rc, err[-800:]))
-        print("ok: zombie %d (paused %.0f ms after a checkpoint), resumed, stopped (exit %d): "
-              "%s" % (r + 1, delay * 1000, rc, said[0].strip()), flush=True)
-        need(new.alive(), "the new engine stopped: %s" % new.stderr())
-        old = new
+        print("ok: zombie %d (stopped at sink-precommit of checkpoint %d, %d rows beyond the "
+              "last committed one), resumed, stopped (exit %d): %s" % (
+                  r + 1, at, seen, rc, said[0].strip()), flush=True)
+        need(new.alive(), "the new engine exited: %s" % new.stderr())
+        old, at = new, new_at
     need(job.checkpoint(old, "the last engine after its zombie stopped"), "no checkpoint")
     n = feeder.stop()
     need(job.finish(old), "the final run failed")
-    print("ok: %d ids written across 3 paused engines and their successors" % n)
+    print("ok: %d ids written across 3 stopped engines and their successors" % n)
     return n, True
 
 

@@ -12,9 +12,9 @@ MOD(id, 4000) keeps each key on one generator split, so "first" is deterministic
 on the heap or in RocksDB) feeding 1 s tumbling counts and sums, into an exactly-once
 filesystem sink, checkpointing every 50 ms on 2 shards. Sink kinds: filesystem CSV and
 filesystem JSON. The Kafka points (kafka-txn-ended, kafka-txn-begun) are only checked to
-be known names here: NOT exercised yet, because the development broker does not hide
-aborted transactions from read_committed readers, so exactly-once Kafka output can only be
-judged on a real broker (tests/kafka/real_*.py).
+be known names here, because the development broker does not hide aborted transactions
+from read_committed readers: every point, those two included, is run with an exactly-once
+Kafka sink on a real broker by tests/kafka/real_fault_points.py (kafka_real_fault_points).
 
 Usage: fault_points.py SLUICE
 """

@@ -12,6 +12,9 @@ and how many clients it serves.
                  one, not a file that is not a socket)
   replaced       when the path no longer holds our socket at exit (moved away, a file put
                  there), the job leaves what is there alone
+  full backlog   a listener in the private dir that never accepts (a job stopped with
+                 SIGSTOP) and whose backlog is full: a new job still starts (its sweep must
+                 not block on that connect) and leaves the socket alone
   many clients   six idle connections do not delay a savepoint: it completes while all six
                  are still open, unanswered (a server serving one at a time answers each
                  idle one only after its read timeout)
@@ -212,6 +215,47 @@ def check_stale_and_replaced(sluice, work, job):
         print("ok: a stale socket is replaced; what replaced ours is left alone at exit")
 
 
+def check_full_backlog(sluice, work, job):
+    run = os.path.join(work, "xdg-full")
+    priv = os.path.join(run, "sluice")
+    os.makedirs(priv, 0o700)
+    os.chmod(run, 0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=run)
+    env.pop("SLUICE_RUN_DIR", None)
+    frozen_path = os.path.join(priv, "sluice-3.sock")
+    frozen = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    frozen.bind(frozen_path)
+    frozen.listen(1)
+    queued = []
+    while True:  # fill its backlog: the next connect would wait for an accept()
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.setblocking(False)
+        try:
+            c.connect(frozen_path)
+        except BlockingIOError:
+            c.close()
+            break
+        queued.append(c)
+    p = start(sluice, job, env)
+    sock = os.path.join(priv, "sluice-%d.sock" % p.pid)
+    err = wait(lambda: accepts(sock), p, "socket at " + sock)
+    if err:
+        fail("full backlog: a job beside a listener that never accepts: " + err)
+        p.kill()
+        p.wait()
+    else:
+        err = stop(sluice, str(p.pid), p, env)
+        if err:
+            fail("full backlog: " + err)
+        if not os.path.exists(frozen_path):
+            fail("full backlog: the socket of a listener that does not accept was removed")
+    for c in queued:
+        c.close()
+    frozen.close()
+    if not err:
+        print("ok: a job starts beside a listener whose backlog is full, and leaves it alone")
+
+
 def check_many_clients(sluice, work, job):
     env = dict(os.environ)
     sock = os.path.join(work, "many.sock")
@@ -261,6 +305,7 @@ def main():
         check_private_dir(sluice, work, job)
         check_not_ours(sluice, work, job)
         check_stale_and_replaced(sluice, work, job)
+        check_full_backlog(sluice, work, job)
         check_many_clients(sluice, work, job)
     finally:
         shutil.rmtree(work, ignore_errors=True)

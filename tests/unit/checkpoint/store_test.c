@@ -345,6 +345,36 @@ static void test_all_damaged(struct sl_uring_writer *w)
 	util_rm_rf(dir);
 }
 
+/* A zombie: run A begins 2 and stops; run B on the same directory removes A's incomplete
+ * chk-2 (recovery) and completes its own 2. A, resumed, must neither put its manifest over
+ * B's nor remove B's directory on abort. */
+static void test_zombie(struct sl_uring_writer *w)
+{
+	char dir[256], sub[600];
+	struct sl_ckpt_store *a = fresh(dir, sizeof(dir), "zombie"), *b;
+	struct sl_ckpt_manifest m;
+	int err;
+
+	snprintf(sub, sizeof(sub), "%s/ckpts", dir);
+	b = sl_ckpt_store_open(sub, &err);
+	T_ASSERT(b);
+	sl_ckpt_store_set_report(b, capture, NULL);
+	make_ckpt(a, w, 1, true);
+	T_ASSERT_EQ_I64(sl_ckpt_store_begin(a, 2), 0);
+	T_ASSERT_EQ_I64(sl_ckpt_store_discard_after(b, 1), 1);
+	make_ckpt(b, w, 2, true);
+	T_ASSERT(sl_ckpt_manifest_init(&m, JOB, 2, NSHARDS, 128) == 0);
+	reports[0] = 0;
+	T_ASSERT_EQ_I64(sl_ckpt_store_commit(a, &m), -ESTALE);
+	T_ASSERT(strstr(reports, "this one is a zombie"));
+	T_ASSERT_EQ_I64(sl_ckpt_store_abort(a, 2), -ESTALE);
+	sl_ckpt_manifest_fini(&m);
+	expect_latest(b, 2); /* B's manifest and state files, intact */
+	sl_ckpt_store_close(a);
+	sl_ckpt_store_close(b);
+	util_rm_rf(dir);
+}
+
 int main(void)
 {
 	struct sl_uring_writer *w;
@@ -363,6 +393,7 @@ int main(void)
 	test_damage(w, TEMP_MANIFEST, "only a temp manifest");
 	test_load_recheck(w);
 	test_all_damaged(w);
+	test_zombie(w);
 	sl_uring_writer_destroy(w);
 	return T_EXIT_PASS;
 }
