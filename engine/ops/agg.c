@@ -1105,6 +1105,9 @@ int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *a, const struc
 	b->in_type = t;
 	b->out_type = b->k->out ? b->k->out : t;
 	b->in_scale = b->out_prec = b->out_scale = 0;
+	if ((b->out_type == SL_TYPE_TIMESTAMP || b->out_type == SL_TYPE_TIMESTAMP_LTZ) &&
+	    b->out_type == t)
+		b->out_prec = sl_schema_precision(in, a->field);
 	if (b->out_type == SL_TYPE_DECIMAL) {
 		b->in_scale = sl_schema_scale(in, a->field);
 		b->out_prec = sl_schema_precision(in, a->field);
@@ -1119,6 +1122,16 @@ int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *a, const struc
 		}
 	}
 	return 0;
+}
+
+int sl_agg_schema_add(struct sl_schema *s, const char *name, const struct sl_agg_bound *a)
+{
+	if (a->out_type == SL_TYPE_DECIMAL)
+		return sl_schema_add_decimal(s, name, a->out_prec, a->out_scale);
+	if ((a->out_type == SL_TYPE_TIMESTAMP || a->out_type == SL_TYPE_TIMESTAMP_LTZ) &&
+	    a->out_type == a->in_type)
+		return sl_schema_add_timestamp(s, name, a->out_type, a->out_prec);
+	return sl_schema_add(s, name, a->out_type);
 }
 
 uint32_t sl_agg_acc_size(const struct sl_agg_bound *a)

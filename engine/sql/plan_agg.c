@@ -574,7 +574,9 @@ static int agg_output_columns(struct sl_sql_plan_ctx *c, struct agg_plan *ap,
 		}
 	}
 	if (ap->windowed) {
-		struct sl_sql_type ts = { .type = SL_TYPE_TIMESTAMP, .nullable = false };
+		struct sl_sql_type ts = { .type = SL_TYPE_TIMESTAMP,
+					  .prec = SL_TS_PREC_DEFAULT,
+					  .nullable = false };
 		const char *props[2] = { "START", "END" };
 		int fields[2] = { ap->wstart, ap->wend };
 
@@ -670,6 +672,7 @@ static int add_window_time(struct sl_sql_plan_ctx *c, struct agg_plan *ap)
 	col = &ap->post.cols[ap->post.ncols++];
 	*col = (struct sl_sql_col){ .field = n - 1, .rowtime = true };
 	col->type.type = SL_TYPE_TIMESTAMP;
+	col->type.prec = SL_TS_PREC_DEFAULT;
 	if (ap->wcall) {
 		col->match = prop_call(c, ap->wcall, "ROWTIME");
 		if (!col->match)

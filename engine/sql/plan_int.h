@@ -184,6 +184,9 @@ struct sl_schema *sl_sql_plan_table_schema(struct sl_sql_plan_ctx *c,
 struct sl_schema *sl_sql_plan_new_schema(struct sl_sql_plan_ctx *c);
 int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const char *name,
 			   const struct sl_sql_type *t, const char **final);
+/* Appends a field of SQL type t (DECIMAL precision and scale, TIMESTAMP fraction digits) to
+ * s under exactly `name`. Returns the field or -EINVAL / -ENOMEM. */
+int sl_sql_plan_schema_put(struct sl_schema *s, const char *name, const struct sl_sql_type *t);
 
 /* plan_scan.c */
 bool sl_sql_plan_expr_equal(const struct sl_expr *a, const struct sl_expr *b);

@@ -87,6 +87,15 @@ static const char *item_name(struct sl_sql_plan_ctx *c, const struct sl_select_i
 	return sl_sql_plan_strdup(c, buf);
 }
 
+int sl_sql_plan_schema_put(struct sl_schema *s, const char *name, const struct sl_sql_type *t)
+{
+	if (t->type == SL_TYPE_DECIMAL)
+		return sl_schema_add_decimal(s, name, t->prec, t->scale);
+	if (t->type == SL_TYPE_TIMESTAMP || t->type == SL_TYPE_TIMESTAMP_LTZ)
+		return sl_schema_add_timestamp(s, name, t->type, t->prec);
+	return sl_schema_add(s, name, t->type);
+}
+
 /* Adds a field to schema s for a column of type t, renaming it name0, name1... when the name
  * is taken (Flink's rule for duplicate output names). Returns the field or -errno. */
 int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const char *name,
@@ -100,8 +109,7 @@ int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const
 		snprintf(buf, sizeof buf, "%s%d", name, k);
 		use = buf;
 	}
-	rc = t->type == SL_TYPE_DECIMAL ? sl_schema_add_decimal(s, use, t->prec, t->scale)
-					: sl_schema_add(s, use, t->type);
+	rc = sl_sql_plan_schema_put(s, use, t);
 	if (rc < 0)
 		return sl_sql_plan_fail(c, 0, 0,
 					"cannot add column '%s': too many columns (at most %d)",
