@@ -866,6 +866,10 @@ static bool splits(const struct sl_group_agg_cfg *cfg, const struct ga *g)
 			if (fp && cfg->agg_phase != SL_AGG_PHASE_TWO)
 				return false;
 			break;
+		case SL_AGG_M2: /* merges in floating point, whatever the input */
+			if (cfg->agg_phase != SL_AGG_PHASE_TWO)
+				return false;
+			break;
 		default:
 			return false; /* FIRST/LAST_VALUE: arrival order does not survive a split */
 		}

@@ -849,7 +849,7 @@ static bool is_agg_name(const char *n)
 	for (int i = 0; aggs[i]; i++)
 		if (!strcasecmp(n, aggs[i]))
 			return true;
-	return false;
+	return !strcmp(n, SL_SQL_PLAN_M2) || sl_sql_plan_is_reduced_agg(n);
 }
 
 bool sl_sql_plan_has_agg(const struct sl_expr *e)

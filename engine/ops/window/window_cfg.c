@@ -292,6 +292,8 @@ static bool agg_splits(const struct sl_agg_bound *a, enum sl_agg_phase phase)
 	case SL_AGG_SUM:
 	case SL_AGG_AVG:
 		return !fp || phase == SL_AGG_PHASE_TWO;
+	case SL_AGG_M2: /* merges in floating point, whatever the input */
+		return phase == SL_AGG_PHASE_TWO;
 	case SL_AGG_USER:
 		return a->user.merge != NULL; /* Flink splits a UDAF that has merge */
 	default:
