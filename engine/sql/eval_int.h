@@ -103,7 +103,8 @@ enum op {
 	OP_TRIM,   /* sub: 1 leading, 2 trailing, 3 both; b = characters or NOREG (space) */
 	OP_CHAR_LEN,
 	OP_REPLACE,
-	OP_LOCATE, /* a = needle, b = haystack, c = start or NOREG */
+	OP_LOCATE,	/* a = needle, b = haystack, c = start or NOREG */
+	OP_SPLIT_INDEX, /* a = string, b = separator (sub 1: a character code), c = index */
 	OP_ABS_I32,
 	OP_ABS_I64,
 	OP_ABS_F,

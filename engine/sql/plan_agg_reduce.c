@@ -99,8 +99,8 @@ static struct sl_expr *binary(struct sl_sql_plan_ctx *c, const struct sl_expr *a
 }
 
 /* M2(x) or COUNT(x), with the reduced call's FILTER. */
-static struct sl_expr *agg(struct sl_sql_plan_ctx *c, const struct sl_expr *call,
-			   const char *name, struct sl_expr *x)
+static struct sl_expr *agg(struct sl_sql_plan_ctx *c, const struct sl_expr *call, const char *name,
+			   struct sl_expr *x)
 {
 	struct sl_expr *e = node(c, SL_EXPR_CALL, call);
 
@@ -175,13 +175,14 @@ static struct sl_expr *expand(struct sl_sql_plan_ctx *c, const struct sl_sql_pla
 		char name[48];
 
 		sl_sql_type_name(&t, name, sizeof name);
-		sl_sql_plan_fail(c, call->line, call->col,
-				 t.type == SL_TYPE_DECIMAL && !t.interval && !t.null_type
-					 ? "%s over %s is not supported: Flink computes it in "
-					   "DECIMAL(38, 6), wider than sluice's 18 digits (CAST the "
-					   "argument to DOUBLE)"
-					 : "%s needs a numeric argument, not %s",
-				 call->text, name);
+		sl_sql_plan_fail(
+			c, call->line, call->col,
+			t.type == SL_TYPE_DECIMAL && !t.interval && !t.null_type
+				? "%s over %s is not supported: Flink computes it in "
+				  "DECIMAL(38, 6), wider than sluice's 18 digits (CAST the "
+				  "argument to DOUBLE)"
+				: "%s needs a numeric argument, not %s",
+			call->text, name);
 		return NULL;
 	}
 	m2 = agg(c, call, SL_SQL_PLAN_M2, x);
