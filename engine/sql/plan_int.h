@@ -197,6 +197,11 @@ int sl_sql_plan_reduce_aggs(struct sl_sql_plan_ctx *c, const struct sl_query *q,
 /* True for the names sl_sql_plan_reduce_aggs rewrites. */
 bool sl_sql_plan_is_reduced_agg(const char *name);
 
+/* plan_values.c: *out is a relation of no columns and one row, from a bounded source (a
+ * SELECT without FROM). 0 or -errno. */
+int sl_sql_plan_values_one(struct sl_sql_plan_ctx *c, struct sl_job *job, uint32_t line,
+			   uint32_t col, struct sl_sql_plan_rel *out);
+
 /* plan_scan.c */
 bool sl_sql_plan_expr_equal(const struct sl_expr *a, const struct sl_expr *b);
 struct sl_expr *sl_sql_plan_parse_span(struct sl_sql_plan_ctx *c, const struct sl_ddl_span *sp);

@@ -1024,8 +1024,6 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 
 	if (q->set_op != SL_SET_NONE)
 		return plan_union(c, job, q, out);
-	if (!q->from)
-		return sl_sql_plan_fail(c, q->line, q->col, "SELECT without FROM is not supported");
 	if (q->norder_by || q->limit >= 0)
 		return sl_sql_plan_fail(c, q->line, q->col,
 					"ORDER BY and LIMIT are not supported on "
@@ -1054,7 +1052,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		dq->ngroup_by = q->nitems;
 		return sl_sql_plan_query(c, job, dq, out);
 	}
-	if (sl_sql_plan_from(c, job, q->from, &rel))
+	if (q->from ? sl_sql_plan_from(c, job, q->from, &rel)
+		    : sl_sql_plan_values_one(c, job, q->line, q->col, &rel))
 		return -EINVAL;
 	where = q->where;
 	/* [NOT] IN / EXISTS (SELECT ...): window semi and anti joins onto rel */
