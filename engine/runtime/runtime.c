@@ -287,6 +287,8 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		atomic_store(&rt->final_ckpt, opts->checkpoint_dir != NULL);
 	}
 	count_splits(rt);
+	rt->heap_limit_given = opts->state_memory != 0;
+	rt->heap_limit = opts->state_memory ? opts->state_memory : sl_mem_guard_default_limit();
 	for (int i = 0; i < rt->nshards; i++) {
 		struct sl_shard *sh = &rt->shards[i];
 

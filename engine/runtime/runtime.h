@@ -107,6 +107,10 @@ struct sl_shard {
 	int files_pending;
 	uint64_t files_ckpt;
 	_Atomic bool finished; /* the shard loop has returned */
+	/* heap state held by this shard's instances (memory_guard.c): written by the shard
+	 * every 100 ms, read by a shard that finds itself over its share */
+	_Atomic uint64_t heap_bytes;
+	sl_ts_t mem_next; /* the clock reading of its next measurement */
 	/* observers on other threads (observe.c): may they read ctx/xctx/si now, and how
 	 * many are reading */
 	_Atomic int obs_state; /* SL_SHARD_OBS_* */
@@ -169,6 +173,8 @@ struct sl_runtime {
 	_Atomic bool final_done;	/* the coordinator takes no more checkpoints */
 	struct sl_savepoint_req sp;
 	struct sl_state_env *state_env; /* RocksDB backend (state/backend.h); NULL: heap */
+	uint64_t heap_limit;		/* bytes of state the heap may hold (memory_guard.c) */
+	bool heap_limit_given;		/* ... from --state-memory, not the default */
 	char state_tmp[256];		/* a working directory we made and remove at the end */
 	int state_lock;			/* its owner lock (sl_state_workdir_create) */
 	uint64_t ckpt_completed, ckpt_failed;
@@ -276,5 +282,12 @@ void sl_job_obs_retract(struct sl_job *job);
 /* Any other thread: the run readable until sl_job_observe_end, or NULL (none, no _end). */
 struct sl_runtime *sl_job_observe_begin(struct sl_job *job);
 void sl_job_observe_end(struct sl_job *job);
+
+/* memory_guard.c: the default heap state limit, 3/4 of the memory this process may have
+ * (its cgroup's limit, else physical memory); and the check a shard runs each loop
+ * turn (it acts every 100 ms): fails the job when the heap state of all shards is over
+ * rt->heap_limit, naming the largest holder. */
+uint64_t sl_mem_guard_default_limit(void);
+void sl_mem_guard_check(struct sl_shard *sh);
 
 #endif

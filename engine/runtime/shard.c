@@ -606,6 +606,7 @@ void *sl_shard_main(void *arg)
 			if (!sh->si[s].chans)
 				sl_source_stage_tick(&sh->si[s]);
 		publish_all(sh);
+		sl_mem_guard_check(sh);
 		work += sl_barrier_ack(sh, SL_SNAP_STEP_BYTES);
 		/* every turn: watermarks, barriers and timer output move frames without
 		 * counting as work */

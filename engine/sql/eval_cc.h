@@ -126,6 +126,8 @@ int32_t sl_compiler_newtemp(struct compiler *c, const struct sl_expr *e);
 /* Column resolution (eval_cols.c): structural equality of trees (match columns), loading
  * a column into *o, and resolving a COLUMN node by name. */
 bool sl_compiler_expr_equal(const struct sl_expr *a, const struct sl_expr *b);
+/* Whether two calls have the same OVER window: partition, order and frame. */
+bool sl_compiler_over_equal(const struct sl_expr *a, const struct sl_expr *b);
 bool sl_compiler_load_col(struct compiler *c, const struct sl_expr *e, const struct sl_sql_col *col,
 			  struct opnd *o);
 bool sl_compiler_resolve(struct compiler *c, const struct sl_expr *e, struct opnd *o);

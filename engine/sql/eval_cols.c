@@ -36,7 +36,8 @@ bool sl_compiler_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
 	if (a->kind != b->kind || a->op != b->op || a->unit != b->unit ||
 	    a->is_what != b->is_what || a->negated != b->negated || a->distinct != b->distinct ||
 	    a->nargs != b->nargs || a->npath != b->npath || a->over != b->over ||
-	    a->npartition != b->npartition || a->norder != b->norder)
+	    a->npartition != b->npartition || a->norder != b->norder || a->frame != b->frame ||
+	    a->frame_lo != b->frame_lo)
 		return false;
 	/* a subquery is the same only as itself (its place, as sl_expr_print() says) */
 	if (a->sub != b->sub)
@@ -55,8 +56,15 @@ bool sl_compiler_expr_equal(const struct sl_expr *a, const struct sl_expr *b)
 	if (!list_equal(a->args, b->args, a->nargs) ||
 	    !sl_compiler_expr_equal(a->case_operand, b->case_operand) ||
 	    !sl_compiler_expr_equal(a->case_else, b->case_else) ||
-	    !sl_compiler_expr_equal(a->filter, b->filter) ||
-	    !list_equal(a->partition, b->partition, a->npartition))
+	    !sl_compiler_expr_equal(a->filter, b->filter))
+		return false;
+	return sl_compiler_over_equal(a, b);
+}
+
+bool sl_compiler_over_equal(const struct sl_expr *a, const struct sl_expr *b)
+{
+	if (a->npartition != b->npartition || a->norder != b->norder || a->frame != b->frame ||
+	    a->frame_lo != b->frame_lo || !list_equal(a->partition, b->partition, a->npartition))
 		return false;
 	for (uint32_t i = 0; i < a->norder; i++)
 		if (a->order[i].desc != b->order[i].desc ||

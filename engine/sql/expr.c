@@ -370,14 +370,77 @@ out_free:
 	return NULL;
 }
 
-/* OVER ([PARTITION BY e, ...] [ORDER BY e [ASC|DESC], ...]) after a call. 0 or -errno. */
-static int parse_over(struct parser *p, struct sl_expr *e)
+/* One frame bound: UNBOUNDED PRECEDING (-1), CURRENT ROW (0), n PRECEDING (ROWS) or
+ * INTERVAL 'n' unit PRECEDING (RANGE), into e->frame_lo. Flink's OVER windows end at the
+ * current row, so FOLLOWING is refused here with the reason. 0 or -errno. */
+static int parse_frame_bound(struct parser *p, struct sl_expr *e)
+{
+	struct sl_tok at = p->c->tok;
+
+	if (sl_cur_accept_kw(p->c, "UNBOUNDED")) {
+		e->frame_lo = -1;
+	} else if (sl_cur_accept_kw(p->c, "CURRENT")) {
+		e->frame_lo = 0;
+		return sl_cur_expect_kw(p->c, "ROW", "ROW after CURRENT");
+	} else if (e->frame == SL_FRAME_ROWS && at.kind == SL_TOK_INTEGER && at.len <= 12) {
+		e->frame_lo = 0;
+		for (uint32_t i = 0; i < at.len; i++)
+			e->frame_lo = e->frame_lo * 10 + (at.text[i] - '0');
+		sl_cur_advance(p->c);
+	} else if (e->frame == SL_FRAME_RANGE && sl_cur_is_kw(p->c, "INTERVAL")) {
+		struct sl_expr *iv = parse_interval(p);
+
+		if (!iv)
+			return -EINVAL;
+		e->frame_lo = iv->ival;
+		sl_expr_destroy(iv);
+		if (e->frame_lo < 0)
+			return sl_cur_fail_at(p->c, at.line, at.col,
+					      "a RANGE frame's INTERVAL must not be negative");
+	} else {
+		return sl_cur_expected(p->c,
+				       e->frame == SL_FRAME_ROWS
+					       ? "UNBOUNDED, CURRENT ROW or a row count"
+					       : "UNBOUNDED, CURRENT ROW or INTERVAL 'n' unit");
+	}
+	if (sl_cur_is_kw(p->c, "FOLLOWING"))
+		return sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
+				      "OVER windows end at the current row: FOLLOWING is not "
+				      "supported (nor is it by Flink)");
+	return sl_cur_expect_kw(p->c, "PRECEDING", "PRECEDING");
+}
+
+/* [ROWS|RANGE] [BETWEEN lo AND CURRENT ROW | lo] after an OVER's ORDER BY. 0 or -errno. */
+static int parse_frame(struct parser *p, struct sl_expr *e)
 {
 	int rc;
 
-	e->over = true;
-	sl_cur_advance(p->c);
-	if ((rc = sl_cur_expect_op(p->c, "(", "'(' after OVER")))
+	if (sl_cur_accept_kw(p->c, "ROWS"))
+		e->frame = SL_FRAME_ROWS;
+	else if (sl_cur_accept_kw(p->c, "RANGE"))
+		e->frame = SL_FRAME_RANGE;
+	else
+		return 0;
+	if (!sl_cur_accept_kw(p->c, "BETWEEN"))
+		return parse_frame_bound(p, e);
+	if ((rc = parse_frame_bound(p, e)) ||
+	    (rc = sl_cur_expect_kw(p->c, "AND", "AND in the frame")))
+		return rc;
+	if (sl_cur_is_kw(p->c, "UNBOUNDED") || p->c->tok.kind == SL_TOK_INTEGER ||
+	    sl_cur_is_kw(p->c, "INTERVAL"))
+		return sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
+				      "OVER windows end at the current row: write AND CURRENT ROW");
+	if ((rc = sl_cur_expect_kw(p->c, "CURRENT", "CURRENT ROW ending the frame")))
+		return rc;
+	return sl_cur_expect_kw(p->c, "ROW", "ROW after CURRENT");
+}
+
+/* ([PARTITION BY e, ...] [ORDER BY e [ASC|DESC], ...] [frame]) into e. 0 or -errno. */
+static int parse_window_spec(struct parser *p, struct sl_expr *e)
+{
+	int rc;
+
+	if ((rc = sl_cur_expect_op(p->c, "(", "'(' or a window name after OVER")))
 		return rc;
 	if (sl_cur_accept_kw(p->c, "PARTITION")) {
 		if ((rc = sl_cur_expect_kw(p->c, "BY", "BY after PARTITION")))
@@ -418,11 +481,36 @@ static int parse_over(struct parser *p, struct sl_expr *e)
 			if (sl_cur_is_kw(p->c, "ASC") || sl_cur_is_kw(p->c, "DESC"))
 				sl_cur_advance(p->c);
 		} while (sl_cur_accept_op(p->c, ","));
+		if ((rc = parse_frame(p, e)))
+			return rc;
 	}
 	return sl_cur_expect_op(p->c, ")",
-				e->norder	? "',', ASC, DESC or ')' in OVER"
+				e->frame	? "')' after the frame"
+				: e->norder	? "',', ASC, DESC, ROWS, RANGE or ')' in OVER"
 				: e->npartition ? "',', ORDER BY or ')' in OVER"
 						: "PARTITION BY, ORDER BY or ')' in OVER");
+}
+
+/* OVER (spec) or OVER name (a WINDOW clause's) after a call. 0 or -errno. */
+static int parse_over(struct parser *p, struct sl_expr *e)
+{
+	e->over = true;
+	sl_cur_advance(p->c);
+	if (p->c->tok.kind == SL_TOK_IDENT && !sl_expr_is_reserved(&p->c->tok)) {
+		e->over_name = sl_cur_text_dup(p->c, &p->c->tok);
+		if (!e->over_name)
+			return sl_cur_nomem(p->c);
+		sl_cur_advance(p->c);
+		return 0;
+	}
+	return parse_window_spec(p, e);
+}
+
+int sl_expr_parse_window_spec(struct sl_cur *c, struct sl_expr *holder)
+{
+	struct parser p = { .c = c };
+
+	return parse_window_spec(&p, holder);
 }
 
 /* A call, its aggregate FILTER (WHERE cond) (Nexmark q15 writes it), and its OVER window. */

@@ -111,6 +111,15 @@ struct sl_expr {
 	uint32_t npartition;
 	struct sl_expr_order *order;
 	uint32_t norder;
+	/* OVER (... ROWS|RANGE BETWEEN lo PRECEDING AND CURRENT ROW): the frame, NONE when
+	 * absent (Flink's default, RANGE UNBOUNDED PRECEDING, is the planner's); frame_lo is
+	 * -1 for UNBOUNDED, else a row count (ROWS) or milliseconds (RANGE INTERVAL) */
+	enum sl_expr_frame { SL_FRAME_NONE = 0, SL_FRAME_ROWS, SL_FRAME_RANGE } frame;
+	int64_t frame_lo;
+	/* OVER w: the name of a WINDOW w AS (...) of the query; once bound (query.c) the
+	 * partition and order above are borrowed from that definition, which owns them */
+	char *over_name;
+	bool over_borrowed;
 	struct sl_query *sub; /* IN (SELECT ...), EXISTS (SELECT ...): the subquery (owned) */
 };
 
@@ -121,6 +130,11 @@ struct sl_expr {
  * one-line "line:col: expected ..., found '...'").
  */
 struct sl_expr *sl_expr_parse(struct sl_cur *c);
+
+/* Parses an OVER window's specification, "( [PARTITION BY ...] [ORDER BY ... [frame]] )",
+ * at c->tok into holder's partition, order and frame (a WINDOW w AS (...) definition).
+ * 0, or -errno with the cursor's error set. */
+int sl_expr_parse_window_spec(struct sl_cur *c, struct sl_expr *holder);
 
 /* Parses src[0..len) as exactly one expression (anything after it is an error). */
 struct sl_expr *sl_expr_parse_str(const char *src, size_t len, char *err, size_t errcap);

@@ -19,12 +19,15 @@ void sl_expr_destroy(struct sl_expr *e)
 		sl_expr_destroy(e->args[i]);
 	for (uint32_t i = 0; i < e->npath; i++)
 		free(e->path[i]);
-	for (uint32_t i = 0; i < e->npartition; i++)
-		sl_expr_destroy(e->partition[i]);
-	for (uint32_t i = 0; i < e->norder; i++)
-		sl_expr_destroy(e->order[i].expr);
-	free(e->partition);
-	free(e->order);
+	if (!e->over_borrowed) {
+		for (uint32_t i = 0; i < e->npartition; i++)
+			sl_expr_destroy(e->partition[i]);
+		for (uint32_t i = 0; i < e->norder; i++)
+			sl_expr_destroy(e->order[i].expr);
+		free(e->partition);
+		free(e->order);
+	}
+	free(e->over_name);
 	sl_expr_destroy(e->filter);
 	sl_expr_destroy(e->case_operand);
 	sl_expr_destroy(e->case_else);
@@ -178,6 +181,11 @@ static void print_path(struct out *o, const struct sl_expr *e)
 
 static void print_over(struct out *o, const struct sl_expr *e)
 {
+	if (e->over_name && !e->over_borrowed) { /* a WINDOW clause's, not bound yet */
+		put(o, " OVER ");
+		put_name(o, e->over_name);
+		return;
+	}
 	put(o, " OVER (");
 	if (e->npartition) {
 		put(o, "PARTITION BY ");
@@ -188,6 +196,18 @@ static void print_over(struct out *o, const struct sl_expr *e)
 		print(o, e->order[i].expr);
 		if (e->order[i].desc)
 			put(o, " DESC");
+	}
+	if (e->frame) {
+		put(o, e->frame == SL_FRAME_ROWS ? " ROWS BETWEEN " : " RANGE BETWEEN ");
+		if (e->frame_lo < 0)
+			put(o, "UNBOUNDED PRECEDING");
+		else if (e->frame_lo == 0)
+			put(o, "CURRENT ROW");
+		else if (e->frame == SL_FRAME_ROWS)
+			put(o, "%lld PRECEDING", (long long)e->frame_lo);
+		else
+			put(o, "INTERVAL '%lld' MILLISECOND PRECEDING", (long long)e->frame_lo);
+		put(o, " AND CURRENT ROW");
 	}
 	put(o, ")");
 }

@@ -63,7 +63,7 @@ void sl_sql_plan_free_group_agg(void *fn)
 	free(fn);
 }
 
-static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
+enum sl_agg_kind sl_sql_plan_agg_kind(const char *name)
 {
 	static const struct {
 		const char *name;
@@ -78,14 +78,20 @@ static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const
 		{ "LAST_VALUE", SL_AGG_LAST_VALUE },
 		{ SL_SQL_PLAN_M2, SL_AGG_M2 },
 	};
-	enum sl_agg_kind kind = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(name, names[i].name))
+			return names[i].kind;
+	return 0;
+}
+
+static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const struct sl_expr *e)
+{
+	enum sl_agg_kind kind = sl_sql_plan_agg_kind(e->text);
 
 	for (int i = 0; i < ap->naggs; i++)
 		if (sl_sql_plan_expr_equal(ap->aggs[i].call, e))
 			return 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcasecmp(e->text, names[i].name))
-			kind = names[i].kind;
 	if (kind == SL_AGG_COUNT &&
 	    (e->nargs == 0 || (e->nargs == 1 && e->args[0]->kind == SL_EXPR_STAR)))
 		kind = SL_AGG_COUNT_STAR;
@@ -686,13 +692,51 @@ static int add_window_time(struct sl_sql_plan_ctx *c, struct agg_plan *ap)
 }
 
 /* HAVING, then the SELECT list, compiled over the aggregate's output `post`. */
+/*
+ * Refuses a column of the input that e uses outside every aggregate call and every
+ * grouping expression: after GROUP BY it has no single value per group. Said as Flink
+ * says it ("not being grouped") rather than the compiler's "unknown column", which is
+ * true of the aggregation's output but misleading. 0 or -EINVAL (said).
+ */
+static int check_grouped(struct sl_sql_plan_ctx *c, const struct sl_sql_plan_rel *post,
+			 const struct sl_sql_plan_rel *in, const struct sl_expr *e)
+{
+	if (!e)
+		return 0;
+	for (int i = 0; i < post->ncols; i++)
+		if (post->cols[i].match && sl_sql_plan_expr_equal(post->cols[i].match, e))
+			return 0;
+	if (e->kind == SL_EXPR_CALL && !e->over && sl_sql_plan_agg_kind(e->text))
+		return 0;
+	if (e->kind == SL_EXPR_COLUMN) {
+		if (sl_sql_plan_resolve_plain(post, e) < 0 && sl_sql_plan_resolve_plain(in, e) >= 0)
+			return sl_sql_plan_fail(c, e->line, e->col,
+						"column '%s' is not being grouped: add it to GROUP "
+						"BY or aggregate it (MIN, MAX, FIRST_VALUE, ...)",
+						e->path[e->npath - 1]);
+		return 0;
+	}
+	for (uint32_t i = 0; i < e->nargs; i++)
+		if (check_grouped(c, post, in, e->args[i]))
+			return -EINVAL;
+	if (check_grouped(c, post, in, e->case_operand) || check_grouped(c, post, in, e->case_else))
+		return -EINVAL;
+	return 0;
+}
+
 static int plan_having_select(struct sl_sql_plan_ctx *c, const struct sl_query *q,
-			      struct sl_sql_plan_rel *post, struct sl_sql_plan_rel *out)
+			      const struct sl_sql_plan_rel *in, struct sl_sql_plan_rel *post,
+			      struct sl_sql_plan_rel *out)
 {
 	const struct sl_expr *ex[SL_PLAN_MAX_COLS];
 	const char *nm[SL_PLAN_MAX_COLS];
 	int n = 0;
 
+	if (check_grouped(c, post, in, q->having))
+		return -EINVAL;
+	for (uint32_t i = 0; i < q->nitems; i++)
+		if (check_grouped(c, post, in, q->items[i].expr))
+			return -EINVAL;
 	if (q->having) {
 		struct sl_calc *calc =
 			sl_sql_plan_own(c, sl_calc_create(-1, c->nshards), sl_calc_destroy);
@@ -761,5 +805,5 @@ int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 	if (ap.windowed && (mentions(q, c, "ROWTIME") || mentions(q, c, "window_time")) &&
 	    (rc = add_window_time(c, &ap)))
 		return rc;
-	return plan_having_select(c, q, &ap.post, out);
+	return plan_having_select(c, q, rel, &ap.post, out);
 }

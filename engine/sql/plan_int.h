@@ -224,6 +224,27 @@ const struct sl_expr *sl_sql_plan_side_expr(struct sl_sql_plan_ctx *c, int v);
 const struct sl_expr *sl_sql_plan_null_of(struct sl_sql_plan_ctx *c, const struct sl_sql_type *t);
 int sl_sql_plan_resolve_plain(const struct sl_sql_plan_rel *rel, const struct sl_expr *e);
 bool sl_sql_plan_has_agg(const struct sl_expr *e);
+/* The built-in aggregate a function name is (COUNT, SUM, ...), 0 if none (plan_agg.c). */
+enum sl_agg_kind sl_sql_plan_agg_kind(const char *name);
+
+/* plan_lookup.c: JOIN t FOR SYSTEM_TIME AS OF <left proctime> over left side L (planned):
+ * t read whole now, then probed per row. 0 or -EINVAL (said). */
+int sl_sql_plan_lookup_join(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+			    struct sl_sql_plan_rel *L, struct sl_sql_plan_rel *out);
+
+/* plan_gsets.c: GROUP BY GROUPING SETS / ROLLUP / CUBE (q->ngsets > 0) over rel: an
+ * Expand, then one aggregation of the rewritten query into out. 0 or -EINVAL (said). */
+int sl_sql_plan_grouping_sets(struct sl_sql_plan_ctx *c, struct sl_job *job,
+			      const struct sl_query *q, struct sl_sql_plan_rel *rel,
+			      struct sl_sql_plan_rel *out);
+
+/* plan_over.c: OVER aggregations. Whether e is one OVER aggregate call, whether the
+ * query's SELECT list has one, and the planning: rel keyed by the partition into the OVER
+ * function, its columns then one per call (found through match). 0 or -EINVAL (said). */
+bool sl_sql_plan_is_over_agg(const struct sl_expr *e);
+bool sl_sql_plan_query_has_over(const struct sl_query *q);
+int sl_sql_plan_over(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		     struct sl_sql_plan_rel *rel);
 int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 			const struct sl_expr *const *exprs, const char *const *names, int n,
 			const struct sl_expr *pred, const char *opname,

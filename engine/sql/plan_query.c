@@ -186,6 +186,10 @@ int sl_sql_plan_project(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 			col->win_prop = rel->cols[plain].win_prop;
 			col->win = rel->cols[plain].win;
 		}
+		/* PROCTIME() selected is a processing-time attribute, as in Flink */
+		if (exprs[i]->kind == SL_EXPR_CALL && exprs[i]->nargs == 0 && !exprs[i]->over &&
+		    !strcasecmp(exprs[i]->text, "PROCTIME"))
+			col->proctime = true;
 	}
 	r.ncols = n;
 	r.s = sl_calc_stream(rel->s, opname, calc, s);
@@ -610,21 +614,24 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 			"unknown table '%s' (a versioned "
 			"table needs CREATE TABLE with a PRIMARY KEY and a WATERMARK)",
 			f->right->name);
+	if (sl_sql_plan_from(c, job, f->left, &L))
+		return -EINVAL;
+	ltime = sl_sql_plan_resolve_plain(&L, f->right->system_time);
+	/* AS OF the left's processing time: a lookup join into the table as it is */
+	if (ltime >= 0 && L.cols[ltime].proctime)
+		return sl_sql_plan_lookup_join(c, job, f, &L, out);
 	if (!rt->ddl->npk || !rt->wm_col)
 		return sl_sql_plan_fail(c, f->right->line, f->right->col,
 					"table '%s' is not a versioned "
 					"table: it needs a PRIMARY KEY and a WATERMARK",
 					rt->ddl->name);
-	if (sl_sql_plan_from(c, job, f->left, &L) || sl_sql_plan_from(c, job, f->right, &R))
+	if (sl_sql_plan_from(c, job, f->right, &R))
 		return -EINVAL;
-	ltime = sl_sql_plan_resolve_plain(&L, f->right->system_time);
 	if (ltime < 0 || !L.cols[ltime].rowtime)
 		return sl_sql_plan_fail(
 			c, f->right->system_time->line, f->right->system_time->col,
-			"FOR SYSTEM_TIME AS OF must name the left side's rowtime column%s",
-			ltime >= 0 && L.cols[ltime].proctime
-				? " (processing-time temporal joins are not supported)"
-				: "");
+			"FOR SYSTEM_TIME AS OF must name the left side's rowtime or "
+			"processing-time column");
 	rtime = -1;
 	for (int i = 0; i < R.ncols; i++)
 		if (R.cols[i].rowtime)
@@ -1019,7 +1026,7 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 	const char *names[SL_PLAN_MAX_COLS];
 	const struct sl_expr *where;
 	const struct sl_select_item *rn_item = NULL;
-	bool agg = q->ngroup_by > 0 || q->having;
+	bool agg = q->ngroup_by > 0 || q->having || q->ngsets > 0;
 	int n = 0;
 
 	if (q->set_op != SL_SET_NONE)
@@ -1072,6 +1079,14 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 			return -EINVAL;
 		}
 	}
+	if (sl_sql_plan_query_has_over(q)) {
+		/* OVER aggregates see the rows the WHERE keeps; their results are columns */
+		if (where && sl_sql_plan_filter(c, &rel, where))
+			return -EINVAL;
+		where = NULL;
+		if (sl_sql_plan_over(c, job, q, &rel))
+			return -EINVAL;
+	}
 	for (uint32_t i = 0; i < q->nitems; i++)
 		if (q->items[i].expr && sl_sql_plan_has_agg(q->items[i].expr))
 			agg = true;
@@ -1081,6 +1096,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 
 		if (where && sl_sql_plan_filter(c, &rel, where))
 			return -EINVAL;
+		if (q->ngsets)
+			return sl_sql_plan_grouping_sets(c, job, q, &rel, out);
 		if (sl_sql_plan_agg(c, job, q, &rel, out))
 			return -EINVAL;
 		return tvf ? mark_window_props(c, q, &win, out) : 0;
@@ -1108,7 +1125,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 			}
 			continue;
 		}
-		if (it->expr->kind == SL_EXPR_CALL && it->expr->over) {
+		if (it->expr->kind == SL_EXPR_CALL && it->expr->over &&
+		    !sl_sql_plan_is_over_agg(it->expr)) {
 			if (strcasecmp(it->expr->text, "ROW_NUMBER") &&
 			    strcasecmp(it->expr->text, "RANK") &&
 			    strcasecmp(it->expr->text, "DENSE_RANK"))

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "eval_cc.h" /* sl_compiler_expr_equal: one grouping expression once */
 #include "query.h"
 
 /* Subqueries and parenthesised FROM items nested this deep are refused (hand-written SQL
@@ -623,23 +624,235 @@ static int parse_items(struct parser *p, struct sl_query *q)
 	return 0;
 }
 
-/* e, e, ... into a grown array. */
-static int parse_expr_list(struct parser *p, struct sl_expr ***arr, uint32_t *n)
-{
-	for (;;) {
-		struct sl_expr **slot = sl_cur_append(p->c, (void **)arr, n, sizeof *slot);
-		int rc;
+/* Grouping sets: at most SL_MAX_GSETS sets over at most 63 distinct expressions. */
+#define SL_MAX_GSETS 64
 
-		if (!slot)
-			return -ENOMEM;
-		if ((rc = parse_expr(p, slot)))
-			return rc;
-		if (!sl_cur_accept_op(p->c, ","))
-			return 0;
+/* The index of e in q->group_by, appending it when it is new (taking e; a duplicate is
+ * freed). -errno on failure. */
+static int gexpr_index(struct parser *p, struct sl_query *q, struct sl_expr *e)
+{
+	struct sl_expr **slot;
+
+	for (uint32_t i = 0; i < q->ngroup_by; i++)
+		if (sl_compiler_expr_equal(q->group_by[i], e)) {
+			sl_expr_destroy(e);
+			return (int)i;
+		}
+	if (q->ngroup_by == 63) {
+		sl_expr_destroy(e);
+		return sl_cur_fail_at(p->c, e->line, e->col, "GROUP BY: more than 63 expressions");
 	}
+	slot = sl_cur_append(p->c, (void **)&q->group_by, &q->ngroup_by, sizeof *slot);
+	if (!slot) {
+		sl_expr_destroy(e);
+		return -ENOMEM;
+	}
+	*slot = e;
+	return (int)q->ngroup_by - 1;
 }
 
-/* SELECT [DISTINCT|ALL] items [FROM ...] [WHERE e] [GROUP BY ...] [HAVING e]. */
+/* One grouping expression, its bit ORed into *mask. 0 or -errno. */
+static int parse_gexpr(struct parser *p, struct sl_query *q, uint64_t *mask)
+{
+	struct sl_expr *e;
+	int i;
+
+	if (parse_expr(p, &e))
+		return -EINVAL;
+	if ((i = gexpr_index(p, q, e)) < 0)
+		return i;
+	*mask |= 1ull << i;
+	return 0;
+}
+
+/* "(e, ...)" or "()" (cur on '('), or one expression: its mask. 0 or -errno. */
+static int parse_gset(struct parser *p, struct sl_query *q, uint64_t *mask)
+{
+	bool paren = sl_cur_accept_op(p->c, "(");
+	int rc;
+
+	*mask = 0;
+	if (paren && sl_cur_accept_op(p->c, ")"))
+		return 0;
+	do {
+		if ((rc = parse_gexpr(p, q, mask)))
+			return rc;
+	} while (paren && sl_cur_accept_op(p->c, ","));
+	return paren ? sl_cur_expect_op(p->c, ")", "',' or ')' in a grouping set") : 0;
+}
+
+/* Appends set m to sets[*n]. */
+static int gset_add(struct parser *p, uint64_t *sets, uint32_t *n, uint64_t m)
+{
+	if (*n == SL_MAX_GSETS)
+		return sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
+				      "GROUP BY: more than %d grouping sets", SL_MAX_GSETS);
+	sets[(*n)++] = m;
+	return 0;
+}
+
+/* One GROUP BY element into its sets: e | ROLLUP (e, ...) | CUBE (e, ...) | GROUPING SETS
+ * (set, ...). *grouping is set for the last three. 0 or -errno. */
+static int parse_gelem(struct parser *p, struct sl_query *q, uint64_t *sets, uint32_t *n,
+		       bool *grouping)
+{
+	struct sl_tok at = p->c->tok;
+	uint64_t cols[SL_MAX_GSETS];
+	uint32_t ncols = 0;
+	bool rollup = sl_cur_is_kw(p->c, "ROLLUP"), cube = sl_cur_is_kw(p->c, "CUBE");
+	int rc;
+
+	*n = 0;
+	if (sl_cur_is_kw(p->c, "GROUPING") && (sl_cur_advance(p->c), true) &&
+	    sl_cur_accept_kw(p->c, "SETS")) {
+		*grouping = true;
+		if ((rc = sl_cur_expect_op(p->c, "(", "'(' after GROUPING SETS")))
+			return rc;
+		do {
+			uint64_t m;
+
+			if ((rc = parse_gset(p, q, &m)) || (rc = gset_add(p, sets, n, m)))
+				return rc;
+		} while (sl_cur_accept_op(p->c, ","));
+		return sl_cur_expect_op(p->c, ")", "',' or ')' in GROUPING SETS");
+	}
+	if (at.kind == SL_TOK_IDENT && sl_tok_is_kw(&at, "GROUPING"))
+		return sl_cur_expected(p->c, "SETS after GROUPING");
+	if (!rollup && !cube) { /* a plain expression, parenthesized or not */
+		uint64_t m = 0;
+
+		return (rc = parse_gexpr(p, q, &m)) ? rc : gset_add(p, sets, n, m);
+	}
+	*grouping = true;
+	sl_cur_advance(p->c);
+	if ((rc = sl_cur_expect_op(p->c, "(", rollup ? "'(' after ROLLUP" : "'(' after CUBE")))
+		return rc;
+	do {
+		if (ncols == (cube ? 6u : 63u))
+			return sl_cur_fail_at(p->c, at.line, at.col, "%s of more than %d elements",
+					      cube ? "CUBE" : "ROLLUP", cube ? 6 : 63);
+		if ((rc = parse_gset(p, q, &cols[ncols++])))
+			return rc;
+	} while (sl_cur_accept_op(p->c, ","));
+	if ((rc = sl_cur_expect_op(p->c, ")", "',' or ')'")))
+		return rc;
+	if (rollup) { /* (a, b, c), (a, b), (a), () */
+		for (uint32_t k = ncols + 1; k-- > 0;) {
+			uint64_t m = 0;
+
+			for (uint32_t i = 0; i < k; i++)
+				m |= cols[i];
+			if ((rc = gset_add(p, sets, n, m)))
+				return rc;
+		}
+		return 0;
+	}
+	for (uint32_t bits = (1u << ncols); bits-- > 0;) { /* every subset, largest first */
+		uint64_t m = 0;
+
+		for (uint32_t i = 0; i < ncols; i++)
+			if (bits & (1u << i))
+				m |= cols[i];
+		if ((rc = gset_add(p, sets, n, m)))
+			return rc;
+	}
+	return 0;
+}
+
+/* GROUP BY's elements, with cur after BY: a plain list, or the cross product of the
+ * elements' grouping sets into q->gsets. 0 or -errno. */
+static int parse_group_by(struct parser *p, struct sl_query *q)
+{
+	uint64_t acc[SL_MAX_GSETS] = { 0 }, el[SL_MAX_GSETS], next[SL_MAX_GSETS];
+	uint32_t nacc = 1, nel;
+	bool grouping = false;
+	int rc;
+
+	do {
+		uint32_t nn = 0;
+
+		if ((rc = parse_gelem(p, q, el, &nel, &grouping)))
+			return rc;
+		for (uint32_t a = 0; a < nacc; a++)
+			for (uint32_t b = 0; b < nel; b++)
+				if ((rc = gset_add(p, next, &nn, acc[a] | el[b])))
+					return rc;
+		memcpy(acc, next, nn * sizeof(*acc));
+		nacc = nn;
+	} while (sl_cur_accept_op(p->c, ","));
+	if (!grouping)
+		return 0;
+	q->gsets = malloc(nacc * sizeof(*q->gsets));
+	if (!q->gsets)
+		return sl_cur_nomem(p->c);
+	memcpy(q->gsets, acc, nacc * sizeof(*acc));
+	q->ngsets = nacc;
+	return 0;
+}
+
+/* WINDOW name AS (spec) [, ...], with cur after WINDOW. 0 or -errno. */
+static int parse_window_defs(struct parser *p, struct sl_query *q)
+{
+	do {
+		struct sl_tok at = p->c->tok;
+		struct sl_window_def *w;
+		int rc;
+
+		if (at.kind != SL_TOK_IDENT || is_reserved(&at))
+			return sl_cur_expected(p->c, "a window name after WINDOW");
+		w = realloc(q->windows, (q->nwindows + 1) * sizeof(*w));
+		if (!w)
+			return sl_cur_nomem(p->c);
+		q->windows = w;
+		w = &q->windows[q->nwindows];
+		w->name = sl_cur_ident_dup(p->c, &at);
+		w->spec = w->name ? sl_expr_new(p->c, SL_EXPR_CALL, &at) : NULL;
+		if (!w->spec) {
+			free(w->name);
+			return -ENOMEM;
+		}
+		q->nwindows++;
+		sl_cur_advance(p->c);
+		if ((rc = sl_cur_expect_kw(p->c, "AS", "AS after the window name")) ||
+		    (rc = sl_expr_parse_window_spec(p->c, w->spec)))
+			return rc;
+	} while (sl_cur_accept_op(p->c, ","));
+	return 0;
+}
+
+/* Points every OVER name call under e at the query's WINDOW of that name. 0 or -errno. */
+static int bind_windows(struct parser *p, const struct sl_query *q, struct sl_expr *e)
+{
+	if (!e)
+		return 0;
+	if (e->kind == SL_EXPR_CALL && e->over && e->over_name && !e->over_borrowed) {
+		const struct sl_expr *w = NULL;
+
+		for (uint32_t i = 0; i < q->nwindows && !w; i++)
+			if (!strcasecmp(q->windows[i].name, e->over_name))
+				w = q->windows[i].spec;
+		if (!w)
+			return sl_cur_fail_at(p->c, e->line, e->col,
+					      "unknown window '%s': define it with WINDOW %s AS "
+					      "(...)",
+					      e->over_name, e->over_name);
+		e->partition = w->partition;
+		e->npartition = w->npartition;
+		e->order = w->order;
+		e->norder = w->norder;
+		e->frame = w->frame;
+		e->frame_lo = w->frame_lo;
+		e->over_borrowed = true;
+	}
+	for (uint32_t i = 0; i < e->nargs; i++)
+		if (bind_windows(p, q, e->args[i]))
+			return -EINVAL;
+	if (bind_windows(p, q, e->case_operand) || bind_windows(p, q, e->case_else))
+		return -EINVAL;
+	return 0;
+}
+
+/* SELECT [DISTINCT|ALL] items [FROM ...] [WHERE e] [GROUP BY ...] [HAVING e] [WINDOW ...]. */
 static int parse_select(struct parser *p, struct sl_query **out)
 {
 	struct sl_query *q = new_query(p, p->c->tok.line, p->c->tok.col);
@@ -668,15 +881,23 @@ static int parse_select(struct parser *p, struct sl_query **out)
 	}
 	if (sl_cur_accept_kw(p->c, "GROUP")) {
 		if ((rc = sl_cur_expect_kw(p->c, "BY", "BY after GROUP")) ||
-		    (rc = parse_expr_list(p, &q->group_by, &q->ngroup_by)))
+		    (rc = parse_group_by(p, q)))
 			return rc;
 		p->follow = "an operator, ',', HAVING, ORDER BY, LIMIT, UNION";
 	}
 	if (sl_cur_accept_kw(p->c, "HAVING")) {
 		if ((rc = parse_expr(p, &q->having)))
 			return rc;
-		p->follow = "an operator, ORDER BY, LIMIT, UNION";
+		p->follow = "an operator, WINDOW, ORDER BY, LIMIT, UNION";
 	}
+	if (sl_cur_accept_kw(p->c, "WINDOW")) {
+		if ((rc = parse_window_defs(p, q)))
+			return rc;
+		p->follow = "',', ORDER BY, LIMIT, UNION";
+	}
+	for (uint32_t i = 0; i < q->nitems; i++)
+		if ((rc = bind_windows(p, q, q->items[i].expr)))
+			return rc;
 	return 0;
 }
 
@@ -1038,7 +1259,13 @@ void sl_query_destroy(struct sl_query *q)
 		for (uint32_t i = 0; i < q->ngroup_by; i++)
 			sl_expr_destroy(q->group_by[i]);
 		free(q->group_by);
+		free(q->gsets);
 		sl_expr_destroy(q->having);
+		for (uint32_t i = 0; i < q->nwindows; i++) {
+			free(q->windows[i].name);
+			sl_expr_destroy(q->windows[i].spec);
+		}
+		free(q->windows);
 		for (uint32_t i = 0; i < q->norder_by; i++)
 			sl_expr_destroy(q->order_by[i].expr);
 		free(q->order_by);

@@ -86,7 +86,19 @@ struct sl_query {
 	struct sl_expr *where; /* NULL when absent */
 	struct sl_expr **group_by;
 	uint32_t ngroup_by;
+	/* GROUP BY with GROUPING SETS, ROLLUP or CUBE: group_by holds each grouping
+	 * expression once and every set is a mask over it (bit i: group_by[i]); ngsets 0 is a
+	 * plain GROUP BY (one set, all of them) */
+	uint64_t *gsets;
+	uint32_t ngsets;
 	struct sl_expr *having;
+	/* WINDOW name AS (spec), ...: each spec an expression node holding only its OVER
+	 * fields, owned here; OVER name calls of the items borrow them */
+	struct sl_window_def {
+		char *name;
+		struct sl_expr *spec;
+	} * windows;
+	uint32_t nwindows;
 	struct sl_order_item *order_by; /* applies to the whole query (after a union too) */
 	uint32_t norder_by;
 	int64_t limit; /* -1 when absent */

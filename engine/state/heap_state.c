@@ -873,7 +873,7 @@ static void prefetch_rec(const struct sdesc *d, struct sl_snap_reader *a, uint32
 		return;
 	memcpy(&h, p, sizeof(h));
 	if (h.kg >= lo && h.kg < hi)
-		sl_kvtab_prefetch(d->tab, h.hash);
+		sl_kvtab_prefetch(d->tab, h.hash, 0);
 	take(a, h.klen);
 	if (d->kind == SL_STATE_VALUE) {
 		take(a, vlen);

@@ -37,6 +37,10 @@ struct sl_kv {
  * created), key groups in [0, max_par), or NULL on ENOMEM or max_par not in [1, 65536].
  * Caller frees with sl_kvtab_destroy(), which accepts NULL. */
 struct sl_kvtab *sl_kvtab_create(uint32_t value_size, uint32_t max_par);
+/* The same, for a table where one key holds many namespaces at once (a slice window's
+ * table: one per open slice): the home slot comes from (key, ns), so a key's namespaces do
+ * not share one probe run. Its prefetches must then be given the namespace. */
+struct sl_kvtab *sl_kvtab_create_spread(uint32_t value_size, uint32_t max_par);
 void sl_kvtab_destroy(struct sl_kvtab *t);
 
 /* Returns the value for (key, ns) or NULL. */
@@ -52,10 +56,11 @@ bool sl_kvtab_remove(struct sl_kvtab *t, uint64_t hash, const void *key, uint32_
 void sl_kvtab_remove_value(struct sl_kvtab *t, void *value);
 /* Fills *kv for the entry owning `value`. */
 void sl_kvtab_entry(const struct sl_kvtab *t, const void *value, struct sl_kv *kv);
-/* Hints the cache about an upcoming lookup of key `hash` (any namespace): fetches its slot
- * line. A lookup is two dependent cache misses (slot, entry); a record loop hides both by
- * calling this D records ahead and sl_kvtab_prefetch_entry() about D/2 ahead. */
-void sl_kvtab_prefetch(const struct sl_kvtab *t, uint64_t hash);
+/* Hints the cache about an upcoming lookup of (key `hash`, ns): fetches its slot line. Only
+ * a spread table looks at ns (any namespace of a key shares the slot line otherwise). A
+ * lookup is two dependent cache misses (slot, entry); a record loop hides both by calling
+ * this D records ahead and sl_kvtab_prefetch_entry() about D/2 ahead. */
+void sl_kvtab_prefetch(const struct sl_kvtab *t, uint64_t hash, uint64_t ns);
 /* Second stage: reads the slot run (prefetched before, else this stalls) and fetches the
  * entry of (hash, ns) if present. */
 void sl_kvtab_prefetch_entry(const struct sl_kvtab *t, uint64_t hash, uint64_t ns);
@@ -65,6 +70,9 @@ void sl_kvtab_prefetch_entry(const struct sl_kvtab *t, uint64_t hash, uint64_t n
 int sl_kvtab_reserve(struct sl_kvtab *t, size_t n);
 
 size_t sl_kvtab_count(const struct sl_kvtab *t);
+/* The longest probe distance any slot records (saturated at 255): how far the worst lookup
+ * walks. A diagnostic for tests and benchmarks: it reads every slot. */
+uint32_t sl_kvtab_max_probe(const struct sl_kvtab *t);
 /* Approximate bytes held (slots, slabs). */
 size_t sl_kvtab_bytes(const struct sl_kvtab *t);
 

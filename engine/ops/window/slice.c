@@ -80,7 +80,7 @@ static inline sl_ts_t last_end(const struct sl_window_cfg *c, sl_ts_t s)
 static void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage)
 {
 	if (stage == 0)
-		sl_kvtab_prefetch(w->tab, hash);
+		sl_kvtab_prefetch(w->tab, hash, (uint64_t)slice_end_of(w->cfg, ts));
 	else
 		sl_kvtab_prefetch_entry(w->tab, hash, (uint64_t)slice_end_of(w->cfg, ts));
 }
@@ -88,7 +88,8 @@ static void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int s
 static int slice_open(struct win *w, uint32_t max_par)
 {
 	w->hdr = 0; /* the accumulators are the whole value (at least 8 bytes: no aggregates) */
-	w->tab = sl_kvtab_create(w->cfg->acc_size ? w->cfg->acc_size : 8, max_par);
+	/* spread: a key holds one entry per open slice, thousands when inputs drift apart */
+	w->tab = sl_kvtab_create_spread(w->cfg->acc_size ? w->cfg->acc_size : 8, max_par);
 	if (!w->tab)
 		return -ENOMEM;
 	w->fired_upto = SL_TS_MIN;
@@ -161,6 +162,7 @@ static int entry_link(struct win *w, void *v, uint64_t hash, sl_ts_t s)
 
 		if (!run)
 			return -ENOMEM;
+		w->run_bytes += (size_t)(cap - b->cap) * sizeof(*run);
 		b->run = run;
 		b->cap = cap;
 	}
@@ -677,11 +679,13 @@ static void cleanup(struct win *w, struct sl_ctx *ctx, sl_ts_t wm)
 			/* random entries: fetch ahead to overlap the misses */
 			if (i + PREFETCH < b->nrun) {
 				__builtin_prefetch(b->run[i + PREFETCH].v);
-				sl_kvtab_prefetch(w->tab, b->run[i + PREFETCH].hash);
+				sl_kvtab_prefetch(w->tab, b->run[i + PREFETCH].hash,
+						  (uint64_t)b->s_end);
 			}
 			sl_win_acc_destroy(w, accs_of(w, b->run[i].v));
 			sl_kvtab_remove_value(w->tab, b->run[i].v);
 		}
+		w->run_bytes -= (size_t)b->cap * sizeof(*b->run);
 		free(b->run);
 	}
 	if (!n)

@@ -471,6 +471,7 @@ int sl_window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_
 		w->fired_upto = (sl_ts_t)fired;
 	}
 	ctx->m.state_entries = sl_kvtab_count(w->tab);
+	sl_win_account(w, ctx);
 	return 0;
 
 out_corrupt:

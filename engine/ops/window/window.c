@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "kvtab.h"
+#include "timer.h"
 #include "window_int.h"
 
 /* An out-of-line kernel could not allocate (agg.h): fail the job rather than drop a value. */
@@ -39,6 +40,30 @@ static void check_nomem(const struct win *w, struct sl_ctx *ctx)
 		sl_agg_nomem = false;
 		sl_win_fail(ctx, -ENOMEM, "out of memory for aggregate values");
 	}
+}
+
+/* Entries between two measurements while state grows: a measurement is a few loads. */
+#define ACCT_EVERY 4096
+
+void sl_win_account(struct win *w, struct sl_ctx *ctx)
+{
+	size_t b = sizeof(*w) + sl_kvtab_bytes(w->tab) + w->run_bytes +
+		   (size_t)w->cap_bkt * sizeof(struct bucket) +
+		   (size_t)w->cap_sort * sizeof(struct fref);
+
+	if (w->dir)
+		b += sl_kvtab_bytes(w->dir);
+	if (w->timers) /* a timer is about an entry of the set plus its heap slot */
+		b += sl_timers_count(w->timers) * 96;
+	ctx->m.state_bytes = b;
+	w->acct_at = ctx->m.state_entries + ACCT_EVERY;
+}
+
+/* After a record: measure again when ACCT_EVERY entries were made since the last time. */
+static inline void account_growth(struct win *w, struct sl_ctx *ctx)
+{
+	if (__builtin_expect(ctx->m.state_entries >= w->acct_at, 0))
+		sl_win_account(w, ctx);
 }
 
 static int window_open(struct sl_ctx *ctx)
@@ -68,6 +93,7 @@ static int window_open(struct sl_ctx *ctx)
 	if (rc)
 		goto out_free;
 	ctx->self = w;
+	sl_win_account(w, ctx);
 	return 0;
 
 out_free:
@@ -81,16 +107,17 @@ out_free:
 
 static void window_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 {
-	const struct win *w = ctx->self;
+	struct win *w = ctx->self;
 
 	w->kind->process(ctx, ts, row);
 	check_nomem(w, ctx);
+	account_growth(w, ctx);
 }
 
 static void window_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *acc, uint32_t acc_len,
 				 uint32_t nrows)
 {
-	const struct win *w = ctx->self;
+	struct win *w = ctx->self;
 
 	if (w->kind != &sl_win_slices || acc_len != w->cfg->acc_size) {
 		sl_win_fail(ctx, -EPROTO, "a partial's accumulators are not this window's");
@@ -98,6 +125,7 @@ static void window_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *acc
 	}
 	sl_win_slice_merge_partial(ctx, ts, acc, nrows);
 	check_nomem(w, ctx);
+	account_growth(w, ctx);
 }
 
 static void window_prefetch(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int stage)
@@ -110,7 +138,7 @@ static void window_prefetch(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int s
 
 static void window_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 {
-	const struct win *w = ctx->self;
+	struct win *w = ctx->self;
 	const uint8_t *key = ctx->key;
 	uint32_t klen = ctx->klen;
 	uint64_t hash = ctx->hash;
@@ -118,6 +146,7 @@ static void window_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
 	/* firing points ctx->key at each fired key; give the runtime its own back */
 	w->kind->on_watermark(ctx, wm);
 	check_nomem(w, ctx);
+	sl_win_account(w, ctx); /* firing and cleanup may have freed entries */
 	ctx->key = key;
 	ctx->klen = klen;
 	ctx->hash = hash;

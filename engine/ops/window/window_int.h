@@ -96,6 +96,7 @@ struct win {
 	uint32_t cap_heap;
 	struct fcur *grp; /* entries of one key hash at fire time (p, bi) */
 	uint32_t cap_grp;
+	size_t run_bytes;      /* bytes of the buckets' fire lists (their capacity) */
 	struct fref *sort_tmp; /* radix sort scratch, grown to the largest bucket */
 	uint32_t cap_sort;
 	uint32_t *radix_count; /* 2^16 digit counters, allocated on first big sort */
@@ -105,7 +106,14 @@ struct win {
 	struct sl_timers *timers;   /* fire at end - 1, clean up at end - 1 + lateness */
 	uint64_t seq;		    /* next session id (the state namespace) */
 	uint8_t keybuf[SL_KEY_MAX]; /* a timer's key, copied out of the timer service */
+
+	uint64_t acct_at; /* state_entries at which state_bytes is measured again */
 };
+
+/* Measures the instance's state into ctx->m.state_bytes (window.c; O(1)): the tables, the
+ * fire lists and scratch, not what accumulators own outside their blocks (LISTAGG text,
+ * COUNT(DISTINCT) sets). The runtime holds the sum to the job's limit (memory_guard.c). */
+void sl_win_account(struct win *w, struct sl_ctx *ctx);
 
 static inline sl_ts_t floor_mod(sl_ts_t a, sl_ts_t m)
 {

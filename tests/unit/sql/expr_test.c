@@ -157,6 +157,16 @@ static void test_names_and_calls(void)
 		     "ROW_NUMBER() OVER (PARTITION BY a, b.c ORDER BY t, u DESC)");
 	expect_print("ROW_NUMBER() OVER (ORDER BY t)", "ROW_NUMBER() OVER (ORDER BY t)");
 	expect_print("f(x) OVER ()", "f(x) OVER ()");
+	expect_print("SUM(x) OVER (PARTITION BY k ORDER BY t ROWS BETWEEN 2 PRECEDING AND CURRENT "
+		     "ROW)",
+		     "SUM(x) OVER (PARTITION BY k ORDER BY t ROWS BETWEEN 2 PRECEDING AND CURRENT "
+		     "ROW)");
+	expect_print("SUM(x) OVER (ORDER BY t RANGE INTERVAL '2' SECOND PRECEDING)",
+		     "SUM(x) OVER (ORDER BY t RANGE BETWEEN INTERVAL '2000' MILLISECOND PRECEDING "
+		     "AND CURRENT ROW)");
+	expect_print("SUM(x) OVER (ORDER BY t ROWS UNBOUNDED PRECEDING)",
+		     "SUM(x) OVER (ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)");
+	expect_print("SUM(x) OVER w", "SUM(x) OVER w");
 	expect_print("count(DISTINCT bidder) FILTER (WHERE price >= 10000 AND price < 1000000)",
 		     "count(DISTINCT bidder) FILTER (WHERE ((price >= 10000) AND "
 		     "(price < 1000000)))");
@@ -341,14 +351,23 @@ static void test_errors(void)
 	expect_error("ROW_NUMBER() OVER (PARTITION a)",
 		     "1:30: expected BY after PARTITION, found 'a'");
 	expect_error("ROW_NUMBER() OVER (ORDER BY t DESC LIMIT)",
-		     "1:36: expected ',', ASC, DESC or ')' in OVER, found 'LIMIT'");
+		     "1:36: expected ',', ASC, DESC, ROWS, RANGE or ')' in OVER, found 'LIMIT'");
+	expect_error("SUM(x) OVER (ORDER BY t ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING)",
+		     "1:54: OVER windows end at the current row: write AND CURRENT ROW");
+	expect_error("SUM(x) OVER (ORDER BY t ROWS 1 FOLLOWING)",
+		     "1:32: OVER windows end at the current row: FOLLOWING is not supported "
+		     "(nor is it by Flink)");
+	expect_error("SUM(x) OVER (ORDER BY t RANGE BETWEEN 3 PRECEDING AND CURRENT ROW)",
+		     "1:39: expected UNBOUNDED, CURRENT ROW or INTERVAL 'n' unit, found '3'");
+	expect_error("SUM(x) OVER (ORDER BY t ROWS UNBOUNDED PRECEDING x)",
+		     "1:50: expected ')' after the frame, found 'x'");
 	expect_error("ROW_NUMBER() OVER (PARTITION BY a x)",
 		     "1:35: expected ',', ORDER BY or ')' in OVER, found 'x'");
 	expect_error("COUNT(*) FILTER (price > 1)",
 		     "1:18: expected WHERE after FILTER (, found 'price'");
 	expect_error("COUNT(*) FILTER (WHERE a",
 		     "1:25: expected ')' closing FILTER, found end of input");
-	expect_error("ROW_NUMBER() OVER x", "1:19: expected '(' after OVER, found 'x'");
+	expect_error("ROW_NUMBER() OVER 3", "1:19: expected '(' or a window name after OVER, found '3'");
 	expect_error("a.", "1:3: expected a field name after '.', found end of input");
 	expect_error("a.\n  1", "2:3: expected a field name after '.', found '1'");
 	expect_error("f(DESCRIPTOR(1))",

@@ -82,9 +82,9 @@ static double run(struct sl_kvtab *t, int mode, uint64_t ns_every)
 		uint64_t ns = ns_every ? 1000 * (1 + i / ns_every) : 0;
 
 		if (mode == 1 && i + D < NOPS) {
-			sl_kvtab_prefetch(t, hash_of(order[i + D]));
+			sl_kvtab_prefetch(t, hash_of(order[i + D]), 0);
 		} else if (mode == 2 && i + 2 * D < NOPS) {
-			sl_kvtab_prefetch(t, hash_of(order[i + 2 * D]));
+			sl_kvtab_prefetch(t, hash_of(order[i + 2 * D]), 0);
 			sl_kvtab_prefetch_entry(t, hash_of(order[i + D]),
 						ns_every ? 1000 * (1 + (i + D) / ns_every) : 0);
 		}

@@ -102,13 +102,21 @@ static void check_all(struct sl_kvtab *t)
 	T_ASSERT_EQ_I64(sl_kvtab_count(t), live);
 }
 
-static void test_random_oracle(void)
+/* A table of either kind: home slots from the key hash, or spread by (key, ns). */
+static struct sl_kvtab *make(bool spread, uint32_t value_size, uint32_t max_par)
 {
-	struct sl_kvtab *t = sl_kvtab_create(24, MAXPAR);
+	return spread ? sl_kvtab_create_spread(value_size, max_par)
+		      : sl_kvtab_create(value_size, max_par);
+}
+
+static void test_random_oracle(bool spread)
+{
+	struct sl_kvtab *t = make(spread, 24, MAXPAR);
 	uint8_t key[SL_KVTAB_KEY_MAX];
 	struct sl_kv kv;
 
 	T_ASSERT(t);
+	memset(orc, 0, sizeof(orc));
 	for (int round = 0; round < 400000; round++) {
 		uint32_t id = (uint32_t)(rnd() % NKEYS), len = make_key(id, key);
 		int n = (int)(rnd() % NNS);
@@ -230,16 +238,18 @@ static void test_same_hash(void)
 	sl_kvtab_destroy(t);
 }
 
-/* One key with thousands of namespaces: they all share the key's home slot. */
-static void test_many_ns(void)
+/* One key with thousands of namespaces: in a plain table they all share the key's home
+ * slot (one run, probes saturate); a spread table scatters them (short probes). */
+static void test_many_ns(bool spread)
 {
 	enum { N = 3000 };
-	struct sl_kvtab *t = sl_kvtab_create(8, 16);
+	struct sl_kvtab *t = make(spread, 8, 16);
 	static bool in[N];
 	const char key[] = "one-key";
 	uint64_t h = sl_hash_bytes(key, 7);
 
 	T_ASSERT(t);
+	memset(in, 0, sizeof(in));
 	for (int r = 0; r < 30000; r++) {
 		uint64_t ns = rnd() % N;
 		bool c;
@@ -261,18 +271,23 @@ static void test_many_ns(void)
 		T_ASSERT((v != NULL) == in[ns]);
 		T_ASSERT(!v || *v == ns);
 	}
+	if (spread)
+		T_ASSERT(sl_kvtab_max_probe(t) < 32);
+	else
+		T_ASSERT(sl_kvtab_max_probe(t) == 255);
 	sl_kvtab_destroy(t);
 }
 
 /* Three keys with 2000 namespaces each and homes close together: runs that overlap and
  * reach past the 255 a slot stores, churned by inserts and deletes. */
-static void test_overlapping_runs(void)
+static void test_overlapping_runs(bool spread)
 {
 	static bool in[3][2000];
-	struct sl_kvtab *t = sl_kvtab_create(8, 1);
+	struct sl_kvtab *t = make(spread, 8, 1);
 	size_t live = 0;
 
 	T_ASSERT(t);
+	memset(in, 0, sizeof(in));
 	for (int r = 0; r < 400000; r++) {
 		int k = (int)(rnd() % 3);
 		uint64_t ns = rnd() % 2000, h = (uint64_t)k * 1000;
@@ -339,10 +354,12 @@ static void test_million(void)
 int main(void)
 {
 	test_limits();
-	test_random_oracle();
+	for (int spread = 0; spread < 2; spread++) {
+		test_random_oracle(spread);
+		test_many_ns(spread);
+		test_overlapping_runs(spread);
+	}
 	test_same_hash();
-	test_many_ns();
-	test_overlapping_runs();
 	test_million();
 	return T_EXIT_PASS;
 }
