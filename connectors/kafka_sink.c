@@ -593,12 +593,7 @@ static int enc_init(struct enc *e, enum sl_kafka_sink_fmt fmt, const struct sl_s
 				return -EINVAL;
 			}
 			e->fields[i] = f;
-			rc = sl_schema_type(schema, f) == SL_TYPE_DECIMAL
-				     ? sl_schema_add_decimal(e->schema, sl_schema_name(schema, f),
-							     sl_schema_precision(schema, f),
-							     sl_schema_scale(schema, f))
-				     : sl_schema_add(e->schema, sl_schema_name(schema, f),
-						     sl_schema_type(schema, f));
+			rc = sl_schema_add_like(e->schema, sl_schema_name(schema, f), schema, f);
 			if (rc < 0) {
 				snprintf(why, cap, "field '%s' twice", sl_schema_name(schema, f));
 				return rc;

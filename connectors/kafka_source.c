@@ -338,10 +338,7 @@ static void kafka_close(void *state)
 
 static int add_field(struct sl_schema *sub, const struct sl_schema *s, int i)
 {
-	if (sl_schema_type(s, i) == SL_TYPE_DECIMAL)
-		return sl_schema_add_decimal(sub, sl_schema_name(s, i), sl_schema_precision(s, i),
-					     sl_schema_scale(s, i));
-	return sl_schema_add(sub, sl_schema_name(s, i), sl_schema_type(s, i));
+	return sl_schema_add_like(sub, sl_schema_name(s, i), s, i);
 }
 
 /* Creates the decoder of one side over its sub-schema. 0 or -errno with err. */

@@ -68,6 +68,22 @@ int sl_ts_format(sl_ts_t ts, char *buf, size_t cap)
 			tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
+int sl_ts_format_prec(sl_ts_t ts, int prec, char *buf, size_t cap)
+{
+	char full[40], frac[12] = "";
+	int n = sl_ts_format(ts, full, sizeof full);
+
+	if (n < 4 || prec == SL_TS_PREC_DEFAULT)
+		return snprintf(buf, cap, "%s", full);
+	if (prec > SL_TS_PREC_MAX)
+		prec = SL_TS_PREC_MAX;
+	/* full ends in ".fff": keep `prec` of those digits, then zeros */
+	for (int k = 0; k < prec; k++)
+		frac[k] = k < 3 ? full[n - 3 + k] : '0';
+	frac[prec] = 0;
+	return snprintf(buf, cap, "%.*s%s%s", n - 4, full, prec ? "." : "", frac);
+}
+
 /*
  * Java's Double.toString / Float.toString, which Flink's printed rows use: the shortest
  * digits that read back as the same value, plain notation with at least one fraction digit
@@ -214,7 +230,8 @@ int sl_row_format(const struct sl_row *r, const struct sl_schema *s, char *buf, 
 			break;
 		case SL_TYPE_TIMESTAMP:
 		case SL_TYPE_TIMESTAMP_LTZ:
-			sl_ts_format(sl_row_i64(r, i), ts, sizeof ts);
+			sl_ts_format_prec(sl_row_i64(r, i), sl_schema_precision(s, i), ts,
+					  sizeof ts);
 			APPEND("%s", ts);
 			break;
 		case SL_TYPE_FLOAT:

@@ -12,7 +12,7 @@ struct sl_schema {
 	int n;
 	char *name[SL_SCHEMA_MAX_FIELDS];
 	enum sl_type type[SL_SCHEMA_MAX_FIELDS];
-	uint8_t prec[SL_SCHEMA_MAX_FIELDS];  /* DECIMAL */
+	uint8_t prec[SL_SCHEMA_MAX_FIELDS];  /* DECIMAL digits; TIMESTAMP* fraction digits */
 	uint8_t scale[SL_SCHEMA_MAX_FIELDS]; /* DECIMAL */
 };
 
@@ -40,7 +40,11 @@ int sl_schema_add(struct sl_schema *s, const char *name, enum sl_type type)
 	if (!s->name[s->n])
 		return -ENOMEM;
 	s->type[s->n] = type;
-	s->prec[s->n] = type == SL_TYPE_DECIMAL ? 10 : 0; /* DECIMAL means DECIMAL(10, 0) */
+	/* DECIMAL means DECIMAL(10, 0); a timestamp prints the milliseconds it holds */
+	s->prec[s->n] = type == SL_TYPE_DECIMAL ? 10
+			: type == SL_TYPE_TIMESTAMP || type == SL_TYPE_TIMESTAMP_LTZ
+				? SL_TS_PREC_DEFAULT
+				: 0;
 	s->scale[s->n] = 0;
 	return s->n++;
 }
@@ -56,6 +60,30 @@ int sl_schema_add_decimal(struct sl_schema *s, const char *name, int precision, 
 		return i;
 	s->prec[i] = (uint8_t)precision;
 	s->scale[i] = (uint8_t)scale;
+	return i;
+}
+
+int sl_schema_add_timestamp(struct sl_schema *s, const char *name, enum sl_type type, int precision)
+{
+	int i;
+
+	if ((type != SL_TYPE_TIMESTAMP && type != SL_TYPE_TIMESTAMP_LTZ) || precision < 0 ||
+	    precision > SL_TS_PREC_MAX)
+		return -EINVAL;
+	i = sl_schema_add(s, name, type);
+	if (i >= 0)
+		s->prec[i] = (uint8_t)precision;
+	return i;
+}
+
+int sl_schema_add_like(struct sl_schema *s, const char *name, const struct sl_schema *from, int j)
+{
+	int i = sl_schema_add(s, name, from->type[j]);
+
+	if (i >= 0) {
+		s->prec[i] = from->prec[j];
+		s->scale[i] = from->scale[j];
+	}
 	return i;
 }
 
@@ -99,11 +127,7 @@ struct sl_schema *sl_schema_clone(const struct sl_schema *s)
 	if (!c)
 		return NULL;
 	for (int i = 0; i < s->n; i++) {
-		int rc = s->type[i] == SL_TYPE_DECIMAL
-				 ? sl_schema_add_decimal(c, s->name[i], s->prec[i], s->scale[i])
-				 : sl_schema_add(c, s->name[i], s->type[i]);
-
-		if (rc < 0) {
+		if (sl_schema_add_like(c, s->name[i], s, i) < 0) {
 			sl_schema_destroy(c);
 			return NULL;
 		}

@@ -727,6 +727,93 @@ static void distinct_destroy(const struct sl_agg_bound *a, void *acc)
 	*dset_of(acc) = NULL;
 }
 
+/* ---- M2 (Welford): what STDDEV and VAR are computed from ------------------------------ */
+
+/*
+ * Flink's WelfordM2AggFunction step for step, so the doubles come out bit for bit: n may go
+ * negative when a retraction arrives before its row (the state was cleaned), and an
+ * accumulator with n <= 0 holds no mean.
+ */
+struct acc_m2 {
+	int64_t n;
+	double mean;
+	double m2;
+};
+
+static double m2_input(const struct sl_agg_bound *a, const struct sl_row *row)
+{
+	return a->in_type == SL_TYPE_DOUBLE || a->in_type == SL_TYPE_FLOAT
+		       ? sl_row_f64(row, a->field)
+		       : (double)sl_row_i64(row, a->field);
+}
+
+static void m2_add(const struct sl_agg_bound *a, void *acc, const struct sl_row *row)
+{
+	struct acc_m2 *s = acc;
+	double x, d;
+
+	if (sl_row_is_null(row, a->field) || ++s->n <= 0)
+		return;
+	x = m2_input(a, row);
+	d = x - s->mean;
+	s->mean += d / (double)s->n;
+	s->m2 += d * (x - s->mean);
+}
+
+static void m2_retract(const struct sl_agg_bound *a, void *acc, const struct sl_row *row)
+{
+	struct acc_m2 *s = acc;
+	double x, d;
+
+	if (sl_row_is_null(row, a->field))
+		return;
+	if (--s->n <= 0) {
+		if (s->n == 0)
+			s->mean = s->m2 = 0;
+		return;
+	}
+	x = m2_input(a, row);
+	d = x - s->mean;
+	s->mean -= d / (double)s->n;
+	s->m2 -= (x - s->mean) * d;
+}
+
+/* Chan's parallel update, in Flink's order of operations. */
+static void m2_merge(const struct sl_agg_bound *a, void *acc, const void *other)
+{
+	struct acc_m2 *s = acc;
+	const struct acc_m2 *o = other;
+	int64_t n;
+	double d;
+
+	if (o->n <= 0) {
+		s->n += o->n;
+	} else if (s->n == 0) {
+		*s = *o;
+		return;
+	} else {
+		n = s->n + o->n;
+		d = o->mean - s->mean;
+		s->mean += (double)o->n / (double)n * d;
+		s->m2 = s->m2 + o->m2 + (double)s->n * (double)o->n / (double)n * d * d;
+		s->n = n;
+		return;
+	}
+	if (s->n <= 0)
+		s->mean = s->m2 = 0;
+}
+
+static void m2_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+		      int field)
+{
+	const struct acc_m2 *s = acc;
+
+	if (s->n > 0 && s->m2 >= 0)
+		sl_rowb_set_f64(b, field, s->m2);
+	else
+		sl_rowb_set_null(b, field);
+}
+
 /* ---- USER: the sl_agg_fn callbacks ----------------------------------------------------- */
 
 static void user_init(const struct sl_agg_bound *a, void *acc)
@@ -785,6 +872,19 @@ static int vn_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_sna
 	if (sl_snap_get(r, s, sizeof(*s)))
 		return r->error;
 	if (s->n < 0 || s->n > COUNT_MAX) {
+		memset(s, 0, sizeof(*s));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int m2_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
+{
+	struct acc_m2 *s = acc;
+
+	if (sl_snap_get(r, s, sizeof(*s)))
+		return r->error;
+	if (s->n < -COUNT_MAX || s->n > COUNT_MAX) {
 		memset(s, 0, sizeof(*s));
 		return -EINVAL;
 	}
@@ -997,12 +1097,17 @@ static int user_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_s
 	KERNEL(8, SL_TYPE_BIGINT, distinct_add, NULL, distinct_merge, distinct_result,             \
 	       distinct_destroy, distinct_serialize, distinct_deserialize)
 
+#define K_M2                                                                                       \
+	KERNEL(24, SL_TYPE_DOUBLE, m2_add, m2_retract, m2_merge, m2_result, NULL, plain_serialize, \
+	       m2_deserialize)
+
+_Static_assert(sizeof(struct acc_m2) == 24, "K_M2 acc_size");
 _Static_assert(sizeof(struct acc_str) == 24, "K_*_S acc_size");
 _Static_assert(sizeof(struct acc_dec) == 24, "K_*_DEC acc_size");
 _Static_assert(sizeof(struct acc_seq) == 16, "K_FIRST acc_size");
 
 #define NTYPES (SL_TYPE_TIMESTAMP_LTZ + 1)
-#define NKINDS (SL_AGG_LAST_VALUE + 1)
+#define NKINDS (SL_AGG_M2 + 1)
 
 /* One kernel for every type of the row `ALL(k)`; strings get `s`. */
 #define EVERY(k, s)                                                                                \
@@ -1046,6 +1151,10 @@ static const struct sl_agg_kernel kernels[NKINDS][NTYPES] = {
 	[SL_AGG_COUNT_DISTINCT] = EVERY(K_DISTINCT, K_DISTINCT),
 	[SL_AGG_FIRST_VALUE] = EVERY(K_FIRST, K_FIRST_S),
 	[SL_AGG_LAST_VALUE] = EVERY(K_LAST, K_LAST_S),
+	[SL_AGG_M2] = {
+		[SL_TYPE_INT] = K_M2, [SL_TYPE_BIGINT] = K_M2, [SL_TYPE_DOUBLE] = K_M2,
+		[SL_TYPE_FLOAT] = K_M2,
+	},
 };
 
 /* SQL SUM(INT) is INT (Flink's IntSumAggFunction), the C API's is BIGINT. */
@@ -1105,6 +1214,9 @@ int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *a, const struc
 	b->in_type = t;
 	b->out_type = b->k->out ? b->k->out : t;
 	b->in_scale = b->out_prec = b->out_scale = 0;
+	if ((b->out_type == SL_TYPE_TIMESTAMP || b->out_type == SL_TYPE_TIMESTAMP_LTZ) &&
+	    b->out_type == t)
+		b->out_prec = sl_schema_precision(in, a->field);
 	if (b->out_type == SL_TYPE_DECIMAL) {
 		b->in_scale = sl_schema_scale(in, a->field);
 		b->out_prec = sl_schema_precision(in, a->field);
@@ -1119,6 +1231,16 @@ int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *a, const struc
 		}
 	}
 	return 0;
+}
+
+int sl_agg_schema_add(struct sl_schema *s, const char *name, const struct sl_agg_bound *a)
+{
+	if (a->out_type == SL_TYPE_DECIMAL)
+		return sl_schema_add_decimal(s, name, a->out_prec, a->out_scale);
+	if ((a->out_type == SL_TYPE_TIMESTAMP || a->out_type == SL_TYPE_TIMESTAMP_LTZ) &&
+	    a->out_type == a->in_type)
+		return sl_schema_add_timestamp(s, name, a->out_type, a->out_prec);
+	return sl_schema_add(s, name, a->out_type);
 }
 
 uint32_t sl_agg_acc_size(const struct sl_agg_bound *a)
@@ -1151,6 +1273,7 @@ const char *sl_agg_kind_name(enum sl_agg_kind kind)
 		[SL_AGG_COUNT_DISTINCT] = "COUNT(DISTINCT)",
 		[SL_AGG_FIRST_VALUE] = "FIRST_VALUE",
 		[SL_AGG_LAST_VALUE] = "LAST_VALUE",
+		[SL_AGG_M2] = "M2",
 	};
 
 	if (kind < SL_AGG_COUNT_STAR || kind >= NKINDS)

@@ -73,7 +73,8 @@ struct sl_agg_bound {
 	enum sl_type in_type;	 /* input column type (0 for COUNT(*) and USER) */
 	enum sl_type out_type;	 /* output column type */
 	int in_scale;		 /* DECIMAL input: scale */
-	int out_prec, out_scale; /* DECIMAL output: precision <= 18 and scale */
+	int out_prec, out_scale; /* DECIMAL output: precision <= 18 and scale; a TIMESTAMP
+				  * output (MIN, MAX, ...): its input's fraction digits */
 	struct sl_agg_fn user;	 /* SL_AGG_USER only */
 };
 
@@ -98,6 +99,9 @@ void sl_agg_copy(const struct sl_agg_bound *a, void *dst, const void *src);
 
 /* The bound aggregate's accumulator size (the kernel's, or the user's acc_size). */
 uint32_t sl_agg_acc_size(const struct sl_agg_bound *a);
+/* Appends a's output column to s as `name` (type, DECIMAL precision and scale, TIMESTAMP
+ * fraction digits). Returns the field or -EINVAL / -ENOMEM. */
+int sl_agg_schema_add(struct sl_schema *s, const char *name, const struct sl_agg_bound *a);
 
 /*
  * Set by an out-of-line kernel on the calling thread when an allocation failed and the

@@ -822,20 +822,11 @@ static struct sl_schema *out_schema(const struct sl_group_agg_cfg *cfg, const st
 		int k = cfg->key_fields[i];
 
 		name = sl_schema_name(cfg->in, k);
-		if (sl_schema_type(cfg->in, k) == SL_TYPE_DECIMAL)
-			rc = sl_schema_add_decimal(s, name, sl_schema_precision(cfg->in, k),
-						   sl_schema_scale(cfg->in, k));
-		else
-			rc = sl_schema_add(s, name, sl_schema_type(cfg->in, k));
+		rc = sl_schema_add_like(s, name, cfg->in, k);
 	}
 	for (int i = 0; i < g->naggs && rc >= 0; i++) {
-		const struct sl_agg_bound *b = &g->agg[i].b;
-
 		name = cfg->aggs[i].name;
-		if (b->out_type == SL_TYPE_DECIMAL)
-			rc = sl_schema_add_decimal(s, name, b->out_prec, b->out_scale);
-		else
-			rc = sl_schema_add(s, name, b->out_type);
+		rc = sl_agg_schema_add(s, name, &g->agg[i].b);
 	}
 	if (rc == -ENOMEM)
 		goto out_nomem;
@@ -873,6 +864,10 @@ static bool splits(const struct sl_group_agg_cfg *cfg, const struct ga *g)
 		case SL_AGG_SUM:
 		case SL_AGG_AVG:
 			if (fp && cfg->agg_phase != SL_AGG_PHASE_TWO)
+				return false;
+			break;
+		case SL_AGG_M2: /* merges in floating point, whatever the input */
+			if (cfg->agg_phase != SL_AGG_PHASE_TWO)
 				return false;
 			break;
 		default:

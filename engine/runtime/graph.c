@@ -241,8 +241,8 @@ struct sl_stream *sl_stream_project(struct sl_stream *in, const char *name, cons
 		return NULL;
 	}
 	for (int i = 0; i < nfields; i++) {
-		if (sl_schema_add(out, sl_schema_name(in->schema, fields[i]),
-				  sl_schema_type(in->schema, fields[i])) < 0) {
+		if (sl_schema_add_like(out, sl_schema_name(in->schema, fields[i]), in->schema,
+				       fields[i]) < 0) {
 			sl_job_set_error(in->job, -EINVAL, "project: field '%s' listed twice",
 					 sl_schema_name(in->schema, fields[i]));
 			sl_schema_destroy(out);

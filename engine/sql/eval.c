@@ -120,9 +120,9 @@ int sl_sql_type_name(const struct sl_sql_type *t, char *buf, size_t cap)
 	case SL_TYPE_STRING:
 		return snprintf(buf, cap, "STRING");
 	case SL_TYPE_TIMESTAMP:
-		return snprintf(buf, cap, "TIMESTAMP(3)");
+		return snprintf(buf, cap, "TIMESTAMP(%d)", t->prec);
 	case SL_TYPE_TIMESTAMP_LTZ:
-		return snprintf(buf, cap, "TIMESTAMP_LTZ(3)");
+		return snprintf(buf, cap, "TIMESTAMP_LTZ(%d)", t->prec);
 	case SL_TYPE_DATE:
 		return snprintf(buf, cap, "DATE");
 	}
@@ -701,6 +701,8 @@ static bool common_type(struct compiler *c, const struct sl_expr *e, const struc
 	if (a->type == b->type && a->interval == b->interval) {
 		*out = *a;
 		out->nullable = nullable;
+		if (is_time(a) && b->prec > a->prec) /* Flink: the larger precision */
+			out->prec = b->prec;
 		return true;
 	}
 	if (is_time(a) && is_time(b)) {
@@ -1206,6 +1208,17 @@ static bool compile_like(struct compiler *c, const struct sl_expr *e, struct opn
 	return true;
 }
 
+/* A TIMESTAMP literal's precision, as Flink types it: the fraction digits it spells. */
+static int literal_prec(const char *text)
+{
+	const char *dot = strchr(text, '.');
+	int n = 0;
+
+	while (dot && dot[1 + n] >= '0' && dot[1 + n] <= '9')
+		n++;
+	return n > SL_TS_PREC_MAX ? SL_TS_PREC_MAX : n;
+}
+
 static bool compile_literal(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	struct reg v = { 0 };
@@ -1282,6 +1295,7 @@ static bool compile_literal(struct compiler *c, const struct sl_expr *e, struct 
 						e->text);
 		v.i = ms;
 		o->t = mk(SL_TYPE_TIMESTAMP, false);
+		o->t.prec = literal_prec(e->text); /* '... 10:00:00' is a TIMESTAMP(0) */
 		break;
 	case SL_EXPR_DATE:
 		if (!sl_eval_date_parse_(e->text, (uint32_t)strlen(e->text), &ms))

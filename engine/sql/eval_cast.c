@@ -40,10 +40,10 @@ static bool ddl_to_type(struct compiler *c, const struct sl_expr *e, const struc
 		*t = mk(SL_TYPE_STRING, true);
 		return true;
 	case SL_DDL_TIMESTAMP:
-		*t = mk(SL_TYPE_TIMESTAMP, true);
-		return true;
 	case SL_DDL_TIMESTAMP_LTZ:
-		*t = mk(SL_TYPE_TIMESTAMP_LTZ, true);
+		*t = mk(d->kind == SL_DDL_TIMESTAMP ? SL_TYPE_TIMESTAMP : SL_TYPE_TIMESTAMP_LTZ,
+			true);
+		t->prec = (int)d->precision; /* fewer than 3 digits truncate (eval_cvt.c) */
 		return true;
 	case SL_DDL_DATE:
 		*t = mk(SL_TYPE_DATE, true);

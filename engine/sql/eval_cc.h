@@ -46,9 +46,12 @@ struct compiler {
 	char *scratch; /* for folding */
 };
 
+/* A timestamp made here holds milliseconds: TIMESTAMP(3), as Flink's own time functions. */
 static inline struct sl_sql_type mk(enum sl_type t, bool nullable)
 {
-	return (struct sl_sql_type){ .type = t, .nullable = nullable };
+	int prec = t == SL_TYPE_TIMESTAMP || t == SL_TYPE_TIMESTAMP_LTZ ? SL_TS_PREC_DEFAULT : 0;
+
+	return (struct sl_sql_type){ .type = t, .prec = prec, .nullable = nullable };
 }
 
 static inline struct sl_sql_type mk_dec(struct sl_dec_type d, bool nullable)

@@ -313,10 +313,10 @@ static bool to_str(struct reg *r, const struct vty *from, const struct vty *to, 
 		n = sl_eval_date_print_(r->i, buf);
 		break;
 	case SL_TYPE_TIMESTAMP:
-		n = sl_eval_ts_print_(r->i, buf);
+		n = sl_eval_ts_print_(r->i, from->prec, buf);
 		break;
 	case SL_TYPE_TIMESTAMP_LTZ:
-		n = sl_eval_ts_print_(r->i + tz, buf);
+		n = sl_eval_ts_print_(r->i + tz, from->prec, buf);
 		break;
 	default:
 		n = -1;
@@ -350,8 +350,16 @@ static int str_bool(const char *s, uint32_t len)
 	return -1;
 }
 
-static bool to_time(struct reg *r, const struct vty *from, uint8_t to, int64_t tz)
+/* A timestamp of fewer than 3 fraction digits: Flink zeroes the digits past them, toward
+ * zero as Java's division (its DateTimeUtils.truncate). */
+static int64_t ts_truncate(int64_t ms, uint8_t prec)
 {
+	return prec >= 3 ? ms : ms / sl_eval_pow10_i64_[3 - prec] * sl_eval_pow10_i64_[3 - prec];
+}
+
+static bool to_time(struct reg *r, const struct vty *from, const struct vty *tv, int64_t tz)
+{
+	uint8_t to = tv->t;
 	int64_t ms;
 
 	/* everything goes through the wall clock of the session zone */
@@ -401,7 +409,7 @@ static bool to_time(struct reg *r, const struct vty *from, uint8_t to, int64_t t
 	if (to == SL_TYPE_DATE)
 		r->i = sl_eval_floor_div_(ms, MS_PER_DAY);
 	else
-		r->i = to == SL_TYPE_TIMESTAMP_LTZ ? ms - tz : ms;
+		r->i = ts_truncate(to == SL_TYPE_TIMESTAMP_LTZ ? ms - tz : ms, tv->prec);
 	return true;
 }
 
@@ -447,7 +455,7 @@ bool sl_eval_cvt_(struct reg *r, const struct vty *from, const struct vty *to, i
 	case SL_TYPE_DATE:
 	case SL_TYPE_TIMESTAMP:
 	case SL_TYPE_TIMESTAMP_LTZ:
-		ok = to_time(r, from, to->t, tz);
+		ok = to_time(r, from, to, tz);
 		break;
 	default:
 		ok = false;

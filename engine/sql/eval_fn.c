@@ -143,6 +143,31 @@ static bool fn_replace(struct compiler *c, const struct sl_expr *e, const struct
 	return true;
 }
 
+/* SPLIT_INDEX(s, sep STRING | character code INT, idx INT) -> STRING (NULL out of range) */
+static bool fn_split_index(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+			   struct opnd *o)
+{
+	struct opnd s, sep, idx;
+	struct insn *in;
+	bool code;
+
+	if (!sl_compiler_arg(c, e, 0, &s) ||
+	    !sl_compiler_want(c, e->args[0], &s, SL_TYPE_STRING, f->name) ||
+	    !sl_compiler_arg(c, e, 1, &sep))
+		return false;
+	code = is_int(&sep.t);
+	if (!code && !sl_compiler_want(c, e->args[1], &sep, SL_TYPE_STRING, f->name))
+		return false;
+	if (!sl_compiler_arg(c, e, 2, &idx) || !sl_compiler_want_int(c, e->args[2], &idx, f->name))
+		return false;
+	in = sl_compiler_emit_to(c, e, OP_SPLIT_INDEX, s.r, sep.r, mk(SL_TYPE_STRING, true), o);
+	if (!in)
+		return false;
+	in->c = idx.r;
+	in->sub = code;
+	return true;
+}
+
 static bool fn_locate(struct compiler *c, const struct sl_expr *e, const struct fn *f,
 		      struct opnd *o)
 {
@@ -502,6 +527,7 @@ static const struct fn fns[] = {
 	{ "RTRIM", 1, 2, 2, fn_trim },
 	{ "REPLACE", 3, 3, 0, fn_replace },
 	{ "LOCATE", 2, 3, 0, fn_locate },
+	{ "SPLIT_INDEX", 3, 3, 0, fn_split_index },
 	{ "IF", 3, 3, 0, fn_if },
 	{ "COALESCE", 1, 255, 0, fn_coalesce },
 	{ "IFNULL", 2, 2, 0, fn_coalesce },

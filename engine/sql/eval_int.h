@@ -34,7 +34,7 @@ struct reg {
 /* A run-time type, compact enough to sit in an instruction (conversions). */
 struct vty {
 	uint8_t t;    /* enum sl_type */
-	uint8_t prec; /* DECIMAL */
+	uint8_t prec; /* DECIMAL; TIMESTAMP* fraction digits */
 	uint8_t scale;
 	uint8_t interval; /* BIGINT holding an INTERVAL in ms */
 	uint32_t maxlen;  /* VARCHAR(n) on CAST: truncate to n code points; 0 = unbounded */
@@ -103,7 +103,8 @@ enum op {
 	OP_TRIM,   /* sub: 1 leading, 2 trailing, 3 both; b = characters or NOREG (space) */
 	OP_CHAR_LEN,
 	OP_REPLACE,
-	OP_LOCATE, /* a = needle, b = haystack, c = start or NOREG */
+	OP_LOCATE,	/* a = needle, b = haystack, c = start or NOREG */
+	OP_SPLIT_INDEX, /* a = string, b = separator (sub 1: a character code), c = index */
 	OP_ABS_I32,
 	OP_ABS_I64,
 	OP_ABS_F,
@@ -235,8 +236,9 @@ bool sl_eval_date_parse_(const char *s, uint32_t len, int64_t *days);
 bool sl_eval_ts_parse_fmt_(const struct tfmt *f, const char *s, uint32_t len, int64_t *ms);
 /* Writes ms (wall clock) per f into buf; returns bytes, or -1 when cap is too small. */
 int sl_eval_ts_format_fmt_(const struct tfmt *f, int64_t ms, char *buf, uint32_t cap);
-/* yyyy-MM-dd HH:mm:ss.SSS and yyyy-MM-dd without stdio: returns bytes written. */
-int sl_eval_ts_print_(int64_t ms, char *buf);
+/* yyyy-MM-dd HH:mm:ss[.S...] with `prec` fraction digits (0..9, zeros past the
+ * milliseconds) and yyyy-MM-dd without stdio: returns bytes written. */
+int sl_eval_ts_print_(int64_t ms, int prec, char *buf);
 int sl_eval_date_print_(int64_t days, char *buf);
 int64_t sl_eval_extract_(int64_t ms, enum ex_field f);
 

@@ -101,7 +101,7 @@ int sl_eval_date_print_(int64_t days, char *buf)
 	return n;
 }
 
-int sl_eval_ts_print_(int64_t ms, char *buf)
+int sl_eval_ts_print_(int64_t ms, int prec, char *buf)
 {
 	int64_t days = sl_eval_floor_div_(ms, MS_PER_DAY);
 	int64_t rem = ms - days * MS_PER_DAY;
@@ -113,8 +113,14 @@ int sl_eval_ts_print_(int64_t ms, char *buf)
 	n += put_num(buf + n, rem / 60000 % 60, 2);
 	buf[n++] = ':';
 	n += put_num(buf + n, rem / 1000 % 60, 2);
+	if (!prec)
+		return n;
 	buf[n++] = '.';
 	n += put_num(buf + n, rem % 1000, 3);
+	if (prec < 3)
+		return n - (3 - prec);
+	for (int k = 3; k < prec; k++)
+		buf[n++] = '0';
 	return n;
 }
 

@@ -164,6 +164,52 @@ static int64_t locate(const struct reg *needle, const struct reg *hay, int64_t s
 	return cp_count(hay->s.p, (uint32_t)(hit - hay->s.p)) + 1;
 }
 
+/* Java's Character.isWhitespace for the bytes a UTF-8 string can hold them in. */
+static bool java_space(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+/*
+ * SPLIT_INDEX(s, sep, idx): Flink's SqlFunctionUtils.splitIndex, the idx-th (from 0) of the
+ * tokens commons-lang's splitBy[WholeSeparator]PreserveAllTokens cuts s into: every
+ * separator ends a token, empty ones too; an empty separator splits at whitespace. NULL for
+ * a negative or too large index, and for the empty string (no token). The result points
+ * into s.
+ */
+static void split_index(struct reg *d, const struct reg *s, const char *sep, uint32_t seplen,
+			int64_t idx)
+{
+	const char *p = s->s.p, *end = p + s->s.len;
+	int64_t k = 0;
+
+	d->null = true;
+	if (idx < 0 || !s->s.len)
+		return;
+	for (;;) {
+		const char *hit;
+
+		if (seplen) {
+			hit = memmem(p, (size_t)(end - p), sep, seplen);
+		} else {
+			for (hit = p; hit < end && !java_space((unsigned char)*hit); hit++)
+				;
+			if (hit == end)
+				hit = NULL;
+		}
+		if (k == idx) {
+			d->null = false;
+			d->s.p = p;
+			d->s.len = (uint32_t)((hit ? hit : end) - p);
+			return;
+		}
+		if (!hit)
+			return;
+		p = hit + (seplen ? seplen : 1);
+		k++;
+	}
+}
+
 static void initcap(const char *s, uint32_t n, char *o)
 {
 	bool start = true;
@@ -827,6 +873,29 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 			d->null = false;
 			d->i = locate(A, B, in->c != NOREG ? R[in->c].i : 1);
 			break;
+		case OP_SPLIT_INDEX: {
+			char ch[2];
+
+			NULL2();
+			if (R[in->c].null) {
+				d->null = true;
+				break;
+			}
+			if (in->sub) {
+				/* a character 1..255 (a Java char: Latin-1, two UTF-8 bytes past
+				 * 127) */
+				if (B->i < 1 || B->i > 255) {
+					d->null = true;
+					break;
+				}
+				ch[0] = B->i < 128 ? (char)B->i : (char)(0xc0 | (B->i >> 6));
+				ch[1] = (char)(0x80 | (B->i & 0x3f));
+				split_index(d, A, ch, B->i < 128 ? 1 : 2, R[in->c].i);
+			} else {
+				split_index(d, A, B->s.p, B->s.len, R[in->c].i);
+			}
+			break;
+		}
 		case OP_ABS_I32:
 			NULL1();
 			d->null = false;

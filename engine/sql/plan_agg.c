@@ -76,6 +76,7 @@ enum sl_agg_kind sl_sql_plan_agg_kind(const char *name)
 		{ "MAX", SL_AGG_MAX },
 		{ "FIRST_VALUE", SL_AGG_FIRST_VALUE },
 		{ "LAST_VALUE", SL_AGG_LAST_VALUE },
+		{ SL_SQL_PLAN_M2, SL_AGG_M2 },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -149,8 +150,9 @@ static int collect_aggs(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const st
 	if (e->kind == SL_EXPR_CALL && !e->over && sl_sql_plan_has_agg(e) && e->text &&
 	    (e->nargs == 0 || !sl_sql_plan_has_agg(e->args[0]) || e->kind == SL_EXPR_CALL)) {
 		/* the outermost aggregate call of this branch */
-		static const char *const aggs[] = { "COUNT", "SUM",	    "AVG",	  "MIN",
-						    "MAX",   "FIRST_VALUE", "LAST_VALUE", NULL };
+		static const char *const aggs[] = { "COUNT",	  "SUM",	  "AVG",
+						    "MIN",	  "MAX",	  "FIRST_VALUE",
+						    "LAST_VALUE", SL_SQL_PLAN_M2, NULL };
 
 		for (int i = 0; aggs[i]; i++)
 			if (!strcasecmp(e->text, aggs[i]))
@@ -580,7 +582,9 @@ static int agg_output_columns(struct sl_sql_plan_ctx *c, struct agg_plan *ap,
 		}
 	}
 	if (ap->windowed) {
-		struct sl_sql_type ts = { .type = SL_TYPE_TIMESTAMP, .nullable = false };
+		struct sl_sql_type ts = { .type = SL_TYPE_TIMESTAMP,
+					  .prec = SL_TS_PREC_DEFAULT,
+					  .nullable = false };
 		const char *props[2] = { "START", "END" };
 		int fields[2] = { ap->wstart, ap->wend };
 
@@ -676,6 +680,7 @@ static int add_window_time(struct sl_sql_plan_ctx *c, struct agg_plan *ap)
 	col = &ap->post.cols[ap->post.ncols++];
 	*col = (struct sl_sql_col){ .field = n - 1, .rowtime = true };
 	col->type.type = SL_TYPE_TIMESTAMP;
+	col->type.prec = SL_TS_PREC_DEFAULT;
 	if (ap->wcall) {
 		col->match = prop_call(c, ap->wcall, "ROWTIME");
 		if (!col->match)
@@ -772,15 +777,19 @@ static int plan_having_select(struct sl_sql_plan_ctx *c, const struct sl_query *
 	return 0;
 }
 
-int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q0,
 		    struct sl_sql_plan_rel *rel, struct sl_sql_plan_rel *out)
 {
 	struct agg_plan ap = { .wstart = -1, .wend = -1 };
 	struct sl_agg_spec specs[SL_PLAN_MAX_COLS];
 	struct sl_stream *keyed;
+	struct sl_query reduced;
+	const struct sl_query *q = &reduced;
 	int rc;
 
-	if ((rc = read_group_by(c, &ap, q, rel)) || (rc = collect_query_aggs(c, &ap, q)) ||
+	/* STDDEV/VAR become SUM and COUNT first (plan_agg_reduce.c) */
+	if ((rc = sl_sql_plan_reduce_aggs(c, q0, rel, &reduced)) ||
+	    (rc = read_group_by(c, &ap, q, rel)) || (rc = collect_query_aggs(c, &ap, q)) ||
 	    (rc = plan_agg_input(c, &ap, q, rel)))
 		return rc;
 	/* 2. keyed by the group keys */

@@ -184,6 +184,23 @@ struct sl_schema *sl_sql_plan_table_schema(struct sl_sql_plan_ctx *c,
 struct sl_schema *sl_sql_plan_new_schema(struct sl_sql_plan_ctx *c);
 int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const char *name,
 			   const struct sl_sql_type *t, const char **final);
+/* Appends a field of SQL type t (DECIMAL precision and scale, TIMESTAMP fraction digits) to
+ * s under exactly `name`. Returns the field or -EINVAL / -ENOMEM. */
+int sl_sql_plan_schema_put(struct sl_schema *s, const char *name, const struct sl_sql_type *t);
+
+/* plan_agg_reduce.c: STDDEV_* and VAR_* rewritten into SUM and COUNT. *out is q with its
+ * SELECT items and HAVING reduced (plan-owned copies where they changed); 0 or -errno. */
+int sl_sql_plan_reduce_aggs(struct sl_sql_plan_ctx *c, const struct sl_query *q,
+			    const struct sl_sql_plan_rel *rel, struct sl_query *out);
+/* The internal aggregate they reduce to (SL_AGG_M2): a name no query can spell. */
+#define SL_SQL_PLAN_M2 "$M2"
+/* True for the names sl_sql_plan_reduce_aggs rewrites. */
+bool sl_sql_plan_is_reduced_agg(const char *name);
+
+/* plan_values.c: *out is a relation of no columns and one row, from a bounded source (a
+ * SELECT without FROM). 0 or -errno. */
+int sl_sql_plan_values_one(struct sl_sql_plan_ctx *c, struct sl_job *job, uint32_t line,
+			   uint32_t col, struct sl_sql_plan_rel *out);
 
 /* plan_scan.c */
 bool sl_sql_plan_expr_equal(const struct sl_expr *a, const struct sl_expr *b);

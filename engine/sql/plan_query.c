@@ -87,6 +87,15 @@ static const char *item_name(struct sl_sql_plan_ctx *c, const struct sl_select_i
 	return sl_sql_plan_strdup(c, buf);
 }
 
+int sl_sql_plan_schema_put(struct sl_schema *s, const char *name, const struct sl_sql_type *t)
+{
+	if (t->type == SL_TYPE_DECIMAL)
+		return sl_schema_add_decimal(s, name, t->prec, t->scale);
+	if (t->type == SL_TYPE_TIMESTAMP || t->type == SL_TYPE_TIMESTAMP_LTZ)
+		return sl_schema_add_timestamp(s, name, t->type, t->prec);
+	return sl_schema_add(s, name, t->type);
+}
+
 /* Adds a field to schema s for a column of type t, renaming it name0, name1... when the name
  * is taken (Flink's rule for duplicate output names). Returns the field or -errno. */
 int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const char *name,
@@ -100,8 +109,7 @@ int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const
 		snprintf(buf, sizeof buf, "%s%d", name, k);
 		use = buf;
 	}
-	rc = t->type == SL_TYPE_DECIMAL ? sl_schema_add_decimal(s, use, t->prec, t->scale)
-					: sl_schema_add(s, use, t->type);
+	rc = sl_sql_plan_schema_put(s, use, t);
 	if (rc < 0)
 		return sl_sql_plan_fail(c, 0, 0,
 					"cannot add column '%s': too many columns (at most %d)",
@@ -848,7 +856,7 @@ static bool is_agg_name(const char *n)
 	for (int i = 0; aggs[i]; i++)
 		if (!strcasecmp(n, aggs[i]))
 			return true;
-	return false;
+	return !strcmp(n, SL_SQL_PLAN_M2) || sl_sql_plan_is_reduced_agg(n);
 }
 
 bool sl_sql_plan_has_agg(const struct sl_expr *e)
@@ -1023,8 +1031,6 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 
 	if (q->set_op != SL_SET_NONE)
 		return plan_union(c, job, q, out);
-	if (!q->from)
-		return sl_sql_plan_fail(c, q->line, q->col, "SELECT without FROM is not supported");
 	if (q->norder_by || q->limit >= 0)
 		return sl_sql_plan_fail(c, q->line, q->col,
 					"ORDER BY and LIMIT are not supported on "
@@ -1053,7 +1059,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		dq->ngroup_by = q->nitems;
 		return sl_sql_plan_query(c, job, dq, out);
 	}
-	if (sl_sql_plan_from(c, job, q->from, &rel))
+	if (q->from ? sl_sql_plan_from(c, job, q->from, &rel)
+		    : sl_sql_plan_values_one(c, job, q->line, q->col, &rel))
 		return -EINVAL;
 	where = q->where;
 	/* [NOT] IN / EXISTS (SELECT ...): window semi and anti joins onto rel */

@@ -333,9 +333,7 @@ static int scan_calc(struct sl_sql_plan_ctx *c, struct sl_job *job, struct scan 
 		col->proctime = is_proctime_call(s->computed[i]);
 		if (!cc) /* the view's rowtime: found by its expression */
 			col->match = s->computed[i];
-		rc = ty.type == SL_TYPE_DECIMAL
-			     ? sl_schema_add_decimal(os, col->name, ty.prec, ty.scale)
-			     : sl_schema_add(os, col->name, ty.type);
+		rc = sl_sql_plan_schema_put(os, col->name, &ty);
 		if (rc < 0)
 			return sl_sql_plan_fail(c, cc ? cc->line : 0, cc ? cc->col : 0,
 						"computed column '%s' clashes with another column",

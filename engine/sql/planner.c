@@ -345,10 +345,9 @@ int sl_sql_plan_type_from_ddl(struct sl_sql_plan_ctx *c, const struct sl_ddl_typ
 		out->type = SL_TYPE_STRING;
 		return 0;
 	case SL_DDL_TIMESTAMP:
-		out->type = SL_TYPE_TIMESTAMP;
-		return 0;
 	case SL_DDL_TIMESTAMP_LTZ:
-		out->type = SL_TYPE_TIMESTAMP_LTZ;
+		out->type = t->kind == SL_DDL_TIMESTAMP ? SL_TYPE_TIMESTAMP : SL_TYPE_TIMESTAMP_LTZ;
+		out->prec = (int)t->precision; /* printed digits; the slot holds milliseconds */
 		return 0;
 	case SL_DDL_DATE:
 		out->type = SL_TYPE_DATE;
@@ -664,10 +663,7 @@ struct sl_schema *sl_sql_plan_table_schema(struct sl_sql_plan_ctx *c,
 		return NULL;
 	}
 	for (int i = 0; i < t->nphys; i++) {
-		int rc = t->phys_type[i].type == SL_TYPE_DECIMAL
-				 ? sl_schema_add_decimal(s, t->phys_name[i], t->phys_type[i].prec,
-							 t->phys_type[i].scale)
-				 : sl_schema_add(s, t->phys_name[i], t->phys_type[i].type);
+		int rc = sl_sql_plan_schema_put(s, t->phys_name[i], &t->phys_type[i]);
 		if (rc < 0) {
 			sl_schema_destroy(s);
 			sl_sql_plan_fail(c, t->ddl->cols ? t->ddl->cols[0].line : 0, 0,

@@ -78,7 +78,7 @@ int sl_sql_plan_window_assign(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel 
 	struct window_assigner *w;
 	struct sl_schema *s;
 	const struct sl_schema *in = sl_stream_schema(rel->s);
-	struct sl_sql_type ts = { .type = SL_TYPE_TIMESTAMP };
+	struct sl_sql_type ts = { .type = SL_TYPE_TIMESTAMP, .prec = SL_TS_PREC_DEFAULT };
 	static const char *const names[3] = { "window_start", "window_end", "window_time" };
 
 	if (rel->tvf_win.kind == SL_WIN_SESSION)

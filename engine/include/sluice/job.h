@@ -241,6 +241,9 @@ enum sl_agg_kind {
 	SL_AGG_COUNT_DISTINCT, /* distinct non-NULL values of field (BIGINT, 0 when none) */
 	SL_AGG_FIRST_VALUE,    /* first non-NULL value in arrival order */
 	SL_AGG_LAST_VALUE,     /* last non-NULL value in arrival order */
+	SL_AGG_M2,	       /* sum of squared deviations from the mean of non-NULL numeric values
+				* (DOUBLE, Welford's update as Flink's WelfordM2AggFunction; NULL when none):
+				* SQL's STDDEV_* and VAR_* divide it by COUNT or COUNT - 1 */
 };
 
 /* A user aggregate: an accumulator of acc_size bytes with init/add/merge/result. For a

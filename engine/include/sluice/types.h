@@ -73,7 +73,19 @@ enum sl_type sl_schema_type(const struct sl_schema *s, int i);
 /* Appends a DECIMAL(precision, scale) field: 1 <= precision <= SL_DECIMAL_MAX_PREC,
  * 0 <= scale <= precision. Returns its index or -EINVAL / -ENOMEM. */
 int sl_schema_add_decimal(struct sl_schema *s, const char *name, int precision, int scale);
-/* DECIMAL precision and scale of field i (0 for other types). */
+/* A timestamp slot holds milliseconds: TIMESTAMP(p) with p > 3 prints zeros past them, and a
+ * CAST to p < 3 truncates the value. What sl_schema_add gives a TIMESTAMP[_LTZ] field. */
+#define SL_TS_PREC_DEFAULT 3
+#define SL_TS_PREC_MAX	   9
+/* Appends a TIMESTAMP or TIMESTAMP_LTZ field of `precision` fraction digits (0..9), which
+ * sl_row_format prints. Returns its index or -EINVAL / -ENOMEM. */
+int sl_schema_add_timestamp(struct sl_schema *s, const char *name, enum sl_type type,
+			    int precision);
+/* Appends field `j` of `from` under `name`: its type, precision and scale. Returns its index
+ * or -EINVAL / -ENOMEM. */
+int sl_schema_add_like(struct sl_schema *s, const char *name, const struct sl_schema *from, int j);
+/* DECIMAL precision and scale of field i; a TIMESTAMP[_LTZ]'s fraction digits as precision
+ * (0 for other types). */
 int sl_schema_precision(const struct sl_schema *s, int i);
 int sl_schema_scale(const struct sl_schema *s, int i);
 /* Returns the field index of `name`, or -ENOENT. */
@@ -222,6 +234,9 @@ int sl_date_format(int64_t days, char *buf, size_t cap);
 
 /* Formats a timestamp as `2024-01-31 04:19:31.784` (UTC). Returns characters written. */
 int sl_ts_format(sl_ts_t ts, char *buf, size_t cap);
+/* The same with `prec` fraction digits, as Flink prints a TIMESTAMP(prec): none for 0, the
+ * milliseconds cut for 1 and 2, zeros past them for 4 to 9. */
+int sl_ts_format_prec(sl_ts_t ts, int prec, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

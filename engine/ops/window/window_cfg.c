@@ -175,11 +175,7 @@ static struct sl_schema *build_schema(const struct sl_window_cfg *c, const struc
 		int k = key_fields[i];
 
 		name = sl_schema_name(in, k);
-		if (sl_schema_type(in, k) == SL_TYPE_DECIMAL)
-			rc = sl_schema_add_decimal(s, name, sl_schema_precision(in, k),
-						   sl_schema_scale(in, k));
-		else
-			rc = sl_schema_add(s, name, sl_schema_type(in, k));
+		rc = sl_schema_add_like(s, name, in, k);
 	}
 	if (rc >= 0)
 		rc = sl_schema_add(s, name = "window_start", SL_TYPE_TIMESTAMP);
@@ -189,10 +185,7 @@ static struct sl_schema *build_schema(const struct sl_window_cfg *c, const struc
 		const struct sl_agg_bound *b = &c->agg[i];
 
 		name = aggs[i].name;
-		if (b->out_type == SL_TYPE_DECIMAL)
-			rc = sl_schema_add_decimal(s, name, b->out_prec, b->out_scale);
-		else
-			rc = sl_schema_add(s, name, b->out_type);
+		rc = sl_agg_schema_add(s, name, b);
 	}
 	if (rc < 0) {
 		set_err(err, rc,
@@ -299,6 +292,8 @@ static bool agg_splits(const struct sl_agg_bound *a, enum sl_agg_phase phase)
 	case SL_AGG_SUM:
 	case SL_AGG_AVG:
 		return !fp || phase == SL_AGG_PHASE_TWO;
+	case SL_AGG_M2: /* merges in floating point, whatever the input */
+		return phase == SL_AGG_PHASE_TWO;
 	case SL_AGG_USER:
 		return a->user.merge != NULL; /* Flink splits a UDAF that has merge */
 	default:

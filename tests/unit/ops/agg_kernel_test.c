@@ -41,9 +41,9 @@ int main(void)
 		SL_TYPE_TIMESTAMP, SL_TYPE_FLOAT, SL_TYPE_DECIMAL, SL_TYPE_DATE,
 		SL_TYPE_TIMESTAMP_LTZ,
 	};
-	enum { B = SL_TYPE_BIGINT, I = -1 /* the input type */ };
+	enum { B = SL_TYPE_BIGINT, D = SL_TYPE_DOUBLE, I = -1 /* the input type */ };
 	/* supported[kind][i]: 0 = refused, else the expected result type */
-	static const int supported[SL_AGG_LAST_VALUE + 1][10] = {
+	static const int supported[SL_AGG_M2 + 1][10] = {
 		[SL_AGG_COUNT] = { B, B, B, B, B, B, B, B, B, B },
 		[SL_AGG_SUM] = { 0, B, I, I, 0, 0, I, I, 0, 0 },
 		[SL_AGG_AVG] = { 0, I, I, I, 0, 0, I, I, 0, 0 },
@@ -52,18 +52,19 @@ int main(void)
 		[SL_AGG_COUNT_DISTINCT] = { B, B, B, B, B, B, B, B, B, B },
 		[SL_AGG_FIRST_VALUE] = { I, I, I, I, I, I, I, I, I, I },
 		[SL_AGG_LAST_VALUE] = { I, I, I, I, I, I, I, I, I, I },
+		[SL_AGG_M2] = { 0, D, D, D, 0, 0, D, 0, 0, 0 },
 	};
 	_Alignas(8) uint8_t rowbuf[256];
 	int64_t acc[3], other[3];
 	const struct sl_agg_kernel *k;
 	struct sl_agg_bound b = { .field = 0 };
 
-	for (int kind = SL_AGG_COUNT; kind <= SL_AGG_LAST_VALUE; kind++) {
+	for (int kind = SL_AGG_COUNT; kind <= SL_AGG_M2; kind++) {
 		if (kind == SL_AGG_USER)
 			continue;
 		for (int i = 0; i < 10; i++) {
 			bool retracts = kind == SL_AGG_COUNT || kind == SL_AGG_SUM ||
-					kind == SL_AGG_AVG;
+					kind == SL_AGG_AVG || kind == SL_AGG_M2;
 			bool dyn = kind == SL_AGG_COUNT_DISTINCT ||
 				   (all[i] == SL_TYPE_STRING && kind != SL_AGG_COUNT);
 
@@ -88,7 +89,7 @@ int main(void)
 	T_ASSERT(k && k->out == SL_TYPE_BIGINT && k->retract);
 	T_ASSERT(sl_agg_kernel_find(SL_AGG_USER, 0, false) != NULL);
 	T_ASSERT(sl_agg_kernel_find(0, SL_TYPE_INT, false) == NULL);
-	T_ASSERT(sl_agg_kernel_find(SL_AGG_LAST_VALUE + 1, SL_TYPE_INT, false) == NULL);
+	T_ASSERT(sl_agg_kernel_find(SL_AGG_M2 + 1, SL_TYPE_INT, false) == NULL);
 	T_ASSERT(sl_agg_kernel_find(SL_AGG_MIN, SL_TYPE_TIMESTAMP_LTZ + 1, false) == NULL);
 	T_ASSERT(strcmp(sl_agg_kind_name(SL_AGG_AVG), "AVG") == 0);
 	T_ASSERT(strcmp(sl_agg_kind_name(SL_AGG_COUNT_DISTINCT), "COUNT(DISTINCT)") == 0);

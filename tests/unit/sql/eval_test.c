@@ -80,9 +80,12 @@ enum {
 
 static struct sl_expr *m_sum, *m_cnt, *m_tstart;
 
+/* a timestamp column as a TIMESTAMP(3) table column is */
 static struct sl_sql_type ty(enum sl_type t, bool nullable)
 {
-	return (struct sl_sql_type){ .type = t, .nullable = nullable };
+	int prec = t == SL_TYPE_TIMESTAMP || t == SL_TYPE_TIMESTAMP_LTZ ? SL_TS_PREC_DEFAULT : 0;
+
+	return (struct sl_sql_type){ .type = t, .prec = prec, .nullable = nullable };
 }
 
 static struct sl_sql_type tdec(int p, int s, bool nullable)
@@ -504,13 +507,23 @@ static const struct tcase cases[] = {
 	{ "CAST(d AS DOUBLE)", "154.8", "DOUBLE", 0, 0 },
 	{ "CAST(f AS DECIMAL(4, 2))", "2.50", "DECIMAL(4, 2)", 1, 0 },
 	{ "CAST(g AS DECIMAL(4, 2))", "0.10", "DECIMAL(4, 2)", 1, 0 },
-	{ "CAST('2024-03-01 10:00:00' AS TIMESTAMP)", "2024-03-01 10:00:00.000", "TIMESTAMP(3)", 0,
+	{ "CAST('2024-03-01 10:00:00' AS TIMESTAMP)", "2024-03-01 10:00:00.000", "TIMESTAMP(6)", 0,
 	  0 },
+	/* Flink: CAST to TIMESTAMP(p < 3) zeroes the digits past p; the string shows p digits */
+	{ "CAST(ts AS TIMESTAMP(0))", "2024-01-31 04:19:31.000", "TIMESTAMP(0)", 0, 0 },
+	{ "CAST(ts AS TIMESTAMP(1))", "2024-01-31 04:19:31.700", "TIMESTAMP(1)", 0, 0 },
+	{ "CAST(CAST(ts AS TIMESTAMP(0)) AS STRING)", "'2024-01-31 04:19:31'", "STRING", 0, 0 },
+	{ "CAST(CAST(ts AS TIMESTAMP(2)) AS STRING)", "'2024-01-31 04:19:31.78'", "STRING", 0, 0 },
+	{ "CAST(CAST(ts AS TIMESTAMP(6)) AS STRING)", "'2024-01-31 04:19:31.784000'", "STRING", 0,
+	  0 },
+	{ "CAST(TIMESTAMP '2024-01-31 04:19:31' AS STRING)", "'2024-01-31 04:19:31'", "STRING", 0,
+	  0 },
+	{ "TIMESTAMP '2024-01-31 04:19:31.5'", "2024-01-31 04:19:31.500", "TIMESTAMP(1)", 0, 0 },
 	{ "CAST('2024-03-01' AS DATE)", "2024-03-01", "DATE", 0, 0 },
 	{ "CAST('2024-02-30' AS DATE)", "NULL", "DATE", 1, 1 },
 	{ "CAST(ts AS DATE)", "2024-01-31", "DATE", 0, 0 },
-	{ "CAST(dt AS TIMESTAMP)", "2024-02-29 00:00:00.000", "TIMESTAMP(3)", 0, 0 },
-	{ "CAST(lt AS TIMESTAMP)", "2024-01-31 04:19:31.784", "TIMESTAMP(3)", 0, 0 },
+	{ "CAST(dt AS TIMESTAMP)", "2024-02-29 00:00:00.000", "TIMESTAMP(6)", 0, 0 },
+	{ "CAST(lt AS TIMESTAMP)", "2024-01-31 04:19:31.784", "TIMESTAMP(6)", 0, 0 },
 	{ "CAST(lt AS BIGINT)", "1706674771", "BIGINT", 0, 0 },
 	{ "CAST(1706674771 AS TIMESTAMP_LTZ(3))", "2024-01-31 04:19:31.000", "TIMESTAMP_LTZ(3)", 0,
 	  0 },
