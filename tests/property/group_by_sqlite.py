@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """Property test: the updating GROUP BY in two phases against SQLite over Zipf-skewed input.
 
-Per seed: a table of random rows whose key follows a Zipf law (s = 1.2 over 300 keys, so
+Per run: a table of random rows whose key follows a Zipf law (s = 1.2 over 300 keys, so
 the first key carries about a quarter of the rows), with NULL values sprinkled in, run as
 `SELECT k, COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v), AVG(v) ... GROUP BY k` through
 `sluice run` on 2 or 3 shards with mini-batch on (the senders' local stage combines rows per
-key; the latency and size vary per seed, so partials are flushed by time, by size and at the
+key; the latency and size vary per run, so partials are flushed by time, by size and at the
 end), and once on 1 shard. The changelog is applied (+I/+U add a row, -U/-D take one back;
 taking back a row that is not there fails) and must equal SQLite's GROUP BY, and the 2-3
 shard runs must have combined rows (--metrics), or the test checks nothing new.
 
-Every fourth seed has sparse keys instead (5,000 rows over 1M keys, a mini-batch of 2,000
+Every fourth run has sparse keys instead (5,000 rows over 1M keys, a mini-batch of 2,000
 keys): the first flush gives about one partial a row, so the senders turn their local
 stage off (engine/runtime/exchange.c) and send the rest raw: the rows must still be
 SQLite's, and fewer than all of them combined.
@@ -65,9 +65,9 @@ def fmt(v):
     return "NULL" if v is None else str(v)
 
 
-def one(sluice, seed, tmp):
-    rng = random.Random(seed)
-    sparse = seed % 4 == 0
+def one(sluice, case, tmp):
+    rng = random.Random(case)
+    sparse = case % 4 == 0
     n = 5000 if sparse else rng.choice([500, 2000, 5000])
     keys = [rng.randrange(1000000) for _ in range(n)] if sparse else zipf_keys(rng, n)
     data = os.path.join(tmp, "t.jsonl")
@@ -101,16 +101,16 @@ SELECT k, COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v), AVG(v) FROM t GROUP BY k;
         got, err = run(sluice, job, shards)
         if got != want:
             missing, extra = want - got, got - want
-            raise SystemExit("FAIL seed %d, %d shards (latency %s, size %d): missing %s, "
-                             "unexpected %s" % (seed, shards, latency, size,
+            raise SystemExit("FAIL case %d, %d shards (latency %s, size %d): missing %s, "
+                             "unexpected %s" % (case, shards, latency, size,
                                                 list(missing)[:3], list(extra)[:3]))
         combined = re.search(r"combined (\d+) rows into (\d+) partials", err)
         if shards > 1 and not combined:
-            raise SystemExit("FAIL seed %d: %d shards combined nothing:\n%s"
-                             % (seed, shards, err))
+            raise SystemExit("FAIL case %d: %d shards combined nothing:\n%s"
+                             % (case, shards, err))
         if shards > 1 and sparse and int(combined.group(1)) >= n:
-            raise SystemExit("FAIL seed %d: sparse keys, yet all %d rows were combined (the "
-                             "local stage did not turn itself off):\n%s" % (seed, n, err))
+            raise SystemExit("FAIL case %d: sparse keys, yet all %d rows were combined (the "
+                             "local stage did not turn itself off):\n%s" % (case, n, err))
 
 
 def main():
@@ -120,8 +120,8 @@ def main():
     sluice = os.path.abspath(sys.argv[1])
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     with tempfile.TemporaryDirectory() as tmp:
-        for seed in range(1, runs + 1):
-            one(sluice, seed, tmp)
+        for case in range(1, runs + 1):
+            one(sluice, case, tmp)
     print("group by property: %d random inputs agree with SQLite on 1 and 2-3 shards, two phases"
           % runs)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Property test: regular joins against SQLite over random inputs.
 
-Per seed: two (sometimes three) tables of random rows with keys from a small domain and a
+Per run: two (sometimes three) tables of random rows with keys from a small domain and a
 few NULL keys, written as JSON lines (append-only) or as Debezium changelogs with inserts,
 updates and deletes; a random join (INNER, LEFT, RIGHT or FULL OUTER, sometimes with an extra
 non-equi condition in ON, sometimes a second join onto a third table, sometimes an interval
@@ -10,8 +10,8 @@ join over rowtimes whose disorder stays within the watermark's delay), run throu
 -U/-D take one back; taking back a row that is not there fails) and the result must equal,
 as a multiset, what SQLite's same query returns over the tables' final contents.
 
-Usage: join_sqlite.py SLUICE [SEEDS]  (a failing seed prints its job and reruns alone with
-       join_sqlite.py SLUICE SEED-SEED)
+Usage: join_sqlite.py SLUICE [RUNS]  (a failing run prints its job and reruns alone with
+       join_sqlite.py SLUICE FIRST-LAST)
 """
 import collections
 import json
@@ -133,18 +133,18 @@ def value(v):
     return "NULL" if v is None else str(v)
 
 
-def run_seed(sluice, seed, work):
-    rng = random.Random(seed)
+def run_case(sluice, run, work):
+    rng = random.Random(run)
     cdc, timed, tables, data, query, query_sqlite = make_case(rng)
     shards = rng.choice([1, 2, 3])
     job = ""
     for t, cols in tables.items():
-        path = os.path.join(work, "%s-%d.jsonl" % (t, seed))
+        path = os.path.join(work, "%s-%d.jsonl" % (t, run))
         with open(path, "w") as f:
             f.write("".join(l + "\n" for l in data[t][0]))
         job += ddl(t, cols, path, cdc, timed)
     job += query + ";\n"
-    job_path = os.path.join(work, "job-%d.sql" % seed)
+    job_path = os.path.join(work, "job-%d.sql" % run)
     with open(job_path, "w") as f:
         f.write(job)
     p = subprocess.run([sluice, "run", job_path, "--shards", str(shards), "--quiet"],
@@ -188,12 +188,12 @@ def main():
     lo, hi = (int(x) for x in arg.split("-")) if "-" in arg else (1, int(arg))
     failed = 0
     with tempfile.TemporaryDirectory(prefix="join-sqlite-") as work:
-        for seed in range(lo, hi + 1):
-            err, job = run_seed(sluice, seed, work)
+        for run in range(lo, hi + 1):
+            err, job = run_case(sluice, run, work)
             if err:
                 failed += 1
-                print("FAIL seed %d: %s\n%s" % (seed, err, job))
-    print("join_sqlite: %d/%d seeds agree with SQLite" % (hi - lo + 1 - failed, hi - lo + 1))
+                print("FAIL run %d: %s\n%s" % (run, err, job))
+    print("join_sqlite: %d/%d runs agree with SQLite" % (hi - lo + 1 - failed, hi - lo + 1))
     return 1 if failed else 0
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Property test: lookup joins against SQLite's joins over random inputs.
 
-Per seed: a random stream of orders (a key from a small domain, some NULL) in a JSON file
+Per run: a random stream of orders (a key from a small domain, some NULL) in a JSON file
 and a random dimension table (keys with duplicates, some NULL) in a CSV file, joined with
 `JOIN dim FOR SYSTEM_TIME AS OF o.pt AS d ON o.k = d.k` (INNER or LEFT, sometimes with a
 condition on the match, sometimes keyed by an expression of the order) through `sluice run`
@@ -34,8 +34,8 @@ def main():
     failed = 0
     tmp = tempfile.mkdtemp(prefix="sluice-lookup-")
     try:
-        for seed in range(runs):
-            rng = random.Random(seed)
+        for run in range(runs):
+            rng = random.Random(run)
             nk = rng.choice([3, 20, 200])
             orders = [(i, None if rng.random() < 0.1 else rng.randrange(nk), rng.randint(0, 9))
                       for i in range(rng.choice([20, 500, 3000]))]
@@ -44,7 +44,7 @@ def main():
             left = rng.random() < 0.5
             cond = not left and rng.random() < 0.5
             expr = rng.random() < 0.3
-            of, df = os.path.join(tmp, "o%d.jsonl" % seed), os.path.join(tmp, "d%d.csv" % seed)
+            of, df = os.path.join(tmp, "o%d.jsonl" % run), os.path.join(tmp, "d%d.csv" % run)
             with open(of, "w") as f:
                 for i, k, q in orders:
                     f.write(json.dumps({"id": i, "k": k, "q": q}) + "\n")
@@ -53,7 +53,7 @@ def main():
                     f.write("%s,%s,%d\n" % ("" if k is None else k, n, p))
             key = "MOD(o.k + 1, %d)" % nk if expr else "o.k"
             on = "%s = d.k%s" % (key, " AND d.p > o.q" if cond else "")
-            job = os.path.join(tmp, "job%d.sql" % seed)
+            job = os.path.join(tmp, "job%d.sql" % run)
             with open(job, "w") as f:
                 f.write("""CREATE TABLE o (id BIGINT, k BIGINT, q INT, pt AS PROCTIME())
   WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
@@ -77,8 +77,8 @@ SELECT o.id, o.k, d.n, d.p FROM o %s JOIN d FOR SYSTEM_TIME AS OF o.pt AS d ON %
             got = collections.Counter(m.group(1) for m in map(LINE.match, p.stdout.splitlines())
                                       if m)
             ok = p.returncode == 0 and got == want
-            print("%s seed %d: %d orders, %d table rows, %s join on %s, %d shards, %d rows" % (
-                "ok  " if ok else "FAIL", seed, len(orders), len(dim),
+            print("%s run %d: %d orders, %d table rows, %s join on %s, %d shards, %d rows" % (
+                "ok  " if ok else "FAIL", run, len(orders), len(dim),
                 "LEFT" if left else "INNER", on, shards, sum(want.values())))
             if not ok:
                 failed += 1
@@ -89,7 +89,7 @@ SELECT o.id, o.k, d.n, d.p FROM o %s JOIN d FOR SYSTEM_TIME AS OF o.pt AS d ON %
                     print("  unexpected: %s" % r)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d of %d seeds failed" % (failed, runs))
+    print("%d of %d runs failed" % (failed, runs))
     return 1 if failed else 0
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Property test: OVER aggregations against SQLite's window functions over random input.
 
-Per seed: random rows (a key of a few values, an INT value with NULLs, a rowtime in ms with
+Per run: random rows (a key of a few values, an INT value with NULLs, a rowtime in ms with
 many ties and some disorder, an arrival id) in a JSON file whose watermark lags more than the
-disorder, so that no row is late and every row has its output. One frame per seed: ROWS n
+disorder, so that no row is late and every row has its output. One frame per run: ROWS n
 PRECEDING, RANGE INTERVAL d PRECEDING, ROWS or RANGE UNBOUNDED PRECEDING, run as
 
     SELECT id, k, v, COUNT(*) OVER w, COUNT(v) OVER w, SUM(v) OVER w, MIN(v) OVER w,
@@ -58,8 +58,8 @@ def main():
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     failed = 0
     tmp = tempfile.mkdtemp(prefix="sluice-over-")
-    for seed in range(runs):
-        rng = random.Random(seed)
+    for run in range(runs):
+        rng = random.Random(run)
         n = rng.choice([50, 300, 2000])
         nkeys = rng.choice([1, 3, 20])
         rows, t = [], BASE
@@ -68,13 +68,13 @@ def main():
             ts = t - rng.randint(0, 30)           # disorder of at most 30 ms
             v = None if rng.random() < 0.1 else rng.randint(-50, 100)
             rows.append((i, "k%d" % rng.randrange(nkeys), v, ts))
-        data = os.path.join(tmp, "t%d.jsonl" % seed)
+        data = os.path.join(tmp, "t%d.jsonl" % run)
         with open(data, "w") as f:
             for i, k, v, ts in rows:
                 f.write(json.dumps({"id": i, "k": k, "v": v, "ts": ts_text(ts)}) + "\n")
         fs, fq = frame_of(rng)
         aggs = "COUNT(*) OVER w, COUNT(v) OVER w, SUM(v) OVER w, MIN(v) OVER w, MAX(v) OVER w"
-        job = os.path.join(tmp, "job%d.sql" % seed)
+        job = os.path.join(tmp, "job%d.sql" % run)
         with open(job, "w") as f:
             f.write("""CREATE TABLE t (id BIGINT, k STRING, v INT, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '0.1' SECOND) WITH ('connector' = 'filesystem',
@@ -96,8 +96,8 @@ SELECT id, k, v, %s FROM t WINDOW w AS (PARTITION BY k ORDER BY ts %s);
                                   if m)
         late = re.search(r", (\d+) late,", p.stderr)
         ok = p.returncode == 0 and got == want and late and late.group(1) == "0"
-        print("%s seed %d: %d rows, %d keys, %d shards, %s" %
-              ("ok  " if ok else "FAIL", seed, n, nkeys, shards, fs))
+        print("%s run %d: %d rows, %d keys, %d shards, %s" %
+              ("ok  " if ok else "FAIL", run, n, nkeys, shards, fs))
         if not ok:
             failed += 1
             print("  rc %d, stderr: %s" % (p.returncode, p.stderr.strip()[-300:]))
@@ -105,7 +105,7 @@ SELECT id, k, v, %s FROM t WINDOW w AS (PARTITION BY k ORDER BY ts %s);
                 print("  missing:    %s" % r)
             for r in list((got - want).elements())[:5]:
                 print("  unexpected: %s" % r)
-    print("%d of %d seeds failed" % (failed, runs))
+    print("%d of %d runs failed" % (failed, runs))
     return 1 if failed else 0
 
 

@@ -2,7 +2,7 @@
  * window_sqlite_test.c - property test: for random out-of-order keyed events, the engine's
  * windows equal SQLite's batch GROUP BY over the records that were not late.
  *
- * Per seed: one source split emits N events in a shuffled-by-disorder order, with a few very
+ * Per run: one source split emits N events in a shuffled-by-disorder order, with a few very
  * late ones, through key_by and a window operator on 2 shards; the watermark is emitted after
  * every record (max event time - delay). Because there is one split, the watermark each
  * record meets is a pure function of the records before it, so the test computes which
@@ -12,11 +12,11 @@
  * -U, +U) and the final rows compared with SQLite's, row for row.
  *
  * Two-stage aggregation: every spec runs with the agg-phase strategy ONE and TWO, and every
- * other seed draws its keys from a Zipf distribution (s = 1.2 over 500 keys: the first key
+ * other run draws its keys from a Zipf distribution (s = 1.2 over 500 keys: the first key
  * carries about a quarter of the rows), so partials, raw late rows and re-fires meet on the
  * owner; a TWO run of a slice window must have combined rows (or it checks nothing new).
  *
- * Usage: window_sqlite_test [SEEDS]
+ * Usage: window_sqlite_test [RUNS]
  */
 #include <inttypes.h>
 #include <math.h>
@@ -240,7 +240,7 @@ static int cmp_ts(const void *a, const void *b)
  * a record that would bridge into a session already fired and purged starts a new session in
  * Flink (the purged one is gone), which a batch GROUP BY cannot express. Session lateness is
  * covered by the window unit tests instead. */
-static void generate(uint64_t seed, int n, bool session, bool zipf)
+static void generate(uint64_t run, int n, bool session, bool zipf)
 {
 	int64_t disorder = session ? DELAY - 100 : 3000;
 	int late_one_in = session ? 0 : 50;
@@ -248,7 +248,7 @@ static void generate(uint64_t seed, int n, bool session, bool zipf)
 	static int order[MAXN];
 	bool again = true;
 
-	rng = seed * 0x9e3779b97f4a7c15ULL + 1;
+	rng = run * 0x9e3779b97f4a7c15ULL + 1;
 	nev = n;
 	for (int i = 0; i < n; i++) {
 		struct ev *e = &evs[i];
@@ -444,7 +444,7 @@ static void compare(const struct sl_window_spec *w, const bool *excluded)
 	free(got);
 }
 
-static void run_one(uint64_t seed, const struct sl_window_spec *spec, enum sl_agg_phase phase)
+static void run_one(uint64_t run, const struct sl_window_spec *spec, enum sl_agg_phase phase)
 {
 	struct sl_window_spec ws = *spec;
 	const struct sl_window_spec *w = &ws;
@@ -463,7 +463,7 @@ static void run_one(uint64_t seed, const struct sl_window_spec *spec, enum sl_ag
 	int key[1] = { 0 };
 
 	ws.agg_phase = phase;
-	generate(seed, 1500 + (int)(seed % 7) * 300, w->kind == SL_WIN_SESSION, seed % 2 == 0);
+	generate(run, 1500 + (int)(run % 7) * 300, w->kind == SL_WIN_SESSION, run % 2 == 0);
 	nrows = 0;
 	changelog_errors = 0;
 	nlate_seen = 0;
@@ -481,7 +481,7 @@ static void run_one(uint64_t seed, const struct sl_window_spec *spec, enum sl_ag
 	T_ASSERT(sl_stream_sink(sl_stream_side_output(win, LATE_TAG, sch), "late", &late_sink,
 				NULL) == 0);
 	if (sl_job_run(job, &opts)) {
-		fprintf(stderr, "seed %" PRIu64 ": %s\n", seed, sl_job_error(job)->msg);
+		fprintf(stderr, "run %" PRIu64 ": %s\n", run, sl_job_error(job)->msg);
 		exit(T_EXIT_FAIL);
 	}
 	struct sl_job_stats st;
@@ -498,9 +498,9 @@ static void run_one(uint64_t seed, const struct sl_window_spec *spec, enum sl_ag
 		expected_late(w, late);
 		for (int i = 0; i < nev; i++) {
 			if (late[i] != late_seen[i]) {
-				fprintf(stderr, "seed %" PRIu64 ": event %d (k %" PRId64 " ts %" PRId64
+				fprintf(stderr, "run %" PRIu64 ": event %d (k %" PRId64 " ts %" PRId64
 						") late: expected %d, engine %d\n",
-					seed, i, evs[i].k, evs[i].ts, late[i], late_seen[i]);
+					run, i, evs[i].k, evs[i].ts, late[i], late_seen[i]);
 				exit(T_EXIT_FAIL);
 			}
 		}
@@ -512,7 +512,7 @@ static void run_one(uint64_t seed, const struct sl_window_spec *spec, enum sl_ag
 
 int main(int argc, char **argv)
 {
-	int seeds = argc > 1 ? atoi(argv[1]) : 20;
+	int runs = argc > 1 ? atoi(argv[1]) : 20;
 	const struct sl_window_spec specs[] = {
 		{ .kind = SL_WIN_TUMBLE, .size_ms = 10000, .late_tag = LATE_TAG },
 		{ .kind = SL_WIN_TUMBLE, .size_ms = 7000, .allowed_lateness_ms = 5000,
@@ -530,13 +530,13 @@ int main(int argc, char **argv)
 	};
 
 	zipf_init();
-	for (int s = 1; s <= seeds; s++)
+	for (int s = 1; s <= runs; s++)
 		for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
 			run_one((uint64_t)s, &specs[i], SL_AGG_PHASE_ONE);
 			run_one((uint64_t)s, &specs[i], SL_AGG_PHASE_TWO);
 		}
-	printf("window property: %d seeds x %zu window specs x one and two phases agree with "
+	printf("window property: %d runs x %zu window specs x one and two phases agree with "
 	       "SQLite\n",
-	       seeds, sizeof specs / sizeof specs[0]);
+	       runs, sizeof specs / sizeof specs[0]);
 	return T_EXIT_PASS;
 }

@@ -1,6 +1,6 @@
 /*
- * datagen_test.c - the datagen source: identical rows for identical (seed, split) whatever
- * the poll sizes, different rows for different seeds and splits, row counts dealt over
+ * datagen_test.c - the datagen source: identical rows for identical (random start, split) whatever
+ * the poll sizes, different rows for different random starts and splits, row counts dealt over
  * splits, sequences dealt like Flink's (and ending the source), random values inside their
  * ranges, event time within its disorder bound with the configured share of late records,
  * rate limiting that never runs ahead of the clock, and cfg errors.
@@ -53,7 +53,7 @@ static void test_determinism(struct sl_schema *s)
 	T_ASSERT(memcmp(&a.rows[0]->slot[1], &c.rows[0]->slot[1], 8) == 0); /* same layout */
 	T_ASSERT(!same_rows(&a, &c));
 	h_reset(&b);
-	cfg.seed = 43; /* another seed differs */
+	cfg.seed = 43; /* another random start differs */
 	h_drain(&b, &sl_datagen_source_ops, &cfg, 1, 64);
 	T_ASSERT(!same_rows(&a, &b));
 	h_fini(&a);
