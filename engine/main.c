@@ -3,6 +3,7 @@
  *
  *   sluice run JOB.sql [--shards N] [--cores LIST] [--dead-letter FILE] [--metrics]
  *                      [--checkpoint-dir DIR] [--from-savepoint DIR] [--start-fresh]
+ *                      [--allow-non-restored-state]
  *                      [--control SOCKET]
  *                      [--state-backend heap|rocksdb] [--state-memory SIZE]
  *                      [--http [ADDR:]PORT]
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 		"  --start-fresh       (run) when every checkpoint in --checkpoint-dir is\n"
 		"                      damaged, start from scratch instead of refusing to\n"
 		"                      (what they committed is written again)\n"
+		"  --allow-non-restored-state  (run) drop the restored state of operators\n"
+		"                      the job no longer has, instead of refusing to restore\n"
 		"  --control SOCKET    (run) control socket (default $SLUICE_RUN_DIR,\n"
 		"                      $XDG_RUNTIME_DIR/sluice or /tmp/sluice-<uid>,\n"
 		"                      /sluice-<pid>.sock)\n"
@@ -204,6 +207,7 @@ static int run_sql(bool explain, int argc, char **argv)
 		{ "checkpoint-dir", required_argument, NULL, 'k' },
 		{ "from-savepoint", required_argument, NULL, 'f' },
 		{ "start-fresh", no_argument, NULL, 'F' },
+		{ "allow-non-restored-state", no_argument, NULL, 'N' },
 		{ "control", required_argument, NULL, 'C' },
 		{ "state-backend", required_argument, NULL, 'b' },
 		{ "state-memory", required_argument, NULL, 'M' },
@@ -219,7 +223,7 @@ static int run_sql(bool explain, int argc, char **argv)
 	struct sl_run_opts opts;
 	struct sl_sql_script *script;
 	const char *cores = NULL;
-	bool metrics = false, quiet = false, start_fresh = false;
+	bool metrics = false, quiet = false, start_fresh = false, allow_drop = false;
 	char err[1024];
 	int c, rc = 0;
 
@@ -248,6 +252,9 @@ static int run_sql(bool explain, int argc, char **argv)
 			break;
 		case 'F':
 			start_fresh = true;
+			break;
+		case 'N':
+			allow_drop = true;
 			break;
 		case 'C':
 			control = optarg;
@@ -316,6 +323,7 @@ static int run_sql(bool explain, int argc, char **argv)
 	sl_sql_run_opts(script, &opts);
 	opts.cores = cores;
 	opts.start_fresh = start_fresh;
+	opts.allow_non_restored_state |= allow_drop;
 	opts.savepoints = true;
 	if (!control && !explain) {
 		if (sl_control_prepare_default(getpid(), ctl_path, sizeof ctl_path, err,

@@ -89,10 +89,11 @@ int sl_ckpt_manifest_decode(struct sl_ckpt_manifest *m, const void *p, size_t le
 			    size_t cap);
 
 /*
- * Job ids: "<job name>|<op>;<op>;..." with each op "<index>:<kind>:<name>", the runtime's
- * job_identity (coordination/directory.c). Writes into why[0..cap) one line saying how
- * the checkpoint's id `had` differs from this job's `want`: the job names, or the first
- * operator that differs (changed, added or gone). Ids of another form: both quoted.
+ * Job ids: "<job name>|<op>;<op>;..." with each op "<index>:<kind>:<uid>[=<columns>]", the
+ * runtime's sl_ckpt_job_identity (coordination/directory.c; op_match.h matches them).
+ * Writes into why[0..cap) one line saying how the checkpoint's id `had` differs from this
+ * job's `want`: the job names, or the first operator that differs (changed, added or gone).
+ * Ids of another form: both quoted.
  */
 void sl_ckpt_job_id_diff(const char *had, const char *want, char *why, size_t cap);
 

@@ -27,6 +27,7 @@
 #include "crc32c.h"
 #include "fault.h"
 #include "manifest.h"
+#include "op_match.h"
 #include "par.h"
 #include "snap.h"
 
@@ -60,6 +61,7 @@ struct sl_ckpt_store {
 	} open_dir[OPEN_DIRS]; /* the chk-<n> directories this run made (begin) */
 	sl_ckpt_report_fn report;
 	void *report_arg;
+	bool allow_drop; /* sl_ckpt_store_allow_non_restored */
 };
 
 /* One checkpoint directory found in DIR. */
@@ -673,13 +675,25 @@ static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *j
 		    path, m->ckpt_id, e->id);
 		goto out_bad;
 	}
-	if (job_id && strcmp(job_id, m->job_id)) {
+	if (job_id) {
+		/* each operator's state to the operator of this job with its uid (op_match.h) */
 		char diff[1024];
 
-		sl_ckpt_job_id_diff(m->job_id, job_id, diff, sizeof diff);
-		say(st, "%s: not a checkpoint of this job, refusing to restore it: %s", path, diff);
-		sl_ckpt_manifest_fini(m);
-		return -ESTALE;
+		rc = sl_ckpt_manifest_map_ops(m, job_id, st->allow_drop, diff, sizeof diff);
+		if (rc == -ENOMEM) {
+			say(st, "%s: out of memory matching its operators", path);
+			goto out_bad;
+		}
+		if (rc < 0) {
+			say(st, "%s: refusing to restore it into this job: %s", path, diff);
+			sl_ckpt_manifest_fini(m);
+			return -ESTALE;
+		}
+		if (rc > 0)
+			say(st,
+			    "%s: --allow-non-restored-state: dropping the state of %s (not in "
+			    "this job)",
+			    path, diff);
 	}
 	/* every state file read and checked, in parallel; reported in manifest order */
 	{
@@ -730,6 +744,11 @@ static int verify(struct sl_ckpt_store *st, const struct entry *e, const char *j
 out_bad:
 	sl_ckpt_manifest_fini(m);
 	return -EINVAL;
+}
+
+void sl_ckpt_store_allow_non_restored(struct sl_ckpt_store *st, bool allow)
+{
+	st->allow_drop = allow;
 }
 
 int sl_ckpt_store_find_latest(struct sl_ckpt_store *st, const char *job_id,

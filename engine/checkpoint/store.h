@@ -103,14 +103,19 @@ int sl_ckpt_store_retain(struct sl_ckpt_store *st);
 /*
  * Finds the newest checkpoint that verifies and decodes its manifest into *out (caller
  * finis it). `job_id` (NULL: any) must match the manifest's: a checkpoint of another job
- * is refused, not skipped. Returns 0; -ENOENT if there is no complete checkpoint at all
- * (a first start, or one cut short before its first checkpoint completed); -EBADMSG if
- * there are complete ones and none verifies (each reported: their sinks may have
- * committed, so starting from scratch would write that output again); -EINVAL on a job
- * mismatch; or -errno (DIR unreadable).
+ * is refused, not skipped. With a job_id, the manifest's operator indices are those of that
+ * job once found (sl_ckpt_manifest_map_ops: operators matched by uid); state of operators the
+ * job lacks refuses it too, unless sl_ckpt_store_allow_non_restored said to drop it. Returns 0;
+ * -ENOENT if there is no complete checkpoint at all (a first start, or one cut short before its
+ * first checkpoint completed); -EBADMSG if there are complete ones and none verifies (each
+ * reported: their sinks may have committed, so starting from scratch would write that output
+ * again); -EINVAL on a job mismatch; or -errno (DIR unreadable).
  */
 int sl_ckpt_store_find_latest(struct sl_ckpt_store *st, const char *job_id,
 			      struct sl_ckpt_manifest *out);
+/* Whether find_latest/find_below drop the state of operators the job lacks (Flink's
+ * --allowNonRestoredState) instead of refusing the checkpoint. Default false. */
+void sl_ckpt_store_allow_non_restored(struct sl_ckpt_store *st, bool allow);
 /* The same among checkpoints older than `below` (recovery stepping back, see job.h -ESTALE). */
 int sl_ckpt_store_find_below(struct sl_ckpt_store *st, const char *job_id, uint64_t below,
 			     struct sl_ckpt_manifest *out);

@@ -98,8 +98,8 @@ static int process_open(struct sl_ctx *ctx)
 	}
 	/* the job's backend: this instance's RocksDB, or the heap when it has none */
 	ctx->kstate =
-		sl_kstate_create_in(sl_shard_state_db(ctx->shard, ctx->def->id),
-				    (uint32_t)ctx->def->id, fn->states, fn->nstates, max_par, &rc);
+		sl_kstate_create_in(sl_shard_state_db(ctx->shard, ctx->def->id), ctx->def->state_id,
+				    fn->states, fn->nstates, max_par, &rc);
 	if (!ctx->kstate) {
 		what = rc == -EINVAL ? "bad state descriptor" : what;
 		goto out_release;

@@ -5,6 +5,7 @@
  * (or -errno) and every later call given that NULL returns NULL too, so a builder sequence
  * can be written without checking each step and sl_job_run() reports the first cause.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@ void sl_job_destroy(struct sl_job *job)
 			n->cfg_free(n->op_cfg);
 		sl_schema_destroy(n->schema);
 		free(n->name);
+		free(n->uid);
 		free(n);
 	}
 	free(job->node);
@@ -88,6 +90,7 @@ static struct sl_stream *node_add(struct sl_job *job, enum sl_node_kind kind, co
 	if (!n->name || (schema && !n->schema)) {
 		sl_schema_destroy(n->schema);
 		free(n->name);
+		free(n->uid);
 		free(n);
 		goto out_nomem;
 	}
@@ -385,6 +388,121 @@ int sl_stream_sink(struct sl_stream *in, const char *name, const struct sl_sink_
 		return -ENOMEM;
 	n->sink_ops = ops;
 	n->cfg = cfg;
+	return 0;
+}
+
+bool sl_uid_valid(const char *uid)
+{
+	size_t n = uid ? strlen(uid) : 0;
+
+	if (n < 1 || n > 128)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)uid[i]) && !strchr("_.-/ ", uid[i]))
+			return false;
+	return true;
+}
+
+int sl_stream_uid(struct sl_stream *s, const char *uid)
+{
+	char *copy;
+
+	if (!s || !sl_uid_valid(uid))
+		return -EINVAL;
+	copy = strdup(uid);
+	if (!copy)
+		return -ENOMEM;
+	free(s->uid);
+	s->uid = copy;
+	return 0;
+}
+
+const char *sl_node_kind_name(const struct sl_stream *s)
+{
+	switch (s->kind) {
+	case SL_NODE_SOURCE:
+		return "source";
+	case SL_NODE_FILTER:
+		return "filter";
+	case SL_NODE_MAP:
+		return "map";
+	case SL_NODE_PROJECT:
+		return "project";
+	case SL_NODE_FLATMAP:
+		return "flat_map";
+	case SL_NODE_KEYBY:
+		return "exchange";
+	case SL_NODE_KEYED:
+		return s->ops && s->ops->name ? s->ops->name : "keyed";
+	case SL_NODE_SIDE:
+		return "side output";
+	case SL_NODE_SINK:
+		return "sink";
+	}
+	return "node";
+}
+
+/* The uid of s as a job id writes it: sl_stream_uid's, or its name with the characters
+ * that separate an id's parts (":;=|") made '_'. */
+static void node_uid(const struct sl_stream *s, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", s->uid ? s->uid : s->name ? s->name : "");
+	for (char *p = out; *p; p++)
+		if (strchr(":;=|", *p))
+			*p = '_';
+}
+
+void sl_node_uid_token(const struct sl_job *job, int i, char *out, size_t cap)
+{
+	const struct sl_stream *s = job->node[i];
+	char uid[256], other[256];
+	int same = 1;
+
+	node_uid(s, uid, sizeof uid);
+	for (int j = 0; j < i; j++) {
+		node_uid(job->node[j], other, sizeof other);
+		same += !strcmp(other, uid) &&
+			!strcmp(sl_node_kind_name(job->node[j]), sl_node_kind_name(s));
+	}
+	if (same > 1)
+		snprintf(out, cap, "%s:%s#%d", sl_node_kind_name(s), uid, same);
+	else
+		snprintf(out, cap, "%s:%s", sl_node_kind_name(s), uid);
+}
+
+int sl_job_nnodes(const struct sl_job *job)
+{
+	return job->nnodes;
+}
+
+int sl_job_scope_uids(struct sl_job *job, int from, const char *scope, bool exclusive)
+{
+	size_t sl = scope ? strlen(scope) : 0;
+	char uid[129];
+
+	if (!sl_uid_valid(scope))
+		return -EINVAL;
+	for (int i = 0; exclusive && i < from && i < job->nnodes; i++)
+		if (job->node[i]->uid && !strncmp(job->node[i]->uid, scope, sl) &&
+		    job->node[i]->uid[sl] == '/')
+			return -EEXIST;
+	for (int i = from < 0 ? 0 : from; i < job->nnodes; i++) {
+		struct sl_stream *n = job->node[i];
+		int rc;
+
+		if (n->uid)
+			continue;
+		/* a statement's sink is its sink whatever the table is called now */
+		snprintf(uid, sizeof uid, "%s/%s", scope,
+			 n->kind == SL_NODE_SINK ? "sink"
+			 : n->name		 ? n->name
+						 : "");
+		for (char *p = uid; *p; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("_.-/ ", *p))
+				*p = '_';
+		if ((rc = sl_stream_uid(n, uid)))
+			return rc;
+	}
 	return 0;
 }
 

@@ -29,6 +29,9 @@ struct sl_stream {
 	enum sl_node_kind kind;
 	int id;
 	char *name;
+	/* the operator's id for its state in checkpoints (sl_stream_uid; NULL: its name),
+	 * owned */
+	char *uid;
 	struct sl_stream *in;	  /* upstream node, NULL for sources */
 	struct sl_schema *schema; /* output schema (owned) */
 	int stage;		  /* assigned by the planner */
@@ -104,6 +107,15 @@ static inline bool sl_node_keeps_keyed_state(const struct sl_stream *n)
 {
 	return n->kind == SL_NODE_KEYED && n->ops->keyed_state;
 }
+
+/* What kind of operator the node is, as job ids and messages say it ("source", "window"). */
+const char *sl_node_kind_name(const struct sl_stream *s);
+/* "<kind>:<uid>" of node i of job, with "#<k>" after the uid for the k-th node of the same
+ * kind and uid (k >= 2): how checkpoints name it (op_match.h), unique within the job. */
+void sl_node_uid_token(const struct sl_job *job, int i, char *out, size_t cap);
+
+/* True when `uid` is a valid operator id (sl_stream_uid): 1-128 of [A-Za-z0-9_.-/ ]. */
+bool sl_uid_valid(const char *uid);
 
 /* Builds op definitions and stages. Returns 0 or -EINVAL with job->err set. */
 int sl_plan_build(struct sl_job *job);

@@ -164,6 +164,9 @@ struct sl_op_def {
 	int key_fields[SL_MAX_KEY_FIELDS];
 	enum sl_type key_types[SL_MAX_KEY_FIELDS];
 	int id; /* index in the job's operator list */
+	/* names the operator inside its state (RocksDB keys): a hash of its uid token
+	 * (graph.h), so state restored into a plan where it sits elsewhere still reads back */
+	uint32_t state_id;
 	/* exchange-out: the local stage of the keyed operator it feeds and that operator's
 	 * config (two-stage aggregation), NULL when rows go raw (plan.c decides). */
 	const struct sl_combiner_ops *combine;

@@ -9,8 +9,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "graph.h"
+#include "hash.h"
 
 static const struct sl_op_ops *ops_of(const struct sl_stream *n)
 {
@@ -127,6 +129,12 @@ int sl_plan_build(struct sl_job *job)
 		d->ops = ops_of(n);
 		d->name = n->name;
 		d->id = n->id;
+		{
+			char tok[300];
+
+			sl_node_uid_token(job, n->id, tok, sizeof tok);
+			d->state_id = (uint32_t)sl_hash_bytes(tok, (uint32_t)strlen(tok));
+		}
 		d->in_schema = n->in ? n->in->schema : NULL;
 		d->out_schema = n->schema;
 		d->cfg = n;

@@ -279,7 +279,7 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		opts->checkpoint_interval_ms > 0 || opts->savepoints || opts->from_savepoint;
 	if (rt->checkpointing) {
 		rc = sl_ckpt_ctl_open(rt, opts->checkpoint_dir, opts->from_savepoint,
-				      opts->start_fresh);
+				      opts->start_fresh, opts->allow_non_restored_state);
 		if (!rc)
 			rc = sl_ckpt_restore_layout(rt);
 		if (rc)

@@ -59,14 +59,26 @@ static const char *skip_space(struct sl_lexer *lx, struct sl_tok *at)
 			while (peek(lx, 0) != -1 && peek(lx, 0) != '\n')
 				advance(lx);
 		} else if (c == '/' && peek(lx, 1) == '*') {
+			/* a hint (a comment opening with a plus, as Flink writes OPTIONS or UID) is
+			 * kept for the token after it */
+			bool hint = peek(lx, 2) == '+';
+			size_t from;
+
 			at->line = lx->line;
 			at->col = lx->col;
 			advance(lx);
 			advance(lx);
+			from = lx->pos + hint;
 			while (!(peek(lx, 0) == '*' && peek(lx, 1) == '/')) {
 				if (peek(lx, 0) == -1)
 					return "unterminated /* comment";
 				advance(lx);
+			}
+			if (hint) {
+				at->hint = lx->src + from;
+				at->hint_len = (uint32_t)(lx->pos - from);
+				at->hint_line = at->line;
+				at->hint_col = at->col;
 			}
 			advance(lx);
 			advance(lx);

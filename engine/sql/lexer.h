@@ -32,6 +32,10 @@ struct sl_tok {
 	uint32_t col;	 /* 1-based, in bytes */
 	bool quoted;	 /* IDENT written as `name` */
 	const char *msg; /* SL_TOK_ERROR: what is wrong */
+	/* the text inside the hint comment (one opening with a plus) just before this token, into
+	 * the source, and where the comment starts; NULL when there was none */
+	const char *hint;
+	uint32_t hint_len, hint_line, hint_col;
 };
 
 struct sl_lexer {

@@ -134,11 +134,14 @@ struct sl_sql_plan_ctx {
 	sl_ts_t ckpt_timeout;	     /* execution.checkpointing.timeout */
 	sl_ts_t ckpt_min_pause;	     /* execution.checkpointing.min-pause */
 	int ckpt_tolerable;	     /* ...tolerable-failed-checkpoints (0) */
-	char *ckpt_dir;		     /* state.checkpoints.dir */
-	char *savepoint_dir;	     /* state.savepoints.dir */
-	char *savepoint_path;	     /* execution.savepoint.path: restore it */
-	char *state_backend;	     /* state.backend.type / state.backend */
-	size_t state_memory;	     /* sluice.state.memory (bytes) */
+	bool allow_non_restored;     /* execution.savepoint.ignore-unclaimed-state */
+	/* the SELECT of the statement being planned that may carry its UID hint */
+	const struct sl_query *uid_query;
+	char *ckpt_dir;	      /* state.checkpoints.dir */
+	char *savepoint_dir;  /* state.savepoints.dir */
+	char *savepoint_path; /* execution.savepoint.path: restore it */
+	char *state_backend;  /* state.backend.type / state.backend */
+	size_t state_memory;  /* sluice.state.memory (bytes) */
 	char *pipeline_name;
 	char *late_table; /* sluice.late-data.table */
 

@@ -1029,6 +1029,10 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 	bool agg = q->ngroup_by > 0 || q->having || q->ngsets > 0;
 	int n = 0;
 
+	if (q->uid && q != c->uid_query)
+		return sl_sql_plan_fail(c, q->uid_line, q->uid_col,
+					"a UID hint names a statement's operators: write it "
+					"after the statement's outer SELECT");
 	if (q->set_op != SL_SET_NONE)
 		return plan_union(c, job, q, out);
 	if (q->norder_by || q->limit >= 0)
@@ -1048,6 +1052,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 						"DISTINCT or the GROUP BY");
 		*dq = *q;
 		dq->distinct = false;
+		if (q == c->uid_query)
+			c->uid_query = dq;
 		for (uint32_t i = 0; i < q->nitems; i++) {
 			if (q->items[i].star || sl_sql_plan_has_agg(q->items[i].expr))
 				return sl_sql_plan_fail(c, q->items[i].line, q->items[i].col,

@@ -169,6 +169,14 @@ static int apply_set(struct sl_sql_plan_ctx *c, const struct sl_ddl_stmt *st)
 		c->ckpt_tolerable = (int)n;
 		return 0;
 	}
+	if (!strcmp(k, "execution.savepoint.ignore-unclaimed-state")) {
+		/* Flink's name for --allowNonRestoredState */
+		if (strcasecmp(v, "true") && strcasecmp(v, "false"))
+			return sl_sql_plan_fail(c, st->span.line, st->span.col,
+						"'%s' must be true or false, not '%s'", k, v);
+		c->allow_non_restored = !strcasecmp(v, "true");
+		return 0;
+	}
 	if (!strcmp(k, "pipeline.name")) {
 		c->pipeline_name = sl_sql_plan_strdup(c, v);
 		return c->pipeline_name ? 0 : -ENOMEM;
@@ -719,19 +727,67 @@ static struct sl_sql_plan_job *new_job(struct sl_sql_plan_ctx *c, const char *wh
 
 static int plan_stmt(struct sl_sql_plan_ctx *c, struct sl_stmt *st, struct sl_sql_plan_job *into);
 
+/*
+ * Gives the operators a statement added to `job` (nodes from..) their uids (DESIGN §7, "A
+ * job's identity"): "<scope>/<name>", the scope being the statement's UID hint, else the
+ * table it inserts into ("print" for a SELECT). So one statement's state stays its own when
+ * statements are added to or removed from a statement set, or operators elsewhere.
+ */
+static int scope_uids(struct sl_sql_plan_ctx *c, struct sl_job *job, int from,
+		      const struct sl_stmt *st, const struct sl_query *hinted)
+{
+	const char *scope = hinted			 ? hinted->uid
+			    : st->kind == SL_STMT_SELECT ? "print"
+							 : st->target;
+	char table[64];
+	int rc;
+
+	if (!hinted) { /* a table's name made a uid: what is outside the alphabet is '_' */
+		snprintf(table, sizeof table, "%s", scope);
+		for (char *p = table; *p; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("_.-/ ", *p))
+				*p = '_';
+		scope = table;
+	}
+	rc = sl_job_scope_uids(job, from, scope, hinted != NULL);
+	if (rc == -EINVAL)
+		return sl_sql_plan_fail(c, hinted ? hinted->uid_line : st->line,
+					hinted ? hinted->uid_col : st->col,
+					"UID '%s': a name of 1 to 128 letters, digits, spaces "
+					"and _ . - /",
+					scope);
+	if (rc == -EEXIST)
+		return sl_sql_plan_fail(c, hinted->uid_line, hinted->uid_col,
+					"UID '%s': another statement of this job has that name",
+					scope);
+	return rc ? sl_sql_plan_fail(c, 0, 0, "out of memory") : 0;
+}
+
 static int plan_insert_or_select(struct sl_sql_plan_ctx *c, struct sl_stmt *st,
 				 struct sl_sql_plan_job *into)
 {
 	struct sl_sql_plan_job *j = into;
+	const struct sl_query *hinted = st->query;
+	int from, rc;
 
 	if (!j) {
 		j = new_job(c, st->kind == SL_STMT_SELECT ? "SELECT" : "INSERT", st->line);
 		if (!j)
 			return -ENOMEM;
 	}
+	/* a UNION's hint sits on its first SELECT */
+	while (hinted && hinted->set_op != SL_SET_NONE)
+		hinted = hinted->left;
+	c->uid_query = hinted;
+	from = sl_job_nnodes(j->job);
 	if (st->kind == SL_STMT_SELECT)
-		return sl_sql_plan_select_print(c, j->job, st);
-	return sl_sql_plan_insert(c, j->job, st);
+		rc = sl_sql_plan_select_print(c, j->job, st);
+	else
+		rc = sl_sql_plan_insert(c, j->job, st);
+	if (!rc)
+		rc = scope_uids(c, j->job, from, st, hinted && hinted->uid ? c->uid_query : NULL);
+	c->uid_query = NULL;
+	return rc;
 }
 
 static int plan_stmt(struct sl_sql_plan_ctx *c, struct sl_stmt *st, struct sl_sql_plan_job *into)
@@ -1043,6 +1099,7 @@ void sl_sql_run_opts(const struct sl_sql_script *s, struct sl_run_opts *out)
 	out->checkpoint_timeout_ms = s->c.ckpt_timeout;
 	out->checkpoint_min_pause_ms = s->c.ckpt_min_pause;
 	out->tolerable_failed_checkpoints = s->c.ckpt_tolerable;
+	out->allow_non_restored_state = s->c.allow_non_restored;
 	/* the command line wins over the file's SET */
 	out->checkpoint_dir = s->c.opts.checkpoint_dir ? s->c.opts.checkpoint_dir : s->c.ckpt_dir;
 	out->from_savepoint =

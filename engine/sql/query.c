@@ -21,6 +21,7 @@
 
 #include "cursor.h"
 #include "eval_cc.h" /* sl_compiler_expr_equal: one grouping expression once */
+#include "hint.h"
 #include "query.h"
 
 /* Subqueries and parenthesised FROM items nested this deep are refused (hand-written SQL
@@ -853,6 +854,23 @@ static int bind_windows(struct parser *p, const struct sl_query *q, struct sl_ex
 }
 
 /* SELECT [DISTINCT|ALL] items [FROM ...] [WHERE e] [GROUP BY ...] [HAVING e] [WINDOW ...]. */
+/* A UID('name') hint after SELECT: the name of the statement's operators (hint.h). */
+static int parse_select_hint(struct parser *p, struct sl_query *q)
+{
+	const struct sl_tok *t = &p->c->tok;
+	char uid[256], err[128];
+	int rc = sl_hint_uid(t->hint, t->hint_len, uid, sizeof uid, err, sizeof err);
+
+	if (rc < 0)
+		return sl_cur_fail_at(p->c, t->hint_line, t->hint_col, "%s", err);
+	if (rc == 0)
+		return 0;
+	q->uid = strdup(uid);
+	q->uid_line = t->hint_line;
+	q->uid_col = t->hint_col;
+	return q->uid ? 0 : sl_cur_nomem(p->c);
+}
+
 static int parse_select(struct parser *p, struct sl_query **out)
 {
 	struct sl_query *q = new_query(p, p->c->tok.line, p->c->tok.col);
@@ -862,6 +880,8 @@ static int parse_select(struct parser *p, struct sl_query **out)
 		return -ENOMEM;
 	*out = q;
 	sl_cur_advance(p->c);
+	if (p->c->tok.hint && (rc = parse_select_hint(p, q)))
+		return rc;
 	if (sl_cur_accept_kw(p->c, "DISTINCT"))
 		q->distinct = true;
 	else
@@ -1248,6 +1268,7 @@ void sl_query_destroy(struct sl_query *q)
 		struct sl_query *left = q->left;
 
 		sl_query_destroy(q->right);
+		free(q->uid);
 		for (uint32_t i = 0; i < q->nitems; i++) {
 			sl_expr_destroy(q->items[i].expr);
 			free(q->items[i].alias);

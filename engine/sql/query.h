@@ -102,6 +102,9 @@ struct sl_query {
 	struct sl_order_item *order_by; /* applies to the whole query (after a union too) */
 	uint32_t norder_by;
 	int64_t limit; /* -1 when absent */
+	/* a UID('name') hint after SELECT (owned; NULL when absent), and where it is */
+	char *uid;
+	uint32_t uid_line, uid_col;
 };
 
 enum sl_stmt_kind {

@@ -370,7 +370,12 @@ int sl_ckpt_restore_db(struct sl_shard *sh, int op_id, struct sl_rocks_db *db)
 			if (olo >= ohi)
 				continue; /* none of this shard's key groups were there */
 		}
-		rc = sl_ckpt_state_dir_name(f->op_id, f->shard, rel, sizeof rel);
+		/* the directory the files lie in: named by the operator's index when it was
+		 * written, which need not be its index now (op_match.h) */
+		rc = (size_t)(strchr(f->path, '/') - f->path) < sizeof rel ? 0 : -ENAMETOOLONG;
+		if (!rc)
+			snprintf(rel, sizeof rel, "%.*s", (int)(strchr(f->path, '/') - f->path),
+				 f->path);
 		if (!rc)
 			rc = sl_ckpt_store_path(from, m->ckpt_id, rel, path, sizeof path);
 		if (!rc)
@@ -478,37 +483,33 @@ int sl_ckpt_restore_layout(struct sl_runtime *rt)
 	return 0;
 }
 
-static const char *kind_name(const struct sl_stream *s)
+/* A hash of the columns an operator's keyed state is laid out by: its input's and its
+ * output's names and types. */
+static uint32_t node_columns_hash(const struct sl_stream *s)
 {
-	switch (s->kind) {
-	case SL_NODE_SOURCE:
-		return "source";
-	case SL_NODE_FILTER:
-		return "filter";
-	case SL_NODE_MAP:
-		return "map";
-	case SL_NODE_PROJECT:
-		return "project";
-	case SL_NODE_FLATMAP:
-		return "flat_map";
-	case SL_NODE_KEYBY:
-		return "exchange";
-	case SL_NODE_KEYED:
-		return s->ops && s->ops->name ? s->ops->name : "keyed";
-	case SL_NODE_SIDE:
-		return "side output";
-	case SL_NODE_SINK:
-		return "sink";
-	}
-	return "node";
+	const struct sl_schema *sc[2] = { s->in ? s->in->schema : NULL, s->schema };
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; sc[k] && i < sl_schema_nfields(sc[k]); i++) {
+			const char *name = sl_schema_name(sc[k], i);
+			uint64_t t = (uint64_t)sl_schema_type(sc[k], i) |
+				     (uint64_t)sl_schema_precision(sc[k], i) << 8 |
+				     (uint64_t)sl_schema_scale(sc[k], i) << 16 | (uint64_t)k << 24;
+
+			h = sl_hash_mix64(h ^ sl_hash_bytes(name, (uint32_t)strlen(name)));
+			h = sl_hash_mix64(h ^ t);
+		}
+	return (uint32_t)(h ^ h >> 32);
 }
 
 /*
  * sl_ckpt_job_identity: a job's identity for its checkpoints (manifest.h, "Job ids"): its name
- * (SQL: the pipeline name, by default the job file's name) and, operator by operator, its place in
- * the plan, kind and name: the plan's shape, not where the file lies or on which line a
- * statement starts. A checkpoint of another shape is refused, and the refusal names the
- * first operator that differs (sl_ckpt_job_id_diff).
+ * (SQL: the pipeline name, by default the job file's name) and, operator by operator, its
+ * index, kind and uid (op_match.h), with the columns' hash for keyed operators.
+ * A restore matches operators by kind and uid, not by index or by where the file lies, so
+ * the state goes where it belongs after operators are added or removed elsewhere. The
+ * second operator of the same kind and uid gets "#2" after it, and so on.
  */
 void sl_ckpt_job_identity(const struct sl_job *job, char *buf, size_t cap)
 {
@@ -516,15 +517,21 @@ void sl_ckpt_job_identity(const struct sl_job *job, char *buf, size_t cap)
 
 	for (int i = 0; i < job->nnodes && n < cap; i++) {
 		const struct sl_stream *s = job->node[i];
+		char tok[300];
 
-		n += (size_t)snprintf(buf + n, cap - n, "%d:%s:%s;", i, kind_name(s), s->name);
+		sl_node_uid_token(job, i, tok, sizeof tok);
+		n += (size_t)snprintf(buf + n, cap - n, "%d:%s", i, tok);
+		if (s->kind == SL_NODE_KEYED && n < cap)
+			n += (size_t)snprintf(buf + n, cap - n, "=%08x", node_columns_hash(s));
+		if (n < cap)
+			n += (size_t)snprintf(buf + n, cap - n, ";");
 	}
 	if (n >= cap && cap)
 		buf[cap - 1] = 0;
 }
 
 int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint,
-		     bool start_fresh)
+		     bool start_fresh, bool allow_non_restored)
 {
 	struct sl_ckpt_ctl *c = calloc(1, sizeof(*c));
 	const char *what = dir;
@@ -556,6 +563,10 @@ int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoi
 		return err;
 	}
 	rt->ckpt_store = c->store;
+	if (c->store)
+		sl_ckpt_store_allow_non_restored(c->store, allow_non_restored);
+	if (c->sp_from)
+		sl_ckpt_store_allow_non_restored(c->sp_from, allow_non_restored);
 	sl_ckpt_job_identity(rt->job, c->job_id, sizeof c->job_id);
 	err = restore_prepare(rt, c);
 	if (err) {

@@ -17,9 +17,11 @@ void sl_ckpt_job_identity(const struct sl_job *job, char *buf, size_t cap);
 
 /* Opens the checkpoint directory and its writer; sets rt->ckpt_base so checkpoint ids
  * continue after those in the directory. A directory whose complete checkpoints are all
- * damaged is refused (-EBADMSG) unless start_fresh. 0 or -errno with the job's error set. */
+ * damaged is refused (-EBADMSG) unless start_fresh. State of operators the job lacks
+ * refuses the restore unless allow_non_restored (then it is dropped). 0 or -errno with the
+ * job's error set. */
 int sl_ckpt_ctl_open(struct sl_runtime *rt, const char *dir, const char *savepoint,
-		     bool start_fresh);
+		     bool start_fresh, bool allow_non_restored);
 void sl_ckpt_ctl_close(struct sl_runtime *rt);
 /* True when checkpoints go to a directory: each shard then writes its own state files. */
 bool sl_ckpt_writes_files(const struct sl_runtime *rt);

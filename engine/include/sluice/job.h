@@ -333,6 +333,25 @@ struct sl_stream *sl_stream_side_output(struct sl_stream *of, int tag,
 int sl_stream_sink(struct sl_stream *in, const char *name, const struct sl_sink_ops *ops,
 		   const void *cfg);
 
+/*
+ * Names the operator of `s` for its state in checkpoints and savepoints, as Flink's
+ * uid(): a restore matches each operator's state by this id (and the operator's kind and
+ * columns), not by its place in the graph, so operators added or removed elsewhere leave it
+ * where it is. Without a call the id is the operator's name (the second of two equal names
+ * gets "#2"). 1-128 characters of [A-Za-z0-9_.-/ ]. Returns 0, -EINVAL, -ENOMEM.
+ */
+int sl_stream_uid(struct sl_stream *s, const char *uid);
+/* How many operators (nodes) the job has so far: what sl_job_scope_uids counts from. */
+int sl_job_nnodes(const struct sl_job *job);
+/*
+ * Gives every operator added since the job had `from` operators, and not named by
+ * sl_stream_uid, the uid "<scope>/<name>" (characters outside the uid alphabet made '_'; a
+ * sink's is "<scope>/sink"): how a SQL statement keeps its operators' state its own. `exclusive`:
+ * -EEXIST when an earlier operator's uid already starts with "<scope>/". Returns 0, -EINVAL (scope
+ * not a valid uid), -EEXIST, -ENOMEM.
+ */
+int sl_job_scope_uids(struct sl_job *job, int from, const char *scope, bool exclusive);
+
 const struct sl_schema *sl_stream_schema(const struct sl_stream *s);
 /* The first construction error of the job (a NULL stream was passed on, a bad field...). */
 const struct sl_error *sl_job_error(const struct sl_job *job);
@@ -373,6 +392,10 @@ struct sl_run_opts {
 	 * (the damaged ones are kept as corrupt-chk-<n>) instead of refusing to start: their
 	 * sinks may have committed output, which the new run then writes again. */
 	bool start_fresh;
+	/* State in the restored checkpoint or savepoint of an operator this job does not have
+	 * (matched by uid, sl_stream_uid) is dropped, as Flink's --allowNonRestoredState,
+	 * instead of refusing the restore. */
+	bool allow_non_restored_state;
 	/* State backend (DESIGN §6): NULL or "heap", or "rocksdb" (one DB per keyed operator
 	 * and shard under state_dir, NULL: a temporary directory; native, incremental
 	 * checkpoints) with state_memory bytes for all shards (0: 512 MiB): block cache and
