@@ -38,7 +38,7 @@ import oracle  # noqa: E402
 
 BENCH = os.path.join(oracle.ROOT, "bench", "nexmark")
 QUERIES = ["q0", "q1", "q2", "q3", "q4", "q5", "q7", "q8", "q9", "q11", "q15", "q16", "q17",
-           "q18", "q19", "q20"]
+           "q18", "q19", "q20", "q22"]
 # Queries whose result has a unique key that Flink's planner knows, so that it sends only
 # +U for a changed row (no -U: upsert changelog): compared as upsert tables on that many
 # leading columns. q9's Top-1 per auction is keyed by the auction id.
