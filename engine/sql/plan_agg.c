@@ -193,16 +193,13 @@ static int legacy_window(struct sl_sql_plan_ctx *c, struct agg_plan *ap,
 		return sl_sql_plan_fail(c, g->line, g->col,
 					"%s needs a time attribute and an interval", g->text);
 	tcol = sl_sql_plan_resolve_plain(rel, g->args[0]);
-	if (tcol < 0 || !rel->cols[tcol].rowtime)
-		return sl_sql_plan_fail(
-			c, g->args[0]->line, g->args[0]->col,
-			"the first argument of %s must be a rowtime attribute (a column "
-			"with WATERMARK FOR)%s",
-			g->text,
-			tcol >= 0 && rel->cols[tcol].proctime
-				? "; processing-time windows are not supported"
-				: "");
+	if (tcol < 0 || (!rel->cols[tcol].rowtime && !rel->cols[tcol].proctime))
+		return sl_sql_plan_fail(c, g->args[0]->line, g->args[0]->col,
+					"the first argument of %s must be a time attribute: a "
+					"rowtime (a column with WATERMARK FOR) or PROCTIME()",
+					g->text);
 	memset(&ap->win, 0, sizeof(ap->win));
+	ap->win.proctime = rel->cols[tcol].proctime;
 	if (is_call(g, "TUMBLE")) {
 		ap->win.kind = SL_WIN_TUMBLE;
 		if (g->nargs > 3 || interval_of(c, g->args[1], "the window size", &ap->win.size_ms))
@@ -508,18 +505,19 @@ static int add_window_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, struct 
 			    : ap->win.kind == SL_WIN_CUMULATE ? "cumulate window"
 							      : "session window";
 
-	ap->win.allowed_lateness_ms = c->allow_lateness;
-	ap->win.late_tag = c->late_table ? 1 : 0;
+	/* processing time: nothing is late, so neither lateness nor late rows */
+	ap->win.allowed_lateness_ms = ap->win.proctime ? 0 : c->allow_lateness;
+	ap->win.late_tag = c->late_table && !ap->win.proctime ? 1 : 0;
 	ap->win.agg_phase = c->agg_phase;
 	ap->aggd = sl_stream_window(keyed, wname, &ap->win, specs, ap->naggs);
 	if (!ap->aggd)
 		return sl_sql_plan_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
-	if (c->late_table &&
+	if (ap->win.late_tag &&
 	    sl_sql_plan_late_rows(c, job, ap->aggd, wname, &ap->win, sl_stream_schema(ap->pr.s), 1))
 		return -EINVAL;
 	ap->wstart = ap->nk;
 	ap->wend = ap->nk + 1;
-	ap->post.changelog = c->allow_lateness > 0;
+	ap->post.changelog = ap->win.allowed_lateness_ms > 0;
 	return 0;
 }
 
@@ -678,7 +676,10 @@ static int add_window_time(struct sl_sql_plan_ctx *c, struct agg_plan *ap)
 		return -EINVAL;
 	ap->post.s = wt.s;
 	col = &ap->post.cols[ap->post.ncols++];
-	*col = (struct sl_sql_col){ .field = n - 1, .rowtime = true };
+	/* a processing-time window's window_time is a processing-time attribute, as in Flink */
+	*col = (struct sl_sql_col){ .field = n - 1,
+				    .rowtime = !ap->win.proctime,
+				    .proctime = ap->win.proctime };
 	col->type.type = SL_TYPE_TIMESTAMP;
 	col->type.prec = SL_TS_PREC_DEFAULT;
 	if (ap->wcall) {

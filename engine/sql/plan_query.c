@@ -389,13 +389,10 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 	if (tcol < 0)
 		return sl_sql_plan_fail(c, timecol->args[0]->line, timecol->args[0]->col,
 					"DESCRIPTOR names no column of the table");
-	if (!out->cols[tcol].rowtime)
-		return sl_sql_plan_fail(
-			c, timecol->args[0]->line, timecol->args[0]->col,
-			"the window's time column must be a rowtime attribute (declared "
-			"with WATERMARK FOR)%s",
-			out->cols[tcol].proctime ? "; processing-time windows are not supported"
-						 : "");
+	if (!out->cols[tcol].rowtime && !out->cols[tcol].proctime)
+		return sl_sql_plan_fail(c, timecol->args[0]->line, timecol->args[0]->col,
+					"the window's time column must be a time attribute: a "
+					"rowtime (declared with WATERMARK FOR) or PROCTIME()");
 	/* SESSION's PARTITION BY: sessions per key; sl_sql_plan_agg checks them against GROUP BY */
 	out->tvf_partitioned = data->npartition > 0;
 	out->ntvf_part = 0;
@@ -411,6 +408,7 @@ static int plan_tvf(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 	out->tvf = true;
 	out->tvf_time_col = tcol;
 	memset(&out->tvf_win, 0, sizeof(out->tvf_win));
+	out->tvf_win.proctime = out->cols[tcol].proctime;
 	if (!strcasecmp(fn, "TUMBLE")) {
 		out->tvf_win.kind = SL_WIN_TUMBLE;
 		if (!size || interval_arg(c, size, "the window size", &out->tvf_win.size_ms))

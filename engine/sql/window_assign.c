@@ -85,6 +85,10 @@ int sl_sql_plan_window_assign(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel 
 		return sl_sql_plan_fail(c, line, col,
 					"a SESSION window TVF must be aggregated (GROUP BY "
 					"window_start, window_end)");
+	if (rel->tvf_win.proctime)
+		return sl_sql_plan_fail(c, line, col,
+					"a window TVF on processing time is supported only "
+					"aggregated (GROUP BY window_start, window_end)");
 	if (rel->ncols + 3 > SL_PLAN_MAX_COLS)
 		return sl_sql_plan_fail(c, line, col, "too many columns with the window's three");
 	w = sl_sql_plan_own(c, calloc(1, sizeof(*w)), free);

@@ -228,6 +228,11 @@ struct sl_window_spec {
 	sl_ts_t allowed_lateness_ms;
 	int late_tag; /* side-output tag for records beyond lateness, 0 = counted only */
 	enum sl_agg_phase agg_phase; /* two-stage aggregation; 0 = SL_AGG_PHASE_AUTO */
+	/* A processing-time window (Flink's windows over PROCTIME()): a record belongs to the
+	 * windows of the shard's wall clock when it reaches the operator, and a window fires
+	 * when that clock passes its end, not by the watermark. No late records; no two-stage
+	 * aggregation. What is open at the end of input fires then (Flink drops it). */
+	bool proctime;
 };
 
 enum sl_agg_kind {

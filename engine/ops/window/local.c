@@ -31,7 +31,8 @@ const struct sl_combiner_ops *sl_window_combiner_of(const void *op_cfg, const vo
 	const struct sl_window_cfg *c = op_cfg;
 
 	*local_cfg = c;
-	return c->two_phase ? &sl_window_combiner : NULL;
+	/* a processing-time window assigns by the owner's clock: no partials before it */
+	return c->two_phase && !c->spec.proctime ? &sl_window_combiner : NULL;
 }
 
 static void *local_create(const void *op_cfg)

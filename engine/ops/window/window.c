@@ -93,6 +93,8 @@ static int window_open(struct sl_ctx *ctx)
 	if (rc)
 		goto out_free;
 	ctx->self = w;
+	/* processing time: the shard's clock each loop turn (window_on_proctime) */
+	ctx->wants_proctime = c->spec.proctime;
 	sl_win_account(w, ctx);
 	return 0;
 
@@ -109,6 +111,8 @@ static void window_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *
 {
 	struct win *w = ctx->self;
 
+	if (w->cfg->spec.proctime)
+		ts = sl_ctx_proctime(ctx); /* the windows of now, whatever the record's time */
 	w->kind->process(ctx, ts, row);
 	check_nomem(w, ctx);
 	account_growth(w, ctx);
@@ -136,7 +140,32 @@ static void window_prefetch(struct sl_ctx *ctx, uint64_t hash, sl_ts_t ts, int s
 		w->kind->prefetch(w, hash, ts, stage);
 }
 
+static void fire_until(struct sl_ctx *ctx, sl_ts_t wm);
+
 static void window_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
+{
+	const struct win *w = ctx->self;
+
+	/* a processing-time window ignores event time, but for the end of input: what is
+	 * still open fires then, so that no row is left behind */
+	if (!w->cfg->spec.proctime || wm == SL_TS_MAX)
+		fire_until(ctx, wm);
+}
+
+/* Processing time moved on to `now`: the windows that ended by it fire, as the watermark
+ * now - 1 fires event-time ones. (Not now: a record of this same millisecond may still come
+ * for the window whose last millisecond it is.) */
+static void window_on_proctime(struct sl_ctx *ctx, sl_ts_t now)
+{
+	struct win *w = ctx->self;
+
+	if (now > w->proc_fired) {
+		w->proc_fired = now;
+		fire_until(ctx, now - 1);
+	}
+}
+
+static void fire_until(struct sl_ctx *ctx, sl_ts_t wm)
 {
 	struct win *w = ctx->self;
 	const uint8_t *key = ctx->key;
@@ -180,6 +209,7 @@ const struct sl_op_ops sl_window_ops = {
 	.process = window_process,
 	.prefetch = window_prefetch,
 	.on_watermark = window_on_watermark,
+	.on_proctime = window_on_proctime,
 	.close = window_close,
 	.snapshot = sl_window_snapshot,
 	.restore = sl_window_restore,

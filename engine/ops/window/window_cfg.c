@@ -44,6 +44,12 @@ static sl_ts_t gcd(sl_ts_t a, sl_ts_t b)
 
 static int check_spec(const struct sl_window_spec *s, struct sl_error *err)
 {
+	if (s->proctime && s->allowed_lateness_ms) {
+		set_err(err, -EINVAL,
+			"window: a processing-time window has no late records, "
+			"so no allowed lateness");
+		return -EINVAL;
+	}
 	if (s->allowed_lateness_ms < 0) {
 		set_err(err, -EINVAL, "window: negative allowed lateness %lld",
 			(long long)s->allowed_lateness_ms);
@@ -338,4 +344,6 @@ void sl_window_explain(const void *cfgp, FILE *f)
 	if (s->allowed_lateness_ms)
 		fprintf(f, ", kept %" PRId64 " ms after firing for late updates",
 			s->allowed_lateness_ms);
+	if (s->proctime)
+		fprintf(f, "; processing time: fires by the shard's clock");
 }

@@ -77,6 +77,7 @@ struct win {
 	const struct sl_op_def *def;
 	uint32_t max_par;     /* key groups of the job: [0, max_par) */
 	uint32_t nrestored;   /* snapshots restored (rescaling: several) */
+	sl_ts_t proc_fired;   /* processing-time windows: the clock they last fired at */
 	char err[560];	      /* why the last restore failed, for the job's error */
 	struct sl_kvtab *tab; /* slices (tumble/hop) or sessions; value = header + accs */
 	uint32_t hdr;	      /* header bytes before the accumulators */
