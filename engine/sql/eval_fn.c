@@ -168,6 +168,56 @@ static bool fn_split_index(struct compiler *c, const struct sl_expr *e, const st
 	return true;
 }
 
+/*
+ * REGEXP(s, re) -> BOOLEAN, REGEXP_EXTRACT(s, re[, group INT]) and REGEXP_REPLACE(s, re,
+ * with) -> STRING (NULL when the pattern fails at run time, as Flink's). A literal pattern
+ * compiles here, once, and one that does not compile is refused with PCRE2's reason, where
+ * Flink would give NULL (or FALSE) for every record: the call could never give a value, and
+ * it is where a Java-only construct shows.
+ */
+static bool fn_regexp(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		      struct opnd *o)
+{
+	struct opnd s, re, x = { .r = NOREG };
+	const struct reg *v;
+	struct sl_regex *rx;
+	struct insn *in;
+	char why[200];
+
+	if (!sl_compiler_arg(c, e, 0, &s) ||
+	    !sl_compiler_want(c, e->args[0], &s, SL_TYPE_STRING, f->name) ||
+	    !sl_compiler_arg(c, e, 1, &re) ||
+	    !sl_compiler_want(c, e->args[1], &re, SL_TYPE_STRING, f->name))
+		return false;
+	if (e->nargs > 2) {
+		if (!sl_compiler_arg(c, e, 2, &x))
+			return false;
+		if (f->id == RE_EXTRACT
+			    ? !sl_compiler_want_int(c, e->args[2], &x, f->name)
+			    : !sl_compiler_want(c, e->args[2], &x, SL_TYPE_STRING, f->name))
+			return false;
+	}
+	in = sl_compiler_emit_to(c, e, OP_REGEX, s.r, re.r,
+				 mk(f->id == RE_MATCH ? SL_TYPE_BOOL : SL_TYPE_STRING,
+				    f->id == RE_MATCH ? s.t.nullable || re.t.nullable : true),
+				 o);
+	if (!in)
+		return false;
+	in->sub = f->id;
+	in->c = x.r;
+	if (!re.cst || (v = constval(c, re.r))->null)
+		return true; /* compiled per record (or NULL: the result is NULL) */
+	rx = sl_eval_regex_compile_(v->s.p, v->s.len, why, sizeof why);
+	if (!rx)
+		return sl_compiler_fail(c, e->args[1],
+					"%s: the regular expression '%.*s' does not compile: %s",
+					f->name, (int)v->s.len, v->s.p, why);
+	if (!sl_compiler_own_regex(c, rx))
+		return false;
+	in->x.ptr = rx;
+	return true;
+}
+
 static bool fn_locate(struct compiler *c, const struct sl_expr *e, const struct fn *f,
 		      struct opnd *o)
 {
@@ -528,6 +578,9 @@ static const struct fn fns[] = {
 	{ "REPLACE", 3, 3, 0, fn_replace },
 	{ "LOCATE", 2, 3, 0, fn_locate },
 	{ "SPLIT_INDEX", 3, 3, 0, fn_split_index },
+	{ "REGEXP", 2, 2, RE_MATCH, fn_regexp },
+	{ "REGEXP_EXTRACT", 2, 3, RE_EXTRACT, fn_regexp },
+	{ "REGEXP_REPLACE", 3, 3, RE_REPLACE, fn_regexp },
 	{ "IF", 3, 3, 0, fn_if },
 	{ "COALESCE", 1, 255, 0, fn_coalesce },
 	{ "IFNULL", 2, 2, 0, fn_coalesce },

@@ -134,6 +134,9 @@ void sl_prog_destroy(struct sl_prog *p)
 	for (int i = 0; i < p->nowned; i++)
 		free(p->owned[i]);
 	free(p->owned);
+	for (int i = 0; i < p->nregex; i++)
+		sl_eval_regex_free_(p->regex[i]);
+	free(p->regex);
 	free(p->code);
 	free(p->lists);
 	free(p->consts);

@@ -1087,6 +1087,10 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 			d->null = false;
 			d->i = sl_eval_extract_(A->i, (enum ex_field)in->sub);
 			break;
+		case OP_REGEX:
+			if (!sl_eval_regex_(in, A, B, in->c != NOREG ? &R[in->c] : NULL, d, ec))
+				ec->errors++;
+			break;
 		case OP_IV_DAYS:
 			NULL1();
 			d->null = false;
