@@ -584,6 +584,50 @@ static int parse_create_table(struct sl_cur *p, struct sl_ddl_table *tb)
 	return check_refs(p, tb);
 }
 
+/*
+ * cur is CREATE, and FUNCTION follows (after TEMPORARY [SYSTEM]). Flink's form, where the
+ * class name is the shared object and its descriptor; LANGUAGE is required and must be C,
+ * since a Java class cannot be loaded here.
+ */
+static int parse_create_function(struct sl_cur *p, struct sl_ddl_function *fn)
+{
+	int rc;
+
+	sl_cur_advance(p);
+	if (sl_cur_accept_kw(p, "TEMPORARY")) {
+		fn->temporary = true;
+		sl_cur_accept_kw(p, "SYSTEM");
+	}
+	sl_cur_advance(p); /* FUNCTION */
+	if (sl_cur_accept_kw(p, "IF")) {
+		if ((rc = sl_cur_expect_kw(p, "NOT", "NOT EXISTS after IF")) ||
+		    (rc = sl_cur_expect_kw(p, "EXISTS", "EXISTS after IF NOT")))
+			return rc;
+		fn->if_not_exists = true;
+	}
+	if ((rc = take_name(p, &fn->name, "a function name")))
+		return rc;
+	if (sl_cur_is_op(p, "."))
+		return sl_cur_expected(p, "AS after the function name (catalogs and databases are "
+					  "not supported)");
+	if ((rc = sl_cur_expect_kw(p, "AS", "AS 'path/lib.so:symbol' after the function name")))
+		return rc;
+	fn->line = p->tok.line;
+	fn->col = p->tok.col;
+	if ((rc = take_string(p, &fn->target, "'path/lib.so:symbol' after AS")))
+		return rc;
+	if (!sl_cur_is_kw(p, "LANGUAGE"))
+		return sl_cur_expected(p, "LANGUAGE C (functions are loaded from a shared object)");
+	sl_cur_advance(p);
+	if (!sl_cur_is_kw(p, "C"))
+		return sl_cur_expected(p, "C after LANGUAGE (Java, Scala and Python functions "
+					  "cannot be loaded)");
+	sl_cur_advance(p);
+	if (!sl_cur_is_op(p, ";") && p->tok.kind != SL_TOK_EOF)
+		return sl_cur_expected(p, "';' after LANGUAGE C");
+	return 0;
+}
+
 static int parse_set(struct sl_cur *p, struct sl_ddl_stmt *st)
 {
 	int rc;
@@ -663,10 +707,18 @@ static int parse_stmt(struct sl_cur *p, struct sl_ddl_stmt *st)
 		struct sl_tok t1 = sl_lexer_next(&save);
 		struct sl_tok t2 = sl_lexer_next(&save);
 
+		struct sl_tok t3 = sl_lexer_next(&save);
+
 		if (sl_tok_is_kw(&t1, "TABLE") ||
 		    (sl_tok_is_kw(&t1, "TEMPORARY") && sl_tok_is_kw(&t2, "TABLE"))) {
 			st->kind = SL_DDL_CREATE_TABLE;
 			rc = parse_create_table(p, &st->table);
+		} else if (sl_tok_is_kw(&t1, "FUNCTION") ||
+			   (sl_tok_is_kw(&t1, "TEMPORARY") &&
+			    (sl_tok_is_kw(&t2, "FUNCTION") ||
+			     (sl_tok_is_kw(&t2, "SYSTEM") && sl_tok_is_kw(&t3, "FUNCTION"))))) {
+			st->kind = SL_DDL_CREATE_FUNCTION;
+			rc = parse_create_function(p, &st->fn);
 		} else {
 			st->kind = SL_DDL_OTHER;
 			rc = skip_other(p);
@@ -746,6 +798,9 @@ void sl_ddl_destroy(struct sl_ddl_script *script)
 			free(st->set.value);
 		} else if (st->kind == SL_DDL_CREATE_TABLE) {
 			table_fini(&st->table);
+		} else if (st->kind == SL_DDL_CREATE_FUNCTION) {
+			free(st->fn.name.name);
+			free(st->fn.target);
 		}
 	}
 	free(script->stmts);

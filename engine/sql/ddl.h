@@ -95,9 +95,19 @@ struct sl_ddl_table {
 	uint32_t nopts;
 };
 
+/* CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] name AS 'path:symbol' LANGUAGE C */
+struct sl_ddl_function {
+	struct sl_ddl_name name;
+	bool temporary;
+	bool if_not_exists;
+	char *target;	    /* 'path:symbol' as written */
+	uint32_t line, col; /* of the target string */
+};
+
 enum sl_ddl_kind {
 	SL_DDL_SET,
 	SL_DDL_CREATE_TABLE,
+	SL_DDL_CREATE_FUNCTION,
 	SL_DDL_OTHER, /* CREATE VIEW, INSERT, SELECT, ...: span only */
 };
 
@@ -110,6 +120,7 @@ struct sl_ddl_stmt {
 			char *value;
 		} set;
 		struct sl_ddl_table table;
+		struct sl_ddl_function fn;
 	};
 };
 

@@ -130,6 +130,7 @@ enum op {
 	OP_NOW,		  /* ec->proctime_ms + imm (0: instant; tz: local wall clock); sub: days */
 	OP_EXTRACT,	  /* a = TIMESTAMP wall clock ms; sub = enum ex_field */
 	OP_IV_DAYS,	  /* a = INTERVAL ms -> whole days (floor) */
+	OP_UDF,		  /* x.ptr = struct udf_call */
 	OP_REGEX,	  /* sub: enum re_fn; a = string, b = pattern, x.ptr = struct sl_regex
 			   * when the pattern is a literal; c = group / replacement or NOREG */
 };
@@ -185,6 +186,13 @@ struct inlist {
 			uint32_t len;
 		} * s;
 	};
+};
+
+/* A call of a C function (sluice/udf.h): its descriptor and argument registers, each of
+ * the declared type. */
+struct udf_call {
+	const struct sl_udf *d;
+	int32_t ops[16]; /* SL_UDF_MAX_ARGS */
 };
 
 /* A compiled LIKE pattern: the common shapes get a single memcmp/memmem. */

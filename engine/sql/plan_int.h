@@ -119,6 +119,8 @@ struct sl_sql_plan_ctx {
 	int ntables;
 	struct sl_sql_plan_view **views;
 	int nviews;
+	struct sl_sql_udf *udfs; /* CREATE FUNCTION ... LANGUAGE C, in order (env.udfs) */
+	int nudfs, capudfs;
 
 	/* SET options */
 	int parallelism;
@@ -187,6 +189,10 @@ int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const
 /* Appends a field of SQL type t (DECIMAL precision and scale, TIMESTAMP fraction digits) to
  * s under exactly `name`. Returns the field or -EINVAL / -ENOMEM. */
 int sl_sql_plan_schema_put(struct sl_schema *s, const char *name, const struct sl_sql_type *t);
+
+/* plan_udf.c: CREATE FUNCTION: loads the library and checks its descriptor. 0 or -EINVAL
+ * (the error names the file's place and the library). */
+int sl_sql_plan_add_function(struct sl_sql_plan_ctx *c, const struct sl_ddl_function *fn);
 
 /* plan_agg_reduce.c: STDDEV_* and VAR_* rewritten into SUM and COUNT. *out is q with its
  * SELECT items and HAVING reduced (plan-owned copies where they changed); 0 or -errno. */

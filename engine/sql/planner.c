@@ -798,6 +798,11 @@ static int plan_script(struct sl_sql_plan_ctx *c)
 				return -EINVAL;
 			continue;
 		}
+		if (d->kind == SL_DDL_CREATE_FUNCTION) {
+			if (sl_sql_plan_add_function(c, &d->fn))
+				return -EINVAL;
+			continue;
+		}
 		st = sl_stmt_parse(c->src + d->span.start, d->span.end - d->span.start,
 				   d->span.line, d->span.col, msg, sizeof msg);
 		if (!st) {
@@ -989,6 +994,7 @@ void sl_sql_destroy(struct sl_sql_script *s)
 	free(c->owned_free);
 	free(c->tables);
 	free(c->views);
+	free(c->udfs);
 	for (int i = 0; i < c->nexplains; i++)
 		free(c->explains[i]);
 	free(c->explains);
