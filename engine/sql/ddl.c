@@ -628,6 +628,38 @@ static int parse_create_function(struct sl_cur *p, struct sl_ddl_function *fn)
 	return 0;
 }
 
+/* cur is SHOW (followed by TABLES, VIEWS or CREATE TABLE) or DESCRIBE / DESC. */
+static int parse_show(struct sl_cur *p, struct sl_ddl_show *sh)
+{
+	struct sl_ddl_table name = { 0 };
+	bool describe = sl_cur_is_kw(p, "DESCRIBE") || sl_cur_is_kw(p, "DESC");
+	int rc;
+
+	sl_cur_advance(p);
+	if (describe) {
+		sh->what = SL_DDL_DESCRIBE;
+	} else if (sl_cur_accept_kw(p, "TABLES")) {
+		sh->what = SL_DDL_SHOW_TABLES;
+	} else if (sl_cur_accept_kw(p, "VIEWS")) {
+		sh->what = SL_DDL_SHOW_VIEWS;
+	} else {
+		sl_cur_advance(p); /* CREATE */
+		if ((rc = sl_cur_expect_kw(p, "TABLE", "TABLE after SHOW CREATE")))
+			return rc;
+		sh->what = SL_DDL_SHOW_CREATE_TABLE;
+	}
+	if (sh->what == SL_DDL_DESCRIBE || sh->what == SL_DDL_SHOW_CREATE_TABLE) {
+		sh->line = p->tok.line;
+		sh->col = p->tok.col;
+		if ((rc = parse_table_name(p, &name)))
+			return rc;
+		sh->name = name.name;
+	}
+	if (!sl_cur_is_op(p, ";") && p->tok.kind != SL_TOK_EOF)
+		return sl_cur_expected(p, sh->name ? "';' after the table name" : "';'");
+	return 0;
+}
+
 static int parse_set(struct sl_cur *p, struct sl_ddl_stmt *st)
 {
 	int rc;
@@ -691,6 +723,18 @@ static bool is_other_head(const struct sl_cur *p)
 	return false;
 }
 
+/* SHOW TABLES, SHOW VIEWS, SHOW CREATE TABLE: the SHOWs parsed here (others are refused
+ * later, as statements the query parser does not know). */
+static bool show_head(const struct sl_cur *p)
+{
+	struct sl_lexer save = p->lx;
+	struct sl_tok t1 = sl_lexer_next(&save);
+	struct sl_tok t2 = sl_lexer_next(&save);
+
+	return sl_tok_is_kw(&t1, "TABLES") || sl_tok_is_kw(&t1, "VIEWS") ||
+	       (sl_tok_is_kw(&t1, "CREATE") && sl_tok_is_kw(&t2, "TABLE"));
+}
+
 static int parse_stmt(struct sl_cur *p, struct sl_ddl_stmt *st)
 {
 	struct sl_tok first = p->tok;
@@ -723,6 +767,10 @@ static int parse_stmt(struct sl_cur *p, struct sl_ddl_stmt *st)
 			st->kind = SL_DDL_OTHER;
 			rc = skip_other(p);
 		}
+	} else if (sl_cur_is_kw(p, "DESCRIBE") || sl_cur_is_kw(p, "DESC") ||
+		   (sl_cur_is_kw(p, "SHOW") && show_head(p))) {
+		st->kind = SL_DDL_SHOW;
+		rc = parse_show(p, &st->show);
 	} else if (is_other_head(p)) {
 		st->kind = SL_DDL_OTHER;
 		rc = skip_other(p);
@@ -798,6 +846,8 @@ void sl_ddl_destroy(struct sl_ddl_script *script)
 			free(st->set.value);
 		} else if (st->kind == SL_DDL_CREATE_TABLE) {
 			table_fini(&st->table);
+		} else if (st->kind == SL_DDL_SHOW) {
+			free(st->show.name);
 		} else if (st->kind == SL_DDL_CREATE_FUNCTION) {
 			free(st->fn.name.name);
 			free(st->fn.target);

@@ -104,10 +104,25 @@ struct sl_ddl_function {
 	uint32_t line, col; /* of the target string */
 };
 
+/* SHOW TABLES | SHOW VIEWS | SHOW CREATE TABLE t | DESCRIBE t | DESC t */
+enum sl_ddl_show_what {
+	SL_DDL_SHOW_TABLES,
+	SL_DDL_SHOW_VIEWS,
+	SL_DDL_SHOW_CREATE_TABLE,
+	SL_DDL_DESCRIBE,
+};
+
+struct sl_ddl_show {
+	enum sl_ddl_show_what what;
+	char *name;	    /* the table (dotted parts joined with '.'); NULL for TABLES, VIEWS */
+	uint32_t line, col; /* of the name */
+};
+
 enum sl_ddl_kind {
 	SL_DDL_SET,
 	SL_DDL_CREATE_TABLE,
 	SL_DDL_CREATE_FUNCTION,
+	SL_DDL_SHOW,  /* also DESCRIBE */
 	SL_DDL_OTHER, /* CREATE VIEW, INSERT, SELECT, ...: span only */
 };
 
@@ -121,6 +136,7 @@ struct sl_ddl_stmt {
 		} set;
 		struct sl_ddl_table table;
 		struct sl_ddl_function fn;
+		struct sl_ddl_show show;
 	};
 };
 

@@ -97,6 +97,15 @@ struct sl_sql_wm_explain {
 /* Plans EXPLAIN WATERMARK FOR st->target. 0 or -errno (the error set). */
 int sl_sql_plan_wm_explain(struct sl_sql_plan_ctx *c, const struct sl_stmt *st);
 
+/* The text of one SHOW or DESCRIBE statement (plan_show.c), printed in the file's order. */
+struct sl_sql_plan_info {
+	char *text;
+	int after; /* jobs planned before it: it prints after job after - 1 ran */
+};
+/* Plans SHOW TABLES / VIEWS / CREATE TABLE or DESCRIBE: its text into c->infos. 0 or
+ * -errno (the error set: an unknown table names it). */
+int sl_sql_plan_show(struct sl_sql_plan_ctx *c, const struct sl_ddl_show *sh);
+
 /* One job being built: INSERTs of a statement set share it. */
 struct sl_sql_plan_job {
 	struct sl_job *job;
@@ -150,6 +159,8 @@ struct sl_sql_plan_ctx {
 	int nexplains;
 	struct sl_sql_wm_explain **wmx; /* EXPLAIN WATERMARK FOR statements, in order */
 	int nwmx;
+	struct sl_sql_plan_info *infos; /* SHOW and DESCRIBE statements, in order */
+	int ninfos;
 
 	/* everything the jobs borrow until destroy */
 	void **owned;

@@ -798,6 +798,11 @@ static int plan_script(struct sl_sql_plan_ctx *c)
 				return -EINVAL;
 			continue;
 		}
+		if (d->kind == SL_DDL_SHOW) {
+			if (sl_sql_plan_show(c, &d->show))
+				return -EINVAL;
+			continue;
+		}
 		if (d->kind == SL_DDL_CREATE_FUNCTION) {
 			if (sl_sql_plan_add_function(c, &d->fn))
 				return -EINVAL;
@@ -999,6 +1004,9 @@ void sl_sql_destroy(struct sl_sql_script *s)
 		free(c->explains[i]);
 	free(c->explains);
 	free(c->wmx); /* its entries are owned */
+	for (int i = 0; i < c->ninfos; i++)
+		free(c->infos[i].text);
+	free(c->infos);
 	sl_ddl_destroy(c->ddl);
 	free(s->src);
 	free(s);
@@ -1018,6 +1026,17 @@ const char *sl_sql_watermark_explain(const struct sl_sql_script *s, int k, int *
 	*tables = x->tables;
 	*ntables = x->ntables;
 	return x->name;
+}
+
+int sl_sql_ninfos(const struct sl_sql_script *s)
+{
+	return s->c.ninfos;
+}
+
+const char *sl_sql_info(const struct sl_sql_script *s, int k, int *after)
+{
+	*after = s->c.infos[k].after;
+	return s->c.infos[k].text;
 }
 
 int sl_sql_njobs(const struct sl_sql_script *s)
