@@ -65,8 +65,9 @@ struct sl_udf_value {
  *
  * A STRING result is written into buf[0..cap), memory sluice owns and lends for the call
  * (result->v.s.ptr = buf, len <= cap), or points into one of the string arguments (a
- * substring of it, say); nothing else. cap is at least 4096 bytes unless the evaluation's
- * scratch memory is nearly used up.
+ * substring of it, say); nothing else. cap is what is left of the evaluation's scratch
+ * memory (up to 64 KiB for one row's expressions, less where other results took some);
+ * return a failure when the result does not fit.
  *
  * Called on any shard thread, several at once: it must be reentrant (no unguarded global
  * state) and must not block; it runs per record, so it should not allocate either.
