@@ -12,8 +12,9 @@
  * backquotes, operators with the fewest parentheses their precedence needs.
  *
  * Known differences: a computed column's type is sluice's, which has no VARCHAR(n) (Flink
- * keeps UPPER(VARCHAR(10)) a VARCHAR(10), sluice says STRING); DESCRIBE of a view is
- * refused (its columns are known only once its query is planned).
+ * keeps UPPER(VARCHAR(10)) a VARCHAR(10), sluice says STRING, and a string literal is
+ * CHAR(n) there); a DECIMAL wider than 18 digits is narrowed to 18 digits, as sluice
+ * computes it.
  *
  * Plan time only.
  */
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "query.h"
 #include "plan_int.h"
 
 /* ---- Flink's tableau -------------------------------------------------------------------- */
@@ -583,6 +585,53 @@ static int describe(struct sl_sql_plan_ctx *c, const struct sl_sql_plan_table *t
 	return rc;
 }
 
+/*
+ * DESCRIBE of a view: its columns as reading it gives them (names, types, time attributes),
+ * planned into a job that is thrown away; what the planning keeps (programs, connectors)
+ * goes with the script. No key, extras or watermark, as Flink shows a view.
+ */
+static int describe_view(struct sl_sql_plan_ctx *c, const struct sl_ddl_show *sh, FILE *f)
+{
+	struct sl_from from = { .kind = SL_FROM_TABLE, .line = sh->line, .col = sh->col };
+	struct sl_job *job = sl_job_create("describe");
+	struct sl_sql_plan_rel *rel = calloc(1, sizeof(*rel));
+	struct tab tab = { .ncols = 6 };
+	int rc;
+
+	memcpy(tab.head, describe_head, sizeof describe_head);
+	from.name = sh->name;
+	if (!job || !rel) {
+		rc = sl_sql_plan_fail(c, 0, 0, "out of memory");
+		goto out_free;
+	}
+	rc = sl_sql_plan_from(c, job, &from, rel);
+	for (int i = 0; i < rel->ncols && !rc; i++) {
+		const struct sl_sql_col *col = &rel->cols[i];
+		struct text ty;
+		const char *cells[6];
+
+		if (!col->name || col->name[0] == '$' || col->match)
+			continue;
+		if ((rc = text_open(c, &ty)))
+			break;
+		put_sql_type(ty.f, &col->type);
+		fputs(col->rowtime ? " *ROWTIME*" : col->proctime ? " *PROCTIME*" : "", ty.f);
+		cells[0] = col->name;
+		cells[1] = text_close(&ty);
+		cells[2] = col->type.nullable ? "TRUE" : "FALSE";
+		cells[3] = cells[4] = cells[5] = "";
+		rc = cells[1] ? tab_add(&tab, cells) : -ENOMEM;
+		free((char *)cells[1]);
+	}
+	if (!rc)
+		tab_print(f, &tab);
+out_free:
+	tab_fini(&tab);
+	free(rel);
+	sl_job_destroy(job);
+	return rc;
+}
+
 static int by_key(const void *a, const void *b)
 {
 	return strcmp((*(const struct sl_ddl_option *const *)a)->key,
@@ -700,13 +749,11 @@ int sl_sql_plan_show(struct sl_sql_plan_ctx *c, const struct sl_ddl_show *sh)
 
 	if (sh->name) {
 		t = sl_sql_plan_find_table(c, sh->name);
-		if (!t && sl_sql_plan_find_view(c, sh->name))
+		if (!t && sl_sql_plan_find_view(c, sh->name) && sh->what != SL_DDL_DESCRIBE)
 			return sl_sql_plan_fail(c, sh->line, sh->col,
-						"%s of view %s is not supported (only of tables)",
-						sh->what == SL_DDL_DESCRIBE ? "DESCRIBE"
-									    : "SHOW CREATE TABLE",
+						"SHOW CREATE TABLE of view %s: it is not a table",
 						sh->name);
-		if (!t)
+		if (!t && !sl_sql_plan_find_view(c, sh->name))
 			return sl_sql_plan_fail(c, sh->line, sh->col,
 						"table %s does not exist (CREATE TABLE it first)",
 						sh->name);
@@ -719,7 +766,7 @@ int sl_sql_plan_show(struct sl_sql_plan_ctx *c, const struct sl_ddl_show *sh)
 		rc = show_names(c, sh->what == SL_DDL_SHOW_VIEWS, out.f);
 		break;
 	case SL_DDL_DESCRIBE:
-		rc = describe(c, t, out.f);
+		rc = t ? describe(c, t, out.f) : describe_view(c, sh, out.f);
 		break;
 	case SL_DDL_SHOW_CREATE_TABLE:
 		rc = show_create(c, t, out.f);

@@ -6,7 +6,8 @@
 -- writes it, options sorted by key. (SHOW CREATE TABLE is of tables whose path does not
 -- depend on the checkout: the box is as wide as the text. Where sluice's DESCRIBE differs: a computed column's
 -- VARCHAR(n) is STRING, and a DECIMAL wider than 18 digits is narrowed to 18 as sluice
--- computes it; DESCRIBE of a view is refused.)
+-- computes it.) A view is described as reading it gives its columns: types, nullability and
+-- time attributes through projections, aggregates and windows.
 SHOW TABLES;
 SHOW VIEWS;
 
@@ -21,7 +22,7 @@ CREATE TABLE orders (
   late AS (id + 1) * 3 - id % 2,
   pt AS PROCTIME(),
   WATERMARK FOR ts AS ts - INTERVAL '5' SECOND,
-  PRIMARY KEY (id, customer) NOT ENFORCED
+  PRIMARY KEY (id) NOT ENFORCED
 ) WITH ('connector' = 'filesystem', 'path' = '@DIR@/orders.jsonl', 'format' = 'json');
 
 CREATE TEMPORARY TABLE accounts (
@@ -48,10 +49,21 @@ CREATE TABLE events (
 SELECT id, cost, late FROM orders;
 
 CREATE VIEW big_orders AS SELECT id, customer FROM orders WHERE amount > 10;
+CREATE VIEW per_customer (who, n, top) AS
+  SELECT customer, COUNT(*), MAX(amount) FROM orders GROUP BY customer;
+CREATE VIEW per_minute AS
+  SELECT window_start, window_end, COUNT(*) AS cnt, MAX(amount) AS top
+  FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+  GROUP BY window_start, window_end;
+CREATE VIEW projected AS SELECT id * 2 AS twice, ts, pt, UPPER(customer) AS up FROM orders;
 
 SHOW TABLES;
 SHOW VIEWS;
 DESCRIBE orders;
 DESC events;
+DESCRIBE big_orders;
+DESCRIBE per_customer;
+DESC per_minute;
+DESCRIBE projected;
 SHOW CREATE TABLE accounts;
 SHOW CREATE TABLE events;
