@@ -628,7 +628,8 @@ static int parse_create_function(struct sl_cur *p, struct sl_ddl_function *fn)
 	return 0;
 }
 
-/* cur is SHOW (followed by TABLES, VIEWS or CREATE TABLE) or DESCRIBE / DESC. */
+/* cur is SHOW (followed by TABLES, VIEWS, USER FUNCTIONS or CREATE TABLE) or DESCRIBE /
+ * DESC. */
 static int parse_show(struct sl_cur *p, struct sl_ddl_show *sh)
 {
 	struct sl_ddl_table name = { 0 };
@@ -642,6 +643,9 @@ static int parse_show(struct sl_cur *p, struct sl_ddl_show *sh)
 		sh->what = SL_DDL_SHOW_TABLES;
 	} else if (sl_cur_accept_kw(p, "VIEWS")) {
 		sh->what = SL_DDL_SHOW_VIEWS;
+	} else if (sl_cur_accept_kw(p, "USER")) {
+		sl_cur_advance(p); /* FUNCTIONS */
+		sh->what = SL_DDL_SHOW_USER_FUNCTIONS;
 	} else {
 		sl_cur_advance(p); /* CREATE */
 		if ((rc = sl_cur_expect_kw(p, "TABLE", "TABLE after SHOW CREATE")))
@@ -723,8 +727,8 @@ static bool is_other_head(const struct sl_cur *p)
 	return false;
 }
 
-/* SHOW TABLES, SHOW VIEWS, SHOW CREATE TABLE: the SHOWs parsed here (others are refused
- * later, as statements the query parser does not know). */
+/* SHOW TABLES, SHOW VIEWS, SHOW USER FUNCTIONS, SHOW CREATE TABLE: the SHOWs parsed here (others
+ * are refused later, as statements the query parser does not know). */
 static bool show_head(const struct sl_cur *p)
 {
 	struct sl_lexer save = p->lx;
@@ -732,6 +736,7 @@ static bool show_head(const struct sl_cur *p)
 	struct sl_tok t2 = sl_lexer_next(&save);
 
 	return sl_tok_is_kw(&t1, "TABLES") || sl_tok_is_kw(&t1, "VIEWS") ||
+	       (sl_tok_is_kw(&t1, "USER") && sl_tok_is_kw(&t2, "FUNCTIONS")) ||
 	       (sl_tok_is_kw(&t1, "CREATE") && sl_tok_is_kw(&t2, "TABLE"));
 }
 

@@ -104,10 +104,11 @@ struct sl_ddl_function {
 	uint32_t line, col; /* of the target string */
 };
 
-/* SHOW TABLES | SHOW VIEWS | SHOW CREATE TABLE t | DESCRIBE t | DESC t */
+/* SHOW TABLES | SHOW VIEWS | SHOW USER FUNCTIONS | SHOW CREATE TABLE t | DESCRIBE t | DESC t */
 enum sl_ddl_show_what {
 	SL_DDL_SHOW_TABLES,
 	SL_DDL_SHOW_VIEWS,
+	SL_DDL_SHOW_USER_FUNCTIONS,
 	SL_DDL_SHOW_CREATE_TABLE,
 	SL_DDL_DESCRIBE,
 };

@@ -1,7 +1,8 @@
 /*
- * plan_show.c - SHOW TABLES, SHOW VIEWS, SHOW CREATE TABLE t and DESCRIBE (DESC) t: the
- * catalog printed as Flink 2.3 prints it (TableResult.print(), the SQL client's tableau
- * form), as text the CLI writes to stdout in the file's order among the jobs' rows.
+ * plan_show.c - SHOW TABLES, SHOW VIEWS, SHOW USER FUNCTIONS, SHOW CREATE TABLE t and
+ * DESCRIBE (DESC) t: the catalog printed as Flink 2.3 prints it (TableResult.print(), the
+ * SQL client's tableau form), as text the CLI writes to stdout in the file's order among
+ * the jobs' rows.
  *
  * Flink's tableau: every cell right-aligned in a column as wide as its widest cell (a
  * character counts one; Flink counts East Asian wide characters two, sluice does not),
@@ -454,6 +455,35 @@ static int show_names(struct sl_sql_plan_ctx *c, bool views_only, FILE *f)
 	return rc;
 }
 
+/* SHOW USER FUNCTIONS: the file's C functions, named in lower case as Flink keeps them. */
+static int show_functions(struct sl_sql_plan_ctx *c, FILE *f)
+{
+	struct tab t = { .ncols = 1, .head = { "function name" } };
+	char **names = calloc((size_t)c->nudfs + 1, sizeof(*names));
+	int rc = 0;
+
+	if (!names)
+		return -ENOMEM;
+	for (int i = 0; i < c->nudfs && !rc; i++) {
+		names[i] = strdup(c->udfs[i].name);
+		if (!names[i])
+			rc = -ENOMEM;
+		for (char *p = names[i]; p && *p; p++)
+			*p = *p >= 'A' && *p <= 'Z' ? (char)(*p + 32) : *p;
+	}
+	if (!rc)
+		qsort(names, (size_t)c->nudfs, sizeof(*names), by_name);
+	for (int i = 0; i < c->nudfs && !rc; i++)
+		rc = tab_add(&t, (const char *const *)&names[i]);
+	if (!rc)
+		tab_print(f, &t);
+	for (int i = 0; i < c->nudfs; i++)
+		free(names[i]);
+	free(names);
+	tab_fini(&t);
+	return rc;
+}
+
 static bool in_pk(const struct sl_ddl_table *d, const char *name)
 {
 	for (uint32_t k = 0; k < d->npk; k++)
@@ -764,6 +794,9 @@ int sl_sql_plan_show(struct sl_sql_plan_ctx *c, const struct sl_ddl_show *sh)
 	case SL_DDL_SHOW_TABLES:
 	case SL_DDL_SHOW_VIEWS:
 		rc = show_names(c, sh->what == SL_DDL_SHOW_VIEWS, out.f);
+		break;
+	case SL_DDL_SHOW_USER_FUNCTIONS:
+		rc = show_functions(c, out.f);
 		break;
 	case SL_DDL_DESCRIBE:
 		rc = t ? describe(c, t, out.f) : describe_view(c, sh, out.f);

@@ -78,6 +78,22 @@ def expect():
     return out
 
 
+SHOW_JOB = """
+CREATE FUNCTION Rot13 AS '%(t)s:sl_example_rot13' LANGUAGE C;
+CREATE TEMPORARY FUNCTION clamp AS '%(t)s:sl_example_clamp' LANGUAGE C;
+CREATE FUNCTION FNV1A AS '%(t)s:sl_example_fnv1a' LANGUAGE C;
+SHOW USER FUNCTIONS;
+""" % {"t": text_so}
+SHOW_WANT = """+---------------+
+| function name |
++---------------+
+|         clamp |
+|         fnv1a |
+|         rot13 |
++---------------+
+3 rows in set
+"""
+
 ERRORS = [
     ("CREATE FUNCTION f AS '/nonexistent/libx.so:sym' LANGUAGE C;",
      ["job.sql:1:22:", "cannot load '/nonexistent/libx.so'"]),
@@ -122,6 +138,12 @@ def main():
                 failures += 1
             else:
                 print("PASS rows on %d shard(s)" % shards)
+        rc, out, err = run(d, SHOW_JOB)
+        if rc != 0 or out != SHOW_WANT:
+            print("FAIL SHOW USER FUNCTIONS (exit %d):\n%s%s" % (rc, out, err[-300:]))
+            failures += 1
+        else:
+            print("PASS SHOW USER FUNCTIONS")
         for text, needles in ERRORS:
             rc, out, err = run(d, text)
             if rc != 1 or not all(n in err for n in needles):

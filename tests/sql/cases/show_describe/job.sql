@@ -1,4 +1,4 @@
--- SHOW TABLES, SHOW VIEWS, DESCRIBE / DESC and SHOW CREATE TABLE print what Flink's
+-- SHOW TABLES, SHOW VIEWS, SHOW USER FUNCTIONS, DESCRIBE / DESC and SHOW CREATE TABLE print what Flink's
 -- TableResult.print() prints (the SQL client's tableau form), in the file's order among the
 -- jobs' rows: physical, computed (typed as Flink types them: DECIMAL(5, 2) * 2 is
 -- DECIMAL(16, 2), PROCTIME() a NOT NULL TIMESTAMP_LTZ(3) *PROCTIME*) and nested columns,
@@ -10,6 +10,7 @@
 -- time attributes through projections, aggregates and windows.
 SHOW TABLES;
 SHOW VIEWS;
+SHOW USER FUNCTIONS;
 
 CREATE TABLE orders (
   id BIGINT NOT NULL,
