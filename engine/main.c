@@ -195,6 +195,18 @@ static void print_stats(struct sl_job *job, bool metrics)
 		sl_job_print_metrics(job, stderr);
 }
 
+/* The output of the file's SHOW and DESCRIBE statements that come after `after` jobs. */
+static void print_infos(const struct sl_sql_script *script, int after)
+{
+	for (int k = 0; k < sl_sql_ninfos(script); k++) {
+		int at;
+		const char *text = sl_sql_info(script, k, &at);
+
+		if (at == after)
+			fputs(text, stdout);
+	}
+}
+
 /* sluice run|explain JOB.sql: plan the whole file, then run its jobs one after another. */
 static int run_sql(bool explain, int argc, char **argv)
 {
@@ -334,10 +346,12 @@ static int run_sql(bool explain, int argc, char **argv)
 	}
 	if (opts.checkpoint_dir && !opts.checkpoint_interval_ms)
 		opts.checkpoint_interval_ms = 10000; /* a directory asks for checkpoints */
+	print_infos(script, 0);
 	sl_cli_explain_watermarks(script, 0, stdout);
 	for (int i = 0; i < sl_sql_njobs(script) && rc == 0; i++) {
 		if (explain || sl_sql_job_explain_only(script, i)) {
 			sl_sql_explain_job(script, i, stdout);
+			print_infos(script, i + 1);
 			sl_cli_explain_watermarks(script, i + 1, stdout);
 			continue;
 		}
@@ -369,8 +383,10 @@ static int run_sql(bool explain, int argc, char **argv)
 		/* windows still open at the end: say what held them back */
 		if (!rc && !quiet)
 			sl_obs_report_open_windows(running_job, stderr);
-		if (!rc)
+		if (!rc) {
+			print_infos(script, i + 1);
 			sl_cli_explain_watermarks(script, i + 1, stdout);
+		}
 		running_job = NULL;
 	}
 	sl_http_stop(http); /* before the jobs it shows go */

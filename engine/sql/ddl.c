@@ -584,6 +584,86 @@ static int parse_create_table(struct sl_cur *p, struct sl_ddl_table *tb)
 	return check_refs(p, tb);
 }
 
+/*
+ * cur is CREATE, and FUNCTION follows (after TEMPORARY [SYSTEM]). Flink's form, where the
+ * class name is the shared object and its descriptor; LANGUAGE is required and must be C,
+ * since a Java class cannot be loaded here.
+ */
+static int parse_create_function(struct sl_cur *p, struct sl_ddl_function *fn)
+{
+	int rc;
+
+	sl_cur_advance(p);
+	if (sl_cur_accept_kw(p, "TEMPORARY")) {
+		fn->temporary = true;
+		sl_cur_accept_kw(p, "SYSTEM");
+	}
+	sl_cur_advance(p); /* FUNCTION */
+	if (sl_cur_accept_kw(p, "IF")) {
+		if ((rc = sl_cur_expect_kw(p, "NOT", "NOT EXISTS after IF")) ||
+		    (rc = sl_cur_expect_kw(p, "EXISTS", "EXISTS after IF NOT")))
+			return rc;
+		fn->if_not_exists = true;
+	}
+	if ((rc = take_name(p, &fn->name, "a function name")))
+		return rc;
+	if (sl_cur_is_op(p, "."))
+		return sl_cur_expected(p, "AS after the function name (catalogs and databases are "
+					  "not supported)");
+	if ((rc = sl_cur_expect_kw(p, "AS", "AS 'path/lib.so:symbol' after the function name")))
+		return rc;
+	fn->line = p->tok.line;
+	fn->col = p->tok.col;
+	if ((rc = take_string(p, &fn->target, "'path/lib.so:symbol' after AS")))
+		return rc;
+	if (!sl_cur_is_kw(p, "LANGUAGE"))
+		return sl_cur_expected(p, "LANGUAGE C (functions are loaded from a shared object)");
+	sl_cur_advance(p);
+	if (!sl_cur_is_kw(p, "C"))
+		return sl_cur_expected(p, "C after LANGUAGE (Java, Scala and Python functions "
+					  "cannot be loaded)");
+	sl_cur_advance(p);
+	if (!sl_cur_is_op(p, ";") && p->tok.kind != SL_TOK_EOF)
+		return sl_cur_expected(p, "';' after LANGUAGE C");
+	return 0;
+}
+
+/* cur is SHOW (followed by TABLES, VIEWS, USER FUNCTIONS or CREATE TABLE) or DESCRIBE /
+ * DESC. */
+static int parse_show(struct sl_cur *p, struct sl_ddl_show *sh)
+{
+	struct sl_ddl_table name = { 0 };
+	bool describe = sl_cur_is_kw(p, "DESCRIBE") || sl_cur_is_kw(p, "DESC");
+	int rc;
+
+	sl_cur_advance(p);
+	if (describe) {
+		sh->what = SL_DDL_DESCRIBE;
+	} else if (sl_cur_accept_kw(p, "TABLES")) {
+		sh->what = SL_DDL_SHOW_TABLES;
+	} else if (sl_cur_accept_kw(p, "VIEWS")) {
+		sh->what = SL_DDL_SHOW_VIEWS;
+	} else if (sl_cur_accept_kw(p, "USER")) {
+		sl_cur_advance(p); /* FUNCTIONS */
+		sh->what = SL_DDL_SHOW_USER_FUNCTIONS;
+	} else {
+		sl_cur_advance(p); /* CREATE */
+		if ((rc = sl_cur_expect_kw(p, "TABLE", "TABLE after SHOW CREATE")))
+			return rc;
+		sh->what = SL_DDL_SHOW_CREATE_TABLE;
+	}
+	if (sh->what == SL_DDL_DESCRIBE || sh->what == SL_DDL_SHOW_CREATE_TABLE) {
+		sh->line = p->tok.line;
+		sh->col = p->tok.col;
+		if ((rc = parse_table_name(p, &name)))
+			return rc;
+		sh->name = name.name;
+	}
+	if (!sl_cur_is_op(p, ";") && p->tok.kind != SL_TOK_EOF)
+		return sl_cur_expected(p, sh->name ? "';' after the table name" : "';'");
+	return 0;
+}
+
 static int parse_set(struct sl_cur *p, struct sl_ddl_stmt *st)
 {
 	int rc;
@@ -647,6 +727,19 @@ static bool is_other_head(const struct sl_cur *p)
 	return false;
 }
 
+/* SHOW TABLES, SHOW VIEWS, SHOW USER FUNCTIONS, SHOW CREATE TABLE: the SHOWs parsed here (others
+ * are refused later, as statements the query parser does not know). */
+static bool show_head(const struct sl_cur *p)
+{
+	struct sl_lexer save = p->lx;
+	struct sl_tok t1 = sl_lexer_next(&save);
+	struct sl_tok t2 = sl_lexer_next(&save);
+
+	return sl_tok_is_kw(&t1, "TABLES") || sl_tok_is_kw(&t1, "VIEWS") ||
+	       (sl_tok_is_kw(&t1, "USER") && sl_tok_is_kw(&t2, "FUNCTIONS")) ||
+	       (sl_tok_is_kw(&t1, "CREATE") && sl_tok_is_kw(&t2, "TABLE"));
+}
+
 static int parse_stmt(struct sl_cur *p, struct sl_ddl_stmt *st)
 {
 	struct sl_tok first = p->tok;
@@ -663,14 +756,26 @@ static int parse_stmt(struct sl_cur *p, struct sl_ddl_stmt *st)
 		struct sl_tok t1 = sl_lexer_next(&save);
 		struct sl_tok t2 = sl_lexer_next(&save);
 
+		struct sl_tok t3 = sl_lexer_next(&save);
+
 		if (sl_tok_is_kw(&t1, "TABLE") ||
 		    (sl_tok_is_kw(&t1, "TEMPORARY") && sl_tok_is_kw(&t2, "TABLE"))) {
 			st->kind = SL_DDL_CREATE_TABLE;
 			rc = parse_create_table(p, &st->table);
+		} else if (sl_tok_is_kw(&t1, "FUNCTION") ||
+			   (sl_tok_is_kw(&t1, "TEMPORARY") &&
+			    (sl_tok_is_kw(&t2, "FUNCTION") ||
+			     (sl_tok_is_kw(&t2, "SYSTEM") && sl_tok_is_kw(&t3, "FUNCTION"))))) {
+			st->kind = SL_DDL_CREATE_FUNCTION;
+			rc = parse_create_function(p, &st->fn);
 		} else {
 			st->kind = SL_DDL_OTHER;
 			rc = skip_other(p);
 		}
+	} else if (sl_cur_is_kw(p, "DESCRIBE") || sl_cur_is_kw(p, "DESC") ||
+		   (sl_cur_is_kw(p, "SHOW") && show_head(p))) {
+		st->kind = SL_DDL_SHOW;
+		rc = parse_show(p, &st->show);
 	} else if (is_other_head(p)) {
 		st->kind = SL_DDL_OTHER;
 		rc = skip_other(p);
@@ -746,6 +851,11 @@ void sl_ddl_destroy(struct sl_ddl_script *script)
 			free(st->set.value);
 		} else if (st->kind == SL_DDL_CREATE_TABLE) {
 			table_fini(&st->table);
+		} else if (st->kind == SL_DDL_SHOW) {
+			free(st->show.name);
+		} else if (st->kind == SL_DDL_CREATE_FUNCTION) {
+			free(st->fn.name.name);
+			free(st->fn.target);
 		}
 	}
 	free(script->stmts);

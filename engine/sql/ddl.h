@@ -95,9 +95,35 @@ struct sl_ddl_table {
 	uint32_t nopts;
 };
 
+/* CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] name AS 'path:symbol' LANGUAGE C */
+struct sl_ddl_function {
+	struct sl_ddl_name name;
+	bool temporary;
+	bool if_not_exists;
+	char *target;	    /* 'path:symbol' as written */
+	uint32_t line, col; /* of the target string */
+};
+
+/* SHOW TABLES | SHOW VIEWS | SHOW USER FUNCTIONS | SHOW CREATE TABLE t | DESCRIBE t | DESC t */
+enum sl_ddl_show_what {
+	SL_DDL_SHOW_TABLES,
+	SL_DDL_SHOW_VIEWS,
+	SL_DDL_SHOW_USER_FUNCTIONS,
+	SL_DDL_SHOW_CREATE_TABLE,
+	SL_DDL_DESCRIBE,
+};
+
+struct sl_ddl_show {
+	enum sl_ddl_show_what what;
+	char *name;	    /* the table (dotted parts joined with '.'); NULL for TABLES, VIEWS */
+	uint32_t line, col; /* of the name */
+};
+
 enum sl_ddl_kind {
 	SL_DDL_SET,
 	SL_DDL_CREATE_TABLE,
+	SL_DDL_CREATE_FUNCTION,
+	SL_DDL_SHOW,  /* also DESCRIBE */
 	SL_DDL_OTHER, /* CREATE VIEW, INSERT, SELECT, ...: span only */
 };
 
@@ -110,6 +136,8 @@ struct sl_ddl_stmt {
 			char *value;
 		} set;
 		struct sl_ddl_table table;
+		struct sl_ddl_function fn;
+		struct sl_ddl_show show;
 	};
 };
 

@@ -161,6 +161,25 @@ bool sl_compiler_own(struct compiler *c, void *ptr)
 	return true;
 }
 
+bool sl_compiler_own_regex(struct compiler *c, struct sl_regex *re)
+{
+	struct sl_prog *p = c->p;
+
+	if (p->nregex == p->capregex) {
+		int cap = p->capregex ? p->capregex * 2 : 4;
+		struct sl_regex **a = realloc(p->regex, (size_t)cap * sizeof(*a));
+
+		if (!a) {
+			sl_eval_regex_free_(re);
+			return sl_compiler_nomem(c);
+		}
+		p->regex = a;
+		p->capregex = cap;
+	}
+	p->regex[p->nregex++] = re;
+	return true;
+}
+
 static struct insn *emit(struct compiler *c, enum op op, int32_t dst, int32_t a, int32_t b)
 {
 	struct sl_prog *p = c->p;

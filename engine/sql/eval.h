@@ -77,11 +77,27 @@ struct sl_scope {
 	int ncols;
 };
 
+struct sl_udf;
+
+/* A function of CREATE FUNCTION ... LANGUAGE C: its SQL name, the library's descriptor
+ * (sluice/udf.h) and 'path:symbol' for messages; all borrowed from the planner. */
+struct sl_sql_udf {
+	const char *name;
+	const struct sl_udf *d;
+	const char *target;
+};
+
 /* Settings that change what expressions mean. */
 struct sl_sql_env {
-	int64_t local_tz_offset_ms; /* table.local-time-zone as a fixed offset; 0 = UTC */
-	const char *file;	    /* job file name for messages (may be NULL) */
+	int64_t local_tz_offset_ms;    /* table.local-time-zone as a fixed offset; 0 = UTC */
+	const char *file;	       /* job file name for messages (may be NULL) */
+	const struct sl_sql_udf *udfs; /* the file's C functions so far, looked up after the
+					* built-in ones */
+	int nudfs;
 };
+
+/* Whether `name` is a built-in function (or aggregate or window function), any case. */
+bool sl_sql_is_builtin_function(const char *name);
 
 struct sl_prog;
 

@@ -22,6 +22,8 @@ struct sl_prog {
 	bool is_const;
 	void **owned; /* strings, patterns, IN lists, formats */
 	int nowned, capowned;
+	struct sl_regex **regex; /* compiled literal patterns (PCRE2 code) */
+	int nregex, capregex;
 	int64_t tz;
 };
 
@@ -118,6 +120,8 @@ bool sl_compiler_fail(struct compiler *c, const struct sl_expr *e, const char *f
 	__attribute__((format(printf, 3, 4)));
 /* Takes ownership of ptr (freed with the program); false (and ptr freed) on ENOMEM/NULL. */
 bool sl_compiler_own(struct compiler *c, void *ptr);
+/* Takes ownership of a compiled pattern (freed with the program); false on ENOMEM. */
+bool sl_compiler_own_regex(struct compiler *c, struct sl_regex *re);
 /* Records "out of memory" (first error wins); returns false. */
 bool sl_compiler_nomem(struct compiler *c);
 /* Instruction and temporary allocation (eval.c) for the other compiler files. */

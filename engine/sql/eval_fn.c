@@ -4,9 +4,12 @@
  * checks, result types (Flink's, e.g. ROUND(DECIMAL(p, s), r)), and the instructions each
  * function compiles to. Plan time only; the kernels are in eval_vm.c.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <sluice/udf.h>
 
 #include "eval_cc.h"
 
@@ -165,6 +168,56 @@ static bool fn_split_index(struct compiler *c, const struct sl_expr *e, const st
 		return false;
 	in->c = idx.r;
 	in->sub = code;
+	return true;
+}
+
+/*
+ * REGEXP(s, re) -> BOOLEAN, REGEXP_EXTRACT(s, re[, group INT]) and REGEXP_REPLACE(s, re,
+ * with) -> STRING (NULL when the pattern fails at run time, as Flink's). A literal pattern
+ * compiles here, once, and one that does not compile is refused with PCRE2's reason, where
+ * Flink would give NULL (or FALSE) for every record: the call could never give a value, and
+ * it is where a Java-only construct shows.
+ */
+static bool fn_regexp(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+		      struct opnd *o)
+{
+	struct opnd s, re, x = { .r = NOREG };
+	const struct reg *v;
+	struct sl_regex *rx;
+	struct insn *in;
+	char why[200];
+
+	if (!sl_compiler_arg(c, e, 0, &s) ||
+	    !sl_compiler_want(c, e->args[0], &s, SL_TYPE_STRING, f->name) ||
+	    !sl_compiler_arg(c, e, 1, &re) ||
+	    !sl_compiler_want(c, e->args[1], &re, SL_TYPE_STRING, f->name))
+		return false;
+	if (e->nargs > 2) {
+		if (!sl_compiler_arg(c, e, 2, &x))
+			return false;
+		if (f->id == RE_EXTRACT
+			    ? !sl_compiler_want_int(c, e->args[2], &x, f->name)
+			    : !sl_compiler_want(c, e->args[2], &x, SL_TYPE_STRING, f->name))
+			return false;
+	}
+	in = sl_compiler_emit_to(c, e, OP_REGEX, s.r, re.r,
+				 mk(f->id == RE_MATCH ? SL_TYPE_BOOL : SL_TYPE_STRING,
+				    f->id == RE_MATCH ? s.t.nullable || re.t.nullable : true),
+				 o);
+	if (!in)
+		return false;
+	in->sub = f->id;
+	in->c = x.r;
+	if (!re.cst || (v = constval(c, re.r))->null)
+		return true; /* compiled per record (or NULL: the result is NULL) */
+	rx = sl_eval_regex_compile_(v->s.p, v->s.len, why, sizeof why);
+	if (!rx)
+		return sl_compiler_fail(c, e->args[1],
+					"%s: the regular expression '%.*s' does not compile: %s",
+					f->name, (int)v->s.len, v->s.p, why);
+	if (!sl_compiler_own_regex(c, rx))
+		return false;
+	in->x.ptr = rx;
 	return true;
 }
 
@@ -528,6 +581,9 @@ static const struct fn fns[] = {
 	{ "REPLACE", 3, 3, 0, fn_replace },
 	{ "LOCATE", 2, 3, 0, fn_locate },
 	{ "SPLIT_INDEX", 3, 3, 0, fn_split_index },
+	{ "REGEXP", 2, 2, RE_MATCH, fn_regexp },
+	{ "REGEXP_EXTRACT", 2, 3, RE_EXTRACT, fn_regexp },
+	{ "REGEXP_REPLACE", 3, 3, RE_REPLACE, fn_regexp },
 	{ "IF", 3, 3, 0, fn_if },
 	{ "COALESCE", 1, 255, 0, fn_coalesce },
 	{ "IFNULL", 2, 2, 0, fn_coalesce },
@@ -626,6 +682,84 @@ static bool in_names(const char *const *names, const char *s)
 	return false;
 }
 
+bool sl_sql_is_builtin_function(const char *name)
+{
+	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+		if (!strcasecmp(fns[i].name, name))
+			return true;
+	return in_names(aggregates, name) || in_names(windowfns, name) ||
+	       !strcasecmp(name, "CAST") || !strcasecmp(name, "TRY_CAST") ||
+	       !strcasecmp(name, "EXTRACT") || !strcasecmp(name, "POSITION");
+}
+
+static_assert(sizeof(((struct udf_call *)0)->ops) / sizeof(int32_t) == SL_UDF_MAX_ARGS,
+	      "a call record holds every argument a descriptor may declare");
+
+static enum sl_type udf_sql_type(enum sl_udf_type t)
+{
+	switch (t) {
+	case SL_UDF_BOOLEAN:
+		return SL_TYPE_BOOL;
+	case SL_UDF_INT:
+		return SL_TYPE_INT;
+	case SL_UDF_BIGINT:
+		return SL_TYPE_BIGINT;
+	case SL_UDF_DOUBLE:
+		return SL_TYPE_DOUBLE;
+	default:
+		return SL_TYPE_STRING;
+	}
+}
+
+/*
+ * A call of a C function: each argument converted to the declared type where SQL widens
+ * implicitly (INT to BIGINT, any number to DOUBLE), anything else refused naming the
+ * library. The result may be NULL (a failure of the function is). Never folded, even over
+ * constants: the function need not be deterministic.
+ */
+static bool call_udf(struct compiler *c, const struct sl_expr *e, const struct sl_sql_udf *u,
+		     struct opnd *o)
+{
+	const struct sl_udf *d = u->d;
+	struct udf_call *call;
+	struct insn *in;
+
+	if (e->nargs != d->nargs)
+		return sl_compiler_fail(c, e, "%s (%s) takes %u argument%s, got %u", u->name,
+					u->target, d->nargs, d->nargs == 1 ? "" : "s", e->nargs);
+	call = calloc(1, sizeof(*call));
+	if (!sl_compiler_own(c, call))
+		return false;
+	call->d = d;
+	for (uint32_t i = 0; i < e->nargs; i++) {
+		enum sl_type want = udf_sql_type(d->args[i]);
+		struct opnd a;
+		bool widen;
+
+		if (!sl_compiler_arg(c, e, i, &a))
+			return false;
+		widen = (want == SL_TYPE_BIGINT && a.t.type == SL_TYPE_INT && is_int(&a.t)) ||
+			(want == SL_TYPE_DOUBLE && is_num(&a.t));
+		if (!a.t.null_type && !widen && (a.t.type != want || a.t.interval)) {
+			struct sl_sql_type wt = mk(want, false);
+
+			return sl_compiler_fail(c, e->args[i],
+						"argument %u of %s is %s, but %s declares %s",
+						i + 1, u->name, sl_compiler_type_name(&a.t, 0),
+						u->target, sl_compiler_type_name(&wt, 1));
+		}
+		if (!sl_compiler_conv_t(c, e->args[i], &a, want))
+			return false;
+		call->ops[i] = a.r;
+	}
+	in = sl_compiler_emit_to(c, e, OP_UDF, NOREG, NOREG, mk(udf_sql_type(d->result), true), o);
+	if (!in)
+		return false;
+	c->nonconst++;
+	in->x.ptr = call;
+	return true;
+}
+
 bool sl_compiler_call(struct compiler *c, const struct sl_expr *e, struct opnd *o)
 {
 	const struct fn *near = NULL;
@@ -662,6 +796,9 @@ bool sl_compiler_call(struct compiler *c, const struct sl_expr *e, struct opnd *
 			near = f;
 		}
 	}
+	for (int i = 0; c->env && i < c->env->nudfs; i++)
+		if (!strcasecmp(c->env->udfs[i].name, e->text))
+			return call_udf(c, e, &c->env->udfs[i], o);
 	if (!strcasecmp(e->text, "TRY_CAST") || !strcasecmp(e->text, "EXTRACT") ||
 	    !strcasecmp(e->text, "POSITION"))
 		return sl_compiler_fail(c, e, "%s is not supported by the expression parser yet",

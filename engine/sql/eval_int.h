@@ -130,8 +130,12 @@ enum op {
 	OP_NOW,		  /* ec->proctime_ms + imm (0: instant; tz: local wall clock); sub: days */
 	OP_EXTRACT,	  /* a = TIMESTAMP wall clock ms; sub = enum ex_field */
 	OP_IV_DAYS,	  /* a = INTERVAL ms -> whole days (floor) */
+	OP_UDF,		  /* x.ptr = struct udf_call */
+	OP_REGEX,	  /* sub: enum re_fn; a = string, b = pattern, x.ptr = struct sl_regex
+			   * when the pattern is a literal; c = group / replacement or NOREG */
 };
 
+enum re_fn { RE_MATCH, RE_EXTRACT, RE_REPLACE };
 enum is_test { IS_NULL, IS_NOT_NULL, IS_TRUE, IS_NOT_TRUE, IS_FALSE, IS_NOT_FALSE };
 enum math_fn { MATH_SQRT, MATH_LN, MATH_LOG10, MATH_LOG2, MATH_EXP };
 enum ex_field {
@@ -182,6 +186,13 @@ struct inlist {
 			uint32_t len;
 		} * s;
 	};
+};
+
+/* A call of a C function (sluice/udf.h): its descriptor and argument registers, each of
+ * the declared type. */
+struct udf_call {
+	const struct sl_udf *d;
+	int32_t ops[16]; /* SL_UDF_MAX_ARGS */
 };
 
 /* A compiled LIKE pattern: the common shapes get a single memcmp/memmem. */
@@ -241,6 +252,15 @@ int sl_eval_ts_format_fmt_(const struct tfmt *f, int64_t ms, char *buf, uint32_t
 int sl_eval_ts_print_(int64_t ms, int prec, char *buf);
 int sl_eval_date_print_(int64_t days, char *buf);
 int64_t sl_eval_extract_(int64_t ms, enum ex_field f);
+
+/* eval_regex.c: a pattern compiled (and JIT-compiled) at plan time, or NULL with PCRE2's
+ * reason in err; the kernel of OP_REGEX: false when it failed (d as Flink gives it: NULL,
+ * or FALSE for REGEXP), for the caller to count. x is the third operand or NULL. */
+struct sl_regex;
+struct sl_regex *sl_eval_regex_compile_(const char *pat, uint32_t len, char *err, size_t errcap);
+void sl_eval_regex_free_(struct sl_regex *re);
+bool sl_eval_regex_(const struct insn *in, const struct reg *a, const struct reg *b,
+		    const struct reg *x, struct reg *d, struct sl_eval_ctx *ec);
 
 /* eval_vm.c */
 void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *lists, struct reg *R,

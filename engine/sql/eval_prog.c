@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sluice/udf.h>
+
 #include "eval_cc.h"
 
 /* ---- finishing ------------------------------------------------------------------------ */
@@ -45,6 +47,12 @@ static bool pack_consts(struct compiler *c)
 		if (in->op == OP_CONCAT || in->op == OP_CONCAT_WS)
 			for (int k = 0; k < in->x.list.n; k++)
 				REMAP(p->lists[in->x.list.off + k]);
+		if (in->op == OP_UDF) { /* the program's own call record (sl_compiler_own) */
+			struct udf_call *call = (struct udf_call *)in->x.ptr;
+
+			for (uint32_t k = 0; k < call->d->nargs; k++)
+				REMAP(call->ops[k]);
+		}
 	}
 	REMAP(p->result);
 #undef REMAP
@@ -134,6 +142,9 @@ void sl_prog_destroy(struct sl_prog *p)
 	for (int i = 0; i < p->nowned; i++)
 		free(p->owned[i]);
 	free(p->owned);
+	for (int i = 0; i < p->nregex; i++)
+		sl_eval_regex_free_(p->regex[i]);
+	free(p->regex);
 	free(p->code);
 	free(p->lists);
 	free(p->consts);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sluice/udf.h>
+
 #include "eval_int.h"
 
 /* ---- strings -------------------------------------------------------------------------- */
@@ -387,6 +389,78 @@ static bool fmt_ts(struct reg *d, int64_t ms, const struct tfmt *f, struct sl_ev
 	d->null = false;
 	d->s.p = o;
 	d->s.len = (uint32_t)n;
+	return true;
+}
+
+/*
+ * Calls a C function (sluice/udf.h) on its argument registers. A STRING result is written
+ * into the free scratch and kept, or points into an argument; anything else is refused, as
+ * is a failure the function reports: false, d NULL.
+ */
+static bool udf(const struct udf_call *call, const struct reg *R, struct reg *d,
+		struct sl_eval_ctx *ec)
+{
+	const struct sl_udf *u = call->d;
+	struct sl_udf_value args[SL_UDF_MAX_ARGS], res = { .is_null = true };
+	uint32_t cap = ec->scratch_cap - ec->scratch_used;
+	char *buf = ec->scratch + ec->scratch_used;
+
+	for (uint32_t i = 0; i < u->nargs; i++) {
+		const struct reg *r = &R[call->ops[i]];
+
+		args[i].is_null = r->null;
+		if (r->null && !(u->flags & SL_UDF_CALLED_ON_NULL)) {
+			d->null = true;
+			return true;
+		}
+		if (r->null)
+			args[i].v.i = 0;
+		else if (u->args[i] == SL_UDF_DOUBLE)
+			args[i].v.d = r->f;
+		else if (u->args[i] == SL_UDF_STRING)
+			args[i].v.s.ptr = r->s.p, args[i].v.s.len = r->s.len;
+		else
+			args[i].v.i = r->i;
+	}
+	d->null = true;
+	if (u->fn(args, &res, buf, cap) != 0)
+		return false;
+	if (res.is_null)
+		return true;
+	switch (u->result) {
+	case SL_UDF_STRING: {
+		const char *p = res.v.s.ptr;
+		bool ok =
+			p >= buf && res.v.s.len <= cap && (uint32_t)(p - buf) <= cap - res.v.s.len;
+
+		if (ok) {
+			ec->scratch_used += (uint32_t)(p - buf) + res.v.s.len;
+		} else {
+			for (uint32_t i = 0; i < u->nargs && !ok; i++)
+				ok = u->args[i] == SL_UDF_STRING && !args[i].is_null &&
+				     p >= args[i].v.s.ptr && res.v.s.len <= args[i].v.s.len &&
+				     (uint32_t)(p - args[i].v.s.ptr) <=
+					     args[i].v.s.len - res.v.s.len;
+			if (!ok)
+				return false;
+		}
+		d->s.p = p;
+		d->s.len = res.v.s.len;
+		break;
+	}
+	case SL_UDF_DOUBLE:
+		d->f = res.v.d;
+		break;
+	case SL_UDF_INT:
+		d->i = (int32_t)res.v.i;
+		break;
+	case SL_UDF_BOOLEAN:
+		d->i = res.v.i != 0;
+		break;
+	default:
+		d->i = res.v.i;
+	}
+	d->null = false;
 	return true;
 }
 
@@ -1086,6 +1160,14 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 			NULL1();
 			d->null = false;
 			d->i = sl_eval_extract_(A->i, (enum ex_field)in->sub);
+			break;
+		case OP_UDF:
+			if (!udf(in->x.ptr, R, d, ec))
+				FAIL();
+			break;
+		case OP_REGEX:
+			if (!sl_eval_regex_(in, A, B, in->c != NOREG ? &R[in->c] : NULL, d, ec))
+				ec->errors++;
 			break;
 		case OP_IV_DAYS:
 			NULL1();

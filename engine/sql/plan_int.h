@@ -97,6 +97,15 @@ struct sl_sql_wm_explain {
 /* Plans EXPLAIN WATERMARK FOR st->target. 0 or -errno (the error set). */
 int sl_sql_plan_wm_explain(struct sl_sql_plan_ctx *c, const struct sl_stmt *st);
 
+/* The text of one SHOW or DESCRIBE statement (plan_show.c), printed in the file's order. */
+struct sl_sql_plan_info {
+	char *text;
+	int after; /* jobs planned before it: it prints after job after - 1 ran */
+};
+/* Plans SHOW TABLES / VIEWS / CREATE TABLE or DESCRIBE: its text into c->infos. 0 or
+ * -errno (the error set: an unknown table names it). */
+int sl_sql_plan_show(struct sl_sql_plan_ctx *c, const struct sl_ddl_show *sh);
+
 /* One job being built: INSERTs of a statement set share it. */
 struct sl_sql_plan_job {
 	struct sl_job *job;
@@ -119,6 +128,8 @@ struct sl_sql_plan_ctx {
 	int ntables;
 	struct sl_sql_plan_view **views;
 	int nviews;
+	struct sl_sql_udf *udfs; /* CREATE FUNCTION ... LANGUAGE C, in order (env.udfs) */
+	int nudfs, capudfs;
 
 	/* SET options */
 	int parallelism;
@@ -151,6 +162,8 @@ struct sl_sql_plan_ctx {
 	int nexplains;
 	struct sl_sql_wm_explain **wmx; /* EXPLAIN WATERMARK FOR statements, in order */
 	int nwmx;
+	struct sl_sql_plan_info *infos; /* SHOW and DESCRIBE statements, in order */
+	int ninfos;
 
 	/* everything the jobs borrow until destroy */
 	void **owned;
@@ -190,6 +203,10 @@ int sl_sql_plan_schema_add(struct sl_sql_plan_ctx *c, struct sl_schema *s, const
 /* Appends a field of SQL type t (DECIMAL precision and scale, TIMESTAMP fraction digits) to
  * s under exactly `name`. Returns the field or -EINVAL / -ENOMEM. */
 int sl_sql_plan_schema_put(struct sl_schema *s, const char *name, const struct sl_sql_type *t);
+
+/* plan_udf.c: CREATE FUNCTION: loads the library and checks its descriptor. 0 or -EINVAL
+ * (the error names the file's place and the library). */
+int sl_sql_plan_add_function(struct sl_sql_plan_ctx *c, const struct sl_ddl_function *fn);
 
 /* plan_agg_reduce.c: STDDEV_* and VAR_* rewritten into SUM and COUNT. *out is q with its
  * SELECT items and HAVING reduced (plan-owned copies where they changed); 0 or -errno. */

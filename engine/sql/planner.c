@@ -854,6 +854,16 @@ static int plan_script(struct sl_sql_plan_ctx *c)
 				return -EINVAL;
 			continue;
 		}
+		if (d->kind == SL_DDL_SHOW) {
+			if (sl_sql_plan_show(c, &d->show))
+				return -EINVAL;
+			continue;
+		}
+		if (d->kind == SL_DDL_CREATE_FUNCTION) {
+			if (sl_sql_plan_add_function(c, &d->fn))
+				return -EINVAL;
+			continue;
+		}
 		st = sl_stmt_parse(c->src + d->span.start, d->span.end - d->span.start,
 				   d->span.line, d->span.col, msg, sizeof msg);
 		if (!st) {
@@ -1045,10 +1055,14 @@ void sl_sql_destroy(struct sl_sql_script *s)
 	free(c->owned_free);
 	free(c->tables);
 	free(c->views);
+	free(c->udfs);
 	for (int i = 0; i < c->nexplains; i++)
 		free(c->explains[i]);
 	free(c->explains);
 	free(c->wmx); /* its entries are owned */
+	for (int i = 0; i < c->ninfos; i++)
+		free(c->infos[i].text);
+	free(c->infos);
 	sl_ddl_destroy(c->ddl);
 	free(s->src);
 	free(s);
@@ -1068,6 +1082,17 @@ const char *sl_sql_watermark_explain(const struct sl_sql_script *s, int k, int *
 	*tables = x->tables;
 	*ntables = x->ntables;
 	return x->name;
+}
+
+int sl_sql_ninfos(const struct sl_sql_script *s)
+{
+	return s->c.ninfos;
+}
+
+const char *sl_sql_info(const struct sl_sql_script *s, int k, int *after)
+{
+	*after = s->c.infos[k].after;
+	return s->c.infos[k].text;
 }
 
 int sl_sql_njobs(const struct sl_sql_script *s)

@@ -43,6 +43,11 @@ void sl_sql_destroy(struct sl_sql_script *s);
 /* Number of jobs (INSERTs, SELECTs and statement sets outside EXPLAIN). */
 int sl_sql_njobs(const struct sl_sql_script *s);
 struct sl_job *sl_sql_job(const struct sl_sql_script *s, int i);
+/* SHOW TABLES / VIEWS / CREATE TABLE and DESCRIBE statements, in file order: the k-th
+ * returns its output (Flink's tableau text, borrowed until sl_sql_destroy) and *after, the
+ * jobs before it (print it once job after - 1 has run; 0: before any job). */
+int sl_sql_ninfos(const struct sl_sql_script *s);
+const char *sl_sql_info(const struct sl_sql_script *s, int k, int *after);
 /* EXPLAIN WATERMARK FOR statements (a sluice extension), in file order: the k-th returns
  * the name as written, *after (the jobs before it: print it once job after - 1 has run;
  * 0: before any job) and the tables it reads (borrowed until sl_sql_destroy). */

@@ -88,7 +88,7 @@ def materialize(c, sluice, d):
     phys = [col for col in cols if not re.match(r"(?is)(WATERMARK|PRIMARY|CONSTRAINT)\b", col)
             and not re.match(r"(?is)`?\w+`?\s+AS\b", col)]
     rows = os.path.join(d, name + ".jsonl")
-    pre = [s for _, s in stmts if not oracle.is_job(s)]
+    pre = [s for _, s in stmts if not oracle.is_job(s) and not oracle.is_info(s)]
     names = ", ".join(re.match(r"`?\w+`?", col).group(0) for col in phys)
     job = os.path.join(d, "materialize.sql")
     open(job, "w").write(";\n".join(pre + [
@@ -175,7 +175,7 @@ def main():
             raise ValueError("%s: flink-replace changed the number of jobs" % c.path)
         if c.err:  # the whole file, which must fail planning on both sides
             js, jf = [(1, "", probe_s)], [(1, "", probe_f)]
-        for i, ((line, _, s_text), (_, _, f_text)) in enumerate(zip(js, jf)):
+        for i, ((line, stmt, s_text), (_, _, f_text)) in enumerate(zip(js, jf)):
             out_s, out_f = os.path.join(d, "out%d-sluice" % i), os.path.join(d, "out%d-flink" % i)
             os.mkdir(out_s)
             os.mkdir(out_f)
@@ -183,6 +183,8 @@ def main():
             open(s_job, "w").write(s_text.replace("@OUT@", out_s))
             open(f_job, "w").write(f_text.replace("@OUT@", out_f))
             label = "%s%s" % (c.name, "" if c.err else ":%d" % line)
+            if not c.err and oracle.is_info(stmt):
+                label += " (text)"
             jobs.append((c, label, s_job, batch.add(f_job), out_s, out_f))
     batch.start()  # Flink works through its list while sluice runs the same jobs here
     results = []
@@ -206,6 +208,12 @@ def main():
             why = "sluice failed (exit %d): %s" % (s_rc, s_err.strip()[-400:])
         elif f_err is not None:
             why = "Flink failed: %s" % f_err[:600]
+        elif label.endswith(" (text)"):  # SHOW / DESCRIBE: the printed text, line by line
+            s_text = [l for l in s_out if not l.startswith("sluice:")]
+            why = None if s_text == f_lines else "printed text differs:\n    sluice: %s\n" \
+                "    flink:  %s" % ("\n            ".join(s_text), "\n            ".join(f_lines))
+            s_log = f_log = []
+            n_rows = len(s_text)
         else:
             s_log = filtered(oracle.changelog(s_out), c.marks.get("sluice-only-rows", []))
             f_log = filtered(oracle.changelog(f_lines), c.marks.get("flink-only-rows", []))
@@ -228,6 +236,7 @@ def main():
                 notes.append("%s: sluice's changelog is %s, Flink's %s (the final tables "
                              "agree)" % (label, shape(s_log), shape(f_log)))
             print("PASS %s (%s)" % (label, "both refuse it" if c.err else
+                                    "%d lines" % n_rows if label.endswith(" (text)") else
                                     "%d changelog and sink rows" % n_rows))
         else:
             disagree += 1

@@ -131,11 +131,17 @@ def is_job(stmt):
     return first_word(stmt) in ("SELECT", "WITH", "VALUES", "(", "INSERT", "EXECUTE")
 
 
+def is_info(stmt):
+    """A statement that prints the catalog (SHOW TABLES, DESCRIBE t ...): its text output,
+    Flink's tableau, is what the two engines must agree on."""
+    return first_word(stmt) in ("SHOW", "DESCRIBE", "DESC")
+
+
 def split_jobs(text):
-    """One job file per job statement: every SET and DDL before it, then it."""
+    """One job file per job or catalog statement: every SET and DDL before it, then it."""
     pre, jobs = [], []
     for line, st in split_statements(text):
-        if is_job(st):
+        if is_job(st) or is_info(st):
             jobs.append((line, st, ";\n".join(pre + [st]) + ";\n"))
         else:
             pre.append(st)

@@ -17,6 +17,8 @@ its input files and what the run must print.
                   written as @JOB@)
   expected.sink   optional: the lines every file under @OUT@/sink holds together (sorted),
                   for jobs writing a filesystem sink; @OUT@ is a fresh folder per run
+  expected.stdout optional: the exact stdout of the 1-shard run (changelog and what SHOW and
+                  DESCRIBE print, in the file's order)
 
 Usage: run_golden.py SLUICE [--state-backend B] [CASE ...]
   (prints PASS/FAIL per case, exit 1 on any failure; with --state-backend every run keeps
@@ -101,6 +103,10 @@ def check_case(sluice, d):
             if rc != 0:
                 return "FAIL %s: %d shards: exit %d: %s" % (name, n, rc, err.strip()[-300:])
             got = [m.group(1) for m in map(LINE.match, out.splitlines()) if m]
+            stdout_path = os.path.join(d, "expected.stdout")
+            if n == 1 and os.path.exists(stdout_path) and out != open(stdout_path).read():
+                return "FAIL %s: 1 shard: stdout differs from expected.stdout:\n%s" % (
+                    name, out[-1500:])
             if want_sink is not None:
                 got_sink = []
                 sink = os.path.join(out_dir, "sink")
