@@ -163,10 +163,12 @@ static void sweep(const char *dir)
 		return;
 	while ((de = readdir(d))) {
 		const char *n = de->d_name;
-		size_t len = strlen(n), digits = strspn(n + 7, "0123456789");
+		size_t len = strlen(n), digits;
 
-		if (strncmp(n, "sluice-", 7) || !digits || len != 7 + digits + 5 ||
-		    strcmp(n + 7 + digits, ".sock"))
+		if (strncmp(n, "sluice-", 7))
+			continue;
+		digits = strspn(n + 7, "0123456789"); /* n is at least "sluice-" long here */
+		if (!digits || len != 7 + digits + 5 || strcmp(n + 7 + digits, ".sock"))
 			continue;
 		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, n) >= SUN_PATH_MAX)
 			continue;

@@ -918,12 +918,14 @@ struct sl_sql_script {
 	char *src;
 };
 
+/* The job file whole. Read to its end rather than to st_size: a pipe or a FIFO
+ * (`sluice run <(...)`) has no size. */
 static char *read_file(const char *path, size_t *len, char *err, size_t errcap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
+	size_t got = 0, cap;
 	char *buf;
-	size_t got = 0;
 
 	if (fd < 0 || fstat(fd, &sb) < 0) {
 		snprintf(err, errcap, "%s: cannot read the job file: %s", path, strerror(errno));
@@ -931,22 +933,36 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errcap)
 			close(fd);
 		return NULL;
 	}
-	buf = malloc((size_t)sb.st_size + 1);
-	if (!buf) {
-		close(fd);
-		snprintf(err, errcap, "%s: out of memory", path);
-		return NULL;
-	}
-	while (got < (size_t)sb.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
+	cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 4096;
+	buf = malloc(cap);
+	for (;;) {
+		ssize_t n;
 
-		if (n <= 0) {
+		if (buf && got + 1 >= cap) {
+			char *grown = realloc(buf, cap * 2);
+
+			if (!grown)
+				free(buf);
+			buf = grown;
+			cap *= 2;
+		}
+		if (!buf) {
+			close(fd);
+			snprintf(err, errcap, "%s: out of memory", path);
+			return NULL;
+		}
+		n = read(fd, buf + got, cap - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
 			snprintf(err, errcap, "%s: cannot read the job file: %s", path,
-				 n < 0 ? strerror(errno) : "file shrank while reading");
+				 strerror(errno));
 			free(buf);
 			close(fd);
 			return NULL;
 		}
+		if (n == 0)
+			break;
 		got += (size_t)n;
 	}
 	close(fd);
