@@ -38,7 +38,7 @@ import oracle  # noqa: E402
 
 BENCH = os.path.join(oracle.ROOT, "bench", "nexmark")
 QUERIES = ["q0", "q1", "q2", "q3", "q4", "q5", "q7", "q8", "q9", "q11", "q15", "q16", "q17",
-           "q18", "q19", "q20", "q22"]
+           "q18", "q19", "q20", "q21", "q22", "q14"]
 # Queries whose result has a unique key that Flink's planner knows, so that it sends only
 # +U for a changed row (no -U: upsert changelog): compared as upsert tables on that many
 # leading columns. q9's Top-1 per auction is keyed by the auction id.
@@ -116,6 +116,21 @@ def without_last(log):
     return [(k, r.rsplit(", ", 1)[0]) for k, r in log]
 
 
+# q14's user function: sluice loads bench/nexmark/count_char.c built beside the binary
+# (build/bench), Flink the same function in Java from its runner (tools/flink)
+UDF_LINE = "CREATE FUNCTION count_char AS 'libnexmark_udf.so:count_char' LANGUAGE C;"
+FLINK_UDF_LINE = "CREATE FUNCTION count_char AS 'sluice.flink.CountChar';"
+
+
+def for_sluice(query, sluice):
+    lib = os.path.join(os.path.dirname(sluice), "bench", "libnexmark_udf.so")
+    return query.replace("'libnexmark_udf.so:", "'%s:" % lib)
+
+
+def for_flink(query):
+    return query.replace(UDF_LINE, FLINK_UDF_LINE)
+
+
 def with_sink(query):
     new, n = re.subn(r"WITH \('connector' = 'blackhole'\)", "WITH ('connector' = 'print')",
                      query)
@@ -147,13 +162,13 @@ def main():
     for q in a.queries:
         query = with_sink(open(os.path.join(BENCH, q + ".sql")).read())
         f_job = os.path.join(work, q + ".flink.sql")
-        open(f_job, "w").write(oracle.flink_job(flink_ddl + "\n" + query))
+        open(f_job, "w").write(oracle.flink_job(flink_ddl + "\n" + for_flink(query)))
         jobs.append((q, query, batch.add(f_job)))
     batch.start()  # Flink works through the queries while sluice runs them here
     sluice_logs, failures, notes = {}, [], []
     for q, query, _ in jobs:
         s_job = os.path.join(work, q + ".sluice.sql")
-        open(s_job, "w").write(text + "\n" + query)
+        open(s_job, "w").write(text + "\n" + for_sluice(query, sluice))
         for n in SHARDS:
             rc, out, err = oracle.run_sluice(sluice, s_job, work, shards=n)
             sluice_logs[q, n] = oracle.changelog(out) if rc == 0 else \
