@@ -108,7 +108,7 @@ static bool at_query_paren(const struct parser *p)
 	if (!sl_cur_is_op(p->c, "("))
 		return false;
 	n = sl_cur_peek(p->c);
-	return sl_tok_is_kw(&n, "SELECT") || sl_tok_is_op(&n, "(");
+	return sl_tok_is_kw(&n, "SELECT") || sl_tok_is_kw(&n, "WITH") || sl_tok_is_op(&n, "(");
 }
 
 static int parse_expr(struct parser *p, struct sl_expr **out)
@@ -987,15 +987,70 @@ static int parse_order_limit(struct parser *p, struct sl_query *q)
 	return 0;
 }
 
-/* term { UNION [ALL|DISTINCT] term } [ORDER BY ...] [LIMIT n], unions left-associative. */
-static int parse_query(struct parser *p, struct sl_query **out)
+static void ctes_destroy(struct sl_cte *ctes, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		free(ctes[i].name);
+		for (uint32_t k = 0; k < ctes[i].ncols; k++)
+			free(ctes[i].cols[k]);
+		free(ctes[i].cols);
+		sl_query_destroy(ctes[i].query);
+	}
+	free(ctes);
+}
+
+/* WITH name [(cols)] AS (query) {, ...}, cur on WITH, into *ctes (which the caller frees,
+ * also on failure). A name written twice is not refused: Flink (Calcite) lets the later
+ * one shadow the earlier, and the planner's innermost-first look-up does the same. */
+static int parse_with(struct parser *p, struct sl_cte **ctes, uint32_t *n)
 {
 	int rc;
+
+	sl_cur_advance(p->c);
+	for (;;) {
+		struct sl_cte *e = sl_cur_append(p->c, (void **)ctes, n, sizeof *e);
+		struct sl_tok open;
+
+		if (!e)
+			return -ENOMEM;
+		e->line = p->c->tok.line;
+		e->col = p->c->tok.col;
+		if (!is_name(&p->c->tok))
+			return sl_cur_expected(p->c, "a name for the WITH query");
+		if (!(e->name = sl_cur_ident_dup(p->c, &p->c->tok)))
+			return -ENOMEM;
+		sl_cur_advance(p->c);
+		if (sl_cur_is_op(p->c, "(") &&
+		    (rc = parse_name_list(p, &e->cols, &e->ncols, "a column name")))
+			return rc;
+		if ((rc = sl_cur_expect_kw(p->c, "AS", "AS and the WITH query in '(...)'")))
+			return rc;
+		open = p->c->tok;
+		if ((rc = sl_cur_expect_op(p->c, "(", "'(' and the WITH query after AS")) ||
+		    (rc = parse_query(p, &e->query)) || (rc = expect_close(p, &open)))
+			return rc;
+		if (!sl_cur_accept_op(p->c, ","))
+			return 0;
+	}
+}
+
+/* [WITH ...] term { UNION [ALL|DISTINCT] term } [ORDER BY ...] [LIMIT n], unions
+ * left-associative; the WITH belongs to the whole query. */
+static int parse_query(struct parser *p, struct sl_query **out)
+{
+	struct sl_cte *ctes = NULL;
+	uint32_t nctes = 0;
+	int rc = 0;
 
 	if (p->depth >= MAX_DEPTH)
 		return sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
 				      "queries nested more than %d deep", MAX_DEPTH);
 	p->depth++;
+	if (sl_cur_is_kw(p->c, "WITH") && (rc = parse_with(p, &ctes, &nctes))) {
+		ctes_destroy(ctes, nctes);
+		p->depth--;
+		return rc;
+	}
 	rc = parse_term(p, out);
 	while (!rc && sl_cur_is_kw(p->c, "UNION")) {
 		struct sl_query *u = new_query(p, (*out)->line, (*out)->col);
@@ -1014,6 +1069,27 @@ static int parse_query(struct parser *p, struct sl_query **out)
 	}
 	if (!rc)
 		rc = parse_order_limit(p, *out);
+	if (ctes && *out && (*out)->ctes) {
+		/* `WITH a ... (WITH b ... SELECT ...)`: b's scope nests in a's, which is one
+		 * list a, b (a later name shadows, a later body sees the earlier ones) */
+		struct sl_cte *all = realloc(ctes, sizeof(*all) * (nctes + (*out)->nctes));
+
+		if (!all) {
+			rc = sl_cur_nomem(p->c);
+		} else {
+			ctes = all;
+			memcpy(ctes + nctes, (*out)->ctes, sizeof(*all) * (*out)->nctes);
+			nctes += (*out)->nctes;
+			free((*out)->ctes);
+			(*out)->ctes = NULL;
+		}
+	}
+	if (ctes && *out && !(*out)->ctes) {
+		(*out)->ctes = ctes;
+		(*out)->nctes = nctes;
+	} else {
+		ctes_destroy(ctes, nctes);
+	}
 	p->depth--;
 	return rc;
 }
@@ -1159,7 +1235,7 @@ static int parse_stmt(struct parser *p, struct sl_stmt **out, bool in_explain)
 	if (!s)
 		return -ENOMEM;
 	*out = s;
-	if (sl_cur_is_kw(p->c, "SELECT") || sl_cur_is_op(p->c, "("))
+	if (sl_cur_is_kw(p->c, "SELECT") || sl_cur_is_kw(p->c, "WITH") || sl_cur_is_op(p->c, "("))
 		return parse_query(p, &s->query);
 	if (sl_cur_is_kw(p->c, "INSERT")) {
 		s->kind = SL_STMT_INSERT;
@@ -1290,6 +1366,7 @@ void sl_query_destroy(struct sl_query *q)
 		for (uint32_t i = 0; i < q->norder_by; i++)
 			sl_expr_destroy(q->order_by[i].expr);
 		free(q->order_by);
+		ctes_destroy(q->ctes, q->nctes);
 		free(q);
 		q = left;
 	}
