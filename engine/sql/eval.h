@@ -142,6 +142,11 @@ bool sl_prog_eval_pred(const struct sl_prog *p, const struct sl_row *in, struct 
 void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
 		       const struct sl_sql_type *to, struct sl_row_builder *out, int field);
 
+/* The type both a and b convert to, as CASE, COALESCE and VALUES columns take it (numbers
+ * widen, DECIMALs to one holding both, the larger TIMESTAMP precision). False when none. */
+bool sl_sql_type_common(const struct sl_sql_type *a, const struct sl_sql_type *b,
+			struct sl_sql_type *out);
+
 /* Writes the SQL spelling of a type ("DECIMAL(10, 2)", "TIMESTAMP(3)") for messages. */
 int sl_sql_type_name(const struct sl_sql_type *t, char *buf, size_t cap);
 

@@ -220,6 +220,12 @@ bool sl_sql_plan_is_reduced_agg(const char *name);
 int sl_sql_plan_values_one(struct sl_sql_plan_ctx *c, struct sl_job *job, uint32_t line,
 			   uint32_t col, struct sl_sql_plan_rel *out);
 
+/* plan_values.c: *out is the relation of VALUES q (q->values), its rows computed now into a
+ * bounded source, the columns EXPR$0, EXPR$1, ... of the common type of their values. 0 or
+ * -errno (said). */
+int sl_sql_plan_values(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		       struct sl_sql_plan_rel *out);
+
 /* plan_scan.c */
 bool sl_sql_plan_expr_equal(const struct sl_expr *a, const struct sl_expr *b);
 struct sl_expr *sl_sql_plan_parse_span(struct sl_sql_plan_ctx *c, const struct sl_ddl_span *sp);

@@ -799,8 +799,40 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	return 0;
 }
 
+static int plan_from_item(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+			  struct sl_sql_plan_rel *out);
+
+/* `AS t (c1, c2, ...)`: the item's visible columns renamed in order (hidden ones, named
+ * with '$', keep theirs). */
+static int rename_cols(struct sl_sql_plan_ctx *c, const struct sl_from *f,
+		       struct sl_sql_plan_rel *out)
+{
+	uint32_t k = 0;
+
+	for (int i = 0; i < out->ncols; i++)
+		if (out->cols[i].name && out->cols[i].name[0] != '$')
+			k++;
+	if (k != f->nalias_cols)
+		return sl_sql_plan_fail(c, f->line, f->col,
+					"'%s' names %u column%s but the FROM item has %u", f->alias,
+					f->nalias_cols, f->nalias_cols == 1 ? "" : "s", k);
+	k = 0;
+	for (int i = 0; i < out->ncols; i++)
+		if (out->cols[i].name && out->cols[i].name[0] != '$')
+			out->cols[i].name = f->alias_cols[k++];
+	return 0;
+}
+
 int sl_sql_plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
 		     struct sl_sql_plan_rel *out)
+{
+	if (plan_from_item(c, job, f, out))
+		return -EINVAL;
+	return f->nalias_cols ? rename_cols(c, f, out) : 0;
+}
+
+static int plan_from_item(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+			  struct sl_sql_plan_rel *out)
 {
 	memset(out, 0, sizeof(*out));
 	switch (f->kind) {
@@ -1132,6 +1164,8 @@ static int plan_select(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 		return sl_sql_plan_fail(c, q->line, q->col,
 					"ORDER BY and LIMIT are not supported on "
 					"unbounded streams");
+	if (q->values)
+		return sl_sql_plan_values(c, job, q, out);
 	if (q->distinct) {
 		/* SELECT DISTINCT items = SELECT items GROUP BY items */
 		struct sl_query *dq = sl_sql_plan_own(c, malloc(sizeof(*dq)), free);

@@ -46,6 +46,9 @@ struct sl_from {
 	enum sl_from_kind kind;
 	uint32_t line, col;
 	char *alias; /* NULL when not written */
+	/* `AS t (c1, c2, ...)`: new names of the item's columns in order, else NULL */
+	char **alias_cols;
+	uint32_t nalias_cols;
 	/* TABLE */
 	char *name; /* dotted parts joined with '.' */
 	/* TABLE on the right of a join: FOR SYSTEM_TIME AS OF expr (temporal join), else NULL */
@@ -90,6 +93,14 @@ struct sl_query {
 	struct sl_query *left, *right; /* set_op != NONE */
 	struct sl_cte *ctes;	       /* the WITH heading this query, in order; NULL if none */
 	uint32_t nctes;
+	/* VALUES (e, ...), ...: the rows of a VALUES term (no items, no FROM), every row of
+	 * the same arity (the parser checks); NULL for a SELECT */
+	struct sl_values_row {
+		struct sl_expr **vals;
+		uint32_t nvals;
+		uint32_t line, col;
+	} * values;
+	uint32_t nvalues;
 
 	bool distinct; /* SELECT DISTINCT */
 	struct sl_select_item *items;
