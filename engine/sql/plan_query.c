@@ -954,8 +954,8 @@ static int selected_col(const struct sl_sql_plan_rel *out, const struct sl_sql_p
 
 static bool is_agg_name(const char *n)
 {
-	static const char *const aggs[] = { "COUNT", "SUM",	    "AVG",	  "MIN",
-					    "MAX",   "FIRST_VALUE", "LAST_VALUE", NULL };
+	static const char *const aggs[] = { "COUNT",	   "SUM",	 "AVG",	    "MIN", "MAX",
+					    "FIRST_VALUE", "LAST_VALUE", "LISTAGG", NULL };
 
 	for (int i = 0; aggs[i]; i++)
 		if (!strcasecmp(n, aggs[i]))
