@@ -106,11 +106,15 @@ struct sl_eval_ctx {
 	uint32_t scratch_cap;  /* SL_EVAL_SCRATCH bytes is plenty for sane rows */
 	uint32_t scratch_used; /* reset by every top-level eval call */
 	int64_t proctime_ms;   /* PROCTIME(), CURRENT_TIMESTAMP */
-	uint64_t errors;       /* evaluations that failed at run time (string too long for
-				* scratch, invalid CAST text in a non-TRY cast): counted, result
-				* NULL */
-	uint64_t overflows;    /* of which DECIMAL results beyond their precision (also
-				* inside a TRY_CAST's operand, not the TRY_CAST itself) */
+	/* CURRENT_WATERMARK(): the evaluating operator's watermark, when it has one (the
+	 * operators that evaluate SQL set it, a zeroed context has none: NULL) */
+	int64_t watermark;
+	bool has_watermark;
+	uint64_t errors;    /* evaluations that failed at run time (string too long for
+			     * scratch, invalid CAST text in a non-TRY cast): counted, result
+			     * NULL */
+	uint64_t overflows; /* of which DECIMAL results beyond their precision (also
+			     * inside a TRY_CAST's operand, not the TRY_CAST itself) */
 };
 #define SL_EVAL_SCRATCH 65536
 
