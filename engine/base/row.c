@@ -28,6 +28,21 @@ void sl_rowb_set_str(struct sl_row_builder *b, int i, const char *s, uint32_t le
 	sl_rowb_set_slot_(b, i, ((uint64_t)off << 32) | len);
 }
 
+char *sl_rowb_str_space(struct sl_row_builder *b, int i, uint32_t len)
+{
+	uint32_t off = b->used;
+
+	if (b->overflow)
+		return NULL;
+	if ((uint64_t)off + len > b->cap) {
+		b->overflow = true;
+		return NULL;
+	}
+	b->used = off + len;
+	sl_rowb_set_slot_(b, i, ((uint64_t)off << 32) | len);
+	return (char *)b->row + off;
+}
+
 void sl_rowb_copy_field(struct sl_row_builder *b, int i, const struct sl_row *src, int j,
 			enum sl_type t)
 {

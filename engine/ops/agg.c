@@ -560,6 +560,165 @@ static void last_str_merge(const struct sl_agg_bound *a, void *acc, const void *
 		str_set(s, o->p, o->len, o->seq);
 }
 
+/* ---- LISTAGG: the values in arrival order --------------------------------------------------
+ * The accumulator owns its values as [u32 length][bytes] entries back to back, grown by
+ * doubling (O(1) amortised per input, an allocation only when it outgrows its memory); the
+ * result joins them with the separator, O(bytes held) per result as Flink's ListAggFunction
+ * joins its list. A merge appends the other's values after ours (cumulating windows, merged
+ * sessions: time order, as Flink), or puts them first for a HOP window's slices (newest_first,
+ * Flink's order there). */
+
+struct acc_list {
+	char *p;
+	uint32_t len; /* bytes of entries at p */
+	uint32_t cap; /* bytes allocated at p */
+	uint32_t n;   /* values held */
+	uint32_t rsv;
+};
+
+/* Appends `len` bytes of entries (`nvals` values); false on ENOMEM (sl_agg_nomem set, the
+ * accumulator unchanged) or past 4 GiB. */
+static bool list_append(struct acc_list *l, const void *entries, uint32_t len, uint32_t nvals)
+{
+	if ((uint64_t)l->len + len > UINT32_MAX / 2) {
+		sl_agg_nomem = true;
+		return false;
+	}
+	if (l->len + len > l->cap) {
+		uint32_t cap = l->cap ? l->cap : 64;
+		char *p;
+
+		while (cap < l->len + len)
+			cap *= 2;
+		p = realloc(l->p, cap);
+		if (!p) {
+			sl_agg_nomem = true;
+			return false;
+		}
+		l->p = p;
+		l->cap = cap;
+	}
+	memcpy(l->p + l->len, entries, len);
+	l->len += len;
+	l->n += nvals;
+	return true;
+}
+
+static void list_add(const struct sl_agg_bound *a, void *acc, const struct sl_row *row)
+{
+	struct acc_list *l = acc;
+	const char *x;
+	uint32_t len;
+	char hdr[4];
+
+	if (sl_row_is_null(row, a->field))
+		return;
+	x = sl_row_str(row, a->field, &len);
+	memcpy(hdr, &len, 4);
+	/* the length first, then the bytes: two appends, undone together on failure */
+	if (!list_append(acc, hdr, 4, 0))
+		return;
+	if (!list_append(acc, x, len, 1))
+		l->len -= 4;
+}
+
+static void list_merge(const struct sl_agg_bound *a, void *acc, const void *other)
+{
+	struct acc_list *l = acc;
+	const struct acc_list *o = other;
+	uint32_t had = l->len;
+
+	if (!o->n || !list_append(acc, o->p, o->len, o->n) || !a->newest_first || !had)
+		return;
+	/* o's entries now follow ours: rotate them to the front, O(bytes held) */
+	memmove(l->p + o->len, l->p, had);
+	memcpy(l->p, o->p, o->len);
+}
+
+static void list_result(const struct sl_agg_bound *a, const void *acc, struct sl_row_builder *b,
+			int field)
+{
+	const struct acc_list *l = acc;
+	uint64_t total;
+	char *dst;
+
+	if (!l->n) {
+		sl_rowb_set_null(b, field);
+		return;
+	}
+	total = (uint64_t)l->len - 4ull * l->n + (uint64_t)(l->n - 1) * a->sep_len;
+	if (total > UINT32_MAX || !(dst = sl_rowb_str_space(b, field, (uint32_t)total))) {
+		/* too long for the row: the builder's overflow fails the row, never a cut value */
+		if (total > UINT32_MAX)
+			b->overflow = true;
+		return;
+	}
+	for (uint32_t off = 0, i = 0; off < l->len; i++) {
+		uint32_t len;
+
+		memcpy(&len, l->p + off, 4);
+		if (i) {
+			memcpy(dst, a->sep, a->sep_len);
+			dst += a->sep_len;
+		}
+		memcpy(dst, l->p + off + 4, len);
+		dst += len;
+		off += 4 + len;
+	}
+}
+
+static void list_destroy(const struct sl_agg_bound *a, void *acc)
+{
+	struct acc_list *l = acc;
+
+	free(l->p);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The number of values, then the entries as one length-prefixed run of bytes. */
+static int list_serialize(const struct sl_agg_bound *a, const void *acc, struct sl_snap_buf *out)
+{
+	const struct acc_list *l = acc;
+	int rc = sl_snap_put_u32(out, l->n);
+
+	if (rc || !l->n)
+		return rc;
+	return sl_snap_put_bytes(out, l->p, l->len);
+}
+
+static int list_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r)
+{
+	struct acc_list *l = acc;
+	const void *p = NULL; /* set by sl_snap_get_bytes */
+	uint32_t n, len = 0, seen = 0, off = 0;
+
+	if (sl_snap_get_u32(r, &n))
+		return r->error;
+	if (!n)
+		return 0;
+	if (sl_snap_get_bytes(r, &p, &len))
+		return r->error;
+	/* entries must tile the bytes exactly and number n */
+	while (off < len) {
+		uint32_t vl;
+
+		if (len - off < 4)
+			return -EINVAL;
+		memcpy(&vl, (const char *)p + off, 4);
+		if (vl > len - off - 4)
+			return -EINVAL;
+		off += 4 + vl;
+		seen++;
+	}
+	if (seen != n)
+		return -EINVAL;
+	if (!list_append(l, p, len, n)) {
+		sl_agg_nomem = false; /* reported by the return code */
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* ---- COUNT(DISTINCT): an open-addressing set of value bytes -------------------------------
  * Fixed-width values are their 8 slot bytes (NaN made canonical, as Java's Double.equals
  * treats every NaN as one value), strings their bytes. Slots hold (hash, arena offset,
@@ -1101,13 +1260,18 @@ static int user_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_s
 	KERNEL(24, SL_TYPE_DOUBLE, m2_add, m2_retract, m2_merge, m2_result, NULL, plain_serialize, \
 	       m2_deserialize)
 
+#define K_LISTAGG                                                                                  \
+	KERNEL(24, SL_TYPE_STRING, list_add, NULL, list_merge, list_result, list_destroy,          \
+	       list_serialize, list_deserialize)
+
+_Static_assert(sizeof(struct acc_list) == 24, "K_LISTAGG acc_size");
 _Static_assert(sizeof(struct acc_m2) == 24, "K_M2 acc_size");
 _Static_assert(sizeof(struct acc_str) == 24, "K_*_S acc_size");
 _Static_assert(sizeof(struct acc_dec) == 24, "K_*_DEC acc_size");
 _Static_assert(sizeof(struct acc_seq) == 16, "K_FIRST acc_size");
 
 #define NTYPES (SL_TYPE_TIMESTAMP_LTZ + 1)
-#define NKINDS (SL_AGG_M2 + 1)
+#define NKINDS (SL_AGG_LISTAGG + 1)
 
 /* One kernel for every type of the row `ALL(k)`; strings get `s`. */
 #define EVERY(k, s)                                                                                \
@@ -1155,6 +1319,7 @@ static const struct sl_agg_kernel kernels[NKINDS][NTYPES] = {
 		[SL_TYPE_INT] = K_M2, [SL_TYPE_BIGINT] = K_M2, [SL_TYPE_DOUBLE] = K_M2,
 		[SL_TYPE_FLOAT] = K_M2,
 	},
+	[SL_AGG_LISTAGG] = { [SL_TYPE_STRING] = K_LISTAGG },
 };
 
 /* SQL SUM(INT) is INT (Flink's IntSumAggFunction), the C API's is BIGINT. */
@@ -1211,6 +1376,8 @@ int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *a, const struc
 		return -EINVAL;
 	}
 	b->kind = a->kind;
+	b->sep = a->sep ? a->sep : ",";
+	b->sep_len = (uint32_t)strlen(b->sep);
 	b->in_type = t;
 	b->out_type = b->k->out ? b->k->out : t;
 	b->in_scale = b->out_prec = b->out_scale = 0;
@@ -1274,6 +1441,7 @@ const char *sl_agg_kind_name(enum sl_agg_kind kind)
 		[SL_AGG_FIRST_VALUE] = "FIRST_VALUE",
 		[SL_AGG_LAST_VALUE] = "LAST_VALUE",
 		[SL_AGG_M2] = "M2",
+		[SL_AGG_LISTAGG] = "LISTAGG",
 	};
 
 	if (kind < SL_AGG_COUNT_STAR || kind >= NKINDS)

@@ -8,11 +8,11 @@
  * so a freshly inserted (zeroed) state entry needs no init call. User accumulators are
  * initialised through sl_agg_fn.init.
  *
- * Out-of-line accumulators: COUNT(DISTINCT) keeps a hash set and MIN/MAX/FIRST/LAST_VALUE of
- * STRING keep the string, both in memory the accumulator points to (allocated on the first
- * value, grown on a new distinct value or a longer string, never per record otherwise).
- * Their kernels have `destroy`, which whoever drops such an accumulator must call (window
- * fired and purged, session merged away, scratch merges, operator close); a copy of one
+ * Out-of-line accumulators: COUNT(DISTINCT) keeps a hash set, LISTAGG its values and
+ * MIN/MAX/FIRST/LAST_VALUE of STRING keep the string, all in memory the accumulator points to
+ * (allocated on the first value, grown on a new distinct value or a longer string, never per record
+ * otherwise). Their kernels have `destroy`, which whoever drops such an accumulator must call
+ * (window fired and purged, session merged away, scratch merges, operator close); a copy of one
  * must be made with init + merge (sl_agg_copy), never memcpy. Such accumulators live only in
  * memory of the shard that created them; updating GROUP BY keeps its variable-size data in
  * keyed map state instead (group_agg.c).
@@ -76,6 +76,10 @@ struct sl_agg_bound {
 	int out_prec, out_scale; /* DECIMAL output: precision <= 18 and scale; a TIMESTAMP
 				  * output (MIN, MAX, ...): its input's fraction digits */
 	struct sl_agg_fn user;	 /* SL_AGG_USER only */
+	const char *sep;	 /* SL_AGG_LISTAGG: the separator (the spec's, borrowed) */
+	uint32_t sep_len;
+	bool newest_first; /* SL_AGG_LISTAGG: merge puts the other's values before ours (the
+			    * slices of a HOP window, merged oldest first, as Flink orders them) */
 };
 
 /* Returns the kernel for `kind` over an input of type `in` (ignored for COUNT(*) and USER),

@@ -10,7 +10,7 @@
  *                  LAST_VALUE (map values are fixed-size, map keys are not, so variable bytes
  *                  live in keys); at most one entry per aggregate
  *   ST_MS+j map    multiset of aggregate j's inputs, value -> int64 count, or for
- *                  FIRST/LAST_VALUE [arrival][value] -> 1
+ *                  FIRST/LAST_VALUE and LISTAGG [arrival][value] -> 1
  *
  * Per record: read the block into a stack copy (a backend may hand out copies), build the
  * old result row, accumulate or retract into the copy and the maps, build the new row, write
@@ -48,6 +48,7 @@ enum ga_mode {
 	GA_ORDER,    /* FIRST/LAST_VALUE with retraction: (arrival, value) -> 1 */
 	GA_DISTINCT, /* COUNT(DISTINCT): value -> count */
 	GA_STR,	     /* MIN/MAX/FIRST/LAST of STRING on insert-only input: current value only */
+	GA_LIST,     /* LISTAGG, any input: (arrival, value) -> 1, the result joined from it */
 };
 
 struct ga_hdr {
@@ -457,6 +458,43 @@ static int order_retract(struct run *r, int i, uint8_t *x, uint32_t xl)
 	return set_current(r, i, r->best, r->bestl);
 }
 
+/* LISTAGG: x is [arrival][value]; every value is kept, in arrival order. */
+static int list_add(struct run *r, int i, uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	uint64_t seq = ++hdr_of(r->blk)->seq;
+	int64_t *one;
+
+	memcpy(x, &seq, 8);
+	one = sl_map_put(r->ctx, a->ms, x, xl);
+	if (!one)
+		return -ENOMEM;
+	*one = 1;
+	cur_of(a, r->blk)->n++;
+	return 0;
+}
+
+/* Removes the earliest occurrence of the value, as Flink's ListAggWithRetractAggFunction
+ * removes one from its list; a value not held is ignored, as there. */
+static int list_retract(struct run *r, int i, uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	struct ga_cur *c = cur_of(a, r->blk);
+
+	r->i = i;
+	r->x = x + 8;
+	r->xl = xl - 8;
+	r->best_seq = 0;
+	sl_map_foreach(r->ctx, a->ms, scan_order, r);
+	if (!r->best_seq)
+		return 0;
+	memcpy(x, &r->best_seq, 8);
+	sl_map_remove(r->ctx, a->ms, x, xl);
+	if (--c->n < 0)
+		c->n = 0;
+	return 0;
+}
+
 /* Accumulates (retract false) or retracts row into aggregate i. Returns 0 or -errno. */
 static int apply(struct run *r, int i, const struct sl_row *row, bool retract)
 {
@@ -487,6 +525,9 @@ static int apply(struct run *r, int i, const struct sl_row *row, bool retract)
 	case GA_ORDER:
 		return retract ? order_retract(r, i, buf, (uint32_t)len)
 			       : order_add(r, i, buf, (uint32_t)len);
+	case GA_LIST:
+		return retract ? list_retract(r, i, buf, (uint32_t)len)
+			       : list_add(r, i, buf, (uint32_t)len);
 	case GA_STR:
 		/* insert-only string MIN/MAX (sign compare) or FIRST/LAST (arrival) */
 		if (a->ordered)
@@ -526,6 +567,105 @@ static bool cur_touch(const void *mkey, uint32_t mklen, void *value, void *arg)
 	return true;
 }
 
+/*
+ * LISTAGG's result from its multiset, whose entries a backend returns in any order: pass 1
+ * reads every (arrival, length), sorted by arrival they give each value its place in the
+ * joined string, reserved in the row; pass 2 copies each value to its place (found by
+ * binary search). O(n log n) in the values held per result and no copy of them; a key
+ * holding more than LIST_STACK values allocates its index per result.
+ */
+#define LIST_STACK 256
+
+struct list_ent {
+	uint64_t seq;
+	uint32_t len;
+	uint32_t pos; /* of the value in the joined string */
+};
+
+struct list_scan {
+	struct list_ent *e;
+	uint32_t n, cap;
+	const struct sl_agg_bound *b;
+	char *dst; /* pass 2: the joined string's bytes in the row */
+	bool bad;  /* more entries than held, or one not seen in pass 1 */
+};
+
+static int ent_cmp(const void *x, const void *y)
+{
+	const struct list_ent *p = x, *q = y;
+
+	return (p->seq > q->seq) - (p->seq < q->seq);
+}
+
+static bool list_index(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	struct list_scan *ls = arg;
+
+	if (ls->n == ls->cap) {
+		ls->bad = true;
+		return false;
+	}
+	memcpy(&ls->e[ls->n].seq, mkey, 8);
+	ls->e[ls->n++].len = mklen - 8;
+	return true;
+}
+
+static bool list_place(const void *mkey, uint32_t mklen, void *value, void *arg)
+{
+	struct list_scan *ls = arg;
+	struct list_ent k, *e;
+
+	memcpy(&k.seq, mkey, 8);
+	e = bsearch(&k, ls->e, ls->n, sizeof(*e), ent_cmp);
+	if (!e || e->len != mklen - 8) {
+		ls->bad = true;
+		return false;
+	}
+	memcpy(ls->dst + e->pos, (const uint8_t *)mkey + 8, e->len);
+	if (e != ls->e)
+		memcpy(ls->dst + e->pos - ls->b->sep_len, ls->b->sep, ls->b->sep_len);
+	return true;
+}
+
+static void list_emit(struct run *r, int i, struct sl_row_builder *b, int field)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	struct list_ent stack[LIST_STACK];
+	struct list_scan ls = { .e = stack, .cap = LIST_STACK, .b = &a->b };
+	uint64_t pos = 0;
+
+	if ((uint64_t)cur_of(a, r->blk)->n > LIST_STACK) {
+		ls.cap = (uint32_t)cur_of(a, r->blk)->n;
+		ls.e = malloc(sizeof(*ls.e) * ls.cap);
+		if (!ls.e) {
+			b->overflow = true; /* reported as a row that cannot be built */
+			return;
+		}
+	}
+	sl_map_foreach(r->ctx, a->ms, list_index, &ls);
+	if (!ls.bad && ls.n == 0) {
+		sl_rowb_set_null(b, field); /* every value expired (TTL) */
+		goto out_free;
+	}
+	qsort(ls.e, ls.n, sizeof(*ls.e), ent_cmp);
+	for (uint32_t k = 0; k < ls.n; k++) {
+		pos += k ? a->b.sep_len : 0;
+		ls.e[k].pos = (uint32_t)pos;
+		pos += ls.e[k].len;
+	}
+	if (ls.bad || pos > SL_ROW_SCRATCH ||
+	    !(ls.dst = sl_rowb_str_space(b, field, (uint32_t)pos))) {
+		b->overflow = true;
+		goto out_free;
+	}
+	sl_map_foreach(r->ctx, a->ms, list_place, &ls);
+	if (ls.bad)
+		b->overflow = true;
+out_free:
+	if (ls.e != stack)
+		free(ls.e);
+}
+
 static const struct sl_row *build_row(struct run *r, struct sl_row_builder *b,
 				      enum sl_row_kind kind)
 {
@@ -545,6 +685,8 @@ static const struct sl_row *build_row(struct run *r, struct sl_row_builder *b,
 			sl_rowb_set_i64(b, f, c->n);
 		else if (c->n <= 0)
 			sl_rowb_set_null(b, f);
+		else if (a->mode == GA_LIST)
+			list_emit(r, i, b, f);
 		else if (a->str)
 			strs = true;
 		else
@@ -797,11 +939,18 @@ static int bind_one(struct ga *g, int i, const struct sl_agg_spec *spec, const s
 		else
 			a->mode = a->str ? GA_STR : GA_KERNEL;
 		break;
+	case SL_AGG_LISTAGG:
+		/* every value is kept in map state, on insert-only input too: the result of a
+		 * key needs them all, and so does a retraction */
+		a->mode = GA_LIST;
+		a->ordered = true;
+		break;
 	default:
 		a->mode = GA_KERNEL;
 		break;
 	}
-	if (a->mode == GA_DISTINCT || a->mode == GA_EXTREME || a->mode == GA_ORDER)
+	if (a->mode == GA_DISTINCT || a->mode == GA_EXTREME || a->mode == GA_ORDER ||
+	    a->mode == GA_LIST)
 		a->ms = g->nstates++;
 	size = a->mode == GA_KERNEL ? a->b.k->acc_size : (uint32_t)sizeof(struct ga_cur);
 	a->b.off = *off;

@@ -116,6 +116,8 @@ static void calc_one(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, st
 	const struct sl_row *row;
 
 	ec->proctime_ms = sl_ctx_proctime(ctx);
+	ec->watermark = sl_ctx_watermark(ctx);
+	ec->has_watermark = ec->watermark != SL_TS_MIN;
 	if (c->pred && !sl_prog_eval_pred(c->pred, in, ec))
 		return;
 	if (c->nout < 0) {

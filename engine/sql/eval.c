@@ -693,9 +693,8 @@ bool sl_compiler_arith(struct compiler *c, const struct sl_expr *e, enum sl_expr
 	}
 }
 
-/* The type both a and b convert to, for CASE, COALESCE, IF, IN lists. */
-static bool common_type(struct compiler *c, const struct sl_expr *e, const struct sl_sql_type *a,
-			const struct sl_sql_type *b, struct sl_sql_type *out)
+bool sl_sql_type_common(const struct sl_sql_type *a, const struct sl_sql_type *b,
+			struct sl_sql_type *out)
 {
 	bool nullable = a->nullable || b->nullable;
 
@@ -728,6 +727,15 @@ static bool common_type(struct compiler *c, const struct sl_expr *e, const struc
 		*out = mk(SL_TYPE_TIMESTAMP, nullable);
 		return true;
 	}
+	return false;
+}
+
+/* The type both a and b convert to, for CASE, COALESCE, IF, IN lists. */
+static bool common_type(struct compiler *c, const struct sl_expr *e, const struct sl_sql_type *a,
+			const struct sl_sql_type *b, struct sl_sql_type *out)
+{
+	if (sl_sql_type_common(a, b, out))
+		return true;
 	return sl_compiler_fail(c, e, "incompatible types %s and %s", sl_compiler_type_name(a, 0),
 				sl_compiler_type_name(b, 1));
 }

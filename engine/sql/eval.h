@@ -122,11 +122,15 @@ struct sl_eval_ctx {
 	uint32_t scratch_cap;  /* SL_EVAL_SCRATCH bytes is plenty for sane rows */
 	uint32_t scratch_used; /* reset by every top-level eval call */
 	int64_t proctime_ms;   /* PROCTIME(), CURRENT_TIMESTAMP */
-	uint64_t errors;       /* evaluations that failed at run time (string too long for
-				* scratch, invalid CAST text in a non-TRY cast): counted, result
-				* NULL */
-	uint64_t overflows;    /* of which DECIMAL results beyond their precision (also
-				* inside a TRY_CAST's operand, not the TRY_CAST itself) */
+	/* CURRENT_WATERMARK(): the evaluating operator's watermark, when it has one (the
+	 * operators that evaluate SQL set it, a zeroed context has none: NULL) */
+	int64_t watermark;
+	bool has_watermark;
+	uint64_t errors;    /* evaluations that failed at run time (string too long for
+			     * scratch, invalid CAST text in a non-TRY cast): counted, result
+			     * NULL */
+	uint64_t overflows; /* of which DECIMAL results beyond their precision (also
+			     * inside a TRY_CAST's operand, not the TRY_CAST itself) */
 };
 #define SL_EVAL_SCRATCH 65536
 
@@ -157,6 +161,11 @@ bool sl_prog_eval_pred(const struct sl_prog *p, const struct sl_row *in, struct 
  */
 void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
 		       const struct sl_sql_type *to, struct sl_row_builder *out, int field);
+
+/* The type both a and b convert to, as CASE, COALESCE and VALUES columns take it (numbers
+ * widen, DECIMALs to one holding both, the larger TIMESTAMP precision). False when none. */
+bool sl_sql_type_common(const struct sl_sql_type *a, const struct sl_sql_type *b,
+			struct sl_sql_type *out);
 
 /* Writes the SQL spelling of a type ("DECIMAL(10, 2)", "TIMESTAMP(3)") for messages. */
 int sl_sql_type_name(const struct sl_sql_type *t, char *buf, size_t cap);

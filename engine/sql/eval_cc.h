@@ -115,6 +115,9 @@ static inline struct reg *constval(struct compiler *c, int32_t r)
 	return &c->cv[-1 - r];
 }
 
+/* eval_cols.c: CURRENT_WATERMARK(rowtime column), e the call. */
+bool sl_compiler_current_watermark(struct compiler *c, const struct sl_expr *e, struct opnd *o);
+
 /* eval.c: errors, program building, conversions */
 bool sl_compiler_fail(struct compiler *c, const struct sl_expr *e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -112,6 +112,42 @@ bool sl_compiler_load_col(struct compiler *c, const struct sl_expr *e, const str
 	return !c->failed;
 }
 
+/*
+ * CURRENT_WATERMARK(ts): the watermark of the operator evaluating the row, typed as the
+ * rowtime column ts names (TIMESTAMP(3) or TIMESTAMP_LTZ(3), nullable: NULL before the
+ * operator's first watermark), as Flink's. Not a constant (a clock read, for folding).
+ */
+bool sl_compiler_current_watermark(struct compiler *c, const struct sl_expr *e, struct opnd *o)
+{
+	const struct sl_expr *a = e->nargs == 1 ? e->args[0] : NULL;
+	struct opnd col;
+	struct sl_sql_type t;
+	bool rowtime = false;
+
+	if (!a || a->kind != SL_EXPR_COLUMN)
+		return sl_compiler_fail(c, e,
+					"CURRENT_WATERMARK takes one rowtime column (declared "
+					"with WATERMARK FOR)");
+	/* the column's load (unused: the value is the watermark) says which field it is */
+	if (!sl_compiler_resolve(c, a, &col))
+		return false;
+	for (int i = 0; i < c->sc->ncols; i++)
+		if (c->sc->cols[i].field == c->p->code[c->p->ncode - 1].a && c->sc->cols[i].rowtime)
+			rowtime = true;
+	if (!rowtime)
+		return sl_compiler_fail(
+			c, a,
+			"the argument of CURRENT_WATERMARK must be a rowtime column "
+			"(declared with WATERMARK FOR), as in Flink");
+	t = col.t;
+	t.nullable = true;
+	t.prec = SL_TS_PREC_DEFAULT;
+	if (!sl_compiler_emit_to(c, e, OP_WATERMARK, NOREG, NOREG, t, o))
+		return false;
+	c->nonconst++;
+	return true;
+}
+
 /* Levenshtein distance, capped for long names (plan time only). */
 int sl_compiler_edit_distance(const char *a, const char *b)
 {

@@ -54,6 +54,12 @@ static bool fn_now(struct compiler *c, const struct sl_expr *e, const struct fn 
 	return sl_compiler_now(c, e, (enum sl_type)f->id, o);
 }
 
+static bool fn_watermark(struct compiler *c, const struct sl_expr *e, const struct fn *f,
+			 struct opnd *o)
+{
+	return sl_compiler_current_watermark(c, e, o);
+}
+
 static bool fn_str1(struct compiler *c, const struct sl_expr *e, const struct fn *f, struct opnd *o)
 {
 	struct opnd x;
@@ -611,6 +617,7 @@ static const struct fn fns[] = {
 	{ "NOW", 0, 0, SL_TYPE_TIMESTAMP_LTZ, fn_now },
 	{ "CURRENT_TIMESTAMP", 0, 0, SL_TYPE_TIMESTAMP_LTZ, fn_now },
 	{ "PROCTIME", 0, 0, SL_TYPE_TIMESTAMP_LTZ, fn_now },
+	{ "CURRENT_WATERMARK", 1, 1, 0, fn_watermark },
 	{ "LOCALTIMESTAMP", 0, 0, SL_TYPE_TIMESTAMP, fn_now },
 	{ "CURRENT_DATE", 0, 0, SL_TYPE_DATE, fn_now },
 	{ "YEAR", 1, 1, EX_YEAR, fn_extract },

@@ -128,6 +128,7 @@ enum op {
 	OP_FROM_UNIXTIME, /* a = epoch seconds -> STRING in the session zone */
 	OP_DATE_FMT,	  /* a = TIMESTAMP (local wall clock ms) -> STRING */
 	OP_NOW,		  /* ec->proctime_ms + imm (0: instant; tz: local wall clock); sub: days */
+	OP_WATERMARK,	  /* ec->watermark, NULL without one (CURRENT_WATERMARK) */
 	OP_EXTRACT,	  /* a = TIMESTAMP wall clock ms; sub = enum ex_field */
 	OP_IV_DAYS,	  /* a = INTERVAL ms -> whole days (floor) */
 	OP_UDF,		  /* x.ptr = struct udf_call */

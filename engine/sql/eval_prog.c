@@ -37,7 +37,8 @@ static bool pack_consts(struct compiler *c)
 	for (int i = 0; i < p->ncode; i++) {
 		struct insn *in = &p->code[i];
 		bool ops = in->op != OP_LOAD_I && in->op != OP_LOAD_F && in->op != OP_LOAD_D &&
-			   in->op != OP_LOAD_S && in->op != OP_NOW && in->op != OP_JMP;
+			   in->op != OP_LOAD_S && in->op != OP_NOW && in->op != OP_WATERMARK &&
+			   in->op != OP_JMP;
 
 		if (ops) {
 			REMAP(in->a);

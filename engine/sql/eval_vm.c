@@ -1150,6 +1150,10 @@ void sl_eval_run_(const struct insn *code, int from, int to, const int32_t *list
 				FAIL();
 			break;
 		}
+		case OP_WATERMARK:
+			d->null = !ec->has_watermark;
+			d->i = ec->watermark;
+			break;
 		case OP_NOW:
 			d->null = false;
 			d->i = ec->proctime_ms + in->x.imm;

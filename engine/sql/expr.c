@@ -894,7 +894,7 @@ static struct sl_expr *parse_exists(struct parser *p)
 	sl_cur_advance(p->c);
 	if (sl_cur_expect_op(p->c, "(", "'(' after EXISTS"))
 		goto out_free;
-	if (!sl_cur_is_kw(p->c, "SELECT")) {
+	if (!sl_cur_is_kw(p->c, "SELECT") && !sl_cur_is_kw(p->c, "WITH")) {
 		sl_cur_expected(p->c, "SELECT after EXISTS (");
 		goto out_free;
 	}
@@ -1168,7 +1168,7 @@ static struct sl_expr *parse_cmp_suffix(struct parser *p, struct sl_expr *lhs)
 		sl_cur_advance(p->c);
 		if (sl_cur_expect_op(p->c, "(", "'(' after IN"))
 			goto out_free;
-		if (sl_cur_is_kw(p->c, "SELECT")) {
+		if (sl_cur_is_kw(p->c, "SELECT") || sl_cur_is_kw(p->c, "WITH")) {
 			if (!(e->sub = subquery(p)) ||
 			    sl_cur_expect_op(p->c, ")", "')' after the subquery"))
 				goto out_free;

@@ -31,6 +31,7 @@ struct agg_call {
 	enum sl_agg_kind kind;
 	int arg_col;		   /* column of the pre-aggregation row, -1 for COUNT(*) */
 	const struct sl_expr *arg; /* the argument computed before aggregating */
+	const char *sep;	   /* LISTAGG: its separator literal, NULL: ',' */
 };
 
 /* One GROUP BY as sl_sql_plan_agg() builds it, each part filled by the step named. */
@@ -76,6 +77,7 @@ enum sl_agg_kind sl_sql_plan_agg_kind(const char *name)
 		{ "MAX", SL_AGG_MAX },
 		{ "FIRST_VALUE", SL_AGG_FIRST_VALUE },
 		{ "LAST_VALUE", SL_AGG_LAST_VALUE },
+		{ "LISTAGG", SL_AGG_LISTAGG },
 		{ SL_SQL_PLAN_M2, SL_AGG_M2 },
 	};
 
@@ -95,7 +97,15 @@ static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const
 	if (kind == SL_AGG_COUNT &&
 	    (e->nargs == 0 || (e->nargs == 1 && e->args[0]->kind == SL_EXPR_STAR)))
 		kind = SL_AGG_COUNT_STAR;
-	else if (e->nargs != 1 || e->args[0]->kind == SL_EXPR_STAR)
+	else if (kind == SL_AGG_LISTAGG && e->nargs == 2 && e->args[1]->kind != SL_EXPR_STRING)
+		return sl_sql_plan_fail(c, e->args[1]->line, e->args[1]->col,
+					"the separator of LISTAGG must be a string literal, "
+					"as in Flink");
+	else if (kind == SL_AGG_LISTAGG ? e->nargs < 1 || e->nargs > 2 : e->nargs != 1)
+		return sl_sql_plan_fail(c, e->line, e->col, "%s takes %s", e->text,
+					kind == SL_AGG_LISTAGG ? "a value and an optional separator"
+							       : "one argument");
+	else if (e->args[0]->kind == SL_EXPR_STAR)
 		return sl_sql_plan_fail(c, e->line, e->col, "%s takes one argument", e->text);
 	if (e->distinct) {
 		if (kind == SL_AGG_COUNT)
@@ -116,6 +126,11 @@ static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const
 	ap->aggs[ap->naggs].kind = kind;
 	ap->aggs[ap->naggs].arg_col = -1;
 	ap->aggs[ap->naggs].arg = kind == SL_AGG_COUNT_STAR ? NULL : e->args[0];
+	ap->aggs[ap->naggs].sep = NULL;
+	/* the operators borrow it while the job runs, longer than the statement's tree lives */
+	if (kind == SL_AGG_LISTAGG && e->nargs == 2 &&
+	    !(ap->aggs[ap->naggs].sep = sl_sql_plan_strdup(c, e->args[1]->text)))
+		return -ENOMEM;
 	if (e->filter) {
 		/*
 		 * agg(x) FILTER (WHERE cond) is agg(CASE WHEN cond THEN x END): every aggregate
@@ -150,9 +165,10 @@ static int collect_aggs(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const st
 	if (e->kind == SL_EXPR_CALL && !e->over && sl_sql_plan_has_agg(e) && e->text &&
 	    (e->nargs == 0 || !sl_sql_plan_has_agg(e->args[0]) || e->kind == SL_EXPR_CALL)) {
 		/* the outermost aggregate call of this branch */
-		static const char *const aggs[] = { "COUNT",	  "SUM",	  "AVG",
-						    "MIN",	  "MAX",	  "FIRST_VALUE",
-						    "LAST_VALUE", SL_SQL_PLAN_M2, NULL };
+		static const char *const aggs[] = { "COUNT",	  "SUM",     "AVG",
+						    "MIN",	  "MAX",     "FIRST_VALUE",
+						    "LAST_VALUE", "LISTAGG", SL_SQL_PLAN_M2,
+						    NULL };
 
 		for (int i = 0; aggs[i]; i++)
 			if (!strcasecmp(e->text, aggs[i]))
@@ -491,6 +507,19 @@ static int agg_specs(struct sl_sql_plan_ctx *c, struct agg_plan *ap, struct sl_a
 		specs[i].field = ap->aggs[i].arg_col;
 		specs[i].name = ap->agg_names[i];
 		specs[i].sql_types = true;
+		specs[i].sep = ap->aggs[i].sep;
+		if (ap->aggs[i].kind == SL_AGG_LISTAGG &&
+		    sl_schema_type(sl_stream_schema(ap->pr.s), ap->aggs[i].arg_col) !=
+			    SL_TYPE_STRING) {
+			const struct sl_expr *a = ap->aggs[i].call->args[0];
+
+			return sl_sql_plan_fail(
+				c, a->line, a->col,
+				"LISTAGG takes a string (CHAR, VARCHAR, STRING), "
+				"not %s; CAST it",
+				sl_type_name(sl_schema_type(sl_stream_schema(ap->pr.s),
+							    ap->aggs[i].arg_col)));
+		}
 	}
 	return 0;
 }

@@ -45,6 +45,20 @@ struct sl_sql_plan_view {
 	bool expanding;	      /* being planned now: reading it again is a cycle */
 };
 
+/* A WITH query in scope: a view known only inside the query it heads. The scope is a chain
+ * from the innermost name out; a CTE's own query is planned in the scope it was written in
+ * (outer), so it sees the CTEs before it and never itself. Lives on the planner's stack. */
+struct sl_sql_plan_cte {
+	const struct sl_cte *def;
+	const struct sl_sql_plan_cte *outer;
+};
+
+/* The scope q's WITH opens (sl_sql_plan_with_begin) and what closing it restores. */
+struct sl_sql_plan_with {
+	struct sl_sql_plan_cte *ctes; /* q->nctes entries (malloc'ed), NULL when none */
+	const struct sl_sql_plan_cte *saved;
+};
+
 /* A relation being planned: the stream producing its rows and the columns visible on it. */
 struct sl_sql_plan_rel {
 	struct sl_stream *s;
@@ -173,6 +187,7 @@ struct sl_sql_plan_ctx {
 
 	/* planning state */
 	int view_depth;			    /* views expanding now (cycle guard) */
+	const struct sl_sql_plan_cte *ctes; /* WITH names in scope, innermost first */
 	const struct sl_expr *pending_time; /* a view's WATERMARK FOR expression ... */
 	const struct sl_expr *pending_wm;   /* ... for the next table scan */
 };
@@ -222,6 +237,12 @@ bool sl_sql_plan_is_reduced_agg(const char *name);
 int sl_sql_plan_values_one(struct sl_sql_plan_ctx *c, struct sl_job *job, uint32_t line,
 			   uint32_t col, struct sl_sql_plan_rel *out);
 
+/* plan_values.c: *out is the relation of VALUES q (q->values), its rows computed now into a
+ * bounded source, the columns EXPR$0, EXPR$1, ... of the common type of their values. 0 or
+ * -errno (said). */
+int sl_sql_plan_values(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		       struct sl_sql_plan_rel *out);
+
 /* plan_scan.c */
 bool sl_sql_plan_expr_equal(const struct sl_expr *a, const struct sl_expr *b);
 struct sl_expr *sl_sql_plan_parse_span(struct sl_sql_plan_ctx *c, const struct sl_ddl_span *sp);
@@ -233,6 +254,11 @@ int sl_sql_plan_scan_table(struct sl_sql_plan_ctx *c, struct sl_job *job,
 			   struct sl_sql_plan_rel *out);
 
 /* plan_query.c */
+/* Brings q's WITH names into scope until sl_sql_plan_with_end(w) (every begin that returned
+ * 0 needs its end). 0 or -EINVAL (said). */
+int sl_sql_plan_with_begin(struct sl_sql_plan_ctx *c, const struct sl_query *q,
+			   struct sl_sql_plan_with *w);
+void sl_sql_plan_with_end(struct sl_sql_plan_ctx *c, struct sl_sql_plan_with *w);
 /* One FROM item (table, view, subquery, window TVF, join) to a relation; *out is reset. */
 int sl_sql_plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
 		     struct sl_sql_plan_rel *out);

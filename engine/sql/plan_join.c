@@ -76,7 +76,9 @@ static bool eval_cond(struct sl_ctx *ctx, const struct sl_row *joined, void *arg
 	const struct join_cond *jc = arg;
 	struct sl_eval_ctx ec = { .scratch = scratch,
 				  .scratch_cap = sizeof scratch,
-				  .proctime_ms = sl_ctx_proctime(ctx) };
+				  .proctime_ms = sl_ctx_proctime(ctx),
+				  .watermark = sl_ctx_watermark(ctx),
+				  .has_watermark = sl_ctx_watermark(ctx) != SL_TS_MIN };
 
 	for (int i = 0; i < jc->n; i++)
 		if (!sl_prog_eval_pred(jc->prog[i], joined, &ec))

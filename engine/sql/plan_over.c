@@ -99,6 +99,10 @@ static int call_spec(struct sl_sql_plan_ctx *c, const struct sl_sql_plan_rel *re
 		return sl_sql_plan_fail(c, e->line, e->col,
 					"%s with %s over an OVER window is not supported", e->text,
 					e->distinct ? "DISTINCT" : "FILTER");
+	if (kind == SL_AGG_LISTAGG)
+		return sl_sql_plan_fail(c, e->line, e->col,
+					"LISTAGG over an OVER window is not supported; LISTAGG "
+					"works in GROUP BY and window aggregations");
 	if (kind == SL_AGG_COUNT &&
 	    (e->nargs == 0 || (e->nargs == 1 && e->args[0]->kind == SL_EXPR_STAR))) {
 		spec->kind = SL_AGG_COUNT_STAR;

@@ -280,6 +280,74 @@ static int plan_view(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_sq
 	return 0;
 }
 
+/* The WITH query named `name` in scope, innermost first, or NULL. */
+static const struct sl_sql_plan_cte *find_cte(const struct sl_sql_plan_ctx *c, const char *name)
+{
+	for (const struct sl_sql_plan_cte *e = c->ctes; e; e = e->outer)
+		if (!strcasecmp(e->def->name, name))
+			return e;
+	return NULL;
+}
+
+int sl_sql_plan_with_begin(struct sl_sql_plan_ctx *c, const struct sl_query *q,
+			   struct sl_sql_plan_with *w)
+{
+	w->saved = c->ctes;
+	w->ctes = NULL;
+	if (!q->nctes)
+		return 0;
+	w->ctes = calloc(q->nctes, sizeof(*w->ctes));
+	if (!w->ctes)
+		return sl_sql_plan_fail(c, q->line, q->col, "out of memory");
+	for (uint32_t i = 0; i < q->nctes; i++) {
+		w->ctes[i].def = &q->ctes[i];
+		w->ctes[i].outer = i ? &w->ctes[i - 1] : c->ctes;
+	}
+	c->ctes = &w->ctes[q->nctes - 1];
+	return 0;
+}
+
+void sl_sql_plan_with_end(struct sl_sql_plan_ctx *c, struct sl_sql_plan_with *w)
+{
+	c->ctes = w->saved;
+	free(w->ctes);
+	w->ctes = NULL;
+}
+
+/* A read of WITH query e: planned anew at each read, as a view is, in the scope e was
+ * written in (so a name in its body is an earlier CTE, a table or a view, never e). */
+static int plan_cte(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_sql_plan_cte *e,
+		    const char *qual, struct sl_sql_plan_rel *out)
+{
+	const struct sl_cte *d = e->def;
+	const struct sl_sql_plan_cte *scope = c->ctes;
+	int rc;
+
+	/* each read is a frame of the planner's recursion, as a view's */
+	if (c->view_depth >= MAX_VIEW_DEPTH)
+		return sl_sql_plan_fail(c, d->line, d->col,
+					"views and WITH queries nested more than %d deep",
+					MAX_VIEW_DEPTH);
+	c->view_depth++;
+	c->ctes = e->outer;
+	rc = sl_sql_plan_query(c, job, d->query, out);
+	c->ctes = scope;
+	c->view_depth--;
+	if (rc)
+		return -EINVAL;
+	if (d->ncols) {
+		if ((int)d->ncols != out->ncols)
+			return sl_sql_plan_fail(c, d->line, d->col,
+						"WITH query '%s' names %u columns but its query "
+						"has %d",
+						d->name, d->ncols, out->ncols);
+		for (uint32_t i = 0; i < d->ncols; i++)
+			out->cols[i].name = d->cols[i];
+	}
+	requalify(out, qual);
+	return 0;
+}
+
 static int interval_arg(struct sl_sql_plan_ctx *c, const struct sl_expr *e, const char *what,
 			sl_ts_t *ms)
 {
@@ -729,16 +797,52 @@ static int plan_temporal_join(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	return 0;
 }
 
+static int plan_from_item(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+			  struct sl_sql_plan_rel *out);
+
+/* `AS t (c1, c2, ...)`: the item's visible columns renamed in order (hidden ones, named
+ * with '$', keep theirs). */
+static int rename_cols(struct sl_sql_plan_ctx *c, const struct sl_from *f,
+		       struct sl_sql_plan_rel *out)
+{
+	uint32_t k = 0;
+
+	for (int i = 0; i < out->ncols; i++)
+		if (out->cols[i].name && out->cols[i].name[0] != '$')
+			k++;
+	if (k != f->nalias_cols)
+		return sl_sql_plan_fail(c, f->line, f->col,
+					"'%s' names %u column%s but the FROM item has %u", f->alias,
+					f->nalias_cols, f->nalias_cols == 1 ? "" : "s", k);
+	k = 0;
+	for (int i = 0; i < out->ncols; i++)
+		if (out->cols[i].name && out->cols[i].name[0] != '$')
+			out->cols[i].name = f->alias_cols[k++];
+	return 0;
+}
+
 int sl_sql_plan_from(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
 		     struct sl_sql_plan_rel *out)
+{
+	if (plan_from_item(c, job, f, out))
+		return -EINVAL;
+	return f->nalias_cols ? rename_cols(c, f, out) : 0;
+}
+
+static int plan_from_item(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_from *f,
+			  struct sl_sql_plan_rel *out)
 {
 	memset(out, 0, sizeof(*out));
 	switch (f->kind) {
 	case SL_FROM_TABLE: {
 		struct sl_sql_plan_table *t = sl_sql_plan_find_table(c, f->name);
+		const struct sl_sql_plan_cte *e = find_cte(c, f->name);
 		struct sl_sql_plan_view *v;
 		const char *qual = f->alias ? f->alias : f->name;
 
+		/* a WITH name shadows a table or view of the same name, as in Flink */
+		if (e)
+			return plan_cte(c, job, e, qual, out);
 		if (t) {
 			const struct sl_expr *pt = c->pending_time, *pw = c->pending_wm;
 
@@ -848,8 +952,8 @@ static int selected_col(const struct sl_sql_plan_rel *out, const struct sl_sql_p
 
 static bool is_agg_name(const char *n)
 {
-	static const char *const aggs[] = { "COUNT", "SUM",	    "AVG",	  "MIN",
-					    "MAX",   "FIRST_VALUE", "LAST_VALUE", NULL };
+	static const char *const aggs[] = { "COUNT",	   "SUM",	 "AVG",	    "MIN", "MAX",
+					    "FIRST_VALUE", "LAST_VALUE", "LISTAGG", NULL };
 
 	for (int i = 0; aggs[i]; i++)
 		if (!strcasecmp(n, aggs[i]))
@@ -916,7 +1020,8 @@ static int mark_window_props(struct sl_sql_plan_ctx *c, const struct sl_query *q
  * Collects the branches of a tree of UNION ALLs (the parser builds a left-deep chain, and
  * parentheses nest more) into br[] in their order, without recursion: a chain of
  * thousands of branches must not take a stack frame each. Returns the count, or
- * -E2BIG past `cap`, or -EINVAL at a UNION (distinct), with *bad set to it.
+ * -E2BIG past `cap`, or -EINVAL at a UNION (distinct), with *bad set to it. q's own WITH
+ * is in scope already (sl_sql_plan_query).
  */
 static int union_branches(const struct sl_query *q, const struct sl_query **br, int cap,
 			  const struct sl_query **bad)
@@ -928,7 +1033,8 @@ static int union_branches(const struct sl_query *q, const struct sl_query **br, 
 	while (sp) {
 		const struct sl_query *x = stack[--sp];
 
-		while (x->set_op != SL_SET_NONE) {
+		/* a nested union with its own WITH is a branch: its names are its own */
+		while (x->set_op != SL_SET_NONE && (x == q || !x->nctes)) {
 			if (x->set_op != SL_SET_UNION_ALL) {
 				*bad = x;
 				return -EINVAL;
@@ -1016,8 +1122,27 @@ static int plan_union(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 	return 0;
 }
 
+static int plan_select(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		       struct sl_sql_plan_rel *out);
+
 int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
 		      struct sl_sql_plan_rel *out)
+{
+	struct sl_sql_plan_with w;
+	int rc;
+
+	if (!q->nctes)
+		return plan_select(c, job, q, out);
+	if (sl_sql_plan_with_begin(c, q, &w))
+		return -EINVAL;
+	rc = plan_select(c, job, q, out);
+	sl_sql_plan_with_end(c, &w);
+	return rc;
+}
+
+/* One query (a union of blocks, or a SELECT block) in the scope of its WITH. */
+static int plan_select(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		       struct sl_sql_plan_rel *out)
 {
 	struct sl_sql_plan_rel rel;
 	const struct sl_expr *exprs[SL_PLAN_MAX_COLS];
@@ -1037,6 +1162,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		return sl_sql_plan_fail(c, q->line, q->col,
 					"ORDER BY and LIMIT are not supported on "
 					"unbounded streams");
+	if (q->values)
+		return sl_sql_plan_values(c, job, q, out);
 	if (q->distinct) {
 		/* SELECT DISTINCT items = SELECT items GROUP BY items */
 		struct sl_query *dq = sl_sql_plan_own(c, malloc(sizeof(*dq)), free);
@@ -1052,6 +1179,8 @@ int sl_sql_plan_query(struct sl_sql_plan_ctx *c, struct sl_job *job, const struc
 		dq->distinct = false;
 		if (q == c->uid_query)
 			c->uid_query = dq;
+		dq->ctes = NULL; /* in scope already */
+		dq->nctes = 0;
 		for (uint32_t i = 0; i < q->nitems; i++) {
 			if (q->items[i].star || sl_sql_plan_has_agg(q->items[i].expr))
 				return sl_sql_plan_fail(c, q->items[i].line, q->items[i].col,

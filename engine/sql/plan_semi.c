@@ -283,16 +283,20 @@ static int semi_join(struct sl_sql_plan_ctx *c, struct sl_job *job, struct sl_sq
 	};
 	/* three relations of 64 columns: off the stack, which the planner's recursion uses */
 	struct sl_sql_plan_rel *R = malloc(3 * sizeof(*R)), *Ls = R + 1, *out = R + 2;
+	struct sl_sql_plan_with w;
 	int rc;
 
 	if (!R)
 		return sl_sql_plan_fail(c, e->line, e->col, "out of memory");
 	rc = check_shape(c, e, what);
-	if (!rc)
+	/* the subquery's own WITH names are in scope for its FROM only */
+	if (!rc && !(rc = sl_sql_plan_with_begin(c, q, &w))) {
 		rc = sl_sql_plan_from(c, job, q->from, R) ||
 				     sl_sql_plan_join_side(c, R, q->from->line, q->from->col)
 			     ? -EINVAL
 			     : 0;
+		sl_sql_plan_with_end(c, &w);
+	}
 	if (!rc)
 		rc = shadow(c, rel, R, Ls);
 	if (!rc)

@@ -108,7 +108,8 @@ static bool at_query_paren(const struct parser *p)
 	if (!sl_cur_is_op(p->c, "("))
 		return false;
 	n = sl_cur_peek(p->c);
-	return sl_tok_is_kw(&n, "SELECT") || sl_tok_is_op(&n, "(");
+	return sl_tok_is_kw(&n, "SELECT") || sl_tok_is_kw(&n, "WITH") ||
+	       sl_tok_is_kw(&n, "VALUES") || sl_tok_is_op(&n, "(");
 }
 
 static int parse_expr(struct parser *p, struct sl_expr **out)
@@ -205,6 +206,16 @@ static int parse_alias(struct parser *p, char **alias)
 		return -ENOMEM;
 	sl_cur_advance(p->c);
 	return 0;
+}
+
+/* A FROM item's `[AS] alias [(c1, c2, ...)]`: the list renames the item's columns. */
+static int parse_from_alias(struct parser *p, struct sl_from *f)
+{
+	int rc = parse_alias(p, &f->alias);
+
+	if (rc || !f->alias || !sl_cur_is_op(p->c, "("))
+		return rc;
+	return parse_name_list(p, &f->alias_cols, &f->nalias_cols, "a column name");
 }
 
 static struct sl_query *new_query(struct parser *p, uint32_t line, uint32_t col)
@@ -440,7 +451,7 @@ static int parse_from_item(struct parser *p, struct sl_from **out, bool right)
 		sl_cur_advance(p->c);
 		if ((rc = parse_query(p, &f->sub)) || (rc = expect_close(p, &at)))
 			return rc;
-		return parse_alias(p, &f->alias);
+		return parse_from_alias(p, f);
 	}
 	if (sl_cur_is_kw(p->c, "TABLE") && sl_tok_is_op(&next, "(")) {
 		f = new_from(p, SL_FROM_TVF, at.line, at.col);
@@ -467,7 +478,7 @@ static int parse_from_item(struct parser *p, struct sl_from **out, bool right)
 		    (rc = parse_expr(p, &f->system_time)))
 			return rc;
 	}
-	return parse_alias(p, &f->alias);
+	return parse_from_alias(p, f);
 }
 
 /* Consumes the join keywords at cur into *kind, *found false (nothing taken) if none. */
@@ -921,7 +932,59 @@ static int parse_select(struct parser *p, struct sl_query **out)
 	return 0;
 }
 
-/* SELECT ... or ( query ). */
+/*
+ * VALUES row {, row}, cur on VALUES; a row is (e, ...), ROW(e, ...) or one expression, as
+ * Flink takes them. Rows of another arity are refused here, at the row.
+ */
+static int parse_values(struct parser *p, struct sl_query **out)
+{
+	struct sl_query *q = new_query(p, p->c->tok.line, p->c->tok.col);
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	*out = q;
+	sl_cur_advance(p->c);
+	for (;;) {
+		struct sl_values_row *r =
+			sl_cur_append(p->c, (void **)&q->values, &q->nvalues, sizeof *r);
+		struct sl_tok open, next = sl_cur_peek(p->c);
+		bool paren;
+
+		if (!r)
+			return -ENOMEM;
+		r->line = p->c->tok.line;
+		r->col = p->c->tok.col;
+		if (sl_cur_is_kw(p->c, "ROW") && sl_tok_is_op(&next, "("))
+			sl_cur_advance(p->c);
+		open = p->c->tok;
+		paren = sl_cur_accept_op(p->c, "(");
+		for (;;) {
+			struct sl_expr **v =
+				sl_cur_append(p->c, (void **)&r->vals, &r->nvals, sizeof *v);
+
+			if (!v)
+				return -ENOMEM;
+			if ((rc = parse_expr(p, v)))
+				return rc;
+			if (!paren || !sl_cur_accept_op(p->c, ","))
+				break;
+		}
+		if (paren && (rc = expect_close(p, &open)))
+			return rc;
+		if (r->nvals != q->values[0].nvals)
+			return sl_cur_fail_at(
+				p->c, r->line, r->col,
+				"VALUES row %u has %u value%s but row 1 has %u: every "
+				"row needs the same number",
+				q->nvalues, r->nvals, r->nvals == 1 ? "" : "s", q->values[0].nvals);
+		p->follow = "',', UNION";
+		if (!sl_cur_accept_op(p->c, ","))
+			return 0;
+	}
+}
+
+/* SELECT ..., VALUES ... or ( query ). */
 static int parse_term(struct parser *p, struct sl_query **out)
 {
 	struct sl_tok at = p->c->tok;
@@ -929,6 +992,8 @@ static int parse_term(struct parser *p, struct sl_query **out)
 
 	if (sl_cur_is_kw(p->c, "SELECT"))
 		return parse_select(p, out);
+	if (sl_cur_is_kw(p->c, "VALUES"))
+		return parse_values(p, out);
 	if (!sl_cur_accept_op(p->c, "("))
 		return sl_cur_expected(p->c, "a query (SELECT or '(')");
 	if ((rc = parse_query(p, out)) || (rc = expect_close(p, &at)))
@@ -987,15 +1052,70 @@ static int parse_order_limit(struct parser *p, struct sl_query *q)
 	return 0;
 }
 
-/* term { UNION [ALL|DISTINCT] term } [ORDER BY ...] [LIMIT n], unions left-associative. */
-static int parse_query(struct parser *p, struct sl_query **out)
+static void ctes_destroy(struct sl_cte *ctes, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		free(ctes[i].name);
+		for (uint32_t k = 0; k < ctes[i].ncols; k++)
+			free(ctes[i].cols[k]);
+		free(ctes[i].cols);
+		sl_query_destroy(ctes[i].query);
+	}
+	free(ctes);
+}
+
+/* WITH name [(cols)] AS (query) {, ...}, cur on WITH, into *ctes (which the caller frees,
+ * also on failure). A name written twice is not refused: Flink (Calcite) lets the later
+ * one shadow the earlier, and the planner's innermost-first look-up does the same. */
+static int parse_with(struct parser *p, struct sl_cte **ctes, uint32_t *n)
 {
 	int rc;
+
+	sl_cur_advance(p->c);
+	for (;;) {
+		struct sl_cte *e = sl_cur_append(p->c, (void **)ctes, n, sizeof *e);
+		struct sl_tok open;
+
+		if (!e)
+			return -ENOMEM;
+		e->line = p->c->tok.line;
+		e->col = p->c->tok.col;
+		if (!is_name(&p->c->tok))
+			return sl_cur_expected(p->c, "a name for the WITH query");
+		if (!(e->name = sl_cur_ident_dup(p->c, &p->c->tok)))
+			return -ENOMEM;
+		sl_cur_advance(p->c);
+		if (sl_cur_is_op(p->c, "(") &&
+		    (rc = parse_name_list(p, &e->cols, &e->ncols, "a column name")))
+			return rc;
+		if ((rc = sl_cur_expect_kw(p->c, "AS", "AS and the WITH query in '(...)'")))
+			return rc;
+		open = p->c->tok;
+		if ((rc = sl_cur_expect_op(p->c, "(", "'(' and the WITH query after AS")) ||
+		    (rc = parse_query(p, &e->query)) || (rc = expect_close(p, &open)))
+			return rc;
+		if (!sl_cur_accept_op(p->c, ","))
+			return 0;
+	}
+}
+
+/* [WITH ...] term { UNION [ALL|DISTINCT] term } [ORDER BY ...] [LIMIT n], unions
+ * left-associative; the WITH belongs to the whole query. */
+static int parse_query(struct parser *p, struct sl_query **out)
+{
+	struct sl_cte *ctes = NULL;
+	uint32_t nctes = 0;
+	int rc = 0;
 
 	if (p->depth >= MAX_DEPTH)
 		return sl_cur_fail_at(p->c, p->c->tok.line, p->c->tok.col,
 				      "queries nested more than %d deep", MAX_DEPTH);
 	p->depth++;
+	if (sl_cur_is_kw(p->c, "WITH") && (rc = parse_with(p, &ctes, &nctes))) {
+		ctes_destroy(ctes, nctes);
+		p->depth--;
+		return rc;
+	}
 	rc = parse_term(p, out);
 	while (!rc && sl_cur_is_kw(p->c, "UNION")) {
 		struct sl_query *u = new_query(p, (*out)->line, (*out)->col);
@@ -1014,6 +1134,27 @@ static int parse_query(struct parser *p, struct sl_query **out)
 	}
 	if (!rc)
 		rc = parse_order_limit(p, *out);
+	if (ctes && *out && (*out)->ctes) {
+		/* `WITH a ... (WITH b ... SELECT ...)`: b's scope nests in a's, which is one
+		 * list a, b (a later name shadows, a later body sees the earlier ones) */
+		struct sl_cte *all = realloc(ctes, sizeof(*all) * (nctes + (*out)->nctes));
+
+		if (!all) {
+			rc = sl_cur_nomem(p->c);
+		} else {
+			ctes = all;
+			memcpy(ctes + nctes, (*out)->ctes, sizeof(*all) * (*out)->nctes);
+			nctes += (*out)->nctes;
+			free((*out)->ctes);
+			(*out)->ctes = NULL;
+		}
+	}
+	if (ctes && *out && !(*out)->ctes) {
+		(*out)->ctes = ctes;
+		(*out)->nctes = nctes;
+	} else {
+		ctes_destroy(ctes, nctes);
+	}
 	p->depth--;
 	return rc;
 }
@@ -1159,7 +1300,8 @@ static int parse_stmt(struct parser *p, struct sl_stmt **out, bool in_explain)
 	if (!s)
 		return -ENOMEM;
 	*out = s;
-	if (sl_cur_is_kw(p->c, "SELECT") || sl_cur_is_op(p->c, "("))
+	if (sl_cur_is_kw(p->c, "SELECT") || sl_cur_is_kw(p->c, "WITH") ||
+	    sl_cur_is_kw(p->c, "VALUES") || sl_cur_is_op(p->c, "("))
 		return parse_query(p, &s->query);
 	if (sl_cur_is_kw(p->c, "INSERT")) {
 		s->kind = SL_STMT_INSERT;
@@ -1248,6 +1390,9 @@ static void from_destroy(struct sl_from *f)
 		struct sl_from *left = f->left;
 
 		free(f->alias);
+		for (uint32_t i = 0; i < f->nalias_cols; i++)
+			free(f->alias_cols[i]);
+		free(f->alias_cols);
 		free(f->name);
 		sl_expr_destroy(f->system_time);
 		sl_query_destroy(f->sub);
@@ -1290,6 +1435,13 @@ void sl_query_destroy(struct sl_query *q)
 		for (uint32_t i = 0; i < q->norder_by; i++)
 			sl_expr_destroy(q->order_by[i].expr);
 		free(q->order_by);
+		ctes_destroy(q->ctes, q->nctes);
+		for (uint32_t i = 0; i < q->nvalues; i++) {
+			for (uint32_t k = 0; k < q->values[i].nvals; k++)
+				sl_expr_destroy(q->values[i].vals[k]);
+			free(q->values[i].vals);
+		}
+		free(q->values);
 		free(q);
 		q = left;
 	}

@@ -46,6 +46,9 @@ struct sl_from {
 	enum sl_from_kind kind;
 	uint32_t line, col;
 	char *alias; /* NULL when not written */
+	/* `AS t (c1, c2, ...)`: new names of the item's columns in order, else NULL */
+	char **alias_cols;
+	uint32_t nalias_cols;
 	/* TABLE */
 	char *name; /* dotted parts joined with '.' */
 	/* TABLE on the right of a join: FOR SYSTEM_TIME AS OF expr (temporal join), else NULL */
@@ -71,6 +74,16 @@ struct sl_order_item {
 	bool desc;
 };
 
+/* WITH name [(cols)] AS (query): a common table expression, a view scoped to the query it
+ * heads (and that query's subqueries); a later one of the same WITH sees the earlier ones. */
+struct sl_cte {
+	char *name;
+	char **cols; /* the column list, NULL when not written */
+	uint32_t ncols;
+	struct sl_query *query;
+	uint32_t line, col; /* of the name */
+};
+
 /* A SELECT block, or a UNION ALL of blocks (set_op != NONE: left/right are queries). */
 enum sl_set_op { SL_SET_NONE = 0, SL_SET_UNION_ALL, SL_SET_UNION };
 
@@ -78,6 +91,16 @@ struct sl_query {
 	uint32_t line, col;
 	enum sl_set_op set_op;
 	struct sl_query *left, *right; /* set_op != NONE */
+	struct sl_cte *ctes;	       /* the WITH heading this query, in order; NULL if none */
+	uint32_t nctes;
+	/* VALUES (e, ...), ...: the rows of a VALUES term (no items, no FROM), every row of
+	 * the same arity (the parser checks); NULL for a SELECT */
+	struct sl_values_row {
+		struct sl_expr **vals;
+		uint32_t nvals;
+		uint32_t line, col;
+	} * values;
+	uint32_t nvalues;
 
 	bool distinct; /* SELECT DISTINCT */
 	struct sl_select_item *items;

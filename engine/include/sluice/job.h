@@ -249,6 +249,8 @@ enum sl_agg_kind {
 	SL_AGG_M2,	       /* sum of squared deviations from the mean of non-NULL numeric values
 				* (DOUBLE, Welford's update as Flink's WelfordM2AggFunction; NULL when none):
 				* SQL's STDDEV_* and VAR_* divide it by COUNT or COUNT - 1 */
+	SL_AGG_LISTAGG,	       /* the non-NULL STRING values joined by `sep` in arrival order
+				* (NULL when none), as Flink's LISTAGG */
 };
 
 /* A user aggregate: an accumulator of acc_size bytes with init/add/merge/result. For a
@@ -280,6 +282,7 @@ struct sl_agg_spec {
 	const char *name;      /* output column name */
 	struct sl_agg_fn user; /* SL_AGG_USER */
 	bool sql_types;	       /* Flink SQL result types where the C API differs (SUM(INT)) */
+	const char *sep;       /* SL_AGG_LISTAGG: the separator (borrowed; NULL: ",") */
 };
 
 /* ---- building ------------------------------------------------------------------------- */

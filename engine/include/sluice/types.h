@@ -193,6 +193,10 @@ static inline void sl_rowb_set_bool(struct sl_row_builder *b, int i, bool v)
 }
 
 void sl_rowb_set_str(struct sl_row_builder *b, int i, const char *s, uint32_t len);
+/* Makes field `i` a string of `len` bytes and returns where to write them (before the next
+ * set or finish), for a string assembled from pieces; NULL when it does not fit (finish()
+ * then fails). */
+char *sl_rowb_str_space(struct sl_row_builder *b, int i, uint32_t len);
 static inline void sl_rowb_set_null(struct sl_row_builder *b, int i)
 {
 	if (b->overflow)

@@ -262,9 +262,14 @@ struct sl_window_cfg *sl_window_cfg_create(const struct sl_window_spec *spec,
 	 * so ends fall on offset + size modulo the slide: HOP(slide 4, size 5) is [0, 5),
 	 * [4, 9), ... Slices stay aligned on the offset: g divides the size too. */
 	c->end_off = spec->offset_ms + spec->size_ms;
-	for (int i = 0; i < naggs; i++)
+	for (int i = 0; i < naggs; i++) {
 		if (bind_agg(c, i, &aggs[i], in, &off, err))
 			goto out_destroy;
+		/* Flink merges a hopping window's slices from its last one back
+		 * (HoppingSlicesIterable); ours merge oldest first, so LISTAGG, the one
+		 * aggregate that shows the order, puts each merged slice before the ones so far */
+		c->agg[i].newest_first = spec->kind == SL_WIN_HOP;
+	}
 	c->acc_size = off;
 	c->two_phase = sl_window_cfg_splits(c);
 	*out_schema = build_schema(c, aggs, in, key_fields, err);

@@ -6,7 +6,7 @@
  *  - a Debezium-like changelog: an update moving a row between groups emits -U/+U on both,
  *    a delete of a group's last row emits -D, an unchanged result emits nothing;
  *  - an oracle: random +I/-D/-U/+U streams over three keys, every aggregate kind over an INT
- *    and a STRING column with NULLs; after every input the changelog, applied to a table,
+ *    and a STRING column with NULLs (LISTAGG: a retraction takes the earliest occurrence); after every input the changelog, applied to a table,
  *    must hold exactly the row recomputed from scratch from the key's live rows;
  *  - state TTL: an idle key starts over (+I, no -D), updates are re-sent even when equal,
  *    the TTL timer frees an idle key's state;
@@ -59,7 +59,7 @@ struct cap {
 	struct sl_ctx ctx; /* first: the capture's process hook gets this pointer */
 	char text[1 << 15];
 	size_t len;
-	char rows[64][256]; /* the last rows, one string each, for the oracle */
+	char rows[64][1024]; /* the last rows, one string each, for the oracle */
 	int nrows;
 };
 
@@ -68,7 +68,7 @@ static const struct sl_schema *cap_schema;
 static void cap_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row)
 {
 	struct cap *c = (struct cap *)ctx;
-	char line[256];
+	char line[1024];
 	int n = sl_row_format(row, cap_schema, line, sizeof line);
 
 	T_ASSERT(n > 0 && (size_t)n < sizeof line && c->nrows < 64);
@@ -246,7 +246,7 @@ static void unchanged(void)
 
 #define NKEYS	     3
 #define MAXLIVE	     64
-#define NORACLE_AGGS 14
+#define NORACLE_AGGS 15
 
 static struct sl_schema *rin; /* k STRING, x INT, s STRING */
 
@@ -264,10 +264,10 @@ struct okey {
 	struct occ {
 		uint64_t seq;
 		int v;
-	} occ[4][MAXLIVE]; /* FIRST(x), LAST(x), FIRST(s), LAST(s) */
-	int nocc[4];
+	} occ[5][MAXLIVE]; /* FIRST(x), LAST(x), FIRST(s), LAST(s), LISTAGG(s) */
+	int nocc[5];
 	uint64_t seq;
-	char view[256]; /* the changelog applied: current row, "" when none */
+	char view[1024]; /* the changelog applied: current row, "" when none */
 };
 
 static struct okey ok[NKEYS];
@@ -288,6 +288,7 @@ static const struct sl_agg_spec oaggs[NORACLE_AGGS] = {
 	{ .kind = SL_AGG_LAST_VALUE, .field = 1, .name = "lx", .sql_types = true },
 	{ .kind = SL_AGG_FIRST_VALUE, .field = 2, .name = "fs", .sql_types = true },
 	{ .kind = SL_AGG_LAST_VALUE, .field = 2, .name = "ls", .sql_types = true },
+	{ .kind = SL_AGG_LISTAGG, .field = 2, .name = "la", .sql_types = true },
 };
 
 static const struct sl_row *orow_build(uint8_t *buf, const struct orow *r, enum sl_row_kind kind)
@@ -311,16 +312,29 @@ static int str_order(int a, int b)
 	return strcmp(svals[a], svals[b]);
 }
 
+/* The arrival number of list c's earliest occurrence (the list is not empty). */
+static uint64_t first_seq(const struct okey *o, int c)
+{
+	uint64_t m = o->occ[c][0].seq;
+
+	for (int i = 1; i < o->nocc[c]; i++)
+		if (o->occ[c][i].seq < m)
+			m = o->occ[c][i].seq;
+	return m;
+}
+
 /* The row recomputed from key kk's live rows, formatted like the output (kind stripped). */
 static void oracle_row(int kk, const struct sl_schema *out, char *dst, size_t cap)
 {
 	struct okey *o = &ok[kk];
-	_Alignas(8) uint8_t buf[1024];
+	_Alignas(8) uint8_t buf[2048];
 	struct sl_row_builder b;
 	int64_t cx = 0, sx = 0;
 	int mnx = -1, mxx = -1, mns = -1, mxs = -1, dx = 0, ds = 0;
 	bool seenx[5] = { 0 }, seens[3] = { 0 };
-	char k[8], line[256];
+	char k[8], line[1024], list[512];
+	uint64_t first = o->nocc[4] ? first_seq(o, 4) : 0;
+	size_t ll = 0;
 
 	if (o->nlive == 0) {
 		dst[0] = 0;
@@ -382,6 +396,15 @@ static void oracle_row(int kk, const struct sl_schema *out, char *dst, size_t ca
 			sl_rowb_set_str(&b, 11 + c, svals[o->occ[c][best].v],
 					(uint32_t)strlen(svals[o->occ[c][best].v]));
 	}
+	/* LISTAGG(s): the live occurrences in arrival order, joined by ',' */
+	for (uint64_t seq = 1; o->nocc[4] && seq <= o->seq; seq++)
+		for (int i = 0; i < o->nocc[4]; i++)
+			if (o->occ[4][i].seq == seq)
+				ll += (size_t)snprintf(list + ll, sizeof list - ll, "%s%s",
+						       seq != first ? "," : "",
+						       svals[o->occ[4][i].v]);
+	if (o->nocc[4])
+		sl_rowb_set_str(&b, 15, list, (uint32_t)ll);
 	T_ASSERT(sl_row_format(sl_rowb_finish(&b), out, line, sizeof line) > 0);
 	snprintf(dst, cap, "%s", line + 2); /* without "+I" */
 }
@@ -445,7 +468,7 @@ static void oracle(unsigned seed, int steps)
 	};
 	struct ga_h *h = calloc(1, sizeof(*h));
 	_Alignas(8) uint8_t buf[512];
-	char want[256];
+	char want[1024];
 
 	T_ASSERT(h);
 	memset(ok, 0, sizeof ok);
@@ -467,6 +490,7 @@ static void oracle(unsigned seed, int steps)
 			occ_remove(o, 1, r.x);
 			occ_remove(o, 2, r.s);
 			occ_remove(o, 3, r.s);
+			occ_remove(o, 4, r.s);
 			h_feed(h, orow_build(buf, &r, upd ? SL_ROW_UPDATE_BEFORE : SL_ROW_DELETE));
 		} else {
 			r = (struct orow){ kk, rand() % 6 - 1, rand() % 4 - 1 };
@@ -479,6 +503,8 @@ static void oracle(unsigned seed, int steps)
 			occ_add(o, 2, r.s);
 			o->seq--;
 			occ_add(o, 3, r.s);
+			o->seq--;
+			occ_add(o, 4, r.s);
 			h_feed(h, orow_build(buf, &r, upd ? SL_ROW_UPDATE_AFTER : SL_ROW_INSERT));
 		}
 		view_apply(&h->cap);
@@ -580,7 +606,7 @@ static void insert_only(void)
 	static const struct orow rows[] = {
 		{ 0, 3, 1 }, { 0, -1, -1 }, { 0, 1, 0 }, { 0, 4, 2 }, { 0, 3, 1 },
 	};
-	char want[256];
+	char want[1024];
 
 	T_ASSERT(h);
 	memset(ok, 0, sizeof ok);
@@ -589,17 +615,18 @@ static void insert_only(void)
 		struct okey *o = &ok[0];
 
 		o->live[o->nlive++] = rows[i];
-		for (int c = 0; c < 4; c++) {
+		for (int c = 0; c < 5; c++) {
 			occ_add(o, c, c < 2 ? rows[i].x : rows[i].s);
-			o->seq -= c < 3;
+			o->seq -= c < 4;
 		}
 		h_feed(h, orow_build(buf, &rows[i], SL_ROW_INSERT));
 		view_apply(&h->cap);
 		oracle_row(0, h->out, want, sizeof want);
 		T_ASSERT(strcmp(want, ok[0].view) == 0);
 	}
-	/* only COUNT(DISTINCT) keeps a map; MIN/MAX/FIRST/LAST of s keep one current value */
-	T_ASSERT_EQ_I64(sl_kstate_entries(h->ctx.kstate), 1 + 4 + 3 + 3);
+	/* COUNT(DISTINCT) keeps a map, LISTAGG every non-NULL value (4); MIN/MAX/FIRST/LAST of
+	 * s keep one current value */
+	T_ASSERT_EQ_I64(sl_kstate_entries(h->ctx.kstate), 1 + 4 + 3 + 3 + 4);
 	h_fini(h);
 	free(h);
 }

@@ -558,12 +558,14 @@ int main(void)
 			{ .kind = SL_AGG_SUM, .field = 1, .name = "s" },
 			{ .kind = SL_AGG_MAX, .field = 1, .name = "mx" },
 			{ .kind = SL_AGG_COUNT_STAR, .field = -1, .name = "n" },
+			/* its values live in map state, one entry each, restored with it */
+			{ .kind = SL_AGG_LISTAGG, .field = 0, .name = "l", .sep = "/" },
 		};
 		struct sl_group_agg_cfg c = { .in = in_schema,
 					      .key_fields = keys,
 					      .nkey = 1,
 					      .aggs = aggs,
-					      .naggs = 3,
+					      .naggs = 4,
 					      .state_ttl_ms = 30 };
 
 		T_ASSERT(sl_group_agg_build(&c, &ga, &ga_out, err, sizeof(err)) == 0);

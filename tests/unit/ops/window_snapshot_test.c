@@ -6,7 +6,8 @@
  * generated input that is out of order, has records late within lateness (-U/+U re-fires)
  * and beyond it (the late side output, also captured), NULL values, and aggregates of every
  * accumulator family: COUNT, SUM, AVG (INT and DECIMAL), MIN/MAX (DECIMAL and STRING),
- * COUNT(DISTINCT) (STRING and DECIMAL), FIRST/LAST_VALUE (STRING, DECIMAL, INT).
+ * COUNT(DISTINCT) (STRING and DECIMAL), FIRST/LAST_VALUE (STRING, DECIMAL, INT), LISTAGG
+ * (its values in order).
  *
  *   - 1 -> 1 at many cuts, and chained (restore, run, snapshot again, ...): output equal
  *     byte for byte, in order. Each phase runs on its own thread, as after a real restart,
@@ -133,6 +134,7 @@ static const struct sl_agg_spec aggs[] = {
 	{ .kind = SL_AGG_LAST_VALUE, .field = 3, .name = "ls" },
 	{ .kind = SL_AGG_FIRST_VALUE, .field = 2, .name = "fd" },
 	{ .kind = SL_AGG_LAST_VALUE, .field = 1, .name = "lv" },
+	{ .kind = SL_AGG_LISTAGG, .field = 3, .name = "la", .sep = "; " },
 };
 #define NAGGS ((int)(sizeof aggs / sizeof aggs[0]))
 
@@ -667,7 +669,7 @@ static void mismatch(void)
 		"groups)",
 		"the snapshot holds TUMBLE(size 100 ms, offset 0 ms, key STRING, 128 key groups), "
 		"this job has TUMBLE(size 200 ms, offset 0 ms, key STRING, 128 key groups)",
-		"the snapshot has 16 aggregates, this job 15",
+		"the snapshot has 17 aggregates, this job 16",
 		"this job has SESSION(gap 100 ms, key STRING, 128 key groups)",
 		"aggregate 4 is AVG(INT) in the snapshot, SUM(INT) in this job",
 	};

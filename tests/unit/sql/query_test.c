@@ -515,8 +515,13 @@ static void test_errors(void)
 						  "end of input");
 	expect_error("INSERT t SELECT 1",
 		     "1:8: expected INTO or OVERWRITE after INSERT, found 't'");
-	expect_error("INSERT INTO s VALUES (1)",
-		     "1:15: expected a query (SELECT or '('), found 'VALUES'");
+	expect_error("INSERT INTO s VALUES (1), (2, 3)",
+		     "1:27: VALUES row 2 has 2 values but row 1 has 1: every row needs the same "
+		     "number");
+	expect_error("WITH a AS SELECT 1 SELECT 2",
+		     "1:11: expected '(' and the WITH query after AS, found 'SELECT'");
+	expect_error("WITH a AS (SELECT 1) INSERT INTO s SELECT 2",
+		     "1:22: expected a query (SELECT or '('), found 'INSERT'");
 	expect_error("CREATE FUNCTION f AS 'x'",
 		     "1:8: expected VIEW after CREATE, found 'FUNCTION'");
 	expect_error("CREATE VIEW v SELECT 1",
