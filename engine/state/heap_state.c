@@ -16,7 +16,12 @@
  * removal; `entries` == live values + live map entries, expired ones included until removed.
  *
  * TTL is OnCreateAndWrite in processing time: put sets expires_at = now + ttl; get and
- * foreach treat now >= expires_at as absent and remove the entry on the spot.
+ * foreach treat now >= expires_at as absent and remove the entry on the spot. Entries
+ * nobody touches again would stay forever that way (a join's rows of keys that never come
+ * back: state growing with the input for all its TTL), so every put also looks at the next
+ * SWEEP_PER_PUT entries of its descriptor, round and round, and removes the expired ones,
+ * as Flink's heap backend cleans incrementally: a descriptor written n times a second is
+ * swept whole every entries / (n * SWEEP_PER_PUT) seconds, for a few loads per put.
  *
  * Hot path: value get/put are one kvtab lookup; nothing is allocated except by the first
  * insertion of a key (and a map's first entry, which creates its table).
@@ -44,7 +49,8 @@ struct sdesc {
 	sl_ts_t ttl;  /* 0: none */
 	uint32_t off; /* user value offset: 8 with TTL, else 0 */
 	uint32_t value_size;
-	struct sl_kvtab *tab; /* key -> value, or key -> struct mapref */
+	struct sl_kvtab *tab;	    /* key -> value, or key -> struct mapref */
+	struct sl_kvtab_iter sweep; /* TTL: where the incremental cleanup goes on (sweep_step) */
 };
 
 struct mapref {
@@ -200,6 +206,7 @@ static inline struct sdesc *desc(struct heap_kstate *ks, int id, enum sl_state_k
 }
 
 static void cow_save(struct heap_kstate *ks, struct sdesc *d, void *v);
+static void map_drop_if_empty(struct heap_kstate *ks, struct sdesc *d, struct mapref *r);
 
 /* Before an existing entry (a value, or a key's map ref) changes or is handed out, while a
  * copy-on-write snapshot runs: copies it into the snapshot if the walk has not yet. */
@@ -207,6 +214,60 @@ static inline void cow(struct heap_kstate *ks, struct sdesc *d, void *v)
 {
 	if (__builtin_expect(ks->cs.out != NULL, 0))
 		cow_save(ks, d, v);
+}
+
+/* Entries the incremental TTL cleanup looks at per put (Flink's heap backend: 5 per access). */
+#define SWEEP_PER_PUT 4
+/* A key's map entries looked at per visit of its map (the rest at the next lap). */
+#define SWEEP_MAP_ENTRIES 16
+
+/* Removes the expired entries of one key's map that a bounded look finds; drops the map if
+ * that empties it. */
+static void sweep_map(struct heap_kstate *ks, struct sdesc *d, struct mapref *r, sl_ts_t now)
+{
+	struct sl_kvtab_iter it;
+	struct sl_kv kv;
+	bool saved = false;
+
+	sl_kvtab_iter_init(&it);
+	for (int i = 0; i < SWEEP_MAP_ENTRIES && sl_kvtab_next(r->m, &it, &kv); i++) {
+		if (!expired(d, kv.value, now))
+			continue;
+		if (!saved) {
+			cow(ks, d, r); /* a running snapshot keeps the key's map as it was */
+			saved = true;
+		}
+		sl_kvtab_remove_value(r->m, kv.value);
+		ks->entries--;
+	}
+	if (saved)
+		map_drop_if_empty(ks, d, r);
+}
+
+/*
+ * The incremental TTL cleanup (see the top): the next SWEEP_PER_PUT entries of d, expired
+ * ones removed. Entries never move in a kvtab (slabs), so the cursor stays valid across
+ * insertions and removals. Not while a map foreach runs: it may be walking what would go.
+ */
+static void sweep_step(struct heap_kstate *ks, struct sdesc *d, sl_ts_t now)
+{
+	struct sl_kv kv;
+
+	if (!d->ttl || ks->iterating)
+		return;
+	for (int i = 0; i < SWEEP_PER_PUT; i++) {
+		if (!sl_kvtab_next(d->tab, &d->sweep, &kv)) {
+			sl_kvtab_iter_init(&d->sweep); /* a lap done: the next starts over */
+			return;
+		}
+		if (d->kind == SL_STATE_MAP) {
+			sweep_map(ks, d, kv.value, now);
+		} else if (expired(d, kv.value, now)) {
+			cow(ks, d, kv.value);
+			sl_kvtab_remove_value(d->tab, kv.value);
+			ks->entries--;
+		}
+	}
 }
 
 /* ---- value state ------------------------------------------------------------------------ */
@@ -238,6 +299,7 @@ void *sl_heap_value_put(struct heap_kstate *ks, int id, const struct sl_kkey *k,
 
 	if (!d)
 		return NULL;
+	sweep_step(ks, d, now); /* before the put: the pointer it returns stays valid */
 	v = sl_kvtab_put(d->tab, k->hash, k->key, k->klen, 0, &created);
 	if (!v)
 		return NULL;
@@ -317,6 +379,7 @@ void *sl_heap_map_put(struct heap_kstate *ks, int id, const struct sl_kkey *k, c
 
 	if (!d || mklen > SL_KEY_MAX)
 		return NULL;
+	sweep_step(ks, d, now); /* before the put: the pointer it returns stays valid */
 	r = sl_kvtab_put(d->tab, k->hash, k->key, k->klen, 0, &created);
 	if (!r)
 		return NULL;

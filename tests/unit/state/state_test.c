@@ -216,6 +216,38 @@ static void test_map_ttl(struct sl_kstate *ks)
 	T_ASSERT(sl_kstate_map_get(ks, MTTL, &a, &seven, 8, 0) == NULL); /* map dropped */
 }
 
+/* Expired entries of keys nobody touches again go too: each put sweeps a few entries
+ * (heap backend), so writes to one key clean a thousand others in a few hundred puts. */
+static void test_ttl_sweep(void)
+{
+	int err;
+	struct sl_kstate *ks = sl_kstate_create(descs, 4, 128, &err);
+	struct sl_kkey hot = key("hot");
+	char name[16];
+
+	T_ASSERT(ks);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(name, sizeof name, "k%d", i);
+		struct sl_kkey k = key(name);
+
+		sl_kstate_value_put(ks, VTTL, &k, 0);
+		for (uint64_t x = 0; x < 3; x++)
+			sl_kstate_map_put(ks, MTTL, &k, &x, 8, 0);
+	}
+	T_ASSERT_EQ_I64(sl_kstate_entries(ks), 4000);
+	/* at 150 (TTL 100) all of them have expired; only "hot" is written from now on */
+	for (int i = 0; i < 1000; i++) {
+		uint64_t x = 0;
+
+		sl_kstate_value_put(ks, VTTL, &hot, 150);
+		sl_kstate_map_put(ks, MTTL, &hot, &x, 8, 150);
+	}
+	T_ASSERT_EQ_I64(sl_kstate_entries(ks), 2);
+	/* entries written since are kept */
+	T_ASSERT(sl_kstate_value_get(ks, VTTL, &hot, 200));
+	sl_kstate_destroy(ks);
+}
+
 /* Random value and map operations over 50 keys against arrays. */
 static void test_random(struct sl_kstate *ks)
 {
@@ -355,6 +387,7 @@ int main(void)
 	test_map(ks);
 	test_map_ttl(ks);
 	test_random(ks);
+	test_ttl_sweep();
 	T_ASSERT(sl_kstate_bytes(ks) > sl_kstate_entries(ks) * 8);
 	sl_kstate_destroy(ks);
 	ks = sl_kstate_create(descs, 4, 128, &err);
