@@ -12,29 +12,11 @@
 #include "graph.h"
 #include "plan_int.h"
 
+/* The node's kind as checkpoints name it (graph.h), but SQL's calculations, which are
+ * flat_maps, as "calc". */
 static const char *node_kind(const struct sl_stream *n)
 {
-	switch (n->kind) {
-	case SL_NODE_SOURCE:
-		return "source";
-	case SL_NODE_FILTER:
-		return "filter";
-	case SL_NODE_MAP:
-		return "map";
-	case SL_NODE_PROJECT:
-		return "project";
-	case SL_NODE_FLATMAP:
-		return "calc";
-	case SL_NODE_KEYBY:
-		return "exchange";
-	case SL_NODE_KEYED:
-		return n->ops->name;
-	case SL_NODE_SIDE:
-		return "side output";
-	case SL_NODE_SINK:
-		return "sink";
-	}
-	return "?";
+	return n->kind == SL_NODE_FLATMAP ? "calc" : sl_node_kind_name(n);
 }
 
 static void print_wm(FILE *f, const struct sl_stream *n)
