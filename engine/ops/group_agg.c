@@ -420,11 +420,11 @@ static int order_add(struct run *r, int i, uint8_t *x, uint32_t xl)
 	return set_current(r, i, x, xl);
 }
 
-static int order_retract(struct run *r, int i, uint8_t *x, uint32_t xl)
+/* Removes the earliest held occurrence of x's value ([arrival][value]) from aggregate i's
+ * map; returns its arrival number, 0 when the value is not held. */
+static uint64_t remove_earliest(struct run *r, int i, uint8_t *x, uint32_t xl)
 {
 	const struct ga_agg *a = &r->g->agg[i];
-	struct ga_cur *c = cur_of(a, r->blk);
-	uint64_t seq;
 
 	r->i = i;
 	r->x = x + 8;
@@ -432,10 +432,20 @@ static int order_retract(struct run *r, int i, uint8_t *x, uint32_t xl)
 	r->best_seq = 0;
 	sl_map_foreach(r->ctx, a->ms, scan_order, r);
 	if (!r->best_seq)
-		return 0; /* not held */
-	seq = r->best_seq;
-	memcpy(x, &seq, 8);
+		return 0;
+	memcpy(x, &r->best_seq, 8);
 	sl_map_remove(r->ctx, a->ms, x, xl);
+	return r->best_seq;
+}
+
+static int order_retract(struct run *r, int i, uint8_t *x, uint32_t xl)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	struct ga_cur *c = cur_of(a, r->blk);
+	uint64_t seq = remove_earliest(r, i, x, xl);
+
+	if (!seq)
+		return 0; /* not held */
 	if (--c->n <= 0) {
 		c->n = 0;
 		if (a->str)
@@ -478,19 +488,9 @@ static int list_add(struct run *r, int i, uint8_t *x, uint32_t xl)
  * removes one from its list; a value not held is ignored, as there. */
 static int list_retract(struct run *r, int i, uint8_t *x, uint32_t xl)
 {
-	const struct ga_agg *a = &r->g->agg[i];
-	struct ga_cur *c = cur_of(a, r->blk);
+	struct ga_cur *c = cur_of(&r->g->agg[i], r->blk);
 
-	r->i = i;
-	r->x = x + 8;
-	r->xl = xl - 8;
-	r->best_seq = 0;
-	sl_map_foreach(r->ctx, a->ms, scan_order, r);
-	if (!r->best_seq)
-		return 0;
-	memcpy(x, &r->best_seq, 8);
-	sl_map_remove(r->ctx, a->ms, x, xl);
-	if (--c->n < 0)
+	if (remove_earliest(r, i, x, xl) && --c->n < 0)
 		c->n = 0;
 	return 0;
 }
