@@ -8,7 +8,7 @@
  *
  *     user_id, first_ts, second_ts, amount
  *
- * The source is an in-memory list (the four transactions of the seed); with it, exactly one
+ * The source is an in-memory list (the four transactions of the fraud-detection walkthrough); with it, exactly one
  * alert comes out: U123's 2000 at 30000 follows its 1500 at 1000.
  *
  *     ./fraud_detector [nshards]

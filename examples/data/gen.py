@@ -180,7 +180,7 @@ PRODUCTS = [  # product_id, name, category, first price
 def gen_temporal(rng):
     """Product versions (time ordered) and orders that reference them."""
     versions = []
-    # 101 is the seed's own example: Widget 100.00 at 09:00, 120.00 at 10:00, Widget Pro
+    # 101 is the lesson's own example: Widget 100.00 at 09:00, 120.00 at 10:00, Widget Pro
     # 150.00 at 11:00
     versions.append((BASE_MS - 60 * MIN, 101, "Widget", "tools", 100.00))
     versions.append((BASE_MS, 101, "Widget", "tools", 120.00))

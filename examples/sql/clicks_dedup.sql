@@ -1,9 +1,9 @@
 -- clicks_dedup.sql - drop redelivered click events: keep the first row per click_id.
 --
--- The seed's deduplication ("a set of IDs already processed") written the Flink SQL way:
--- ROW_NUMBER() OVER (PARTITION BY click_id ORDER BY ts ASC) = 1. An at-least-once pipeline
--- (a Kafka producer retry, a connector restart) delivers some clicks twice; the copies carry
--- the same click_id and the same event time.
+-- The PyFlink stateful-processing lesson's deduplication ("a set of IDs already processed")
+-- written the Flink SQL way: ROW_NUMBER() OVER (PARTITION BY click_id ORDER BY ts ASC) = 1.
+-- An at-least-once pipeline (a Kafka producer retry, a connector restart) delivers some
+-- clicks twice; the copies carry the same click_id and the same event time.
 --
 -- What it shows: ordered by the event-time attribute `ts`, keep-first emits a click when it
 -- first arrives (+I) and ignores copies with the same or a later ts. Only a copy with an

@@ -1,8 +1,8 @@
 -- customer_sessions.sql - customer sessions: orders of one customer with less than
 -- 30 minutes between them form one session (SESSION windows, gap 30 minutes).
 --
--- The seed's "Customer Session Analysis" query over the same Debezium order events as
--- orders_per_customer_tumble.sql.
+-- The PyFlink stateful-processing lesson's "Customer Session Analysis" query over the same
+-- Debezium order events as orders_per_customer_tumble.sql.
 --
 -- What it shows: a session's bounds are data-driven: it starts at its first order and ends
 -- 30 minutes after its last one (SESSION_END). It is emitted once the watermark passes that

@@ -1,10 +1,11 @@
 -- orders_enriched_temporal_join.sql - orders enriched with the product version valid at
 -- the order's time (event-time temporal join, FOR SYSTEM_TIME AS OF).
 --
--- The seed's temporal join, with file sources in place of the Kafka topics: `products` is a
--- versioned table (PRIMARY KEY plus a watermark); each order joins the version with the
--- greatest update_time <= order_time. Product 101 is the seed's own example: Widget 100.00
--- from 09:00, 120.00 from 10:00, Widget Pro 150.00 from 11:00.
+-- The PyFlink stateful-processing lesson's temporal join, with file sources in place of the
+-- Kafka topics: `products` is a versioned table (PRIMARY KEY plus a watermark); each order
+-- joins the version with the greatest update_time <= order_time. Product 101 is the
+-- lesson's own example: Widget 100.00 from 09:00, 120.00 from 10:00, Widget Pro 150.00 from
+-- 11:00.
 --
 -- What it shows: an order is emitted once the watermarks of both inputs pass its time, with
 -- the price it was sold at, not today's price. LEFT JOIN keeps orders without a version:

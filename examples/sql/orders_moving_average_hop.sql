@@ -1,15 +1,16 @@
 -- orders_moving_average_hop.sql - a 10-minute moving average of the order value, every
 -- 2 minutes (HOP windows: slide 2 minutes, size 10 minutes).
 --
--- The seed's lab, steps 3 and 5, as the lab writes them: the view declares its watermark
--- after WHERE (`WATERMARK FOR TO_TIMESTAMP_LTZ(...) AS ... - INTERVAL '5' SECONDS`). That is
--- not valid Flink SQL; sluice accepts it as an extension (the watermark applies to that view
--- column) and prints a one-line notice naming the standard form, which is the one in
--- orders_per_customer_tumble.sql: a computed column plus WATERMARK FOR in CREATE TABLE.
+-- The PyFlink stateful-processing lesson's lab, steps 3 and 5, as the lab writes them: the
+-- view declares its watermark after WHERE (`WATERMARK FOR TO_TIMESTAMP_LTZ(...) AS ... -
+-- INTERVAL '5' SECONDS`). That is not valid Flink SQL; sluice accepts it as an extension
+-- (the watermark applies to that view column) and prints a one-line notice naming the
+-- standard form, which is the one in orders_per_customer_tumble.sql: a computed column plus
+-- WATERMARK FOR in CREATE TABLE.
 --
 -- What it shows: every order lands in size/slide = 5 overlapping windows; each window
 -- emits one row when the watermark passes its end. AVG of DECIMAL(10,2) is DECIMAL(38,6)
--- in Flink (the seed rounds it to 266.67 for print). A late event is dropped only from the
+-- in Flink (the lab rounds it to 266.67 for print). A late event is dropped only from the
 -- windows that already fired and still counts in the later ones.
 --
 -- flink-oracle: differs WATERMARK in CREATE VIEW is not Flink SQL: Flink runs the standard form,

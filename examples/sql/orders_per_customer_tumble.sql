@@ -1,10 +1,10 @@
 -- orders_per_customer_tumble.sql - orders per customer in 5-minute tumbling windows.
 --
--- The seed's "Полный пример": Debezium change events of the `orders` table, read with the
--- plain 'json' format through the payload ROW<after ROW<...>> envelope; event time is the
--- change's ts_ms (TO_TIMESTAMP_LTZ), the watermark trails it by 5 seconds; a view keeps
--- inserts, updates and snapshot reads; GROUP BY TUMBLE(event_time, INTERVAL '5' MINUTES)
--- counts orders and sums their totals per customer.
+-- The PyFlink stateful-processing lesson's complete example: Debezium change events of the
+-- `orders` table, read with the plain 'json' format through the payload ROW<after ROW<...>>
+-- envelope; event time is the change's ts_ms (TO_TIMESTAMP_LTZ), the watermark trails it by
+-- 5 seconds; a view keeps inserts, updates and snapshot reads; GROUP BY TUMBLE(event_time,
+-- INTERVAL '5' MINUTES) counts orders and sums their totals per customer.
 --
 -- What it shows: one append-only row per (window, customer), emitted when the watermark
 -- passes window_end - 1 ms. Events that arrive after their window fired are dropped, as in

@@ -7,7 +7,7 @@ seed_tumble_5min_per_customer when the checkout has ../shared, else generated on
 same shape) with kcat, and runs `sluice run` on SQL jobs reading the topic with
 'scan.bounded.mode' = 'latest-offset' into a filesystem sink:
 
-  1. the seed's 5-minute tumbling window per customer over a 1-partition topic (one split,
+  1. the lesson's 5-minute tumbling window per customer over a 1-partition topic (one split,
      so the watermark sees the events in file order): the rows must equal those of the same
      job reading the events from a file, and, with the shared case, its expected.json
      (Flink's output);
@@ -201,7 +201,7 @@ def check_tumble(sluice, addr, work, events, case_dir):
 
 
 def gen_events(n=600, seed=5):
-    """Debezium order events of the seed's shape: ts_ms rising with some disorder."""
+    """Debezium order events of the lesson's shape: ts_ms rising with some disorder."""
     rnd = random.Random(seed)
     out, live, ts = [], {}, 1706781600000
     for i in range(n):

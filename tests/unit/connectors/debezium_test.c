@@ -4,7 +4,7 @@
  * schema-include envelope under "payload", u/d without before-image and unknown ops as
  * record errors; a file source over a directory of event files (sorted, hidden files
  * skipped) applying the changelog to a table; ignore-parse-errors counting; and, when the
- * seed's 922-event file is present, its final table (148 paid, 158 pending, 133 shipped).
+ * acceptance case's 922-event file is present, its final table (148 paid, 158 pending, 133 shipped).
  */
 #include <sys/stat.h>
 
@@ -251,7 +251,7 @@ static void test_dir_source(void)
 	sl_schema_destroy(s);
 }
 
-/* The seed's 922 Debezium events: the final table has 148 paid, 158 pending, 133 shipped. */
+/* The acceptance case's 922 Debezium events: the final table has 148 paid, 158 pending, 133 shipped. */
 static void test_seed_file(void)
 {
 	static const char *path = "/work/shared/acceptance/cases/seed_cdc_debezium_orders_by_status/"
