@@ -7,7 +7,8 @@
  * the call may stand anywhere in an expression (`price - AVG(price) OVER w`).
  *
  * Flink's rules, each refused with the reason where it does not hold: every OVER aggregate
- * of one SELECT uses the same window; ORDER BY is one ascending event-time attribute; the
+ * of one SELECT uses the same window; ORDER BY is one ascending time attribute (event time,
+ * or processing time: PROCTIME(), run as Flink's ProcTime*PrecedingFunction); the
  * frame ends at CURRENT ROW (the default, with ORDER BY, is RANGE UNBOUNDED PRECEDING); the
  * input is insert-only; no GROUP BY in the same SELECT.
  *
@@ -256,14 +257,10 @@ int sl_sql_plan_over(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 					"an OVER window needs ORDER BY one time attribute, "
 					"ascending");
 	ot = sl_sql_plan_resolve_plain(rel, ref->order[0].expr);
-	if (ot >= 0 && rel->cols[ot].proctime)
+	if (ot < 0 || (!rel->cols[ot].rowtime && !rel->cols[ot].proctime))
 		return sl_sql_plan_fail(c, ref->order[0].expr->line, ref->order[0].expr->col,
-					"OVER windows on processing time are not supported yet: "
-					"ORDER BY an event-time attribute");
-	if (ot < 0 || !rel->cols[ot].rowtime)
-		return sl_sql_plan_fail(c, ref->order[0].expr->line, ref->order[0].expr->col,
-					"an OVER window's ORDER BY must be an event-time "
-					"attribute (a column with a WATERMARK)");
+					"an OVER window's ORDER BY must be a time attribute: a "
+					"column with a WATERMARK or PROCTIME()");
 	if (ref->npartition >= SL_MAX_KEY_FIELDS)
 		return sl_sql_plan_fail(c, ref->line, ref->col, "at most %d PARTITION BY columns",
 					SL_MAX_KEY_FIELDS - 1);
@@ -276,6 +273,7 @@ int sl_sql_plan_over(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	memset(&oc, 0, sizeof(oc));
 	oc.in_schema = sl_stream_schema(rel->s);
 	oc.rowtime = rel->cols[ot].field;
+	oc.proctime = rel->cols[ot].proctime;
 	oc.frame = ref->frame == SL_FRAME_ROWS ? SL_OVER_ROWS : SL_OVER_RANGE;
 	oc.preceding = ref->frame ? ref->frame_lo : -1;
 	oc.naggs = n;
