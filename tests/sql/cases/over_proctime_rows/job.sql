@@ -31,3 +31,11 @@ FROM bids;
 
 SELECT item, AVG(price) OVER (ORDER BY pt ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS av
 FROM bids;
+
+-- identical rows leave a ROWS frame in their own arrival order (the 1 that came first
+-- leaves first, not with its later copies)
+CREATE TABLE dups (k STRING, v INT, pt AS PROCTIME())
+  WITH ('connector' = 'filesystem', 'path' = '@DIR@/dups.jsonl', 'format' = 'json');
+
+SELECT k, v, SUM(v) OVER w AS s, MAX(v) OVER w AS mx, COUNT(*) OVER w AS n
+FROM dups WINDOW w AS (PARTITION BY k ORDER BY pt ROWS BETWEEN 2 PRECEDING AND CURRENT ROW);
