@@ -19,6 +19,9 @@ hold on any run, with d = 200 ms and three partitions (id mod 3):
             half's rows have a frame reaching back to their key's first row (the source
             catches up after a stall in a burst, so no tighter bound holds on a loaded
             machine), yet a frame holds more than the row itself on average
+  restore   ROWS 2 PRECEDING on processing time into an exactly-once filesystem sink,
+            kill -9 after two checkpoints, restarted: every id committed once, each with
+            its key's two rows before it (the frame's rows survive the restore)
   refused   an OVER window ordered by a column that is no time attribute: a clear error
             naming the place
 
@@ -26,9 +29,11 @@ Usage: over_proctime.py SLUICE
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 ROWS = 3000
 RATE = 1000
@@ -43,6 +48,15 @@ WINDOW w AS (PARTITION BY MOD(id, 3) ORDER BY pt
 BAD = """CREATE TABLE gen (id BIGINT, pt AS PROCTIME()) WITH ('connector' = 'datagen');
 SELECT id, COUNT(*) OVER (ORDER BY id) FROM gen;
 """
+ROWS_JOB = """SET 'execution.checkpointing.interval' = '200 ms';
+CREATE TABLE gen (id BIGINT, pt AS PROCTIME()) WITH (
+  'connector' = 'datagen', 'number-of-rows' = '%d', 'rows-per-second' = '%d',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '%d');
+CREATE TABLE out_t (id BIGINT, n BIGINT, lo BIGINT, hi BIGINT) WITH ('connector' = 'filesystem',
+  'path' = '%%s', 'format' = 'csv', 'sink.delivery-guarantee' = 'exactly-once');
+INSERT INTO out_t SELECT id, COUNT(*) OVER w, MIN(id) OVER w, MAX(id) OVER w FROM gen
+WINDOW w AS (PARTITION BY MOD(id, 3) ORDER BY pt ROWS BETWEEN 2 PRECEDING AND CURRENT ROW);
+""" % (ROWS, RATE, ROWS - 1)
 LINE = re.compile(r"^\+I\[(\d+), (\d+), (\d+), (\d+)\]$")
 
 
@@ -80,6 +94,42 @@ def check(out):
     return bad[:10]
 
 
+def restore(sluice, tmp):
+    """The failures of the restore check."""
+    out, ck = os.path.join(tmp, "out"), os.path.join(tmp, "ck")
+    job = os.path.join(tmp, "rows.sql")
+    with open(job, "w") as f:
+        f.write(ROWS_JOB % out)
+    cmd = [sluice, "run", job, "--shards", "1", "--checkpoint-dir", ck]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t = time.monotonic()
+    while p.poll() is None and time.monotonic() - t < 60 and sum(
+            1 for n in (os.listdir(ck) if os.path.isdir(ck) else [])
+            if os.path.exists(os.path.join(ck, n, "MANIFEST"))) < 2:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       timeout=120)
+    if r.returncode or "restoring checkpoint" not in r.stderr:
+        return ["restart: exit %d, %s" % (r.returncode, r.stderr.strip()[-300:])]
+    rows = []
+    for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+        if name[0] not in "._":
+            with open(os.path.join(out, name)) as f:
+                rows += [tuple(int(x) for x in l.strip().split(",")) for l in f if l.strip()]
+    bad = []
+    if sorted(r[0] for r in rows) != list(range(ROWS)):
+        bad.append("%d rows committed for %d ids" % (len(rows), ROWS))
+    for i, n, lo, hi in rows:
+        want = min(3, i // 3 + 1)
+        if (n, lo, hi) != (want, i - 3 * (want - 1), i):
+            bad.append("id %d: frame (%d, %d, %d), want (%d, %d, %d)" %
+                       (i, n, lo, hi, want, i - 3 * (want - 1), i))
+    return bad[:10]
+
+
 def main():
     sluice = os.path.abspath(sys.argv[1])
     failed = 0
@@ -97,6 +147,11 @@ def main():
         for b in bad:
             print("  " + b)
         failed += bool(bad)
+        bad = restore(sluice, tmp)
+        print("%s restore: killed after two checkpoints, restarted" % ("FAIL" if bad else "ok  "))
+        for b in bad:
+            print("  " + b)
+        failed += bool(bad)
         with open(job, "w") as f:
             f.write(BAD)
         p = subprocess.run([sluice, "run", job, "--quiet"], capture_output=True, text=True,
@@ -104,7 +159,7 @@ def main():
         ok = p.returncode == 1 and "job.sql:2:" in p.stderr and "time attribute" in p.stderr
         print("%s refused: %s" % ("ok  " if ok else "FAIL", p.stderr.strip()[-200:]))
         failed += not ok
-    print("%d of 2 checks failed" % failed)
+    print("%d of 3 checks failed" % failed)
     return 1 if failed else 0
 
 
