@@ -41,6 +41,7 @@ struct meta {
 struct over {
 	struct sl_state_desc states[3];
 	int nstates;
+	bool proctime; /* ORDER BY a processing-time attribute (over_proc_*) */
 	int rowtime;
 	enum sl_over_frame frame;
 	int64_t preceding;
@@ -346,6 +347,146 @@ static void over_timer(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain domai
 	(void)domain;
 }
 
+/*
+ * Processing time (Flink's ProcTime*PrecedingFunction): rows are taken in arrival order and
+ * never late. Unbounded frames (ROWS or RANGE: Flink runs both alike) add the row to the
+ * accumulators in ACC and emit it at once. ROWS n emits at once over the row and the n
+ * rows that arrived before it. RANGE d keeps each row with the shard's clock when it came
+ * (aux) and emits at the end of that millisecond (a processing timer at t + 1), every row
+ * of millisecond t with one result over the rows of [t - d, t]; a timer still pending at
+ * the end of input does not fire, as in Flink. Stored rows are one entry each (the hash
+ * mixes in the arrival number), so identical rows leave the frame in their own order.
+ * O(frame) per row, as the bounded event-time frames.
+ */
+static uint64_t arrival_hash(const struct sl_row *row, int64_t seq)
+{
+	return sl_rowset_hash(row) ^ ((uint64_t)seq * 0x9e3779b97f4a7c15ull);
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The partition's stored rows into s->items sorted by arrival, ts = their aux. */
+static struct item *proc_items(struct sl_ctx *ctx, struct scratch *s, size_t *n)
+{
+	struct item *it;
+
+	if (sl_rowset_scan(ctx, ROWSET, &s->scan))
+		return NULL;
+	*n = s->scan.out.n;
+	s->items.n = 0;
+	it = sl_rowset_vec_grow(&s->items, sizeof(*it), *n ? *n : 1);
+	if (!it)
+		return NULL;
+	for (size_t i = 0; i < *n; i++) {
+		const struct sl_rowset_row *r = (const struct sl_rowset_row *)s->scan.out.p + i;
+
+		/* count is one entry's arrival number + 1 (over_proc_process) */
+		it[i] = (struct item){ r, r->v.aux, r->v.count };
+	}
+	qsort(it, *n, sizeof(*it), cmp_seq);
+	return it;
+}
+
+static void over_proc_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *row, void *arg)
+{
+	const struct over *o = arg;
+	struct scratch *s = tls;
+	struct meta *m = sl_value_put(ctx, META);
+	struct sl_rowset_val v;
+	struct item *it;
+	size_t n;
+	int64_t seq;
+
+	if (!m) {
+		fail(ctx, -ENOMEM, "out of memory for its state");
+		return;
+	}
+	if (o->preceding < 0) {
+		void *acc = sl_value_put(ctx, ACC);
+
+		if (!acc) {
+			fail(ctx, -ENOMEM, "out of memory for its accumulators");
+			return;
+		}
+		if (!m->primed && o->has_init)
+			acc_reset(o, acc);
+		m->primed = 1;
+		acc_add(o, acc, row, 1);
+		emit(ctx, o, row, ts, acc, 1);
+		return;
+	}
+	seq = m->seq++;
+	/* count: the arrival number + 1 (the sort key, >= 1 as rowset wants); aux: RANGE the
+	 * clock */
+	v = (struct sl_rowset_val){ .count = seq + 1, .aux = seq };
+	if (o->frame == SL_OVER_RANGE) {
+		sl_ts_t now = sl_ctx_proctime(ctx);
+
+		v.aux = now;
+		if ((!m->primed || m->done != now) && sl_timer_proc(ctx, now + 1) < 0) {
+			fail(ctx, -ENOMEM, "out of memory for its timers");
+			return;
+		}
+		m->done = now;
+		m->primed = 1;
+	}
+	if (sl_rowset_store(ctx, ROWSET, row, arrival_hash(row, seq), &v)) {
+		fail(ctx, -ENOMEM, "out of memory for its state");
+		return;
+	}
+	if (o->frame == SL_OVER_RANGE)
+		return; /* emitted by the timer at the end of this millisecond */
+	it = proc_items(ctx, s, &n);
+	if (!it) {
+		fail(ctx, -ENOMEM, "out of memory reading a partition");
+		return;
+	}
+	/* ROWS n: this row (the last) and the n before it; older ones are never needed again */
+	acc_reset(o, s->acc);
+	for (size_t k = n > (size_t)o->preceding ? n - 1 - (size_t)o->preceding : 0; k < n; k++)
+		acc_add(o, s->acc, sl_rowset_row_at(&s->scan, it[k].r), 1);
+	emit(ctx, o, row, ts, s->acc, 1);
+	acc_destroy(o, s->acc);
+	for (size_t k = 0; k + (size_t)o->preceding < n; k++)
+		sl_rowset_remove(ctx, ROWSET, sl_rowset_row_at(&s->scan, it[k].r), it[k].r->h);
+}
+
+/* RANGE d: the rows of millisecond at - 1, each with the aggregates of [at - 1 - d, at - 1]. */
+static void over_proc_timer(struct sl_ctx *ctx, sl_ts_t at, enum sl_time_domain domain, void *arg)
+{
+	const struct over *o = arg;
+	struct scratch *s = tls;
+	sl_ts_t cur = at - 1;
+	struct item *it;
+	size_t n;
+
+	if (domain != SL_TIME_PROC)
+		return;
+	it = proc_items(ctx, s, &n);
+	if (!it) {
+		fail(ctx, -ENOMEM, "out of memory reading a partition");
+		return;
+	}
+	acc_reset(o, s->acc);
+	for (size_t k = 0; k < n; k++)
+		if (it[k].ts >= cur - o->preceding && it[k].ts <= cur)
+			acc_add(o, s->acc, sl_rowset_row_at(&s->scan, it[k].r), 1);
+	for (size_t k = 0; k < n; k++)
+		if (it[k].ts == cur)
+			emit(ctx, o, sl_rowset_row_at(&s->scan, it[k].r), cur, s->acc, 1);
+	acc_destroy(o, s->acc);
+	/* a later millisecond t > cur reaches back to t - d > cur - d */
+	for (size_t k = 0; k < n; k++)
+		if (it[k].ts <= cur - o->preceding)
+			sl_rowset_remove(ctx, ROWSET, sl_rowset_row_at(&s->scan, it[k].r),
+					 it[k].r->h);
+}
+
 enum sl_type sl_over_agg_type(const struct sl_over_cfg *cfg, int i, int *prec, int *scale,
 			      char *err, size_t errcap)
 {
@@ -366,12 +507,12 @@ int sl_over_build(const struct sl_over_cfg *cfg, struct sl_process_fn *out, char
 	struct over *o;
 	uint32_t off = 0;
 
-	if (!s || cfg->naggs < 1 || cfg->naggs > SL_OVER_MAX_AGGS || cfg->rowtime < 0 ||
-	    cfg->rowtime >= sl_schema_nfields(s) ||
+	if (!s || cfg->naggs < 1 || cfg->naggs > SL_OVER_MAX_AGGS ||
+	    (!cfg->proctime && (cfg->rowtime < 0 || cfg->rowtime >= sl_schema_nfields(s))) ||
 	    (cfg->frame != SL_OVER_ROWS && cfg->frame != SL_OVER_RANGE))
 		return reject(err, errcap, "needs a rowtime field, a frame and 1 to %d aggregates",
 			      SL_OVER_MAX_AGGS);
-	if (sl_schema_type(s, cfg->rowtime) != SL_TYPE_TIMESTAMP &&
+	if (!cfg->proctime && sl_schema_type(s, cfg->rowtime) != SL_TYPE_TIMESTAMP &&
 	    sl_schema_type(s, cfg->rowtime) != SL_TYPE_TIMESTAMP_LTZ)
 		return reject(err, errcap, "ORDER BY must be a TIMESTAMP rowtime");
 	if (sl_schema_nfields(s) + cfg->naggs > SL_SCHEMA_MAX_FIELDS)
@@ -379,6 +520,7 @@ int sl_over_build(const struct sl_over_cfg *cfg, struct sl_process_fn *out, char
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
+	o->proctime = cfg->proctime;
 	o->rowtime = cfg->rowtime;
 	o->frame = cfg->frame;
 	o->preceding = cfg->preceding;
@@ -418,8 +560,8 @@ int sl_over_build(const struct sl_over_cfg *cfg, struct sl_process_fn *out, char
 	out->states = o->states;
 	out->nstates = o->nstates;
 	out->open = over_open;
-	out->process = over_process;
-	out->on_timer = over_timer;
+	out->process = cfg->proctime ? over_proc_process : over_process;
+	out->on_timer = cfg->proctime ? over_proc_timer : over_timer;
 	out->close = over_close;
 	out->arg = o;
 	return 0;

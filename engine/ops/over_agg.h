@@ -21,6 +21,12 @@
  *    equal rowtime (peers) share one result; UNBOUNDED PRECEDING: every row so far (RANGE
  *    with peers, ROWS without). A NULL rowtime is late by definition (never fires).
  *
+ * Ordered by processing time (cfg.proctime; Flink's ProcTime*PrecedingFunction), rows are
+ * taken in arrival order, none is late: UNBOUNDED (ROWS or RANGE alike, as in Flink) and
+ * ROWS n emit each row at once; RANGE d emits the rows that arrived in millisecond t when
+ * it is over (a processing timer at t + 1), each with the aggregates over the partition's
+ * rows that arrived in [t - d, t]. Details in over_agg.c.
+ *
  * State (per partition key, namespace 0): 0 "over-rows", the rows waiting or still inside
  * some future row's frame (rowset.h; value {copies, arrival number}); 1 "over-meta" the
  * next arrival number and the rowtime up to which rows were processed; 2 "over-acc", for
@@ -46,6 +52,7 @@ enum sl_over_frame { SL_OVER_ROWS = 1, SL_OVER_RANGE };
 struct sl_over_cfg {
 	const struct sl_schema *in_schema; /* borrowed during build */
 	int rowtime;			   /* the ORDER BY field: a TIMESTAMP rowtime */
+	bool proctime; /* ORDER BY a processing-time attribute: rowtime unused (over_agg.c) */
 	enum sl_over_frame frame;
 	int64_t preceding; /* rows (ROWS) or ms (RANGE) before the current row; -1: unbounded */
 	int naggs;

@@ -13,6 +13,15 @@
  * Aggregate arguments keep reading the original columns, so COUNT(a) counts a's values
  * even in the rows of a set without a (Flink duplicates such fields for the same reason).
  * Each set's groups are therefore exactly those of a GROUP BY of that set alone.
+ *
+ * Over a window TVF (`GROUP BY window_start, window_end, GROUPING SETS ((a), ())`) the
+ * Expand runs before the window aggregation, as Flink expands its window aggregate per
+ * set: window_start and window_end are in every set, get no $v and stay the window's
+ * keys, so each window fires one row per group of each set. A set without them makes it,
+ * as in Flink, an updating GROUP BY over the TVF's rows with their window columns assigned
+ * (window_assign.c). The projection and the Expand keep the TVF's columns in place and
+ * each row's timestamp, so the window operator assigns windows as without grouping sets.
+ * SESSION is refused: its sessions are keyed by the GROUP BY keys, which differ per set.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +32,37 @@
 #include "eval_cc.h"
 #include "expand.h"
 #include "plan_int.h"
+#include "window_assign.h"
+
+/* True for window_start / window_end of the window TVF rel: virtual until aggregated. */
+static bool is_window_key(const struct sl_sql_plan_rel *rel, const struct sl_expr *g)
+{
+	const char *n;
+
+	if (!rel->tvf || g->kind != SL_EXPR_COLUMN || sl_sql_plan_resolve_plain(rel, g) >= 0)
+		return false;
+	n = g->path[g->npath - 1];
+	return !strcasecmp(n, "window_start") || !strcasecmp(n, "window_end");
+}
+
+/* True when window_start and window_end are in every grouping set of q over rel. */
+static bool window_in_every_set(const struct sl_sql_plan_rel *rel, const struct sl_query *q)
+{
+	uint64_t both = 0;
+	int nwin = 0;
+
+	for (uint32_t k = 0; k < q->ngroup_by && k < 64; k++)
+		if (is_window_key(rel, q->group_by[k])) {
+			both |= 1ull << k;
+			nwin++;
+		}
+	if (nwin < 2)
+		return false;
+	for (uint32_t s = 0; s < q->ngsets; s++)
+		if ((q->gsets[s] & both) != both)
+			return false;
+	return true;
+}
 
 static bool is_grouping_call(const struct sl_expr *e)
 {
@@ -149,6 +189,20 @@ static const struct sl_expr *rewrite(struct rewrite *rw, const struct sl_expr *e
 	return copy;
 }
 
+/* The window TVF of rel carried over to p, whose first columns are rel's in order (so the
+ * TVF's column indices hold). */
+static void keep_tvf(struct sl_sql_plan_rel *p, const struct sl_sql_plan_rel *rel)
+{
+	p->tvf = true;
+	p->tvf_win = rel->tvf_win;
+	p->tvf_kind = rel->tvf_kind;
+	p->tvf_max_size = rel->tvf_max_size;
+	p->tvf_time_col = rel->tvf_time_col;
+	p->tvf_partitioned = rel->tvf_partitioned;
+	p->ntvf_part = rel->ntvf_part;
+	memcpy(p->tvf_part, rel->tvf_part, sizeof(p->tvf_part));
+}
+
 int sl_sql_plan_grouping_sets(struct sl_sql_plan_ctx *c, struct sl_job *job,
 			      const struct sl_query *q, struct sl_sql_plan_rel *rel,
 			      struct sl_sql_plan_rel *out)
@@ -163,14 +217,18 @@ int sl_sql_plan_grouping_sets(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	struct sl_expand *ex;
 	struct sl_schema *xs;
 	uint64_t masks[64];
-	int n = 0, v0, ef;
+	int n = 0, ef, vcol[64];
 	char name[16];
 
-	if (rel->tvf)
+	if (rel->tvf && !window_in_every_set(rel, q) &&
+	    sl_sql_plan_window_assign(c, rel, q->line, q->col))
+		return -EINVAL;
+	if (rel->tvf && rel->tvf_win.kind == SL_WIN_SESSION)
 		return sl_sql_plan_fail(c, q->line, q->col,
-					"GROUPING SETS, ROLLUP and CUBE over a window TVF are not "
-					"supported yet");
-	if (rel->ncols + (int)q->ngroup_by + 1 > SL_PLAN_MAX_COLS)
+					"GROUPING SETS, ROLLUP and CUBE over a SESSION window TVF "
+					"are not supported: its sessions are keyed by the GROUP BY "
+					"keys, which differ per set; use TUMBLE, HOP or CUMULATE");
+	if (q->ngroup_by > 64 || rel->ncols + (int)q->ngroup_by + 1 > SL_PLAN_MAX_COLS)
 		return sl_sql_plan_fail(c, q->line, q->col, "too many columns");
 	/* 1. the input's columns, then each grouping expression's value as $vk */
 	for (int i = 0; i < rel->ncols; i++, n++) {
@@ -180,25 +238,30 @@ int sl_sql_plan_grouping_sets(struct sl_sql_plan_ctx *c, struct sl_job *job,
 		if (!exprs[n] || !names[n])
 			return -ENOMEM;
 	}
-	v0 = n;
-	for (uint32_t k = 0; k < q->ngroup_by; k++, n++) {
+	for (uint32_t k = 0; k < q->ngroup_by; k++) {
+		vcol[k] = -1;
+		if (is_window_key(rel, q->group_by[k]))
+			continue; /* the window's own key, in every set */
+		vcol[k] = n;
 		exprs[n] = q->group_by[k];
 		snprintf(name, sizeof name, "$v%u", k);
-		if (!(names[n] = sl_sql_plan_strdup(c, name)))
+		if (!(names[n++] = sl_sql_plan_strdup(c, name)))
 			return -ENOMEM;
 	}
 	if (sl_sql_plan_project(c, rel, exprs, names, n, NULL, "grouping sets: values", &p0))
 		return -EINVAL;
 	for (int i = 0; i < rel->ncols; i++)
 		p0.cols[i].qual = rel->cols[i].qual;
+	if (rel->tvf)
+		keep_tvf(&p0, rel);
 	/* 2. the Expand: set s nulls the $v of the expressions it lacks */
 	for (uint32_t s = 0; s < q->ngsets; s++) {
 		masks[s] = 0;
 		for (uint32_t k = 0; k < q->ngroup_by; k++)
-			if (!(q->gsets[s] >> k & 1))
-				masks[s] |= 1ull << (v0 + (int)k);
+			if (vcol[k] >= 0 && !(q->gsets[s] >> k & 1) && vcol[k] < 64)
+				masks[s] |= 1ull << vcol[k];
 	}
-	if (v0 + (int)q->ngroup_by > 64)
+	if (n > 64)
 		return sl_sql_plan_fail(
 			c, q->line, q->col,
 			"GROUPING SETS over more than 64 columns are not supported");
@@ -216,14 +279,16 @@ int sl_sql_plan_grouping_sets(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	if (!x.s)
 		return sl_sql_plan_fail(c, q->line, q->col, "%s", sl_job_error(job)->msg);
 	for (uint32_t k = 0; k < q->ngroup_by; k++)
-		x.cols[v0 + (int)k].type.nullable = true;
+		if (vcol[k] >= 0)
+			x.cols[vcol[k]].type.nullable = true;
 	x.cols[ef] = (struct sl_sql_col){ .name = "$e",
 					  .field = ef,
 					  .type = { .type = SL_TYPE_BIGINT } };
 	x.ncols = ef + 1;
 	/* 3. GROUP BY $v.., $e over the rewritten query */
 	for (uint32_t k = 0; k < q->ngroup_by; k++)
-		if (!(rw.v[k] = sl_sql_plan_col_expr(c, &x.cols[v0 + (int)k])))
+		if (!(rw.v[k] = vcol[k] < 0 ? q->group_by[k]
+					    : sl_sql_plan_col_expr(c, &x.cols[vcol[k]])))
 			return -ENOMEM;
 	if (!(rw.e = sl_sql_plan_col_expr(c, &x.cols[ef])))
 		return -ENOMEM;

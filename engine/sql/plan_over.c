@@ -7,11 +7,18 @@
  * the call may stand anywhere in an expression (`price - AVG(price) OVER w`).
  *
  * Flink's rules, each refused with the reason where it does not hold: every OVER aggregate
- * of one SELECT uses the same window; ORDER BY is one ascending event-time attribute; the
+ * of one SELECT uses the same window; ORDER BY is one ascending time attribute (event time,
+ * or processing time: PROCTIME(), run as Flink's ProcTime*PrecedingFunction); the
  * frame ends at CURRENT ROW (the default, with ORDER BY, is RANGE UNBOUNDED PRECEDING); the
- * input is insert-only; no GROUP BY in the same SELECT. sluice also asks for plain columns
- * as the aggregates' arguments and the partition keys (compute others in a subquery), and
- * does not run processing-time OVER windows yet.
+ * input is insert-only; no GROUP BY in the same SELECT.
+ *
+ * Arguments and partition keys that are expressions (`SUM(price * 2) OVER w`), and the
+ * constant key of a window without PARTITION BY, are computed by one projection before the
+ * operator, as Flink's planner does (a Calc below the OverAggregate), so the operator reads
+ * columns only. The projection is added only when needed: the common plain-column case
+ * keeps its direct path. Without PARTITION BY every row has one key, so the whole window
+ * runs on one shard (Flink runs it with parallelism 1): correct, but it does not scale, and
+ * EXPLAIN says so.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -86,9 +93,10 @@ static int collect(struct sl_sql_plan_ctx *c, const struct sl_expr *e, const str
 	return 0;
 }
 
-/* The aggregate spec of one call over rel. 0 or -EINVAL (said). */
+/* The aggregate spec of one call over rel, whose argument is column arg of rel (-1: none,
+ * or not computed: then it must be a plain column). 0 or -EINVAL (said). */
 static int call_spec(struct sl_sql_plan_ctx *c, const struct sl_sql_plan_rel *rel,
-		     const struct sl_expr *e, struct sl_agg_spec *spec)
+		     const struct sl_expr *e, int arg, struct sl_agg_spec *spec)
 {
 	enum sl_agg_kind kind = over_kind(e);
 	int col;
@@ -111,13 +119,100 @@ static int call_spec(struct sl_sql_plan_ctx *c, const struct sl_sql_plan_rel *re
 	}
 	if (e->nargs != 1 || e->args[0]->kind == SL_EXPR_STAR)
 		return sl_sql_plan_fail(c, e->line, e->col, "%s takes one argument", e->text);
-	col = sl_sql_plan_resolve_plain(rel, e->args[0]);
+	col = arg >= 0 ? arg : sl_sql_plan_resolve_plain(rel, e->args[0]);
 	if (col < 0)
 		return sl_sql_plan_fail(c, e->args[0]->line, e->args[0]->col,
-					"the argument of an OVER aggregate must be a column: "
-					"compute it in a subquery");
+					"the argument of an OVER aggregate has no column");
 	spec->kind = kind;
 	spec->field = rel->cols[col].field;
+	return 0;
+}
+
+/* The argument of call e, NULL for COUNT(*) and for shapes call_spec refuses. */
+static const struct sl_expr *call_arg(const struct sl_expr *e)
+{
+	if (e->nargs != 1 || e->args[0]->kind == SL_EXPR_STAR)
+		return NULL;
+	return e->args[0];
+}
+
+/*
+ * Replaces *rel by rel's named columns followed by the computed partition keys ($opK, or
+ * the constant key $ok) and arguments ($oaI) the window needs, when any is not a plain
+ * column; fills keys[] and args[] with the columns to read (args[i] -1: a plain column or
+ * none, resolved by call_spec). 0 or -errno (said). One projection: O(columns) a row.
+ */
+static int pre_project(struct sl_sql_plan_ctx *c, const struct sl_expr *ref,
+		       const struct sl_expr *const *calls, int ncalls, struct sl_sql_plan_rel *rel,
+		       int *keys, int *nkeys, int *args)
+{
+	const struct sl_expr *exprs[SL_PLAN_MAX_COLS];
+	const char *names[SL_PLAN_MAX_COLS];
+	static const struct sl_expr zero = { .kind = SL_EXPR_INT, .ival = 0, .text = "0" };
+	int pkey[SL_MAX_KEY_FIELDS], n = 0;
+	bool need = ref->npartition == 0;
+	struct sl_sql_plan_rel p;
+	char name[32];
+
+	for (int i = 0; i < ncalls; i++) {
+		const struct sl_expr *a = call_arg(calls[i]);
+
+		args[i] = -1;
+		need |= a && sl_sql_plan_resolve_plain(rel, a) < 0;
+	}
+	for (uint32_t i = 0; i < ref->npartition; i++)
+		need |= sl_sql_plan_resolve_plain(rel, ref->partition[i]) < 0;
+	*nkeys = 0;
+	if (!need) {
+		for (uint32_t i = 0; i < ref->npartition; i++)
+			keys[(*nkeys)++] =
+				rel->cols[sl_sql_plan_resolve_plain(rel, ref->partition[i])].field;
+		return 0;
+	}
+	if (rel->ncols + (int)ref->npartition + ncalls + 1 > SL_PLAN_MAX_COLS)
+		return sl_sql_plan_fail(c, ref->line, ref->col, "too many columns");
+	for (int i = 0; i < rel->ncols; i++) {
+		if (!rel->cols[i].name)
+			continue;
+		if (!(exprs[n] = sl_sql_plan_col_expr(c, &rel->cols[i])))
+			return -ENOMEM;
+		names[n++] = rel->cols[i].name;
+	}
+	for (uint32_t i = 0; i < ref->npartition; i++) {
+		int plain = sl_sql_plan_resolve_plain(rel, ref->partition[i]);
+
+		pkey[i] = n;
+		exprs[n] =
+			plain >= 0 ? sl_sql_plan_col_expr(c, &rel->cols[plain]) : ref->partition[i];
+		snprintf(name, sizeof name, "$op%u", i);
+		if (!exprs[n] || !(names[n++] = sl_sql_plan_strdup(c, name)))
+			return -ENOMEM;
+	}
+	if (!ref->npartition) {
+		/* no PARTITION BY: one constant key, every row on one shard (Flink: one task) */
+		pkey[0] = n;
+		exprs[n] = &zero;
+		names[n++] = "$ok";
+	}
+	for (int i = 0; i < ncalls; i++) {
+		const struct sl_expr *a = call_arg(calls[i]);
+
+		if (!a || sl_sql_plan_resolve_plain(rel, a) >= 0)
+			continue;
+		args[i] = n;
+		exprs[n] = a;
+		snprintf(name, sizeof name, "$oa%d", i);
+		if (!(names[n++] = sl_sql_plan_strdup(c, name)))
+			return -ENOMEM;
+	}
+	if (sl_sql_plan_project(c, rel, exprs, names, n, NULL, "over aggregate: input", &p))
+		return -EINVAL;
+	for (int i = 0, k = 0; i < rel->ncols; i++)
+		if (rel->cols[i].name)
+			p.cols[k++].qual = rel->cols[i].qual;
+	for (int i = 0; i < (ref->npartition ? (int)ref->npartition : 1); i++)
+		keys[(*nkeys)++] = p.cols[pkey[i]].field;
+	*rel = p;
 	return 0;
 }
 
@@ -129,7 +224,7 @@ int sl_sql_plan_over(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	struct sl_process_fn *pfn;
 	struct sl_schema *os;
 	struct sl_stream *k;
-	int n = 0, keys[SL_MAX_KEY_FIELDS], nkeys = 0, ot, nin;
+	int n = 0, keys[SL_MAX_KEY_FIELDS], nkeys = 0, args[SL_OVER_MAX_AGGS], ot, nin;
 	char msg[256];
 
 	for (uint32_t i = 0; i < q->nitems; i++)
@@ -162,33 +257,23 @@ int sl_sql_plan_over(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 					"an OVER window needs ORDER BY one time attribute, "
 					"ascending");
 	ot = sl_sql_plan_resolve_plain(rel, ref->order[0].expr);
-	if (ot >= 0 && rel->cols[ot].proctime)
+	if (ot < 0 || (!rel->cols[ot].rowtime && !rel->cols[ot].proctime))
 		return sl_sql_plan_fail(c, ref->order[0].expr->line, ref->order[0].expr->col,
-					"OVER windows on processing time are not supported yet: "
-					"ORDER BY an event-time attribute");
-	if (ot < 0 || !rel->cols[ot].rowtime)
-		return sl_sql_plan_fail(c, ref->order[0].expr->line, ref->order[0].expr->col,
-					"an OVER window's ORDER BY must be an event-time "
-					"attribute (a column with a WATERMARK)");
+					"an OVER window's ORDER BY must be a time attribute: a "
+					"column with a WATERMARK or PROCTIME()");
 	if (ref->npartition >= SL_MAX_KEY_FIELDS)
 		return sl_sql_plan_fail(c, ref->line, ref->col, "at most %d PARTITION BY columns",
 					SL_MAX_KEY_FIELDS - 1);
-	for (uint32_t i = 0; i < ref->npartition; i++) {
-		int col = sl_sql_plan_resolve_plain(rel, ref->partition[i]);
-
-		if (col < 0)
-			return sl_sql_plan_fail(c, ref->partition[i]->line, ref->partition[i]->col,
-						"PARTITION BY of an OVER window must name columns: "
-						"compute others in a subquery");
-		keys[nkeys++] = rel->cols[col].field;
-	}
-	if (!nkeys)
-		return sl_sql_plan_fail(c, ref->line, ref->col,
-					"an OVER window without PARTITION BY is not supported "
-					"yet: it would run on one shard");
+	if (pre_project(c, ref, calls, n, rel, keys, &nkeys, args))
+		return -EINVAL;
+	ot = sl_sql_plan_resolve_plain(rel, ref->order[0].expr);
+	if (ot < 0)
+		return sl_sql_plan_fail(c, ref->order[0].expr->line, ref->order[0].expr->col,
+					"an OVER window's ORDER BY column is not in its input");
 	memset(&oc, 0, sizeof(oc));
 	oc.in_schema = sl_stream_schema(rel->s);
 	oc.rowtime = rel->cols[ot].field;
+	oc.proctime = rel->cols[ot].proctime;
 	oc.frame = ref->frame == SL_FRAME_ROWS ? SL_OVER_ROWS : SL_OVER_RANGE;
 	oc.preceding = ref->frame ? ref->frame_lo : -1;
 	oc.naggs = n;
@@ -204,7 +289,7 @@ int sl_sql_plan_over(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 		char name[32];
 
 		snprintf(name, sizeof name, "$over%d", i);
-		if (call_spec(c, rel, calls[i], &oc.aggs[i]))
+		if (call_spec(c, rel, calls[i], args[i], &oc.aggs[i]))
 			return -EINVAL;
 		if (!(oc.aggs[i].name = sl_sql_plan_strdup(c, name)))
 			return -ENOMEM;
@@ -225,7 +310,13 @@ int sl_sql_plan_over(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	if (sl_over_build(&oc, pfn, msg, sizeof msg) < 0)
 		return sl_sql_plan_fail(c, ref->line, ref->col, "OVER aggregation: %s", msg);
 	k = sl_stream_key_by(rel->s, keys, nkeys);
-	rel->s = k ? sl_stream_process(k, "over aggregate", pfn, os) : NULL;
+	/* the name EXPLAIN prints: a window without PARTITION BY does not scale out */
+	rel->s =
+		k ? sl_stream_process(k,
+				      ref->npartition ? "over aggregate"
+						      : "over aggregate (one partition: one shard)",
+				      pfn, os)
+		  : NULL;
 	if (!rel->s)
 		return sl_sql_plan_fail(c, ref->line, ref->col, "%s", sl_job_error(job)->msg);
 	rel->ncols += n;

@@ -1229,11 +1229,11 @@ static int plan_select(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 
 		if (where && sl_sql_plan_filter(c, &rel, where))
 			return -EINVAL;
-		if (q->ngsets)
-			return sl_sql_plan_grouping_sets(c, job, q, &rel, out);
-		if (sl_sql_plan_agg(c, job, q, &rel, out))
+		if (q->ngsets ? sl_sql_plan_grouping_sets(c, job, q, &rel, out)
+			      : sl_sql_plan_agg(c, job, q, &rel, out))
 			return -EINVAL;
-		return tvf ? mark_window_props(c, q, &win, out) : 0;
+		/* grouping sets without the window in each set drop the TVF (rel.tvf false) */
+		return tvf && rel.tvf ? mark_window_props(c, q, &win, out) : 0;
 	}
 	if (rel.tvf && sl_sql_plan_window_assign(c, &rel, q->line, q->col))
 		return -EINVAL;

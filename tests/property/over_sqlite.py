@@ -6,8 +6,14 @@ many ties and some disorder, an arrival id) in a JSON file whose watermark lags 
 disorder, so that no row is late and every row has its output. One frame per run: ROWS n
 PRECEDING, RANGE INTERVAL d PRECEDING, ROWS or RANGE UNBOUNDED PRECEDING, run as
 
-    SELECT id, k, v, COUNT(*) OVER w, COUNT(v) OVER w, SUM(v) OVER w, MIN(v) OVER w,
-           MAX(v) OVER w FROM t WINDOW w AS (PARTITION BY k ORDER BY ts <frame>)
+    SELECT id, k, v, COUNT(*) OVER w, COUNT(a) OVER w, SUM(a) OVER w, MIN(a) OVER w,
+           MAX(a) OVER w FROM t WINDOW w AS (<partition> ORDER BY ts <frame>)
+
+where the argument a is v or an expression of it (computed before the OVER operator), and
+the partition is PARTITION BY k, by an expression of k, or none (one partition, one shard).
+Some runs order by a PROCTIME() column instead of ts (ROWS frames and UNBOUNDED ones, which
+Flink runs as ROWS on processing time): the frame is then the rows that arrived before, in
+file order, so SQLite's is ORDER BY id with a ROWS frame.
 
 through `sluice run` on 1, 2 or 3 shards; the rows (a multiset) must equal SQLite's same
 query, whose ORDER BY ts, id puts rows of equal rowtime in arrival order for a ROWS frame as
@@ -73,21 +79,29 @@ def main():
             for i, k, v, ts in rows:
                 f.write(json.dumps({"id": i, "k": k, "v": v, "ts": ts_text(ts)}) + "\n")
         fs, fq = frame_of(rng)
-        aggs = "COUNT(*) OVER w, COUNT(v) OVER w, SUM(v) OVER w, MIN(v) OVER w, MAX(v) OVER w"
+        proc = not fs.startswith("RANGE BETWEEN INTERVAL") and rng.random() < 0.3
+        if proc:
+            fq = fq.replace("RANGE", "ROWS")
+        arg = rng.choice(["v", "v", "v * 2 - 1"])
+        aggs = ("COUNT(*) OVER w, COUNT(%s) OVER w, SUM(%s) OVER w, MIN(%s) OVER w, "
+                "MAX(%s) OVER w" % ((arg,) * 4))
+        part, qpart = rng.choice([("PARTITION BY k",) * 2, ("PARTITION BY k",) * 2, ("", ""),
+                                  ("PARTITION BY CHAR_LENGTH(k)", "PARTITION BY LENGTH(k)")])
         job = os.path.join(tmp, "job%d.sql" % run)
         with open(job, "w") as f:
             f.write("""CREATE TABLE t (id BIGINT, k STRING, v INT, ts TIMESTAMP(3),
+  pt AS PROCTIME(),
   WATERMARK FOR ts AS ts - INTERVAL '0.1' SECOND) WITH ('connector' = 'filesystem',
   'path' = '%s', 'format' = 'json');
-SELECT id, k, v, %s FROM t WINDOW w AS (PARTITION BY k ORDER BY ts %s);
-""" % (data, aggs, fs))
+SELECT id, k, v, %s FROM t WINDOW w AS (%s ORDER BY %s %s);
+""" % (data, aggs, part, "pt" if proc else "ts", fs))
         db = sqlite3.connect(":memory:")
         db.execute("CREATE TABLE t (id INTEGER, k TEXT, v INTEGER, ts INTEGER)")
         db.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
-        order = "ts, id" if fq.startswith("ROWS") else "ts"
+        order = "id" if proc else "ts, id" if fq.startswith("ROWS") else "ts"
         want = collections.Counter()
-        for r in db.execute("SELECT id, k, v, %s FROM t WINDOW w AS (PARTITION BY k ORDER BY "
-                            "%s %s)" % (aggs, order, fq)):
+        for r in db.execute("SELECT id, k, v, %s FROM t WINDOW w AS (%s ORDER BY "
+                            "%s %s)" % (aggs, qpart, order, fq)):
             want[", ".join("NULL" if x is None else str(x) for x in r)] += 1
         shards = rng.choice([1, 2, 3])
         p = subprocess.run([sluice, "run", job, "--shards", str(shards)],
@@ -96,8 +110,9 @@ SELECT id, k, v, %s FROM t WINDOW w AS (PARTITION BY k ORDER BY ts %s);
                                   if m)
         late = re.search(r", (\d+) late,", p.stderr)
         ok = p.returncode == 0 and got == want and late and late.group(1) == "0"
-        print("%s run %d: %d rows, %d keys, %d shards, %s" %
-              ("ok  " if ok else "FAIL", run, n, nkeys, shards, fs))
+        print("%s run %d: %d rows, %d keys, %d shards, %s, %s, arg %s" %
+              ("ok  " if ok else "FAIL", run, n, nkeys, shards, part or "no partition",
+               ("PROCTIME " if proc else "") + fs, arg))
         if not ok:
             failed += 1
             print("  rc %d, stderr: %s" % (p.returncode, p.stderr.strip()[-300:]))
