@@ -111,6 +111,14 @@ public final class Passthrough {
 		p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.ByteArray().getClass());
 		p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArray().getClass());
 		p.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
+		// Each run is a new application id (a new consumer group). With two stream threads
+		// the group's first rebalance could wait out the default 45 s session timeout of a
+		// member that had already left (41 s of CPU spent meanwhile: peer.py's 1,000-record
+		// runs took 45 s where 2M took 10 s). Failure detection is all these change: the
+		// smallest session timeout the broker allows, and members leave the group on close.
+		p.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 6000);
+		p.put(StreamsConfig.consumerPrefix("heartbeat.interval.ms"), 1500);
+		p.put(StreamsConfig.consumerPrefix("internal.leave.group.on.close"), true);
 
 		LongAdder seen = new LongAdder();
 		StreamsBuilder b = new StreamsBuilder();
