@@ -703,6 +703,11 @@ static int touch_success(const char *dir, const char *name)
 	return rc;
 }
 
+static int walk_parts(const struct sl_fspart_sink_cfg *cfg, char *dir, size_t dl, int depth,
+		      int (*fn)(const struct sl_fspart_sink_cfg *cfg, const char *dir, void *arg),
+		      void *arg);
+static int success_one(const struct sl_fspart_sink_cfg *cfg, const char *dir, void *argp);
+
 /*
  * Commit records: a partition's rows come from every shard, so its success file may only
  * be made once all shards' files for it are published. Each shard's commit, after its
@@ -713,8 +718,9 @@ static int touch_success(const char *dir, const char *name)
  * partition-time the least wm is past its time + delay, for process-time every shard has
  * published the flagging checkpoint. Records of another run (or shard count) count as
  * missing: after a restart the first commits wait for every shard's new record, which
- * delays a commit, never advances one. End of input writes "done" (ckpt and wm at their
- * maximum).
+ * delays a commit, never advances one. Once every shard's watermark is +inf (its input
+ * ended; the final checkpoint) every partition is committed; flush() at the end of input
+ * writes "done" (ckpt and wm at their maximum) for runs without checkpoints.
  */
 #define REC_DIR	 ".sluice-commit"
 #define REC_DONE UINT64_MAX
@@ -725,9 +731,10 @@ static int write_record(const struct sl_fspart_sink_cfg *cfg, int shard, int nsh
 	char dir[4096], tmp[64], name[32], text[96];
 	int dfd, fd, rc, n;
 
+	/* a shard without rows may get here before any other made the root */
 	snprintf(dir, sizeof dir, "%s/" REC_DIR, cfg->file.path);
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
+	if ((rc = mkdirs(dir)) < 0)
+		return rc;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
@@ -816,6 +823,12 @@ static int meta_walk(const struct sl_fspart_sink_cfg *cfg, uint64_t ckpt, const 
 			all = read_records(cfg, nshards, &min_ckpt, &min_wm);
 			if (!all)
 				break;
+			/* every shard's input ended (watermark +inf): every partition is committed,
+			 * also those this run never wrote to (a final checkpoint ends the job) */
+			if (min_wm == INT64_MAX) {
+				snprintf(path, sizeof path, "%s", cfg->file.path);
+				return walk_parts(cfg, path, strlen(path), 0, success_one, NULL);
+			}
 			p = recs;
 		}
 		for (long i = 0; i < n; i++) {
