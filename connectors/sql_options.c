@@ -1296,9 +1296,9 @@ static int bind(const struct sl_sql_conn_table *t, bool sink, struct sl_sql_conn
 			return fail_at(&c, c.at,
 				       "a PARTITIONED BY table is written to, not read, here: "
 				       "reading partition directories back is not supported");
-		/* Flink's print and blackhole accept partitions and ignore them */
-		if (t->npart && fn && strcmp(c.conn, "filesystem") && strcmp(c.conn, "print") &&
-		    strcmp(c.conn, "blackhole"))
+		/* Flink's blackhole takes partitions and ignores them; its print and Kafka
+		 * sinks do not implement SupportsPartitioning */
+		if (t->npart && fn && strcmp(c.conn, "filesystem") && strcmp(c.conn, "blackhole"))
 			return fail_at(&c, c.at,
 				       "connector '%s' cannot write a PARTITIONED BY table "
 				       "(the filesystem connector can)",
