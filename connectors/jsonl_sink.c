@@ -297,7 +297,7 @@ static void *jsonl_open(const void *cfgp, const struct sl_schema *schema, int sh
 	j->shard = shard;
 	j->fd = -1;
 	j->dirfd = -1;
-	j->cap = JSONL_BUF;
+	j->cap = cfg->buf_bytes ? cfg->buf_bytes : JSONL_BUF;
 	j->buf = malloc(j->cap);
 	if (!j->buf) {
 		rc = -ENOMEM;
@@ -462,6 +462,23 @@ static int seal_all(struct jsonl_sink *j, uint64_t ckpt)
 			j->parts[keep++] = j->parts[i]; /* not yet published by a commit */
 	j->nparts = keep;
 	return 0;
+}
+
+int sl_jsonl_sink_roll(void *state)
+{
+	struct jsonl_sink *j = state;
+	int rc = drain(j);
+
+	if (rc < 0 || j->dirfd < 0)
+		return rc;
+	return (rc = seal(j)) < 0 ? (j->err = rc) : 0;
+}
+
+bool sl_jsonl_meta_empty(const void *meta, size_t len)
+{
+	static const char none[] = META_MAGIC "0\n";
+
+	return len == 0 || (len == sizeof none - 1 && !memcmp(meta, none, len));
 }
 
 static int jsonl_precommit(void *state, uint64_t ckpt, void *meta, size_t cap, size_t *len)

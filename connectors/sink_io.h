@@ -7,6 +7,7 @@
 #define SL_CONNECTORS_SINK_IO_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Writes all n bytes to fd (retrying short writes and EINTR), holding `lock` (may be NULL)
@@ -28,5 +29,13 @@ int sl_sink_publish(int dirfd, const char *src, const char *dst);
 
 /* fsync(2) of an open directory (or file), retrying EINTR. Returns 0 or -errno. */
 int sl_sink_fsync(int fd);
+
+/* For the partitioned sink (fs_part_sink.c), which keeps one sl_jsonl_sink_ops instance
+ * per partition directory: ends the instance's current part file now (exactly-once: OPEN
+ * -> SEALED, so its fd closes; at-least-once: the buffer is written out). 0 or -errno. */
+int sl_jsonl_sink_roll(void *state);
+
+/* Whether a meta of sl_jsonl_sink_ops's precommit lists no file (nothing left to commit). */
+bool sl_jsonl_meta_empty(const void *meta, size_t len);
 
 #endif

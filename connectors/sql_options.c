@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "format.h"
 #include "kafka_sink.h"
@@ -243,9 +245,14 @@ struct fs_src {
 };
 
 struct fs_sink {
-	struct sl_jsonl_sink_cfg cfg; /* first */
+	union {
+		struct sl_jsonl_sink_cfg cfg;	/* first: unpartitioned */
+		struct sl_fspart_sink_cfg pcfg; /* partitioned (pcfg.file is cfg) */
+	};
 	char *path;
 	char *null_lit;
+	char *default_name, *success_name, *pattern;
+	int part[SL_SCHEMA_MAX_FIELDS];
 	bool guarantee_given; /* sink.delivery-guarantee named: no default applies */
 };
 
@@ -269,6 +276,9 @@ static void fs_sink_free(void *p)
 		return;
 	free(f->path);
 	free(f->null_lit);
+	free(f->default_name);
+	free(f->success_name);
+	free(f->pattern);
 	free(f);
 }
 
@@ -441,6 +451,136 @@ static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct
 	return 0;
 }
 
+#define FS_ROLL                                                                                    \
+	"sink.rolling-policy.file-size, sink.rolling-policy.rollover-interval, "                   \
+	"sink.rolling-policy.check-interval, sink.rolling-policy.inactivity-interval"
+#define FS_PART                                                                                    \
+	"partition.default-name, sink.partition-commit.trigger, sink.partition-commit.delay, "     \
+	"sink.partition-commit.policy.kind, sink.partition-commit.success-file.name, "             \
+	"sink.partition-commit.watermark-time-zone, partition.time-extractor.kind, "               \
+	"partition.time-extractor.timestamp-pattern"
+
+/* A duration option into *ms (left alone when the option is absent). */
+static int opt_duration(struct optctx *c, const char *key, int64_t *ms)
+{
+	struct sl_sql_conn_opt *o = opt_take(c, key);
+
+	if (o && (sl_sql_conn_parse_duration(o->value, ms) < 0 || *ms < 0))
+		return fail_at(c, o, "option '%s': '%s' is not a duration (such as '30 min')", key,
+			       o->value);
+	return 0;
+}
+
+/*
+ * Flink's rolling policy. file-size (128 MB) ends a part file past that size;
+ * rollover-interval (30 min) ends one open that long, inactivity-interval (30 min) closes a
+ * partition without rows that long, both looked at every check-interval (1 min). sluice
+ * also ends every part file at each checkpoint, as Flink's row formats do.
+ */
+static int fs_rolling(struct optctx *c, struct fs_sink *f)
+{
+	struct sl_sql_conn_opt *o = opt_take(c, "sink.rolling-policy.file-size");
+	size_t bytes = (size_t)128 << 20;
+	int rc;
+
+	if (o && (sl_sql_conn_parse_memory_size(o->value, &bytes) < 0 || !bytes))
+		return fail_at(c, o,
+			       "option 'sink.rolling-policy.file-size': '%s' is not a memory "
+			       "size (such as '128 mb')",
+			       o->value);
+	f->cfg.roll_bytes = bytes;
+	f->pcfg.rollover_ms = f->pcfg.inactivity_ms = 30 * 60000;
+	f->pcfg.check_ms = 60000;
+	if ((rc = opt_duration(c, "sink.rolling-policy.rollover-interval", &f->pcfg.rollover_ms)) <
+		    0 ||
+	    (rc = opt_duration(c, "sink.rolling-policy.check-interval", &f->pcfg.check_ms)) < 0 ||
+	    (rc = opt_duration(c, "sink.rolling-policy.inactivity-interval",
+			       &f->pcfg.inactivity_ms)) < 0)
+		return rc;
+	return 0;
+}
+
+/* Partition commit (Flink's 'Partition Commit'): trigger, delay, policy, time extractor. */
+static int fs_partitions(struct optctx *c, const struct sl_sql_conn_table *t, struct fs_sink *f)
+{
+	struct sl_sql_conn_opt *o;
+	bool oom = false;
+	int rc;
+
+	for (int i = 0; i < t->npart; i++)
+		f->part[i] = t->part[i];
+	f->pcfg.part = f->part;
+	f->pcfg.npart = t->npart;
+	if ((o = opt_take(c, "partition.default-name")))
+		f->default_name = dup_or_null(o->value, &oom);
+	if ((o = opt_take(c, "sink.partition-commit.trigger"))) {
+		if (!strcmp(o->value, "partition-time"))
+			f->pcfg.partition_time = true;
+		else if (strcmp(o->value, "process-time"))
+			return fail_at(c, o,
+				       "option 'sink.partition-commit.trigger': '%s' is not "
+				       "'process-time' or 'partition-time'",
+				       o->value);
+	}
+	if ((rc = opt_duration(c, "sink.partition-commit.delay", &f->pcfg.delay_ms)) < 0)
+		return rc;
+	if ((o = opt_take(c, "sink.partition-commit.policy.kind"))) {
+		for (const char *k = o->value; *k;) {
+			size_t n = strcspn(k, ",");
+			char kind[64];
+
+			snprintf(kind, sizeof kind, "%.*s", (int)n, k);
+			if (!strcmp(kind, "success-file"))
+				f->pcfg.success_file = true;
+			else if (!strcmp(kind, "metastore"))
+				return fail_at(c, o,
+					       "option 'sink.partition-commit.policy.kind': "
+					       "'metastore' needs a Hive metastore, which a "
+					       "filesystem table does not have (use "
+					       "'success-file')");
+			else if (!strcmp(kind, "custom"))
+				return fail_at(c, o,
+					       "option 'sink.partition-commit.policy.kind': "
+					       "'custom' runs a Java class; sluice cannot (use "
+					       "'success-file')");
+			else
+				return fail_at(c, o,
+					       "option 'sink.partition-commit.policy.kind': "
+					       "unknown policy '%s' (known: success-file)",
+					       kind);
+			k += n + (k[n] == ',');
+		}
+	}
+	if ((o = opt_take(c, "sink.partition-commit.success-file.name"))) {
+		if (!o->value[0] || strchr(o->value, '/') || o->value[0] == '.')
+			return fail_at(c, o,
+				       "option 'sink.partition-commit.success-file.name': '%s' "
+				       "is not a plain file name",
+				       o->value);
+		f->success_name = dup_or_null(o->value, &oom);
+	}
+	if ((o = opt_take(c, "sink.partition-commit.watermark-time-zone")) &&
+	    strcmp(o->value, "UTC"))
+		return fail_at(c, o,
+			       "option 'sink.partition-commit.watermark-time-zone': only 'UTC' "
+			       "(partition times are read as UTC) is supported, not '%s'",
+			       o->value);
+	if ((o = opt_take(c, "partition.time-extractor.kind")) && strcmp(o->value, "default"))
+		return fail_at(c, o,
+			       "option 'partition.time-extractor.kind': only 'default' is "
+			       "supported ('custom' runs a Java class)");
+	if ((o = opt_take(c, "partition.time-extractor.timestamp-pattern")))
+		f->pattern = dup_or_null(o->value, &oom);
+	if (oom)
+		return nomem(c);
+	if (getrandom(&f->pcfg.run, sizeof f->pcfg.run, 0) != sizeof f->pcfg.run)
+		f->pcfg.run = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	f->pcfg.default_name = f->default_name;
+	f->pcfg.success_name = f->success_name;
+	f->pcfg.time_pattern = f->pattern;
+	return 0;
+}
+
 static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
 	struct sl_sql_conn_opt *path = opt_take(c, "path");
@@ -448,10 +588,9 @@ static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct s
 	bool oom = false, eos = false;
 	struct fs_fmt fmt;
 	struct fs_sink *f;
-	char known[256];
+	char known[768];
 	int rc;
 
-	(void)t;
 	if (!path)
 		return fail_at(c, c->at, "connector 'filesystem' needs option 'path'");
 	/* exactly-once commits part files at checkpoints (the default when the job takes
@@ -466,12 +605,19 @@ static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct s
 			       dg->value);
 	if ((rc = fs_format(c, &fmt, true)) < 0)
 		return rc;
-	snprintf(known, sizeof known, "%s, sink.delivery-guarantee", fmt.known);
-	if ((rc = check_unused(c, known)) < 0)
-		return rc;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return nomem(c);
+	if ((rc = fs_rolling(c, f)) < 0 || (t->npart && (rc = fs_partitions(c, t, f)) < 0)) {
+		fs_sink_free(f);
+		return rc;
+	}
+	snprintf(known, sizeof known, "%s, sink.delivery-guarantee, %s%s", fmt.known,
+		 t->npart ? FS_PART ", " : "", FS_ROLL);
+	if ((rc = check_unused(c, known)) < 0) {
+		fs_sink_free(f);
+		return rc;
+	}
 	f->path = dup_or_null(path->value, &oom);
 	f->null_lit = dup_or_null(fmt.null_lit, &oom);
 	if (oom) {
@@ -484,7 +630,7 @@ static int fs_sink(struct optctx *c, const struct sl_sql_conn_table *t, struct s
 	f->cfg.csv.null_literal = f->null_lit;
 	f->cfg.exactly_once = eos;
 	f->guarantee_given = dg != NULL;
-	out->sink_ops = &sl_jsonl_sink_ops;
+	out->sink_ops = t->npart ? &sl_fspart_sink_ops : &sl_jsonl_sink_ops;
 	out->cfg = f;
 	out->cfg_free = fs_sink_free;
 	return 0;
@@ -1146,6 +1292,17 @@ static int bind(const struct sl_sql_conn_table *t, bool sink, struct sl_sql_conn
 
 		if (strcmp(c.conn, connectors[i].name))
 			continue;
+		if (t->npart && !sink && fn)
+			return fail_at(&c, c.at,
+				       "a PARTITIONED BY table is written to, not read, here: "
+				       "reading partition directories back is not supported");
+		/* Flink's blackhole takes partitions and ignores them; its print and Kafka
+		 * sinks do not implement SupportsPartitioning */
+		if (t->npart && fn && strcmp(c.conn, "filesystem") && strcmp(c.conn, "blackhole"))
+			return fail_at(&c, c.at,
+				       "connector '%s' cannot write a PARTITIONED BY table "
+				       "(the filesystem connector can)",
+				       c.conn);
 		if (fn)
 			return finish(fn(&c, t, out), out);
 		return fail_at(&c, c.at,
@@ -1166,7 +1323,8 @@ void sl_sql_conn_checkpointing(struct sl_sql_conn *c, bool on)
 
 	/* Flink's FileSink commits its part files at checkpoints whenever checkpointing is
 	 * on: a table that names no guarantee gets exactly that */
-	if (c->sink_ops == &sl_jsonl_sink_ops && f && !f->guarantee_given)
+	if ((c->sink_ops == &sl_jsonl_sink_ops || c->sink_ops == &sl_fspart_sink_ops) && f &&
+	    !f->guarantee_given)
 		f->cfg.exactly_once = on;
 }
 

@@ -129,6 +129,8 @@ struct sl_sql_conn_table {
 	const char *file; /* the SQL file, for messages */
 	const int *pk;	  /* PRIMARY KEY fields of schema: upsert-kafka's key */
 	int npk;
+	const int *part; /* PARTITIONED BY fields of schema, in order */
+	int npart;
 	int64_t checkpoint_interval_ms; /* the job's (0: none): Kafka's transaction timeout */
 	int nshards;			/* the job's shards: one datagen stream a shard */
 	bool offline;			/* check the options without asking external systems

@@ -139,6 +139,15 @@ static void sink_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *ro
 			      strerror(-rc));
 }
 
+static void sink_watermark(struct sl_ctx *ctx, sl_ts_t wm)
+{
+	const struct sl_stream *n = ctx->def->cfg;
+	struct sink_inst *si = ctx->self;
+
+	if (si && si->state && n->sink_ops->watermark)
+		n->sink_ops->watermark(si->state, wm);
+}
+
 void sl_sink_flush(struct sl_ctx *ctx)
 {
 	const struct sl_stream *n = ctx->def->cfg;
@@ -227,6 +236,7 @@ const struct sl_op_ops sl_sink_ops_adapter = {
 	.name = "sink",
 	.open = sink_open,
 	.process = sink_process,
+	.on_watermark = sink_watermark,
 	.on_end = sink_end,
 	.close = sink_close,
 	.snapshot = sink_snapshot,

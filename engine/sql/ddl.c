@@ -375,6 +375,32 @@ static int parse_pk(struct sl_cur *p, struct sl_ddl_table *tb, const struct sl_t
 	return 0;
 }
 
+/* `PARTITIONED BY (c1, c2)` between the column list and WITH: the directory levels of a
+ * filesystem table, in order (the names are checked against the columns in check_refs). */
+static int parse_partitioned(struct sl_cur *p, struct sl_ddl_table *tb)
+{
+	int rc;
+
+	sl_cur_advance(p);
+	if ((rc = sl_cur_expect_kw(p, "BY", "BY after PARTITIONED")) ||
+	    (rc = sl_cur_expect_op(p, "(", "'(' after PARTITIONED BY")))
+		return rc;
+	for (;;) {
+		struct sl_ddl_name *n = sl_cur_append(p, (void **)&tb->part, &tb->npart, sizeof *n);
+
+		if (!n)
+			return -ENOMEM;
+		if ((rc = take_name(p, n, "a partition column name")))
+			return rc;
+		if (sl_cur_is_op(p, ")"))
+			break;
+		if ((rc = sl_cur_expect_op(p, ",", "')' or ',' after partition column")))
+			return rc;
+	}
+	sl_cur_advance(p);
+	return 0;
+}
+
 /* `col TYPE PRIMARY KEY NOT ENFORCED`: the column alone is the key. */
 static int parse_pk_inline(struct sl_cur *p, struct sl_ddl_table *tb, const struct sl_ddl_column *c,
 			   const struct sl_tok *at)
@@ -470,7 +496,8 @@ static const struct sl_ddl_column *find_col(const struct sl_ddl_table *tb, const
 	return NULL;
 }
 
-/* Names in WATERMARK FOR and PRIMARY KEY must be columns; checked once all are known. */
+/* Names in WATERMARK FOR, PRIMARY KEY and PARTITIONED BY must be columns; checked once all are
+ * known. */
 static int check_refs(struct sl_cur *p, const struct sl_ddl_table *tb)
 {
 	const struct sl_ddl_column *c;
@@ -488,6 +515,23 @@ static int check_refs(struct sl_cur *p, const struct sl_ddl_table *tb)
 		if (c->computed)
 			return sl_cur_fail_at(p, tb->pk[i].line, tb->pk[i].col,
 					      "PRIMARY KEY column '%s' is computed", c->name);
+	}
+	for (uint32_t i = 0; i < tb->npart; i++) {
+		c = find_col(tb, tb->part[i].name);
+		if (!c)
+			return sl_cur_fail_at(
+				p, tb->part[i].line, tb->part[i].col,
+				"PARTITIONED BY names '%s', which is not a column of %s",
+				tb->part[i].name, tb->name);
+		if (c->computed || c->metadata)
+			return sl_cur_fail_at(p, tb->part[i].line, tb->part[i].col,
+					      "PARTITIONED BY column '%s' is %s", c->name,
+					      c->computed ? "computed" : "a metadata column");
+		for (uint32_t k = 0; k < i; k++)
+			if (!strcmp(tb->part[k].name, tb->part[i].name))
+				return sl_cur_fail_at(p, tb->part[i].line, tb->part[i].col,
+						      "PARTITIONED BY names '%s' twice",
+						      tb->part[i].name);
 	}
 	return 0;
 }
@@ -573,14 +617,17 @@ static int parse_create_table(struct sl_cur *p, struct sl_ddl_table *tb)
 			return rc;
 	}
 	sl_cur_advance(p);
+	if (sl_cur_is_kw(p, "PARTITIONED") && (rc = parse_partitioned(p, tb)))
+		return rc;
 	if (sl_cur_accept_kw(p, "WITH")) {
 		with = true;
 		if ((rc = parse_options(p, tb)))
 			return rc;
 	}
 	if (!sl_cur_is_op(p, ";") && p->tok.kind != SL_TOK_EOF)
-		return sl_cur_expected(p, with ? "';' after CREATE TABLE"
-					       : "WITH (...) or ';' after the columns");
+		return sl_cur_expected(
+			p, with ? "';' after CREATE TABLE"
+				: "PARTITIONED BY, WITH (...) or ';' after the columns");
 	return check_refs(p, tb);
 }
 
@@ -832,6 +879,9 @@ static void table_fini(struct sl_ddl_table *tb)
 	for (uint32_t i = 0; i < tb->npk; i++)
 		free(tb->pk[i].name);
 	free(tb->pk);
+	for (uint32_t i = 0; i < tb->npart; i++)
+		free(tb->part[i].name);
+	free(tb->part);
 	for (uint32_t i = 0; i < tb->nopts; i++) {
 		free(tb->opts[i].key);
 		free(tb->opts[i].value);

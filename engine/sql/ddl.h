@@ -91,6 +91,8 @@ struct sl_ddl_table {
 	struct sl_ddl_span wm_expr;
 	struct sl_ddl_name *pk; /* PRIMARY KEY (...) NOT ENFORCED, or NULL */
 	uint32_t npk;
+	struct sl_ddl_name *part; /* PARTITIONED BY (...) after the columns, or NULL */
+	uint32_t npart;
 	struct sl_ddl_option *opts;
 	uint32_t nopts;
 };

@@ -732,7 +732,18 @@ static int create_text(struct sl_sql_plan_ctx *c, const struct sl_sql_plan_table
 		}
 		fputs(") NOT ENFORCED", f);
 	}
-	fputs("\n)\nWITH (\n", f);
+	fputs("\n)\n", f);
+	if (d->npart) {
+		/* Flink's line between the columns and WITH */
+		fputs("PARTITIONED BY (", f);
+		for (uint32_t k = 0; k < d->npart; k++) {
+			if (k)
+				fputs(", ", f);
+			put_ident(f, d->part[k].name);
+		}
+		fputs(")\n", f);
+	}
+	fputs("WITH (\n", f);
 	for (uint32_t i = 0; i < d->nopts; i++)
 		opts[i] = &d->opts[i];
 	qsort(opts, d->nopts, sizeof(*opts), by_key);

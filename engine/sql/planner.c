@@ -618,6 +618,7 @@ struct sl_sql_conn *sl_sql_plan_connector(struct sl_sql_plan_ctx *c, const struc
 	struct sl_sql_conn *k = calloc(1, sizeof(*k));
 	struct sl_sql_conn_table tb = { .schema = schema, .file = c->file };
 	int pk[SL_SCHEMA_MAX_FIELDS], npk = 0;
+	int part[SL_SCHEMA_MAX_FIELDS], npart = 0;
 	char msg[512];
 	int rc;
 
@@ -643,6 +644,32 @@ struct sl_sql_conn *sl_sql_plan_connector(struct sl_sql_plan_ctx *c, const struc
 		pk[npk++] = sl_schema_find(schema, d->pk[i].name);
 	tb.pk = pk;
 	tb.npk = npk;
+	for (uint32_t i = 0; i < d->npart && i < SL_SCHEMA_MAX_FIELDS; i++) {
+		int f = sl_schema_find(schema, d->part[i].name);
+		enum sl_type ty = f < 0 ? 0 : sl_schema_type(schema, f);
+
+		/* the types whose text in a directory name is plain (Flink's toString()) */
+		if (ty != SL_TYPE_STRING && ty != SL_TYPE_INT && ty != SL_TYPE_BIGINT &&
+		    ty != SL_TYPE_BOOL && ty != SL_TYPE_DATE) {
+			free(k);
+			sl_sql_plan_fail(c, d->part[i].line, d->part[i].col,
+					 "PARTITIONED BY column '%s': partition columns must be "
+					 "STRING, an integer, BOOLEAN or DATE",
+					 d->part[i].name);
+			return NULL;
+		}
+		part[npart++] = f;
+	}
+	if (npart && npart == sl_schema_nfields(schema)) {
+		free(k);
+		sl_sql_plan_fail(c, d->part[0].line, d->part[0].col,
+				 "table '%s': every column is a partition column; the files "
+				 "would hold no column",
+				 d->name);
+		return NULL;
+	}
+	tb.part = part;
+	tb.npart = npart;
 	tb.checkpoint_interval_ms = c->ckpt_interval;
 	tb.nshards = c->nshards;
 	tb.offline = c->opts.offline;

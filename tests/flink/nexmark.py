@@ -21,11 +21,16 @@ GROUP BY: its changelog updates, and its final table must equal Flink's rows (sa
 q9's Flink changelog is an upsert stream (+U with no -U, keyed by the auction), so q9 is
 compared as upsert tables; q19's row numbers of tied prices follow arrival order, so beyond
 one shard its rows are compared without them (UPSERT_KEY, TIES_NUMBERED below).
+q10 writes a partitioned filesystem table instead: each side writes its own directory, and
+the two trees must hold the same partition directories (names as written), the same rows in
+each (multisets of CSV records' values) and the same _SUCCESS files (FILE_SINKS below).
 
 Usage: nexmark.py SLUICE FLINK_SQL [--events N] [--rate R] [QUERY ...]   (QUERY: q0, q5, ...)
 Exit 0 when every query agrees, 1 otherwise, 77 when Flink cannot run here.
 """
 import argparse
+import atexit
+import csv
 import os
 import re
 import shutil
@@ -38,7 +43,11 @@ import oracle  # noqa: E402
 
 BENCH = os.path.join(oracle.ROOT, "bench", "nexmark")
 QUERIES = ["q0", "q1", "q2", "q3", "q4", "q5", "q7", "q8", "q9", "q11", "q15", "q16", "q17",
-           "q18", "q19", "q20", "q21", "q22", "q14"]
+           "q18", "q19", "q20", "q21", "q22", "q14", "q10"]
+# Queries whose sink is a filesystem table: its 'path' is this placeholder, replaced by a
+# directory of each run's own; the rows are compared as the directories hold them.
+FILE_SINKS = {"q10"}
+DIR_MARK = "${NEXMARK_Q10_DIR}"
 # Queries whose result has a unique key that Flink's planner knows, so that it sends only
 # +U for a changed row (no -U: upsert changelog): compared as upsert tables on that many
 # leading columns. q9's Top-1 per auction is keyed by the auction id.
@@ -122,16 +131,74 @@ UDF_LINE = "CREATE FUNCTION count_char AS 'libnexmark_udf.so:count_char' LANGUAG
 FLINK_UDF_LINE = "CREATE FUNCTION count_char AS 'sluice.flink.CountChar';"
 
 
+_scratch = []
+
+
+def out_dir(query):
+    """A fresh directory for a filesystem sink's placeholder path (the benchmark's runs,
+    which name none), removed at exit."""
+    if DIR_MARK not in query:
+        return query
+    if not _scratch:
+        _scratch.append(tempfile.mkdtemp(prefix="nexmark-out-"))
+        atexit.register(shutil.rmtree, _scratch[0], True)
+    return query.replace(DIR_MARK, tempfile.mkdtemp(dir=_scratch[0]))
+
+
 def for_sluice(query, sluice):
     lib = os.path.join(os.path.dirname(sluice), "bench", "libnexmark_udf.so")
-    return query.replace("'libnexmark_udf.so:", "'%s:" % lib)
+    return out_dir(query.replace("'libnexmark_udf.so:", "'%s:" % lib))
 
 
 def for_flink(query):
-    return query.replace(UDF_LINE, FLINK_UDF_LINE)
+    return out_dir(query.replace(UDF_LINE, FLINK_UDF_LINE))
+
+
+def read_tree(root):
+    """A partitioned table as written: {partition dir: (sorted rows, has _SUCCESS)}, the
+    part files' CSV records as their values (hidden in-progress files skipped: quoting is
+    not compared, Flink's CSV writer quotes any value over 24 characters), or a string
+    saying what is wrong."""
+    if not os.path.isdir(root):
+        return "no directory %s" % root
+    tree = {}
+    for d, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if not x.startswith(".")]
+        rel = os.path.relpath(d, root)
+        rows, success = [], False
+        for f in files:
+            if f == "_SUCCESS":
+                success = True
+            elif not f.startswith((".", "_")):
+                with open(os.path.join(d, f), encoding="utf-8", newline="") as fh:
+                    rows += [", ".join(r) for r in csv.reader(fh)]
+        if rows or success:
+            tree[rel] = (sorted(rows), success)
+    return tree
+
+
+def compare_trees(s_tree, f_tree):
+    if isinstance(s_tree, str) or isinstance(f_tree, str):
+        return "sluice: %s; Flink: %s" % (s_tree if isinstance(s_tree, str) else "ok",
+                                          f_tree if isinstance(f_tree, str) else "ok")
+    if sorted(s_tree) != sorted(f_tree):
+        return "partition directories differ: sluice %s, Flink %s" % (
+            sorted(s_tree)[:6], sorted(f_tree)[:6])
+    for part in sorted(s_tree):
+        (s_rows, s_ok), (f_rows, f_ok) = s_tree[part], f_tree[part]
+        if s_rows != f_rows:
+            extra = [r for r in s_rows if r not in set(f_rows)][:2]
+            missing = [r for r in f_rows if r not in set(s_rows)][:2]
+            return "%s: %d rows on sluice, %d on Flink (sluice only %s, Flink only %s)" % (
+                part, len(s_rows), len(f_rows), extra, missing)
+        if s_ok != f_ok:
+            return "%s: _SUCCESS %s on sluice, %s on Flink" % (part, s_ok, f_ok)
+    return None
 
 
 def with_sink(query):
+    if DIR_MARK in query:
+        return query
     new, n = re.subn(r"WITH \('connector' = 'blackhole'\)", "WITH ('connector' = 'print')",
                      query)
     if n != 1:
@@ -162,22 +229,47 @@ def main():
     for q in a.queries:
         query = with_sink(open(os.path.join(BENCH, q + ".sql")).read())
         f_job = os.path.join(work, q + ".flink.sql")
-        open(f_job, "w").write(oracle.flink_job(flink_ddl + "\n" + for_flink(query)))
+        f_query = query.replace(DIR_MARK, os.path.join(work, q + ".flink.out"))
+        open(f_job, "w").write(oracle.flink_job(flink_ddl + "\n" + for_flink(f_query)))
         jobs.append((q, query, batch.add(f_job)))
     batch.start()  # Flink works through the queries while sluice runs them here
     sluice_logs, failures, notes = {}, [], []
     for q, query, _ in jobs:
-        s_job = os.path.join(work, q + ".sluice.sql")
-        open(s_job, "w").write(text + "\n" + for_sluice(query, sluice))
         for n in SHARDS:
+            s_job = os.path.join(work, "%s.%d.sluice.sql" % (q, n))
+            s_out = os.path.join(work, "%s.%d.sluice.out" % (q, n))
+            open(s_job, "w").write(text + "\n" + for_sluice(query.replace(DIR_MARK, s_out),
+                                                            sluice))
             rc, out, err = oracle.run_sluice(sluice, s_job, work, shards=n)
-            sluice_logs[q, n] = oracle.changelog(out) if rc == 0 else \
-                "sluice failed (exit %d): %s" % (rc, err.strip()[-400:])
+            if rc != 0:
+                sluice_logs[q, n] = "sluice failed (exit %d): %s" % (rc, err.strip()[-400:])
+            elif q in FILE_SINKS:
+                sluice_logs[q, n] = read_tree(s_out)
+            else:
+                sluice_logs[q, n] = oracle.changelog(out)
     rc = batch.wait(600)
     for q, _, f_res in jobs:
         f_err, f_lines = batch.result(f_res)
         f_log = oracle.changelog(f_lines)
         why = "Flink failed: %s" % f_err[:600] if f_err else None
+        if q in FILE_SINKS and not why:
+            f_tree = read_tree(os.path.join(work, q + ".flink.out"))
+            for n in SHARDS:
+                s_tree = sluice_logs[q, n]
+                why = s_tree if isinstance(s_tree, str) else compare_trees(s_tree, f_tree)
+                if why:
+                    why = "%d shards: %s" % (n, why)
+                    break
+            if not why and (isinstance(f_tree, str) or not f_tree):
+                why = "no partitions written by Flink"
+            if why:
+                failures.append(q)
+                print("FAIL %s: %s" % (q, why))
+            else:
+                print("PASS %s (%d partitions, %d rows, sluice on %s shards = Flink)" % (
+                    q, len(f_tree), sum(len(r) for r, _ in f_tree.values()),
+                    "/".join(map(str, SHARDS))))
+            continue
         if not why and not f_log:
             why = "no rows on Flink: the query compares nothing over these events"
         for n in SHARDS:

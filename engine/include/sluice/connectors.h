@@ -337,11 +337,43 @@ struct sl_jsonl_sink_cfg {
 	bool exactly_once;	/* two-phase commit over checkpoints (above); false: as before */
 	uint64_t roll_bytes;	/* exactly-once: a part file ends past this size (and at each
 				 * checkpoint); 0: only at checkpoints */
+	uint32_t buf_bytes;	/* encoding buffer per instance; 0: 256 KiB */
+};
+
+/*
+ * Partitioned filesystem sink (Flink's `PARTITIONED BY (c1, c2)`): a row goes under
+ * `<file.path>/c1=v1/c2=v2/` (values escaped as Flink's PartitionPathUtils does: the
+ * control characters, DEL and the characters " # % ' * / : = ? \\ { [ ] ^ as %XX; NULL or '' as
+ * `default_name`)
+ * without the partition columns, into part files written and committed per partition
+ * directory exactly as the unpartitioned sink does (`file` gives path, format and delivery
+ * guarantee). A partition is committed, `success_name` (when `success_file`) created in
+ * its directory, at the checkpoint commit that follows its trigger: process time past its
+ * creation + delay, or (partition_time) the watermark past its time + delay, the time made
+ * from `time_pattern` ('$dt $hm:00'; NULL: the first partition value) read as
+ * 'yyyy-MM-dd[ HH:mm[:ss]]' in UTC. At end of input every partition is committed.
+ * A partition without rows since the last checkpoint (or, without checkpoints, for
+ * `inactivity_ms`) is closed; with exactly-once a file open for `rollover_ms` is rolled.
+ * Both are checked every `check_ms` of processing time.
+ */
+struct sl_fspart_sink_cfg {
+	struct sl_jsonl_sink_cfg file; /* path: the table's root directory */
+	const int *part;	       /* partition fields of the table's schema, in order */
+	int npart;
+	const char *default_name; /* NULL: "__DEFAULT_PARTITION__" */
+	bool success_file;
+	const char *success_name; /* NULL: "_SUCCESS" */
+	bool partition_time;	  /* trigger 'partition-time'; false: 'process-time' */
+	int64_t delay_ms;
+	const char *time_pattern;
+	int64_t rollover_ms, inactivity_ms, check_ms; /* 0: never */
+	uint64_t run; /* random per planned job: the commit records of other runs are ignored */
 };
 
 extern const struct sl_sink_ops sl_print_sink_ops;
 extern const struct sl_sink_ops sl_blackhole_sink_ops;
 extern const struct sl_sink_ops sl_jsonl_sink_ops;
+extern const struct sl_sink_ops sl_fspart_sink_ops;
 
 #ifdef __cplusplus
 }

@@ -193,6 +193,10 @@ struct sl_sink_ops {
 	 * before every other sink's, at run time and in recovery, so a lost epoch is found
 	 * before another sink has made that epoch's output visible. */
 	bool commit_may_be_lost;
+	/* Optional: the input watermark advanced to `wm` (shard thread, between writes), for a
+	 * sink whose output depends on event-time progress (a partitioned filesystem sink's
+	 * partition-time commit). */
+	void (*watermark)(void *state, sl_ts_t wm);
 };
 
 /* ---- windows and aggregates (DESIGN §5) --------------------------------------------------- */

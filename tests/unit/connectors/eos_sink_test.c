@@ -488,7 +488,7 @@ static void test_sql_option(void)
 	};
 	struct sl_sql_conn_table t = { .schema = schema, .opts = o, .nopts = 4, .file = "t.sql" };
 	struct sl_sql_conn c;
-	char err[256];
+	char err[512];
 
 	for (int i = 0; i < 3; i++) {
 		for (int j = 0; j < 4; j++)
@@ -513,7 +513,10 @@ static void test_sql_option(void)
 	T_ASSERT(sl_sql_conn_bind_sink(&t, &c, err, sizeof err) == -EINVAL);
 	T_ASSERT(strstr(err, "(known: path, format, csv.field-delimiter, csv.null-literal, "
 			     "csv.ignore-parse-errors, csv.allow-comments, "
-			     "csv.fail-on-decimal-overflow, sink.delivery-guarantee)"));
+			     "csv.fail-on-decimal-overflow, sink.delivery-guarantee, "
+			     "sink.rolling-policy.file-size, sink.rolling-policy.rollover-interval, "
+			     "sink.rolling-policy.check-interval, "
+			     "sink.rolling-policy.inactivity-interval)"));
 }
 
 /* ---- kill -9 ---------------------------------------------------------------------------- */

@@ -151,8 +151,13 @@ static void test_errors(void)
 					   "debezium-json", NULL },
 		 "job.sql:12:3: format 'debezium-json' is only supported for a filesystem source");
 	sink_err(s, (const char *const[]){ "connector", "filesystem", "path", "/x", "format", "csv",
-					   "sink.rolling-policy.file-size", "1MB", NULL },
-		 "job.sql:13:3: unknown option 'sink.rolling-policy.file-size'");
+					   "sink.rolling-policy.file-size", "big", NULL },
+		 "job.sql:13:3: option 'sink.rolling-policy.file-size': 'big' is not a memory "
+		 "size");
+	/* partition commit means nothing without PARTITIONED BY */
+	sink_err(s, (const char *const[]){ "connector", "filesystem", "path", "/x", "format", "csv",
+					   "sink.partition-commit.trigger", "partition-time", NULL },
+		 "job.sql:13:3: unknown option 'sink.partition-commit.trigger'");
 
 	/* datagen */
 	src_err(s, (const char *const[]){ "connector", "datagen", "rows-per-second", "fast", NULL },
