@@ -361,11 +361,10 @@ static int read_group_by(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const s
 					tvf_end = true;
 					continue;
 				}
+				/* Flink groups by it beside the bounds: one value per window
+				 * (window_end - 1 ms), so it adds no key */
 				if (!strcasecmp(n, "window_time"))
-					return sl_sql_plan_fail(
-						c, g->line, g->col,
-						"group by window_start, "
-						"window_end (window_time is derived)");
+					continue;
 			}
 		}
 		if (sl_sql_plan_has_agg(g))
