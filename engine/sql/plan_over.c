@@ -230,6 +230,8 @@ int sl_sql_plan_over(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct
 	for (uint32_t i = 0; i < q->nitems; i++)
 		if (collect(c, q->items[i].expr, calls, &n))
 			return -EINVAL;
+	if (!n) /* the caller saw an OVER call: cannot happen */
+		return sl_sql_plan_fail(c, q->line, q->col, "no OVER aggregate in the SELECT");
 	ref = calls[0];
 	if (q->ngroup_by || q->having)
 		return sl_sql_plan_fail(c, ref->line, ref->col,
