@@ -1,6 +1,6 @@
 /*
  * format_fuzz_test.c - random bytes and mutated valid records into the JSON and CSV decoders
- * and the file source (bounded iterations, fixed seed so failures replay). Every call must
+ * and the file source (bounded iterations, a fixed random start, so failures replay). Every call must
  * return either an error with a reason or a well-formed row: right field count, size within
  * the buffer, strings inside the row. Run it under ASan to make "no crash" mean "no bad
  * access" (meson setup -Db_sanitize=address). Also: the Debezium decoder on a nested schema
@@ -27,7 +27,7 @@ static uint64_t rnd(void)
 static const char *const spec[] = { "a", "INT", "b", "STRING", "c", "DOUBLE", "d", "BOOL", "e",
 				    "TIMESTAMP", "f", "BIGINT", NULL };
 
-static const char *const json_seeds[] = {
+static const char *const json_samples[] = {
 	"{\"a\":1,\"b\":\"x\\u00e9\\n\",\"c\":1.5e3,\"d\":true,\"e\":\"2024-01-31 04:19:31.784\","
 	"\"f\":-9}",
 	"{\"f\":\"12\",\"e\":1706674771784,\"z\":[1,{\"q\":null}],\"b\":{\"k\":[]},\"a\":null}",
@@ -35,7 +35,7 @@ static const char *const json_seeds[] = {
 	"{}",
 };
 
-static const char *const csv_seeds[] = {
+static const char *const csv_samples[] = {
 	"1,x,1.5,true,2024-01-31 04:19:31.784,-9",
 	"\"1\",\"a,\"\"b\"\"\nc\",,FALSE,1706674771784,\"12\"",
 	",,,,,",
@@ -54,14 +54,14 @@ static void check_row(const struct sl_row *r, uint32_t cap)
 	}
 }
 
-/* Fills buf with a mutation of seed: flipped bytes, inserted specials, truncation. */
-static size_t mutate(char *buf, size_t cap, const char *seed)
+/* Fills buf with a mutation of sample: flipped bytes, inserted specials, truncation. */
+static size_t mutate(char *buf, size_t cap, const char *sample)
 {
 	static const char specials[] = "{}[]\",:\\\n\r\t 0-.eE+nulltruefalse\x00\xff\xc3";
-	size_t n = strlen(seed);
+	size_t n = strlen(sample);
 	int edits = 1 + (int)(rnd() % 4);
 
-	memcpy(buf, seed, n);
+	memcpy(buf, sample, n);
 	while (edits--) {
 		size_t at = n ? rnd() % n : 0;
 
@@ -104,7 +104,7 @@ static void fuzz_json(struct sl_schema *s)
 			for (size_t i = 0; i < n; i++)
 				buf[i] = (char)rnd();
 		} else {
-			n = mutate(buf, 512, json_seeds[rnd() % 4]);
+			n = mutate(buf, 512, json_samples[rnd() % 4]);
 		}
 		why[0] = '\0';
 		if (it % 2)
@@ -136,7 +136,7 @@ static void fuzz_csv(struct sl_schema *s)
 			for (size_t i = 0; i < n; i++)
 				buf[i] = (char)rnd();
 		} else {
-			n = mutate(buf, sizeof buf, csv_seeds[rnd() % 3]);
+			n = mutate(buf, sizeof buf, csv_samples[rnd() % 3]);
 		}
 		rl = sl_csv_dec_record_len(d, buf, n, it % 2 == 0);
 		T_ASSERT(rl <= n);
@@ -194,8 +194,8 @@ static void fuzz_file(struct sl_schema *s)
 					text[n + i] = (char)rnd();
 				n += k;
 			} else {
-				n += mutate(text + n, 512, it % 2 ? csv_seeds[rnd() % 3]
-								   : json_seeds[rnd() % 4]);
+				n += mutate(text + n, 512, it % 2 ? csv_samples[rnd() % 3]
+								   : json_samples[rnd() % 4]);
 			}
 			text[n++] = '\n';
 		}
@@ -214,7 +214,7 @@ static void fuzz_file(struct sl_schema *s)
 	free(text);
 }
 
-static const char *const dbz_seeds[] = {
+static const char *const dbz_samples[] = {
 	"{\"before\":null,\"after\":{\"id\":1,\"m\":12.345,\"f\":0.1,\"day\":\"2024-02-29\","
 	"\"ltz\":\"2024-01-31T04:19:31.784Z\",\"o\":{\"s\":\"x\",\"t\":{\"u\":5}}},\"op\":\"c\"}",
 	"{\"schema\":{},\"payload\":{\"before\":{\"id\":2,\"m\":\"1e2\",\"o\":null},\"after\":"
@@ -241,7 +241,7 @@ static void fuzz_dbz(void)
 	T_ASSERT(d);
 	for (int it = 0; it < ITERS; it++) {
 		const struct sl_row *rows[2];
-		size_t n = mutate(buf, 512, dbz_seeds[rnd() % 4]);
+		size_t n = mutate(buf, 512, dbz_samples[rnd() % 4]);
 		int k;
 
 		why[0] = '\0';

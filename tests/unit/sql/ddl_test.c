@@ -1,5 +1,5 @@
 /*
- * ddl_test.c - job files split into statements: the seeds' Debezium CREATE TABLE with
+ * ddl_test.c - job files split into statements: the PyFlink lesson's Debezium CREATE TABLE with
  * nested ROWs, computed column and watermark spans, keys, options with '' escapes, SET,
  * other statements kept as spans, and each error with its line:column.
  */
@@ -34,8 +34,8 @@ static void expect_span(const char *src, const struct sl_ddl_span *sp, const cha
 	}
 }
 
-static const char seed[] =
-	"-- sluice hidden acceptance case: seed_tumble_5min_per_customer\n"
+static const char lesson_job[] =
+	"-- the PyFlink lesson's orders per customer in 5-minute windows\n"
 	"SET 'table.local-time-zone' = 'UTC';\n"
 	"\n"
 	"CREATE TABLE orders_cdc (\n"
@@ -68,9 +68,9 @@ static const char seed[] =
 	"FROM orders_current\n"
 	"GROUP BY TUMBLE(event_time, INTERVAL '5' MINUTES), customer_id;\n";
 
-static void test_seed(void)
+static void test_lesson_job(void)
 {
-	struct sl_ddl_script *s = parse(seed);
+	struct sl_ddl_script *s = parse(lesson_job);
 	const struct sl_ddl_table *tb;
 	const struct sl_ddl_type *pay, *after;
 
@@ -78,7 +78,7 @@ static void test_seed(void)
 	T_ASSERT(s->stmts[0].kind == SL_DDL_SET);
 	T_ASSERT(!strcmp(s->stmts[0].set.key, "table.local-time-zone"));
 	T_ASSERT(!strcmp(s->stmts[0].set.value, "UTC"));
-	expect_span(seed, &s->stmts[0].span, "SET 'table.local-time-zone' = 'UTC'", 2, 1);
+	expect_span(lesson_job, &s->stmts[0].span, "SET 'table.local-time-zone' = 'UTC'", 2, 1);
 
 	T_ASSERT(s->stmts[1].kind == SL_DDL_CREATE_TABLE);
 	tb = &s->stmts[1].table;
@@ -106,11 +106,11 @@ static void test_seed(void)
 	T_ASSERT(after->fields[0].type.kind == SL_DDL_INT && !after->fields[0].type.not_null);
 
 	T_ASSERT(!strcmp(tb->cols[1].name, "event_time") && tb->cols[1].computed);
-	expect_span(seed, &tb->cols[1].expr, "TO_TIMESTAMP_LTZ(payload.ts_ms, 3)", 16, 17);
+	expect_span(lesson_job, &tb->cols[1].expr, "TO_TIMESTAMP_LTZ(payload.ts_ms, 3)", 16, 17);
 	T_ASSERT(tb->has_watermark && !strcmp(tb->wm_col.name, "event_time"));
 	T_ASSERT_EQ_I64(tb->wm_col.line, 17);
 	T_ASSERT_EQ_I64(tb->wm_col.col, 17);
-	expect_span(seed, &tb->wm_expr, "event_time - INTERVAL '5' SECOND", 17, 31);
+	expect_span(lesson_job, &tb->wm_expr, "event_time - INTERVAL '5' SECOND", 17, 31);
 	T_ASSERT(tb->pk == NULL && tb->npk == 0);
 	T_ASSERT_EQ_I64(tb->nopts, 4);
 	T_ASSERT(!strcmp(tb->opts[1].key, "path"));
@@ -121,14 +121,14 @@ static void test_seed(void)
 	T_ASSERT_EQ_I64(tb->opts[3].col, 3);
 
 	T_ASSERT(s->stmts[2].kind == SL_DDL_OTHER);
-	expect_span(seed, &s->stmts[2].span,
+	expect_span(lesson_job, &s->stmts[2].span,
 		    "CREATE VIEW orders_current AS\n"
 		    "SELECT payload.after.id AS id, event_time\n"
 		    "FROM orders_cdc\n"
 		    "WHERE payload.op IN ('c', 'u', 'r')",
 		    25, 1);
 	T_ASSERT(s->stmts[3].kind == SL_DDL_OTHER);
-	expect_span(seed, &s->stmts[3].span,
+	expect_span(lesson_job, &s->stmts[3].span,
 		    "SELECT customer_id, COUNT(*) AS n\n"
 		    "FROM orders_current\n"
 		    "GROUP BY TUMBLE(event_time, INTERVAL '5' MINUTES), customer_id",
@@ -336,7 +336,7 @@ static void test_metadata(void)
 int main(void)
 {
 	test_metadata();
-	test_seed();
+	test_lesson_job();
 	test_types_keys_options();
 	test_many_statements();
 	test_errors();

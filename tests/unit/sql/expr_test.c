@@ -1,6 +1,6 @@
 /*
  * expr_test.c - SQL expressions to trees: precedence through the fully parenthesised
- * printer, every construct, the seeds' expressions, where each node sits, where a parse
+ * printer, every construct, the PyFlink lesson's expressions, where each node sits, where a parse
  * stops inside a longer statement, and each error with its exact line:column.
  */
 #include <string.h>
@@ -184,7 +184,7 @@ static void test_names_and_calls(void)
 	sl_expr_destroy(e);
 }
 
-static void test_seeds(void)
+static void test_lesson_exprs(void)
 {
 	expect_print("TO_TIMESTAMP_LTZ(payload.ts_ms, 3)", "TO_TIMESTAMP_LTZ(payload.ts_ms, 3)");
 	expect_print("event_time - INTERVAL '5' SECOND", "(event_time - INTERVAL '5' SECOND)");
@@ -419,7 +419,7 @@ int main(void)
 	test_predicates();
 	test_literals();
 	test_names_and_calls();
-	test_seeds();
+	test_lesson_exprs();
 	test_positions();
 	test_stops();
 	test_select_list();

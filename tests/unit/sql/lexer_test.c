@@ -1,5 +1,5 @@
 /*
- * lexer_test.c - Flink SQL tokens with their line:column: a job with the seeds' constructs,
+ * lexer_test.c - Flink SQL tokens with their line:column: a job with the PyFlink lesson's constructs,
  * comments, quoting, numbers, operators, and each lexical error with its position.
  */
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * query_test.c - statements to trees: every acceptance job's statements parse; the shape of
  * each construct (aliases, joins with FOR SYSTEM_TIME AS OF, window TVFs with named
- * arguments, UNION ALL, subqueries, GROUP BY/HAVING, the seeds' view watermark, statement
+ * arguments, UNION ALL, subqueries, GROUP BY/HAVING, the lab's view watermark, statement
  * sets) through a printer; node positions in the job file; errors with their line:column.
  *
  * argv[1] is the acceptance cases directory (meson passes it); without it the acceptance
@@ -404,7 +404,7 @@ static void test_statements(void)
 	expect_tree("SELECT 1;", "SELECT 1");
 }
 
-/* The seeds' lab: WATERMARK FOR after the view's WHERE, or as the last select item. */
+/* The PyFlink lesson's lab: WATERMARK FOR after the view's WHERE, or as the last select item. */
 static void test_view_watermark(void)
 {
 	static const char trailing[] =
