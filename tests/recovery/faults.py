@@ -11,7 +11,8 @@ of an uninterrupted run (as a multiset of lines of the visible sink files):
   eio        SLUICE_CKPT_FAULT=EIO:K fails the K-th state file write: reported with the file
              and "Input/output error", the checkpoint is abandoned (its directory removed),
              later checkpoints succeed; killed after one of them, the restart restores it.
-  manifest   the newest complete checkpoint's MANIFEST is truncated after a kill: the restart
+  manifest   the newest complete checkpoint's MANIFEST is truncated after a kill (at a stop
+             point right after that checkpoint's commit made output visible): the restart
              names it and the cause, restores the checkpoint before it, and quarantines the
              broken one as corrupt-chk-<n>.
   state      bytes in the middle of a state file of the newest checkpoint are flipped: the
@@ -236,25 +237,51 @@ def case_injected(sluice, work, job, out, expected, err_name, nth, cause, case=N
     return case
 
 
+def committed_by_newest(ck, out):
+    """True when DIR holds two complete checkpoints and a visible part file the newest one
+    committed: its name carries the checkpoint whose precommit named it (jsonl_sink.c), so a
+    file named after a checkpoint newer than the one before the newest."""
+    ids = common.ckpt_ids(ck, True)
+    if len(ids) < 2:
+        return False
+    for n in os.listdir(out) if os.path.isdir(out) else []:
+        m = re.fullmatch(r"part-\d+-(\d+)-\d+\.csv", n)
+        if m and ids[-2] < int(m.group(1)) <= ids[-1]:
+            return True
+    return False
+
+
+def stop_after_commit(sluice, job, ck, out, first=2, last=60):
+    """Runs the job stopped (SIGSTOP, SLUICE_FAULT=stop:sink-commit:N) right after the sink
+    commit of checkpoint N, for N = first, first+1, ... until that commit made rows visible,
+    and kills it there. The job is short (a few checkpoints of 50 ms), so waiting for that
+    moment by the clock races with the next checkpoint and with the end of input; a stop
+    point makes the moment the same on every machine. Returns (ok, N or None)."""
+    for n in range(first, last + 1):
+        common.fresh(out, ck)
+        env = dict(os.environ, SLUICE_FAULT="stop:sink-commit:%d" % n)
+        r = Run(sluice, job, ck, env=env)
+        stopped = r.wait_for(lambda: "SLUICE_FAULT: stopped" in r.stderr(), timeout=120)
+        hit = stopped and committed_by_newest(ck, out)
+        r.kill()
+        if hit:
+            return True, n
+        if not stopped:  # the job ended before checkpoint n: no later n can stop it
+            return False, None
+    return False, None
+
+
 def case_broken(sluice, work, job, out, expected, kind):
-    """Kills a run once two checkpoints are complete, breaks the newest, restarts."""
+    """Kills a run right after a checkpoint whose commit made output visible (with one
+    complete checkpoint before it), breaks that newest checkpoint, restarts: falling back to
+    the one before must take that output back."""
     case = Case(kind)
     ck = os.path.join(work, "ck-" + kind)
-    common.fresh(out, ck)
-    r = Run(sluice, job, ck)
-
-    def committed():
-        # two complete checkpoints, the newest one's output already renamed into sight:
-        # the case where falling back to the one before must take that output back
-        ids = common.ckpt_ids(ck, True)
-        names = os.listdir(out) if os.path.isdir(out) else []
-        return len(ids) >= 2 and any(re.fullmatch(r"part-\d+-%d-\d+\.csv" % ids[-1], n)
-                                     for n in names)
-    ok = r.wait_for(committed)
-    r.kill()
+    ok, n = stop_after_commit(sluice, job, ck, out)
     good = common.ckpt_ids(ck, True)
-    if not case.check(ok and len(good) >= 2, "two complete checkpoints before the kill, the "
-                      "newest one's output committed: %s" % good):
+    if not case.check(ok and len(good) >= 2 and good[-1] == n,
+                      "stopped and killed right after the commit of checkpoint %s, which made "
+                      "output visible; complete checkpoints %s" % (n, good)):
         return case
     newest, prev = good[-1], good[-2]
     d = os.path.join(ck, "chk-%d" % newest)
