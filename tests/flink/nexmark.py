@@ -24,6 +24,9 @@ one shard its rows are compared without them (UPSERT_KEY, TIES_NUMBERED below).
 q10 writes a partitioned filesystem table instead: each side writes its own directory, and
 the two trees must hold the same partition directories (names as written), the same rows in
 each (multisets of CSV records' values) and the same _SUCCESS files (FILE_SINKS below).
+q13's lookup join of a bounded side input runs on Flink as a regular join on the same key
+(Flink 2.3's filesystem connector has no lookup source): over a table that never changes,
+both give each bid one row per matching side row (SIDE_MARK below).
 
 Usage: nexmark.py SLUICE FLINK_SQL [--events N] [--rate R] [QUERY ...]   (QUERY: q0, q5, ...)
 Exit 0 when every query agrees, 1 otherwise, 77 when Flink cannot run here.
@@ -43,11 +46,18 @@ import oracle  # noqa: E402
 
 BENCH = os.path.join(oracle.ROOT, "bench", "nexmark")
 QUERIES = ["q0", "q1", "q2", "q3", "q4", "q5", "q7", "q8", "q9", "q11", "q15", "q16", "q17",
-           "q18", "q19", "q20", "q21", "q22", "q14", "q10"]
+           "q18", "q19", "q20", "q21", "q22", "q14", "q10", "q13"]
 # Queries whose sink is a filesystem table: its 'path' is this placeholder, replaced by a
 # directory of each run's own; the rows are compared as the directories hold them.
 FILE_SINKS = {"q10"}
 DIR_MARK = "${NEXMARK_Q10_DIR}"
+# q13's side input: the Nexmark SideInputGenerator's file (10,000 lines "i,i"), written once
+# per process to a scratch file that this placeholder names. Flink 2.3's filesystem
+# connector has no lookup source, so on Flink the lookup join is a regular join on the same
+# key: over a bounded table that never changes, both give each bid one row per match.
+SIDE_MARK = "${NEXMARK_SIDE_INPUT}"
+SIDE_ROWS = 10000
+LOOKUP = "JOIN side_input FOR SYSTEM_TIME AS OF B.p_time AS S"
 # Queries whose result has a unique key that Flink's planner knows, so that it sends only
 # +U for a changed row (no -U: upsert changelog): compared as upsert tables on that many
 # leading columns. q9's Top-1 per auction is keyed by the auction id.
@@ -139,19 +149,38 @@ def out_dir(query):
     which name none), removed at exit."""
     if DIR_MARK not in query:
         return query
+    return query.replace(DIR_MARK, tempfile.mkdtemp(dir=scratch()))
+
+
+def scratch():
+    """This process's scratch directory, removed at exit."""
     if not _scratch:
         _scratch.append(tempfile.mkdtemp(prefix="nexmark-out-"))
         atexit.register(shutil.rmtree, _scratch[0], True)
-    return query.replace(DIR_MARK, tempfile.mkdtemp(dir=_scratch[0]))
+    return _scratch[0]
+
+
+def side_input(query):
+    """QUERY with q13's side input placeholder naming the generated file."""
+    if SIDE_MARK not in query:
+        return query
+    path = os.path.join(scratch(), "side_input.csv")
+    if not os.path.exists(path):
+        with open(path + ".tmp", "w") as f:
+            f.writelines("%d,%d\n" % (i, i) for i in range(SIDE_ROWS))
+        os.rename(path + ".tmp", path)
+    return query.replace(SIDE_MARK, path)
 
 
 def for_sluice(query, sluice):
     lib = os.path.join(os.path.dirname(sluice), "bench", "libnexmark_udf.so")
-    return out_dir(query.replace("'libnexmark_udf.so:", "'%s:" % lib))
+    return side_input(out_dir(query.replace("'libnexmark_udf.so:", "'%s:" % lib)))
 
 
 def for_flink(query):
-    return out_dir(query.replace(UDF_LINE, FLINK_UDF_LINE))
+    if LOOKUP in query:
+        query = query.replace(LOOKUP, "JOIN side_input AS S")
+    return side_input(out_dir(query.replace(UDF_LINE, FLINK_UDF_LINE)))
 
 
 def read_tree(root):
