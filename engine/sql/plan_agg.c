@@ -42,6 +42,7 @@ struct agg_plan {
 	/* legacy group window */
 	const struct sl_expr *wcall; /* TUMBLE(ts, size) in GROUP BY, or NULL */
 	bool windowed;
+	bool tvf_time; /* a window TVF's GROUP BY names window_time */
 	struct sl_window_spec win;
 	struct agg_call aggs[SL_PLAN_MAX_COLS];
 	int naggs;
@@ -260,6 +261,46 @@ static const struct sl_expr *prop_call(struct sl_sql_plan_ctx *c, const struct s
 	return e->text ? e : NULL;
 }
 
+/* The first column named `name` that e reads outside aggregate calls, or NULL. */
+static const struct sl_expr *find_column(const struct sl_expr *e, const char *name)
+{
+	const struct sl_expr *hit;
+
+	if (!e || (e->kind == SL_EXPR_CALL && !e->over && sl_sql_plan_agg_kind(e->text)))
+		return NULL;
+	if (e->kind == SL_EXPR_COLUMN)
+		return !strcasecmp(e->path[e->npath - 1], name) ? e : NULL;
+	for (uint32_t i = 0; i < e->nargs; i++)
+		if ((hit = find_column(e->args[i], name)))
+			return hit;
+	if ((hit = find_column(e->case_operand, name)))
+		return hit;
+	return find_column(e->case_else, name);
+}
+
+/*
+ * A window TVF's window_time in the SELECT list or HAVING when GROUP BY names only the
+ * bounds: Flink refuses it as not grouped (it is a column of the TVF's rows, one value per
+ * window only once grouped), and so does sluice. 0 or -EINVAL (said).
+ */
+static int check_window_time_grouped(struct sl_sql_plan_ctx *c, const struct agg_plan *ap,
+				     const struct sl_query *q)
+{
+	const struct sl_expr *e = NULL;
+
+	if (!ap->windowed || ap->wcall || ap->tvf_time)
+		return 0;
+	for (uint32_t i = 0; i < q->nitems && !e; i++)
+		e = find_column(q->items[i].expr, "window_time");
+	if (!e)
+		e = find_column(q->having, "window_time");
+	if (!e)
+		return 0;
+	return sl_sql_plan_fail(c, e->line, e->col,
+				"column 'window_time' is not being grouped: add it to GROUP BY "
+				"beside window_start and window_end, as Flink requires");
+}
+
 static bool mentions(const struct sl_query *q, struct sl_sql_plan_ctx *c, const char *word)
 {
 	char buf[4096];
@@ -363,8 +404,10 @@ static int read_group_by(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const s
 				}
 				/* Flink groups by it beside the bounds: one value per window
 				 * (window_end - 1 ms), so it adds no key */
-				if (!strcasecmp(n, "window_time"))
+				if (!strcasecmp(n, "window_time")) {
+					ap->tvf_time = true;
 					continue;
+				}
 			}
 		}
 		if (sl_sql_plan_has_agg(g))
@@ -818,8 +861,8 @@ int sl_sql_plan_agg(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct 
 
 	/* STDDEV/VAR become SUM and COUNT first (plan_agg_reduce.c) */
 	if ((rc = sl_sql_plan_reduce_aggs(c, q0, rel, &reduced)) ||
-	    (rc = read_group_by(c, &ap, q, rel)) || (rc = collect_query_aggs(c, &ap, q)) ||
-	    (rc = plan_agg_input(c, &ap, q, rel)))
+	    (rc = read_group_by(c, &ap, q, rel)) || (rc = check_window_time_grouped(c, &ap, q)) ||
+	    (rc = collect_query_aggs(c, &ap, q)) || (rc = plan_agg_input(c, &ap, q, rel)))
 		return rc;
 	/* 2. keyed by the group keys */
 	keyed = sl_stream_key_by(ap.pr.s, ap.key_fields, ap.nk);
