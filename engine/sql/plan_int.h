@@ -339,6 +339,12 @@ int sl_sql_plan_subquery_joins(struct sl_sql_plan_ctx *c, struct sl_job *job,
 			       struct sl_sql_plan_rel *rel, const struct sl_expr **where);
 /* The first IN (SELECT ...) or EXISTS (SELECT ...) in e, or NULL. */
 const struct sl_expr *sl_sql_plan_has_subquery(const struct sl_expr *e);
+
+/* plan_comma.c: FROM a, b, ... WHERE w: each conjunct of w as the condition of the lowest
+ * comma join whose items it names, the rest on the outermost; *from and *where replaced
+ * (where NULL) when *from is a comma join and w has no subquery. 0 or -ENOMEM. */
+int sl_sql_plan_comma_joins(struct sl_sql_plan_ctx *c, const struct sl_from **from,
+			    const struct sl_expr **where);
 /* plan_query.c: a filter calc on rel (rows pass unchanged). */
 int sl_sql_plan_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 		       const struct sl_expr *pred);

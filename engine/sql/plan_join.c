@@ -500,9 +500,9 @@ static struct sl_stream *union_input(struct sl_sql_plan_ctx *c, struct sl_job *j
 	}
 	if (!parts->neq) {
 		/* no equality to partition on: every row under one key, on one shard, as Flink
-		 * runs such a join with parallelism 1 */
+		 * runs such a join with parallelism 1; the name says so in `sluice explain` */
 		le[n] = re[n] = sl_sql_plan_side_expr(c, 0);
-		names[n] = "__key0";
+		names[n] = "__no_equality_one_key";
 		keys[0] = n++;
 	}
 	for (int i = 0; i < n; i++)

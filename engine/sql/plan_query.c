@@ -1197,23 +1197,14 @@ static int plan_select(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 	where = q->where;
 	/*
 	 * FROM a, b WHERE p is FROM a JOIN b ON p, as Flink's planner pushes the filter into
-	 * the join: the WHERE's equalities become the join's key. Without it every pair would
-	 * be made under one key, on one shard, and filtered after: quadratic in the input
-	 * (Nexmark q4, 50,000 events: 89 s). Not with a subquery in the WHERE (a semi or anti
-	 * join of its own, below).
+	 * the join: the WHERE's equalities become the join's key (plan_comma.c, each conjunct
+	 * on the lowest comma join it names). Without it every pair would be made under one
+	 * key, on one shard, and filtered after: quadratic in the input (Nexmark q4, 50,000
+	 * events: 89 s). Not with a subquery in the WHERE (a semi or anti join of its own,
+	 * below).
 	 */
-	if (from && from->kind == SL_FROM_JOIN && from->join == SL_JOIN_CROSS && !from->on &&
-	    where && !sl_sql_plan_has_subquery(where)) {
-		struct sl_from *j = sl_sql_plan_own(c, malloc(sizeof(*j)), free);
-
-		if (!j)
-			return -ENOMEM;
-		*j = *from;
-		j->join = SL_JOIN_INNER;
-		j->on = (struct sl_expr *)where;
-		from = j;
-		where = NULL;
-	}
+	if (sl_sql_plan_comma_joins(c, &from, &where))
+		return -ENOMEM;
 	if (from ? sl_sql_plan_from(c, job, from, &rel)
 		 : sl_sql_plan_values_one(c, job, q->line, q->col, &rel))
 		return -EINVAL;
