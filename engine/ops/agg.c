@@ -886,6 +886,50 @@ static void distinct_destroy(const struct sl_agg_bound *a, void *acc)
 	*dset_of(acc) = NULL;
 }
 
+static int distinct_serialize(const struct sl_agg_bound *a, const void *acc,
+			      struct sl_snap_buf *out);
+static int distinct_deserialize(const struct sl_agg_bound *a, void *acc, struct sl_snap_reader *r);
+
+/*
+ * SUM(DISTINCT) / AVG(DISTINCT) (a->inner): the set above, and at result time the plain
+ * kernel folded over its values in the order they were first added, through a one-field
+ * row per value. The inner kernels are fixed-width (SUM and AVG of numbers): their
+ * accumulators are plain bytes of at most INNER_ACC_MAX, checked at bind. Cost: O(distinct
+ * values) per result, where the plain kernel is O(1); the set's memory as COUNT(DISTINCT).
+ */
+#define INNER_ACC_MAX 64
+
+static void distinct_fold_result(const struct sl_agg_bound *a, const void *acc,
+				 struct sl_row_builder *b, int field)
+{
+	const struct dset *d = *(struct dset *const *)acc;
+	uint64_t inner_acc[INNER_ACC_MAX / 8] = { 0 };
+	struct {
+		struct sl_row r;
+		uint64_t slot[1];
+	} one = { .r = { .size = sizeof(one), .nfields = 1 } };
+	struct sl_agg_bound ib = *a;
+
+	ib.k = a->inner;
+	ib.field = 0;
+	ib.inner = NULL;
+	for (uint32_t off = 0; d && off + 8 <= d->used; off += 8) {
+		memcpy(&one.slot[0], d->arena + off, 8);
+		a->inner->add(&ib, inner_acc, &one.r);
+	}
+	a->inner->result(&ib, inner_acc, b, field);
+}
+
+static const struct sl_agg_kernel k_distinct_fold = {
+	.acc_size = 8,
+	.add = distinct_add,
+	.merge = distinct_merge,
+	.result = distinct_fold_result,
+	.destroy = distinct_destroy,
+	.serialize = distinct_serialize,
+	.deserialize = distinct_deserialize,
+};
+
 /* ---- M2 (Welford): what STDDEV and VAR are computed from ------------------------------ */
 
 /*
@@ -1375,11 +1419,24 @@ int sl_agg_bind(struct sl_agg_bound *b, const struct sl_agg_spec *a, const struc
 			 sl_agg_kind_name(a->kind), sl_type_name(t), sl_schema_name(in, a->field));
 		return -EINVAL;
 	}
+	b->inner = NULL;
+	if (a->distinct && (a->kind == SL_AGG_SUM || a->kind == SL_AGG_AVG)) {
+		/* a string value is not 8 slot bytes: the fold reads the set as such */
+		if (t == SL_TYPE_STRING || b->k->init || b->k->destroy ||
+		    b->k->acc_size > INNER_ACC_MAX) {
+			snprintf(err, errcap, "%s(DISTINCT) over %s field '%s' is not supported",
+				 sl_agg_kind_name(a->kind), sl_type_name(t),
+				 sl_schema_name(in, a->field));
+			return -EINVAL;
+		}
+		b->inner = b->k;
+		b->k = &k_distinct_fold;
+	}
 	b->kind = a->kind;
 	b->sep = a->sep ? a->sep : ",";
 	b->sep_len = (uint32_t)strlen(b->sep);
 	b->in_type = t;
-	b->out_type = b->k->out ? b->k->out : t;
+	b->out_type = b->inner ? (b->inner->out ? b->inner->out : t) : b->k->out ? b->k->out : t;
 	b->in_scale = b->out_prec = b->out_scale = 0;
 	if ((b->out_type == SL_TYPE_TIMESTAMP || b->out_type == SL_TYPE_TIMESTAMP_LTZ) &&
 	    b->out_type == t)

@@ -80,6 +80,11 @@ struct sl_agg_bound {
 	uint32_t sep_len;
 	bool newest_first; /* SL_AGG_LISTAGG: merge puts the other's values before ours (the
 			    * slices of a HOP window, merged oldest first, as Flink orders them) */
+	/* SUM(DISTINCT) / AVG(DISTINCT): the plain SUM or AVG kernel of the input type. k then
+	 * keeps COUNT(DISTINCT)'s set of values and folds `inner` over it at result time;
+	 * group_agg.c instead feeds `inner` a value when its count goes 0 -> 1 or 1 -> 0.
+	 * NULL for every other aggregate. */
+	const struct sl_agg_kernel *inner;
 };
 
 /* Returns the kernel for `kind` over an input of type `in` (ignored for COUNT(*) and USER),

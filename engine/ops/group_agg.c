@@ -42,13 +42,16 @@
 enum { ST_ACC = 0, ST_CUR = 1, ST_MS = 2 };
 
 enum ga_mode {
-	GA_KERNEL,   /* the kernel's own accumulator (COUNT, SUM, AVG; fixed-width MIN/MAX/
-		      * FIRST/LAST on insert-only input) */
-	GA_EXTREME,  /* MIN/MAX with retraction: value -> count */
-	GA_ORDER,    /* FIRST/LAST_VALUE with retraction: (arrival, value) -> 1 */
-	GA_DISTINCT, /* COUNT(DISTINCT): value -> count */
-	GA_STR,	     /* MIN/MAX/FIRST/LAST of STRING on insert-only input: current value only */
-	GA_LIST,     /* LISTAGG, any input: (arrival, value) -> 1, the result joined from it */
+	GA_KERNEL,	  /* the kernel's own accumulator (COUNT, SUM, AVG; fixed-width MIN/MAX/
+			   * FIRST/LAST on insert-only input) */
+	GA_EXTREME,	  /* MIN/MAX with retraction: value -> count */
+	GA_ORDER,	  /* FIRST/LAST_VALUE with retraction: (arrival, value) -> 1 */
+	GA_DISTINCT,	  /* COUNT(DISTINCT): value -> count */
+	GA_DISTINCT_FOLD, /* SUM/AVG(DISTINCT): value -> count, and the plain kernel's
+			   * accumulator fed a value as its count goes 0 -> 1 (add) or
+			   * 1 -> 0 (retract) */
+	GA_STR,	 /* MIN/MAX/FIRST/LAST of STRING on insert-only input: current value only */
+	GA_LIST, /* LISTAGG, any input: (arrival, value) -> 1, the result joined from it */
 };
 
 struct ga_hdr {
@@ -65,7 +68,8 @@ struct ga_cur {
 };
 
 struct ga_agg {
-	struct sl_agg_bound b; /* b.off: offset of the fixed part in the block */
+	struct sl_agg_bound b;	/* b.off: offset of the fixed part in the block */
+	struct sl_agg_bound ib; /* GA_DISTINCT_FOLD: b with the plain kernel, b.inner */
 	enum ga_mode mode;
 	int ms;	      /* map state id of the multiset, -1: none */
 	int sign;     /* MIN, FIRST_VALUE: -1; MAX, LAST_VALUE: +1 */
@@ -396,6 +400,31 @@ static int distinct_retract(struct run *r, int i, const uint8_t *x, uint32_t xl)
 	return 0;
 }
 
+/* SUM/AVG(DISTINCT): counts x, and feeds row to the plain kernel when x is new (add) or
+ * gone (retract); a retraction of a value never seen changes nothing. */
+static int distinct_fold(struct run *r, int i, const struct sl_row *row, const uint8_t *x,
+			 uint32_t xl, bool retract)
+{
+	const struct ga_agg *a = &r->g->agg[i];
+	void *fixed = r->blk + a->b.off;
+	int64_t *cnt;
+
+	if (!retract) {
+		if (!(cnt = sl_map_put(r->ctx, a->ms, x, xl)))
+			return -ENOMEM;
+		if ((*cnt)++ == 0)
+			a->ib.k->add(&a->ib, fixed, row);
+		return 0;
+	}
+	if (!(cnt = sl_map_get(r->ctx, a->ms, x, xl)))
+		return 0;
+	if (--*cnt <= 0) {
+		sl_map_remove(r->ctx, a->ms, x, xl);
+		a->ib.k->retract(&a->ib, fixed, row);
+	}
+	return 0;
+}
+
 /* FIRST/LAST_VALUE: x is [arrival][value] (the arrival number already written). */
 static int order_add(struct run *r, int i, uint8_t *x, uint32_t xl)
 {
@@ -522,6 +551,8 @@ static int apply(struct run *r, int i, const struct sl_row *row, bool retract)
 	case GA_DISTINCT:
 		return retract ? distinct_retract(r, i, buf, (uint32_t)len)
 			       : distinct_add(r, i, buf, (uint32_t)len);
+	case GA_DISTINCT_FOLD:
+		return distinct_fold(r, i, row, buf, (uint32_t)len, retract);
 	case GA_ORDER:
 		return retract ? order_retract(r, i, buf, (uint32_t)len)
 			       : order_add(r, i, buf, (uint32_t)len);
@@ -681,6 +712,8 @@ static const struct sl_row *build_row(struct run *r, struct sl_row_builder *b,
 
 		if (a->mode == GA_KERNEL)
 			a->b.k->result(&a->b, r->blk + a->b.off, b, f);
+		else if (a->mode == GA_DISTINCT_FOLD)
+			a->ib.k->result(&a->ib, r->blk + a->b.off, b, f);
 		else if (a->mode == GA_DISTINCT)
 			sl_rowb_set_i64(b, f, c->n);
 		else if (c->n <= 0)
@@ -929,6 +962,13 @@ static int bind_one(struct ga *g, int i, const struct sl_agg_spec *spec, const s
 	case SL_AGG_COUNT_DISTINCT:
 		a->mode = GA_DISTINCT;
 		break;
+	case SL_AGG_SUM:
+	case SL_AGG_AVG:
+		a->mode = a->b.inner ? GA_DISTINCT_FOLD : GA_KERNEL;
+		a->ib = a->b;
+		if (a->b.inner)
+			a->ib.k = a->b.inner;
+		break;
 	case SL_AGG_MIN:
 	case SL_AGG_MAX:
 	case SL_AGG_FIRST_VALUE:
@@ -949,10 +989,12 @@ static int bind_one(struct ga *g, int i, const struct sl_agg_spec *spec, const s
 		a->mode = GA_KERNEL;
 		break;
 	}
-	if (a->mode == GA_DISTINCT || a->mode == GA_EXTREME || a->mode == GA_ORDER ||
-	    a->mode == GA_LIST)
+	if (a->mode == GA_DISTINCT || a->mode == GA_DISTINCT_FOLD || a->mode == GA_EXTREME ||
+	    a->mode == GA_ORDER || a->mode == GA_LIST)
 		a->ms = g->nstates++;
-	size = a->mode == GA_KERNEL ? a->b.k->acc_size : (uint32_t)sizeof(struct ga_cur);
+	size = a->mode == GA_KERNEL	     ? a->b.k->acc_size
+	       : a->mode == GA_DISTINCT_FOLD ? a->ib.k->acc_size
+					     : (uint32_t)sizeof(struct ga_cur);
 	a->b.off = *off;
 	*off += (size + 7u) & ~7u;
 	return 0;

@@ -32,6 +32,7 @@ struct agg_call {
 	int arg_col;		   /* column of the pre-aggregation row, -1 for COUNT(*) */
 	const struct sl_expr *arg; /* the argument computed before aggregating */
 	const char *sep;	   /* LISTAGG: its separator literal, NULL: ',' */
+	bool distinct;		   /* SUM(DISTINCT x), AVG(DISTINCT x) */
 };
 
 /* One GROUP BY as sl_sql_plan_agg() builds it, each part filled by the step named. */
@@ -108,13 +109,15 @@ static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const
 							       : "one argument");
 	else if (e->args[0]->kind == SL_EXPR_STAR)
 		return sl_sql_plan_fail(c, e->line, e->col, "%s takes one argument", e->text);
+	/* MIN and MAX of the distinct values are MIN and MAX */
 	if (e->distinct) {
 		if (kind == SL_AGG_COUNT)
 			kind = SL_AGG_COUNT_DISTINCT;
-		else if (kind != SL_AGG_MIN && kind != SL_AGG_MAX)
+		else if (kind != SL_AGG_MIN && kind != SL_AGG_MAX && kind != SL_AGG_SUM &&
+			 kind != SL_AGG_AVG)
 			return sl_sql_plan_fail(c, e->line, e->col,
-						"%s(DISTINCT ...) is not supported; only "
-						"COUNT(DISTINCT x)",
+						"%s(DISTINCT ...) is not supported; DISTINCT is "
+						"taken by COUNT, SUM, AVG, MIN and MAX",
 						e->text);
 	}
 	for (uint32_t i = 0; i < e->nargs; i++)
@@ -128,6 +131,7 @@ static int find_or_add_agg(struct sl_sql_plan_ctx *c, struct agg_plan *ap, const
 	ap->aggs[ap->naggs].arg_col = -1;
 	ap->aggs[ap->naggs].arg = kind == SL_AGG_COUNT_STAR ? NULL : e->args[0];
 	ap->aggs[ap->naggs].sep = NULL;
+	ap->aggs[ap->naggs].distinct = e->distinct && (kind == SL_AGG_SUM || kind == SL_AGG_AVG);
 	/* the operators borrow it while the job runs, longer than the statement's tree lives */
 	if (kind == SL_AGG_LISTAGG && e->nargs == 2 &&
 	    !(ap->aggs[ap->naggs].sep = sl_sql_plan_strdup(c, e->args[1]->text)))
@@ -550,6 +554,7 @@ static int agg_specs(struct sl_sql_plan_ctx *c, struct agg_plan *ap, struct sl_a
 		specs[i].name = ap->agg_names[i];
 		specs[i].sql_types = true;
 		specs[i].sep = ap->aggs[i].sep;
+		specs[i].distinct = ap->aggs[i].distinct;
 		if (ap->aggs[i].kind == SL_AGG_LISTAGG &&
 		    sl_schema_type(sl_stream_schema(ap->pr.s), ap->aggs[i].arg_col) !=
 			    SL_TYPE_STRING) {

@@ -158,7 +158,8 @@ static struct sl_expr *expand(struct sl_sql_plan_ctx *c, const struct sl_sql_pla
 	}
 	if (call->distinct) {
 		sl_sql_plan_fail(c, call->line, call->col,
-				 "%s(DISTINCT ...) is not supported; only COUNT(DISTINCT x)",
+				 "%s(DISTINCT ...) is not supported; DISTINCT is taken by "
+				 "COUNT, SUM, AVG, MIN and MAX",
 				 call->text);
 		return NULL;
 	}

@@ -287,6 +287,8 @@ struct sl_agg_spec {
 	struct sl_agg_fn user; /* SL_AGG_USER */
 	bool sql_types;	       /* Flink SQL result types where the C API differs (SUM(INT)) */
 	const char *sep;       /* SL_AGG_LISTAGG: the separator (borrowed; NULL: ",") */
+	bool distinct;	       /* SL_AGG_SUM, SL_AGG_AVG: over the distinct non-NULL values
+				* (SQL's SUM(DISTINCT x)); ignored by MIN and MAX */
 };
 
 /* ---- building ------------------------------------------------------------------------- */

@@ -201,6 +201,10 @@ struct agg_shape {
 	uint32_t kind, in_type, out_type, acc_size, in_scale;
 };
 
+/* agg_shape.kind of SUM(DISTINCT) and AVG(DISTINCT): their set of values is not the plain
+ * accumulator of the same size, so a restore across the change is refused */
+#define SHAPE_DISTINCT 0x10000u
+
 static void shape_of(const struct sl_ctx *ctx, const struct win *w, struct shape *s)
 {
 	const struct sl_window_cfg *c = w->cfg;
@@ -221,7 +225,7 @@ static void shape_of(const struct sl_ctx *ctx, const struct win *w, struct shape
 
 static void agg_shape_of(const struct sl_agg_bound *a, struct agg_shape *s)
 {
-	s->kind = (uint32_t)a->kind;
+	s->kind = (uint32_t)a->kind | (a->inner ? SHAPE_DISTINCT : 0);
 	s->in_type = (uint32_t)a->in_type;
 	s->out_type = (uint32_t)a->out_type;
 	s->acc_size = sl_agg_acc_size(a);
@@ -303,7 +307,7 @@ static int describe(char *buf, size_t cap, const struct shape *s)
 
 static void describe_agg(char *buf, size_t cap, size_t *len, uint32_t i, const struct agg_shape *a)
 {
-	const char *name = sl_agg_kind_name((enum sl_agg_kind)a->kind);
+	const char *name = sl_agg_kind_name((enum sl_agg_kind)(a->kind & ~SHAPE_DISTINCT));
 	int n;
 
 	if (*len >= cap)
@@ -314,7 +318,8 @@ static void describe_agg(char *buf, size_t cap, size_t *len, uint32_t i, const s
 	else if (a->kind == SL_AGG_COUNT_STAR)
 		n = snprintf(buf + *len, cap - *len, "%s%s", i ? ", " : "", name);
 	else
-		n = snprintf(buf + *len, cap - *len, "%s%s(%s)", i ? ", " : "", name,
+		n = snprintf(buf + *len, cap - *len, "%s%s(%s%s)", i ? ", " : "", name,
+			     a->kind & SHAPE_DISTINCT ? "DISTINCT " : "",
 			     sl_type_name((enum sl_type)a->in_type));
 	if (n > 0)
 		*len += (size_t)n;
