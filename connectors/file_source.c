@@ -69,6 +69,8 @@ struct file_split {
 	bool started;		   /* fd, buf and the decoder are there */
 	bool finished;		   /* read to its end; released */
 	uint64_t overflow_base;	   /* DECIMAL overflows of decoders already released */
+	int pidx;		   /* index of path in cfg->paths */
+	void *wide;		   /* a partitioned table's widened row (SL_ROW_SCRATCH) */
 };
 
 static int file_nsplits(const void *cfgp)
@@ -102,6 +104,8 @@ static void file_release(struct file_split *f)
 	f->csv = NULL;
 	free(f->buf);
 	f->buf = NULL;
+	free(f->wide);
+	f->wide = NULL;
 	f->started = false;
 }
 
@@ -150,7 +154,7 @@ static int file_start(struct file_split *f, struct sl_error *err)
 		return err->code;
 	}
 	f->buf = malloc(f->cap + SL_JSON_PADDING);
-	if (!f->buf)
+	if (!f->buf || (cfg->table && !(f->wide = malloc(SL_ROW_SCRATCH))))
 		goto out_nomem;
 	if (cfg->format == SL_FORMAT_CSV) {
 		struct sl_csv_opts o = cfg->csv;
@@ -207,7 +211,8 @@ static void *file_open(const void *cfgp, int split, struct sl_error *err)
 	}
 	f->cfg = cfg;
 	f->fd = -1;
-	f->path = cfg->paths[cfg->ranges ? cfg->ranges[split].path : split];
+	f->pidx = cfg->ranges ? cfg->ranges[split].path : split;
+	f->path = cfg->paths[f->pidx];
 	f->begin = cfg->ranges ? cfg->ranges[split].begin : 0;
 	f->end = cfg->ranges ? cfg->ranges[split].end : UINT64_MAX;
 	f->read_total = f->begin;
@@ -334,12 +339,41 @@ static uint64_t count_lines(const char *p, size_t len)
 	return n;
 }
 
+/* A partitioned table's row (cfg->table): the decoded row's fields and the file's
+ * partition values, in the table's order; NULL when it outgrows the buffer. */
+static const struct sl_row *widen(struct file_split *f, const struct sl_row *row)
+{
+	const struct sl_file_source_cfg *cfg = f->cfg;
+	const struct sl_row *part = cfg->part_rows[f->pidx];
+	int n = sl_schema_nfields(cfg->table);
+	struct sl_row_builder b;
+
+	sl_rowb_init(&b, f->wide, SL_ROW_SCRATCH, n);
+	for (int j = 0; j < n; j++) {
+		enum sl_type t = sl_schema_type(cfg->table, j);
+
+		if (cfg->phys[j] >= 0)
+			sl_rowb_copy_field(&b, j, row, cfg->phys[j], t);
+		else
+			sl_rowb_copy_field(&b, j, part, j, t);
+	}
+	sl_rowb_set_kind(&b, (enum sl_row_kind)row->kind);
+	return sl_rowb_finish(&b);
+}
+
 /* Emits one decoded row. Returns 0, or -errno from emit; a row too large for a frame is
  * dead-lettered. */
 static int emit(struct file_split *f, struct sl_src_ctx *c, const struct sl_row *row,
 		const char *rec, size_t len, uint64_t line)
 {
-	int rc = sl_src_emit(c, row);
+	int rc;
+
+	if (f->cfg->table && !(row = widen(f, row))) {
+		dead_letter(f, c, line, "row with its partition values larger than a row buffer",
+			    rec, len);
+		return 0;
+	}
+	rc = sl_src_emit(c, row);
 
 	if (rc == -ENOSPC) {
 		dead_letter(f, c, line, "row larger than a ring frame", rec, len);

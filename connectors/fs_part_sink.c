@@ -45,6 +45,7 @@
 
 #include <sluice/connectors.h>
 
+#include "file_partitions.h"
 #include "sink_io.h"
 
 #define PART_META_MAGIC "sluice-fs-part 1 "
@@ -215,25 +216,8 @@ static uint64_t hash_rel(const char *s, size_t n)
 	return h;
 }
 
-/* Decodes one %XX-escaped partition value of rel (for the partition time). */
-static void unescape(const char *s, size_t n, char *out, size_t cap)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n && o + 1 < cap; i++) {
-		if (s[i] == '%' && i + 2 < n) {
-			char h[3] = { s[i + 1], s[i + 2], 0 };
-
-			out[o++] = (char)strtol(h, NULL, 16);
-			i += 2;
-		} else {
-			out[o++] = s[i];
-		}
-	}
-	out[o] = '\0';
-}
-
-/* The raw value of partition column `name` in rel, or NULL. */
+/* The value of partition column `name` in rel (unescaped) into out; false when rel has
+ * none (or it does not fit). */
 static bool rel_value(const char *rel, const char *name, char *out, size_t cap)
 {
 	size_t nl = strlen(name);
@@ -242,10 +226,8 @@ static bool rel_value(const char *rel, const char *name, char *out, size_t cap)
 		const char *end = strchr(c, '/');
 		size_t cl = end ? (size_t)(end - c) : strlen(c);
 
-		if (cl > nl && !strncmp(c, name, nl) && c[nl] == '=') {
-			unescape(c + nl + 1, cl - nl - 1, out, cap);
-			return true;
-		}
+		if (cl > nl && !strncmp(c, name, nl) && c[nl] == '=')
+			return sl_fs_unescape(c + nl + 1, cl - nl - 1, out, cap) >= 0;
 	}
 	return false;
 }

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file_partitions.h"
 #include "format.h"
 #include "kafka_sink.h"
 #include "kafka_source.h"
@@ -242,6 +243,13 @@ struct fs_src {
 	struct sl_file_range *ranges;
 	char *null_lit;
 	uint64_t skipped;
+	/* PARTITIONED BY: the files' columns, the table's field map, and per file its
+	 * partition values as text and as a row of the table (fs_partitioned) */
+	struct sl_schema *phys;
+	int *phys_map;
+	char **values;
+	int nvalues;
+	struct sl_row **part_rows;
 };
 
 struct fs_sink {
@@ -265,6 +273,14 @@ static void fs_src_free(void *p)
 	sl_file_list_free(f->paths, f->npaths);
 	free(f->ranges);
 	free(f->null_lit);
+	sl_schema_destroy(f->phys);
+	free(f->phys_map);
+	for (int i = 0; i < f->nvalues; i++)
+		free(f->values[i]);
+	free(f->values);
+	for (int i = 0; f->part_rows && i < f->npaths; i++)
+		free(f->part_rows[i]);
+	free(f->part_rows);
 	free(f);
 }
 
@@ -383,9 +399,140 @@ static int fs_split_size(struct optctx *c, size_t *bytes)
 	return 0;
 }
 
+/* What stands for NULL among a partition's values while they are parsed: an unquoted CSV
+ * field no directory name can give (values are quoted). */
+#define PART_NULL "\x01"
+
+/* Partition i's values as one CSV record of quoted fields into buf; -E2BIG if too long. */
+static int part_record(const struct fs_src *f, int npart, int i, char *buf, size_t cap, size_t *len)
+{
+	size_t n = 0;
+
+	for (int k = 0; k < npart; k++) {
+		const char *v = f->values[(size_t)i * (size_t)npart + (size_t)k];
+
+		if (n + 3 >= cap)
+			return -E2BIG;
+		if (k)
+			buf[n++] = ',';
+		if (!v) {
+			buf[n++] = PART_NULL[0];
+			continue;
+		}
+		buf[n++] = '"';
+		for (; *v; v++) {
+			if (n + 3 >= cap)
+				return -E2BIG;
+			if (*v == '"')
+				buf[n++] = '"';
+			buf[n++] = *v;
+		}
+		buf[n++] = '"';
+	}
+	*len = n;
+	return 0;
+}
+
+/*
+ * A PARTITIONED BY table read back: its files under `root/c1=v1/...`, the columns the files
+ * hold (every column but the partition ones, in order, as the partitioned sink and Flink
+ * write them), and each file's partition values parsed once, here, into a row of the
+ * table by the CSV decoder, so a value reads as its column's type exactly as a CSV field
+ * would; a value that does not (an INT column's directory `n=x`) is an error naming the
+ * directory.
+ */
+static int fs_partitioned(struct optctx *c, const struct sl_sql_conn_table *t,
+			  const struct sl_sql_conn_opt *path, const char *def, struct fs_src *f)
+{
+	const struct sl_schema *ts = t->schema;
+	int nf = sl_schema_nfields(ts), np = 0;
+	const char *cols[SL_SCHEMA_MAX_FIELDS];
+	struct sl_csv_opts po = { .null_literal = PART_NULL };
+	struct sl_file_parts parts;
+	struct sl_schema *ps = sl_schema_create();
+	struct sl_csv_dec *dec = NULL;
+	struct sl_error perr = { 0 };
+	char *buf = malloc(SL_ROW_SCRATCH), rec[8192], why[SL_FMT_WHY_MAX];
+	int rc = -ENOMEM;
+
+	f->phys = sl_schema_create();
+	f->phys_map = calloc((size_t)nf, sizeof(int));
+	if (!ps || !buf || !f->phys || !f->phys_map)
+		goto out;
+	for (int j = 0; j < nf; j++) {
+		bool part = false;
+
+		for (int k = 0; k < t->npart; k++)
+			part |= t->part[k] == j;
+		f->phys_map[j] = part ? -1 : np++;
+		if (!part && sl_schema_add_like(f->phys, sl_schema_name(ts, j), ts, j) < 0)
+			goto out;
+	}
+	for (int k = 0; k < t->npart; k++) {
+		cols[k] = sl_schema_name(ts, t->part[k]);
+		if (sl_schema_add_like(ps, cols[k], ts, t->part[k]) < 0)
+			goto out;
+	}
+	rc = sl_file_list_partitions(path->value, cols, t->npart, def, &parts, &perr);
+	if (rc < 0) {
+		rc = rc == -ENOMEM ? nomem(c) : fail_at(c, path, "option 'path': %s", perr.msg);
+		goto out;
+	}
+	f->paths = parts.paths;
+	f->npaths = parts.n;
+	f->values = parts.values;
+	f->nvalues = parts.n * t->npart;
+	rc = -ENOMEM;
+	if (!(dec = sl_csv_dec_create(ps, &po)) ||
+	    !(f->part_rows = calloc((size_t)(f->npaths ? f->npaths : 1), sizeof(*f->part_rows))))
+		goto out;
+	for (int i = 0; i < f->npaths; i++) {
+		const struct sl_row *pr;
+		struct sl_row_builder b;
+		size_t len = sizeof rec;
+
+		if (part_record(f, t->npart, i, rec, sizeof rec, &len) < 0 ||
+		    !(pr = sl_csv_dec_row(dec, rec, len, buf + SL_ROW_SCRATCH / 2,
+					  SL_ROW_SCRATCH / 2, why))) {
+			const char *dir = f->paths[i];
+
+			rc = fail_at(c, path,
+				     "option 'path': the partition values of '%.*s' do not read "
+				     "as the columns' types (%s)",
+				     (int)(strrchr(dir, '/') - dir), dir,
+				     len < sizeof rec ? why : "too long");
+			goto out;
+		}
+		sl_rowb_init(&b, buf, SL_ROW_SCRATCH / 2, nf);
+		for (int j = 0, k = 0; j < nf; j++) {
+			if (f->phys_map[j] >= 0) {
+				sl_rowb_set_null(&b, j);
+				continue;
+			}
+			for (k = 0; t->part[k] != j; k++)
+				;
+			sl_rowb_copy_field(&b, j, pr, k, sl_schema_type(ts, j));
+		}
+		if (!(pr = sl_rowb_finish(&b)) || !(f->part_rows[i] = malloc(pr->size)))
+			goto out;
+		memcpy(f->part_rows[i], pr, pr->size);
+	}
+	f->cfg.table = ts;
+	f->cfg.phys = f->phys_map;
+	f->cfg.part_rows = (const struct sl_row *const *)f->part_rows;
+	rc = 0;
+out:
+	if (rc == -ENOMEM)
+		rc = nomem(c);
+	sl_csv_dec_destroy(dec);
+	sl_schema_destroy(ps);
+	free(buf);
+	return rc;
+}
+
 static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct sl_sql_conn *out)
 {
-	struct sl_sql_conn_opt *path = opt_take(c, "path"), *mon;
+	struct sl_sql_conn_opt *path = opt_take(c, "path"), *mon, *def;
 	struct sl_error perr;
 	struct fs_fmt fmt;
 	struct fs_src *f;
@@ -405,13 +552,26 @@ static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct
 		return rc;
 	if ((rc = fs_split_size(c, &split)) < 0)
 		return rc;
-	snprintf(known, sizeof known, "%s, source.split-size", fmt.known);
+	if ((def = opt_take(c, "partition.default-name")) && !t->npart)
+		return fail_at(c, def,
+			       "option 'partition.default-name' is for a PARTITIONED BY "
+			       "table");
+	snprintf(known, sizeof known, "%s, source.split-size%s", fmt.known,
+		 t->npart ? ", partition.default-name" : "");
 	if ((rc = check_unused(c, known)) < 0)
 		return rc;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return nomem(c);
-	rc = sl_file_list_dir(path->value, &f->paths, &f->npaths);
+	if (t->npart) {
+		rc = fs_partitioned(c, t, path, def ? def->value : "__DEFAULT_PARTITION__", f);
+		if (rc < 0) {
+			fs_src_free(f);
+			return rc;
+		}
+	} else {
+		rc = sl_file_list_dir(path->value, &f->paths, &f->npaths);
+	}
 	if (rc < 0) {
 		fs_src_free(f);
 		if (rc == -ENOMEM)
@@ -429,7 +589,7 @@ static int fs_source(struct optctx *c, const struct sl_sql_conn_table *t, struct
 	f->cfg.format = fmt.format;
 	f->cfg.csv.delimiter = fmt.delim;
 	f->cfg.csv.null_literal = f->null_lit;
-	f->cfg.schema = t->schema;
+	f->cfg.schema = f->phys ? f->phys : t->schema;
 	f->cfg.ignore_parse_errors = fmt.ignore_errors;
 	f->cfg.skipped = &f->skipped;
 	f->cfg.json_fail_on_missing = fmt.fail_missing;
@@ -1292,10 +1452,11 @@ static int bind(const struct sl_sql_conn_table *t, bool sink, struct sl_sql_conn
 
 		if (strcmp(c.conn, connectors[i].name))
 			continue;
-		if (t->npart && !sink && fn)
+		if (t->npart && !sink && fn && strcmp(c.conn, "filesystem"))
 			return fail_at(&c, c.at,
-				       "a PARTITIONED BY table is written to, not read, here: "
-				       "reading partition directories back is not supported");
+				       "connector '%s' cannot read a PARTITIONED BY table "
+				       "(the filesystem connector can)",
+				       c.conn);
 		/* Flink's blackhole takes partitions and ignores them; its print and Kafka
 		 * sinks do not implement SupportsPartitioning */
 		if (t->npart && fn && strcmp(c.conn, "filesystem") && strcmp(c.conn, "blackhole"))

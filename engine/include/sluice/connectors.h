@@ -217,6 +217,14 @@ struct sl_file_source_cfg {
 	bool csv_allow_comments;	/* CSV: records starting with '#' are ignored */
 	bool fail_on_decimal_overflow;	/* a DECIMAL beyond its precision is a record error
 					 * (default: NULL, counted per operator, as Flink) */
+	/* A PARTITIONED BY table: `schema` is the columns its files hold, and each row is
+	 * widened to `table` (those columns and the partition columns, in the table's
+	 * order): field j is field phys[j] of the decoded row when phys[j] >= 0, else field j
+	 * of part_rows[p], a row of `table` with file p's partition values. All borrowed;
+	 * table NULL: not partitioned. Costs a copy of each row. */
+	const struct sl_schema *table;
+	const int *phys;
+	const struct sl_row *const *part_rows;
 };
 
 /*
