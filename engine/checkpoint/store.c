@@ -167,16 +167,18 @@ int sl_ckpt_store_path(const struct sl_ckpt_store *st, uint64_t n, const char *r
 	return len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
 }
 
-int sl_ckpt_state_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap)
+int sl_ckpt_state_name(uint32_t op_id, uint32_t shard, uint64_t run, char *buf, size_t cap)
 {
-	int len = snprintf(buf, cap, "op%u-s%u.state", op_id, shard);
+	int len = run ? snprintf(buf, cap, "op%u-s%u-%016" PRIx64 ".state", op_id, shard, run)
+		      : snprintf(buf, cap, "op%u-s%u.state", op_id, shard);
 
 	return len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
 }
 
-int sl_ckpt_state_dir_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap)
+int sl_ckpt_state_dir_name(uint32_t op_id, uint32_t shard, uint64_t run, char *buf, size_t cap)
 {
-	int len = snprintf(buf, cap, "op%u-s%u", op_id, shard);
+	int len = run ? snprintf(buf, cap, "op%u-s%u-%016" PRIx64, op_id, shard, run)
+		      : snprintf(buf, cap, "op%u-s%u", op_id, shard);
 
 	return len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
 }

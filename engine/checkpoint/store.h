@@ -6,7 +6,7 @@
  *
  *   DIR/chk-<n>/<state files>       written by the shards' sl_uring_writer writers (names: any path
  *                                    relative to chk-<n>; sl_ckpt_state_name gives the usual one)
- *   DIR/chk-<n>/op<o>-s<s>/<files>   native state (RocksDB checkpoints: hard links, so SST
+ *   DIR/chk-<n>/op<o>-s<s>-<run>/<f> native state (RocksDB checkpoints: hard links, so SST
  *                                    files unchanged since chk-<n-1> are the same inodes);
  *                                    retention removing a chk-<n> only drops links
  *   DIR/chk-<n>/MANIFEST.tmp         the manifest being written
@@ -59,15 +59,22 @@ void sl_ckpt_store_set_keep(struct sl_ckpt_store *st, unsigned keep);
 /* Writes "DIR/chk-<n>/<rel>" (rel may be NULL: the directory) into buf. 0 or -ENAMETOOLONG. */
 int sl_ckpt_store_path(const struct sl_ckpt_store *st, uint64_t n, const char *rel, char *buf,
 		       size_t cap);
-/* The usual state file name of (operator, shard): "op<op>-s<shard>.state". */
-int sl_ckpt_state_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap);
 /*
- * The directory of (operator, shard)'s native state in chk-<n>: "op<op>-s<shard>" (a RocksDB
+ * The usual state file name of (operator, shard) in a run: "op<op>-s<shard>-<run>.state",
+ * run as 16 hex digits ("op<op>-s<shard>.state" for run 0). The run's random bits keep an
+ * old run that is still going (a zombie: paused, then resumed after its successor took
+ * over) from ever creating a name its successor writes in the same chk-<n> (files are
+ * created O_EXCL: that would fail the successor's checkpoint); what a zombie leaves there
+ * is in no manifest and goes with the directory. Restores take names from the manifest.
+ */
+int sl_ckpt_state_name(uint32_t op_id, uint32_t shard, uint64_t run, char *buf, size_t cap);
+/*
+ * The directory of (operator, shard)'s native state in chk-<n>: "op<op>-s<shard>-<run>" (a RocksDB
  * checkpoint, state/backend.h). The manifest lists each of its files as "op<op>-s<shard>/
  * <name>"; such a file (a path with a directory) is verified at recovery like any state file
  * but restored by the backend from the directory, not read through an operator's restore.
  */
-int sl_ckpt_state_dir_name(uint32_t op_id, uint32_t shard, char *buf, size_t cap);
+int sl_ckpt_state_dir_name(uint32_t op_id, uint32_t shard, uint64_t run, char *buf, size_t cap);
 /* True if the manifest path `path` is a file of a native state directory (see above). */
 bool sl_ckpt_path_is_native(const char *path);
 

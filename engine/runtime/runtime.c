@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -287,6 +288,17 @@ int sl_job_run(struct sl_job *job, const struct sl_run_opts *opts)
 		atomic_store(&rt->final_ckpt, opts->checkpoint_dir != NULL);
 	}
 	count_splits(rt);
+	/* a clock-derived fallback still differs between runs when there is no entropy */
+	if (getrandom(&rt->ckpt_run, sizeof rt->ckpt_run, GRND_NONBLOCK) !=
+	    (ssize_t)sizeof rt->ckpt_run) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		rt->ckpt_run = ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) *
+				       0x9E3779B97F4A7C15ull ^
+			       (uint64_t)getpid();
+	}
+	rt->ckpt_run |= 1; /* never 0, the name without a run */
 	rt->heap_limit_given = opts->state_memory != 0;
 	rt->heap_limit = opts->state_memory ? opts->state_memory : sl_mem_guard_default_limit();
 	for (int i = 0; i < rt->nshards; i++) {

@@ -175,8 +175,12 @@ struct sl_runtime {
 	struct sl_state_env *state_env; /* RocksDB backend (state/backend.h); NULL: heap */
 	uint64_t heap_limit;		/* bytes of state the heap may hold (memory_guard.c) */
 	bool heap_limit_given;		/* ... from --state-memory, not the default */
-	char state_tmp[256];		/* a working directory we made and remove at the end */
-	int state_lock;			/* its owner lock (sl_state_workdir_create) */
+	/* 64 random bits of this run in its state file names (sl_ckpt_state_name), so an
+	 * old run of the job that went on (a zombie) never writes a name the new run uses
+	 * in the same chk-<n>; set before the shards start */
+	uint64_t ckpt_run;
+	char state_tmp[256]; /* a working directory we made and remove at the end */
+	int state_lock;	     /* its owner lock (sl_state_workdir_create) */
 	uint64_t ckpt_completed, ckpt_failed;
 	uint64_t ckpt_base;		  /* checkpoint ids continue after this one */
 	struct sl_ckpt_ctl *ckpt_ctl;	  /* the checkpoint directory, when there is one */

@@ -33,7 +33,8 @@ int sl_shard_native_ckpt_dir(const struct sl_shard *sh, uint64_t ckpt, int op_id
 	if (!rt || !rt->ckpt_store ||
 	    atomic_load_explicit(&rt->ckpt_savepoint, memory_order_relaxed) == ckpt)
 		return 0;
-	if (sl_ckpt_state_dir_name((uint32_t)op_id, (uint32_t)sh->index, rel, sizeof rel) ||
+	if (sl_ckpt_state_dir_name((uint32_t)op_id, (uint32_t)sh->index, rt->ckpt_run, rel,
+				   sizeof rel) ||
 	    sl_ckpt_store_path(rt->ckpt_store, ckpt, rel, buf, cap))
 		return -ENAMETOOLONG;
 	return 1;

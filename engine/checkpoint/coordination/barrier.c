@@ -122,7 +122,8 @@ static void submit_files(struct sl_shard *sh, uint64_t n)
 		memset(f, 0, sizeof(*f));
 		f->node = node;
 		f->size = x->snap.len;
-		sl_ckpt_state_name((uint32_t)node, (uint32_t)sh->index, f->rel, sizeof f->rel);
+		sl_ckpt_state_name((uint32_t)node, (uint32_t)sh->index, rt->ckpt_run, f->rel,
+				   sizeof f->rel);
 		if (x->snap_ckpt != n || x->snap_rc) {
 			f->error = x->snap_rc ? x->snap_rc : -EIO;
 			continue;

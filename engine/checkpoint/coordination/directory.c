@@ -683,7 +683,8 @@ static int write_to(struct sl_ckpt_ctl *c, struct sl_ckpt_store *st, struct sl_c
  * operator took, each with its CRC32C (the shard had them all before acknowledging). The
  * db is the shard's, read here between its acknowledgement and the release of the
  * checkpoint, when the shard does not touch it. */
-static int add_native(struct sl_ckpt_manifest *m, const struct sl_shard_file *f, uint32_t shard)
+static int add_native(const struct sl_runtime *rt, struct sl_ckpt_manifest *m,
+		      const struct sl_shard_file *f, uint32_t shard)
 {
 	const struct sl_state_ckpt_file *v;
 	char rel[64], path[192];
@@ -691,7 +692,7 @@ static int add_native(struct sl_ckpt_manifest *m, const struct sl_shard_file *f,
 	int rc;
 
 	v = sl_rocks_db_checkpoint_files(f->native, &n);
-	rc = sl_ckpt_state_dir_name((uint32_t)f->node, shard, rel, sizeof rel);
+	rc = sl_ckpt_state_dir_name((uint32_t)f->node, shard, rt->ckpt_run, rel, sizeof rel);
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (!v[i].crc_ok)
 			return -EIO;
@@ -726,7 +727,7 @@ static int commit_shard_files(struct sl_runtime *rt, struct sl_ckpt_manifest *m)
 				      : sl_ckpt_manifest_add_file(m, (uint32_t)f->node, (uint32_t)i,
 								  f->rel, f->size, f->crc32c);
 			if (!rc && f->native)
-				rc = add_native(m, f, (uint32_t)i);
+				rc = add_native(rt, m, f, (uint32_t)i);
 		}
 	}
 	if (!rc)
@@ -842,7 +843,7 @@ int sl_ckpt_ctl_complete(struct sl_runtime *rt, uint64_t n)
 			f[nf].len = x->snap.len;
 			f[nf].node = (uint32_t)node;
 			f[nf].shard = (uint32_t)i;
-			sl_ckpt_state_name((uint32_t)node, (uint32_t)i, f[nf].rel,
+			sl_ckpt_state_name((uint32_t)node, (uint32_t)i, rt->ckpt_run, f[nf].rel,
 					   sizeof f[nf].rel);
 			nf++;
 		}

@@ -79,11 +79,12 @@ static void make_ckpt(struct sl_ckpt_store *st, struct sl_uring_writer *w, uint6
 			size_t len = state_len(n, op, sh);
 
 			p[k] = (struct pending){ .m = &m, .op = op, .shard = sh, .err = 1 };
-			T_ASSERT(sl_ckpt_state_name(op, sh, p[k].name, sizeof(p[k].name)) == 0);
+			T_ASSERT(sl_ckpt_state_name(op, sh, 0, p[k].name, sizeof(p[k].name)) == 0);
 			T_ASSERT(sl_ckpt_store_path(st, n, p[k].name, path, sizeof(path)) == 0);
 			bufs[k] = malloc(len + 1);
 			util_fill(bufs[k], len, state_seed(n, op, sh));
-			T_ASSERT(sl_uring_writer_submit(w, path, bufs[k], len, on_written, &p[k]) == 0);
+			T_ASSERT(sl_uring_writer_submit(w, path, bufs[k], len, on_written, &p[k]) ==
+				 0);
 		}
 	sl_uring_writer_drain(w);
 	for (int i = 0; i < k; i++) {
