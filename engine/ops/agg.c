@@ -856,7 +856,7 @@ static void distinct_add(const struct sl_agg_bound *a, void *acc, const struct s
 	dset_add(d, x, len, sl_hash_bytes(x, len));
 }
 
-/* Set union: O(|other|). */
+/* Set union: O(|other|); fixed-width values in the order other got them (the arena's). */
 static void distinct_merge(const struct sl_agg_bound *a, void *acc, const void *other)
 {
 	const struct dset *o = *(struct dset *const *)other;
@@ -864,6 +864,12 @@ static void distinct_merge(const struct sl_agg_bound *a, void *acc, const void *
 
 	if (!o || !o->n || !(d = dset_get(acc)))
 		return;
+	if (a->in_type != SL_TYPE_STRING) { /* in the order other's values came */
+		for (uint32_t off = 0; off + 8 <= o->used; off += 8)
+			if (!dset_add(d, o->arena + off, 8, sl_hash_bytes(o->arena + off, 8)))
+				return;
+		return;
+	}
 	for (uint32_t i = 0; i <= o->mask; i++) {
 		const struct dslot *s = &o->slot[i];
 
@@ -1178,6 +1184,13 @@ static int distinct_serialize(const struct sl_agg_bound *a, const void *acc,
 	const struct dset *d = *(struct dset *const *)acc;
 	int rc = sl_snap_put_u32(out, d ? d->n : 0);
 
+	/* fixed-width values in the order they came (the arena's), so that a restored
+	 * SUM/AVG(DISTINCT) of doubles adds them in the same order as the run before */
+	if (d && a->in_type != SL_TYPE_STRING) {
+		for (uint32_t off = 0; !rc && off + 8 <= d->used; off += 8)
+			rc = sl_snap_put_bytes(out, d->arena + off, 8);
+		return rc;
+	}
 	for (uint32_t i = 0; !rc && d && d->n && i <= d->mask; i++) {
 		const struct dslot *s = &d->slot[i];
 
