@@ -21,6 +21,11 @@ extern "C" {
 int sl_fmt_parse_i64(const char *s, size_t len, int64_t lo, int64_t hi, int64_t *out);
 /* Parses a floating-point number (strtod syntax incl. NaN, Infinity). Returns 0 or -EINVAL. */
 int sl_fmt_parse_f64(const char *s, size_t len, double *out);
+/* Clinger's fast path (f64_fast.c) for trimmed text s[0..len): true and *out set, bit for
+ * bit what strtod gives, when s is a plain decimal of at most 19 significant digits whose
+ * value is w * 10^e with w <= 2^53 and |e| <= 22; false (*out untouched) for anything else,
+ * which the caller hands to strtod. Hot path. */
+bool sl_fmt_f64_fast(const char *s, size_t len, double *out);
 /* Parses true/false in any case. Returns 0 or -EINVAL. */
 int sl_fmt_parse_bool(const char *s, size_t len, bool *out);
 /* Parses 'YYYY-MM-DD[( |T)HH:MM[:SS[.f...]]][Z|(+|-)HH[:]MM]' into epoch ms (UTC unless an
