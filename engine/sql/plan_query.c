@@ -1383,6 +1383,15 @@ int sl_sql_plan_select_print(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	return 0;
 }
 
+/* Whether a value of type a is stored in a row exactly as type b stores it, so that the
+ * conversion of a column from a to b is a copy (sl_prog_eval_into converts only when type,
+ * precision or scale differ). */
+static bool same_type(const struct sl_sql_type *a, const struct sl_sql_type *b)
+{
+	return a->type == b->type && a->prec == b->prec && a->scale == b->scale && !a->null_type &&
+	       !b->null_type;
+}
+
 int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_stmt *st)
 {
 	struct sl_sql_plan_table *t = sl_sql_plan_find_table(c, st->target);
@@ -1480,6 +1489,10 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 			if (!p)
 				return -EINVAL;
 			sl_calc_set_out(calc, i, p, &t->phys_type[i]);
+			/* a column that only changes its name (the usual case: the sink's names
+			 * differ from the query's) is copied slot for slot, not interpreted */
+			if (from[i] >= 0 && same_type(&rel.cols[from[i]].type, &t->phys_type[i]))
+				sl_calc_set_copy(calc, i, rel.cols[from[i]].field);
 		}
 		cast.s = sl_calc_stream(rel.s, "cast to sink", calc, schema);
 		rel.s = cast.s;
