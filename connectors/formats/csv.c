@@ -110,9 +110,37 @@ static bool is_digit(char c)
 	return (unsigned)((unsigned char)c - '0') <= 9;
 }
 
+/*
+ * Eight digits at once (SWAR): whether the 8 bytes at s are all ASCII digits - each byte's
+ * high nibble is 3, and stays 3 when 6 is added (so its low nibble is at most 9) - and their
+ * value, combined pairwise in three multiplications. Little-endian only: the first digit
+ * must be the lowest byte. A third of the instructions of eight steps of the digit loop.
+ */
+static bool digits8(const char *s, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t x;
+
+	memcpy(&x, s, 8);
+	if (((x & 0xf0f0f0f0f0f0f0f0u) |
+	     (((x + 0x0606060606060606u) & 0xf0f0f0f0f0f0f0f0u) >> 4)) != 0x3333333333333333u)
+		return false;
+	x -= 0x3030303030303030u;
+	x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffu;
+	x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffu;
+	*out = (x * 10000 + (x >> 32)) & 0xffffffffu;
+	return true;
+#else
+	(void)s;
+	(void)out;
+	return false;
+#endif
+}
+
 static bool fast_int(const struct sl_csv_dec *d, struct sl_row_builder *b, int i, const char *rec,
 		     size_t len, size_t *p)
 {
+	uint64_t v8;
 	size_t q = *p, start;
 	uint64_t v = 0; /* wraps harmlessly past 19 digits: refused below */
 	bool neg = false;
@@ -122,7 +150,11 @@ static bool fast_int(const struct sl_csv_dec *d, struct sl_row_builder *b, int i
 		neg = rec[q] == '-';
 		q++;
 	}
-	for (start = q; q < len && is_digit(rec[q]); q++)
+	start = q;
+	/* at most two blocks: more than 18 digits is refused anyway */
+	for (int k = 0; k < 2 && len - q >= 8 && digits8(rec + q, &v8); k++, q += 8)
+		v = v * 100000000 + v8;
+	for (; q < len && is_digit(rec[q]); q++)
 		v = v * 10 + (unsigned)(rec[q] - '0');
 	if (q == start || q - start > 18 || (q < len && rec[q] != d->delim))
 		return false;

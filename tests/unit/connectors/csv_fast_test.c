@@ -144,6 +144,10 @@ static size_t gen_field(char *o, enum sl_type t, const char *null_lit)
 	}
 	if (below(40) == 0)
 		o[n++] = " \tx\r"[below(4)];
+	/* a byte just outside the digits (':' and '/' border '0'..'9') anywhere in the field:
+	 * the eight-digit blocks must see it */
+	if (n && below(20) == 0)
+		o[below((unsigned)n)] = ":/ \xb0"[below(4)];
 	return n;
 }
 
