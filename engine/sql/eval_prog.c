@@ -159,6 +159,14 @@ bool sl_prog_is_const(const struct sl_prog *p)
 	return p->is_const;
 }
 
+bool sl_prog_reads_clock(const struct sl_prog *p)
+{
+	for (int i = 0; i < p->ncode; i++)
+		if (p->code[i].op == OP_NOW || p->code[i].op == OP_WATERMARK)
+			return true;
+	return false;
+}
+
 /* ---- evaluation (hot path) ------------------------------------------------------------ */
 
 /* The program's result register for row `in`: its kernel's, or the interpreter's. */
