@@ -56,9 +56,11 @@ struct sl_csv_dec *sl_csv_dec_create(const struct sl_schema *schema, const struc
 	d->delim = opts && opts->delimiter ? opts->delimiter : ',';
 	d->null_lit = opts ? opts->null_literal : NULL;
 	d->null_len = d->null_lit ? strlen(d->null_lit) : 0;
-	/* a null literal a number could spell ('0', '-1') must be compared before parsing */
-	d->fast = !d->null_lit || !d->null_len ||
-		  strspn(d->null_lit, "0123456789+-.eE") < d->null_len;
+	/* a null literal a number could spell ('0', '-1') must be compared before parsing, and
+	 * a delimiter a number could hold ('.', '-') must end the field before the number */
+	d->fast = (!d->null_lit || !d->null_len ||
+		   strspn(d->null_lit, "0123456789+-.eE") < d->null_len) &&
+		  !memchr("0123456789+-.eE", d->delim, 15);
 	return d;
 }
 
@@ -169,16 +171,14 @@ static bool fast_int(const struct sl_csv_dec *d, struct sl_row_builder *b, int i
 static bool fast_f64(const struct sl_csv_dec *d, struct sl_row_builder *b, int i, const char *rec,
 		     size_t len, size_t *p)
 {
-	size_t q = *p;
+	size_t q;
 	double v;
 
-	while (q < len && (is_digit(rec[q]) || rec[q] == '.' || rec[q] == '-' || rec[q] == '+' ||
-			   rec[q] == 'e' || rec[q] == 'E'))
-		q++;
-	/* under 128 bytes, as sl_fmt_parse_f64 requires */
-	if (q == *p || q - *p >= 128 || (q < len && rec[q] != d->delim) ||
-	    !sl_fmt_f64_fast(rec + *p, q - *p, &v))
+	/* the field is the number alone, under 128 bytes as sl_fmt_parse_f64 requires */
+	if (!sl_fmt_f64_fast_prefix(rec + *p, len - *p, &v, &q) || q == 0 || q >= 128 ||
+	    (*p + q < len && rec[*p + q] != d->delim))
 		return false;
+	q += *p;
 	sl_rowb_set_f64(b, i, v);
 	*p = q;
 	return true;
@@ -388,14 +388,28 @@ static size_t scan_quoted(char delim, const char *buf, size_t len, bool eof)
 	return st == QUOTED && open_nl ? open_nl : len;
 }
 
-size_t sl_csv_dec_record_len(const struct sl_csv_dec *d, const char *buf, size_t len, bool eof)
+size_t sl_csv_dec_record(const struct sl_csv_dec *d, const char *buf, size_t len, bool eof,
+			 uint64_t *breaks)
 {
 	const char *nl = memchr(buf, '\n', len);
-	size_t e = nl ? (size_t)(nl - buf) : len;
+	size_t e = nl ? (size_t)(nl - buf) : len, n;
 
-	if (!memchr(buf, '"', e))
+	if (!memchr(buf, '"', e)) {
+		*breaks = nl != NULL;
 		return nl ? e + 1 : eof ? len : 0;
-	return scan_quoted(d->delim, buf, len, eof);
+	}
+	n = scan_quoted(d->delim, buf, len, eof);
+	*breaks = 0;
+	for (size_t i = 0; i < n; i++)
+		*breaks += buf[i] == '\n';
+	return n;
+}
+
+size_t sl_csv_dec_record_len(const struct sl_csv_dec *d, const char *buf, size_t len, bool eof)
+{
+	uint64_t breaks;
+
+	return sl_csv_dec_record(d, buf, len, eof, &breaks);
 }
 
 /* A STRING needs quotes when it holds the delimiter, a quote or a line break, or is empty

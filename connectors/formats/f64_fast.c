@@ -33,10 +33,18 @@ static bool is_digit(char c)
 
 bool sl_fmt_f64_fast(const char *s, size_t len, double *out)
 {
+	size_t used;
+
+	return sl_fmt_f64_fast_prefix(s, len, out, &used) && used == len;
+}
+
+bool sl_fmt_f64_fast_prefix(const char *s, size_t len, double *out, size_t *used)
+{
 #if FLT_EVAL_METHOD != 0
 	(void)s;
 	(void)len;
 	(void)out;
+	(void)used;
 	return false;
 #else
 	const char *p = s, *end = s + len;
@@ -97,8 +105,8 @@ bool sl_fmt_f64_fast(const char *s, size_t len, double *out)
 				x = x * 10 + (*p - '0');
 		e10 += eneg ? -x : x;
 	}
-	if (p != end)
-		return false;
+	/* the number ends here; the text after it is the caller's to judge */
+	*used = (size_t)(p - s);
 	if (w == 0) {
 		*out = neg ? -0.0 : 0.0; /* zero at any exponent, signed as strtod signs it */
 		return true;
