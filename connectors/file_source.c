@@ -315,14 +315,15 @@ static int fill(struct file_split *f, struct sl_src_ctx *c)
 
 /* Length of the record at head including its newline, or 0 if it is not complete (a CSV
  * record at EOF is complete: the decoder decides where a bad quote ends it). */
-static size_t record_len(struct file_split *f)
+/* The next record's length (0: not complete yet) and, for CSV, the line breaks it holds. */
+static size_t record_len(struct file_split *f, uint64_t *breaks)
 {
 	const char *p = f->buf + f->head;
 	size_t avail = f->tail - f->head;
 	const char *nl;
 
 	if (f->csv)
-		return sl_csv_dec_record_len(f->csv, p, avail, f->eof);
+		return sl_csv_dec_record(f->csv, p, avail, f->eof, breaks);
 	nl = memchr(p, '\n', avail);
 	return nl ? (size_t)(nl - p) + 1 : 0;
 }
@@ -426,7 +427,7 @@ static int poll_records(struct file_split *f, struct sl_src_ctx *c, int max)
 
 	while (taken < max) {
 		size_t n, len;
-		uint64_t line = f->line;
+		uint64_t line = f->line, breaks = 0;
 		const char *rec;
 
 		/* a record starts here: past the range's end it is the next split's */
@@ -434,7 +435,7 @@ static int poll_records(struct file_split *f, struct sl_src_ctx *c, int max)
 			return taken ? taken : SL_SRC_EOF;
 		if (f->scan && !f->skipping)
 			sl_file_scan_note(f->scan, head_offset(f));
-		n = f->skipping ? 0 : record_len(f);
+		n = f->skipping ? 0 : record_len(f, &breaks);
 
 		if (f->skipping) {
 			const char *nl = memchr(f->buf + f->head, '\n', f->tail - f->head);
@@ -457,6 +458,7 @@ static int poll_records(struct file_split *f, struct sl_src_ctx *c, int max)
 			if (f->skipping || f->head == f->tail)
 				return taken ? taken : SL_SRC_EOF;
 			n = f->tail - f->head; /* the last record has no newline */
+			breaks = f->csv ? count_lines(f->buf + f->head, n) : 0;
 		}
 		rec = f->buf + f->head;
 		f->head += n;
@@ -466,7 +468,7 @@ static int poll_records(struct file_split *f, struct sl_src_ctx *c, int max)
 		if (len && rec[len - 1] == '\r')
 			len--;
 		/* a CSV record may span lines inside quotes */
-		f->line += f->csv ? count_lines(rec, n) + (rec[n - 1] != '\n') : 1;
+		f->line += f->csv ? breaks + (rec[n - 1] != '\n') : 1;
 		if (len == 0)
 			continue; /* blank lines separate nothing */
 		if (line == 1 && !f->begin && f->csv && f->cfg->csv.header)

@@ -21,6 +21,16 @@ extern "C" {
 int sl_fmt_parse_i64(const char *s, size_t len, int64_t lo, int64_t hi, int64_t *out);
 /* Parses a floating-point number (strtod syntax incl. NaN, Infinity). Returns 0 or -EINVAL. */
 int sl_fmt_parse_f64(const char *s, size_t len, double *out);
+/* Clinger's fast path (f64_fast.c) for trimmed text s[0..len): true and *out set, bit for
+ * bit what strtod gives, when s is a plain decimal of at most 19 significant digits whose
+ * value is w * 10^e with w <= 2^53 and |e| <= 22; false (*out untouched) for anything else,
+ * which the caller hands to strtod. Hot path. */
+bool sl_fmt_f64_fast(const char *s, size_t len, double *out);
+/* The same for the number at the start of s[0..len): true with *out and *used (the bytes of
+ * the number, which end before the first byte that cannot continue it) when that number is
+ * one the fast path decides, and then *out is what strtod gives for s[0..*used). For a
+ * reader that finds a field's end while parsing it. Hot path. */
+bool sl_fmt_f64_fast_prefix(const char *s, size_t len, double *out, size_t *used);
 /* Parses true/false in any case. Returns 0 or -EINVAL. */
 int sl_fmt_parse_bool(const char *s, size_t len, bool *out);
 /* Parses 'YYYY-MM-DD[( |T)HH:MM[:SS[.f...]]][Z|(+|-)HH[:]MM]' into epoch ms (UTC unless an

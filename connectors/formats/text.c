@@ -5,8 +5,9 @@
  *
  * Everything here runs per field on the hot path, so integers, decimals, dates and
  * timestamps are parsed and written by hand (no strtol/strptime/timegm/printf, no locale, no
- * allocation); only doubles and floats go through strtod/strtof on a stack copy, because
- * correct rounding is not worth re-deriving. Reasons are formatted only when a record fails.
+ * allocation); doubles take Clinger's exact fast path (f64_fast.c) when their digits allow
+ * and otherwise, like floats, strtod/strtof on a stack copy, because correct rounding in
+ * general is not worth re-deriving. Reasons are formatted only when a record fails.
  *
  * DECIMAL text is rounded HALF_UP to the field's scale from its digits (never through a
  * double), and a value that needs more than the precision becomes NULL, as Flink's
@@ -60,21 +61,33 @@ int sl_fmt_parse_i64(const char *s, size_t len, int64_t lo, int64_t hi, int64_t 
 	}
 	if (i == len)
 		return -EINVAL;
-	/* magnitude limit: 2^63 for negatives, 2^63-1 otherwise */
-	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; i < len; i++) {
-		unsigned d = (unsigned char)s[i] - '0';
+	if (len - i <= 18) {
+		/* the usual case: 18 digits stay below 10^18 < 2^63, so no overflow test per
+		 * digit (that test, a division, was most of this function's cost) */
+		for (; i < len; i++) {
+			unsigned d = (unsigned char)s[i] - '0';
 
-		if (d > 9)
-			return -EINVAL;
-		if (v > (limit - d) / 10) {
-			/* keep scanning so "12x" with many digits is still -EINVAL */
-			for (i++; i < len; i++)
-				if ((unsigned)((unsigned char)s[i] - '0') > 9)
-					return -EINVAL;
-			return -ERANGE;
+			if (d > 9)
+				return -EINVAL;
+			v = v * 10 + d;
 		}
-		v = v * 10 + d;
+	} else {
+		/* magnitude limit: 2^63 for negatives, 2^63-1 otherwise */
+		limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+		for (; i < len; i++) {
+			unsigned d = (unsigned char)s[i] - '0';
+
+			if (d > 9)
+				return -EINVAL;
+			if (v > (limit - d) / 10) {
+				/* keep scanning so "12x" with many digits is still -EINVAL */
+				for (i++; i < len; i++)
+					if ((unsigned)((unsigned char)s[i] - '0') > 9)
+						return -EINVAL;
+				return -ERANGE;
+			}
+			v = v * 10 + d;
+		}
 	}
 	int64_t r = neg ? (int64_t)(0 - v) : (int64_t)v;
 
@@ -92,6 +105,8 @@ int sl_fmt_parse_f64(const char *s, size_t len, double *out)
 	trim(&s, &len);
 	if (len == 0 || len >= sizeof tmp)
 		return -EINVAL;
+	if (sl_fmt_f64_fast(s, len, out))
+		return 0;
 	/* strtod accepts hex floats; a record format should not */
 	for (size_t i = 0; i < len; i++)
 		if (s[i] == 'x' || s[i] == 'X')

@@ -372,8 +372,24 @@ struct sl_stream *sl_stream_side_output(struct sl_stream *of, int tag,
 	return n;
 }
 
-int sl_stream_sink(struct sl_stream *in, const char *name, const struct sl_sink_ops *ops,
-		   const void *cfg)
+/* Whether rows of schema a are rows of schema b: field for field the same type, precision
+ * and scale (names aside). */
+static bool same_fields(const struct sl_schema *a, const struct sl_schema *b)
+{
+	int n = sl_schema_nfields(a);
+
+	if (n != sl_schema_nfields(b))
+		return false;
+	for (int i = 0; i < n; i++)
+		if (sl_schema_type(a, i) != sl_schema_type(b, i) ||
+		    sl_schema_precision(a, i) != sl_schema_precision(b, i) ||
+		    sl_schema_scale(a, i) != sl_schema_scale(b, i))
+			return false;
+	return true;
+}
+
+int sl_stream_sink_as(struct sl_stream *in, const char *name, const struct sl_sink_ops *ops,
+		      const void *cfg, const struct sl_schema *schema)
 {
 	struct sl_stream *n;
 
@@ -383,12 +399,25 @@ int sl_stream_sink(struct sl_stream *in, const char *name, const struct sl_sink_
 		sl_job_set_error(in->job, -EINVAL, "sink '%s': no connector", name);
 		return -EINVAL;
 	}
-	n = node_add(in->job, SL_NODE_SINK, name, in, in->schema);
+	if (!schema)
+		schema = in->schema;
+	if (!same_fields(in->schema, schema)) {
+		sl_job_set_error(in->job, -EINVAL,
+				 "sink '%s': its schema's fields are not the stream's", name);
+		return -EINVAL;
+	}
+	n = node_add(in->job, SL_NODE_SINK, name, in, schema);
 	if (!n)
 		return -ENOMEM;
 	n->sink_ops = ops;
 	n->cfg = cfg;
 	return 0;
+}
+
+int sl_stream_sink(struct sl_stream *in, const char *name, const struct sl_sink_ops *ops,
+		   const void *cfg)
+{
+	return sl_stream_sink_as(in, name, ops, cfg, in ? in->schema : NULL);
 }
 
 bool sl_uid_valid(const char *uid)

@@ -29,6 +29,7 @@ struct sl_calc {
 	struct sl_sql_type *out_type; /* [nout] */
 	uint8_t *kind;		      /* [nout] enum out_kind */
 	int *copy_from;		      /* [nout] input field of OUT_COPY */
+	bool reads_clock; /* a program reads proctime or the watermark: set them per row */
 	int nshards;
 	struct shard_eval *ev; /* [nshards] */
 	char *scratch;	       /* nshards * SL_EVAL_SCRATCH */
@@ -81,12 +82,14 @@ struct sl_calc *sl_calc_create(int nout, int nshards)
 void sl_calc_set_pred(struct sl_calc *c, struct sl_prog *pred)
 {
 	c->pred = pred;
+	c->reads_clock |= pred && sl_prog_reads_clock(pred);
 }
 
 void sl_calc_set_out(struct sl_calc *c, int i, struct sl_prog *p, const struct sl_sql_type *t)
 {
 	c->out[i] = p;
 	c->out_type[i] = *t;
+	c->reads_clock |= p && sl_prog_reads_clock(p);
 }
 
 void sl_calc_set_copy(struct sl_calc *c, int i, int field)
@@ -115,9 +118,12 @@ static void calc_one(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *in, st
 	struct sl_row_builder *b;
 	const struct sl_row *row;
 
-	ec->proctime_ms = sl_ctx_proctime(ctx);
-	ec->watermark = sl_ctx_watermark(ctx);
-	ec->has_watermark = ec->watermark != SL_TS_MIN;
+	if (c->reads_clock) {
+		/* two calls into the runtime a row: only for programs that look */
+		ec->proctime_ms = sl_ctx_proctime(ctx);
+		ec->watermark = sl_ctx_watermark(ctx);
+		ec->has_watermark = ec->watermark != SL_TS_MIN;
+	}
 	if (c->pred && !sl_prog_eval_pred(c->pred, in, ec))
 		return;
 	if (c->nout < 0) {

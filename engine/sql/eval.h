@@ -115,6 +115,9 @@ void sl_prog_destroy(struct sl_prog *p);
 
 /* True when the program reads no column and calls nothing time-dependent (PROCTIME()). */
 bool sl_prog_is_const(const struct sl_prog *p);
+/* Whether p reads the processing time or the watermark of its struct sl_eval_ctx (NOW(),
+ * CURRENT_WATERMARK...): a caller whose programs do not may leave them unset. */
+bool sl_prog_reads_clock(const struct sl_prog *p);
 
 /* Per-shard evaluation state: scratch for intermediate strings, processing time. */
 struct sl_eval_ctx {

@@ -7,6 +7,7 @@
 #define SL_SQL_EVAL_CC_H
 
 #include "eval_int.h"
+#include "eval_kern.h"
 
 struct sl_prog {
 	struct insn *code;
@@ -25,6 +26,7 @@ struct sl_prog {
 	struct sl_regex **regex; /* compiled literal patterns (PCRE2 code) */
 	int nregex, capregex;
 	int64_t tz;
+	struct kern kern; /* KERN_NONE: interpreted (eval_kern.h) */
 };
 
 struct opnd {

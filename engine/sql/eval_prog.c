@@ -1,7 +1,8 @@
 /*
  * eval_prog.c - the program a compilation produced: finishing it (the constants packed into
  * one block after the code), and the entry points that run it on rows (eval.h). The
- * evaluation functions are the hot path: one interpreter loop (eval_vm.c), no allocation.
+ * evaluation functions are the hot path: one interpreter loop (eval_vm.c), or the kernel of
+ * a program of a common shape (eval_kern.h), no allocation.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -122,6 +123,7 @@ struct sl_prog *sl_prog_compile(const struct sl_expr *e, const struct sl_scope *
 	c.p->is_const = c.nonconst == 0;
 	if (!pack_consts(&c))
 		goto out_fail;
+	sl_eval_kern_pick_(c.p);
 	if (type)
 		*type = o.t;
 	free(c.cv);
@@ -157,26 +159,41 @@ bool sl_prog_is_const(const struct sl_prog *p)
 	return p->is_const;
 }
 
+bool sl_prog_reads_clock(const struct sl_prog *p)
+{
+	for (int i = 0; i < p->ncode; i++)
+		if (p->code[i].op == OP_NOW || p->code[i].op == OP_WATERMARK)
+			return true;
+	return false;
+}
+
 /* ---- evaluation (hot path) ------------------------------------------------------------ */
 
+/* The program's result register for row `in`: its kernel's, or the interpreter's. */
 static inline void run(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
-		       struct reg *file)
+		       struct reg *r)
 {
+	if (p->kern.kind != KERN_NONE) {
+		sl_eval_kern_run_(&p->kern, in, r);
+		return;
+	}
+	struct reg file[p->nconst + p->ntemps + 1];
+
 	/* a handful of constants: a loop beats a libc call here */
 	for (int k = 0; k < p->nconst; k++)
 		file[k] = p->consts[k];
 	ec->scratch_used = 0;
 	sl_eval_run_(p->code, 0, p->ncode, p->lists, file + p->nconst, in, ec);
+	*r = file[p->nconst + p->result];
 }
 
 void sl_prog_eval(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
 		  struct sl_val *out)
 {
-	struct reg file[p->nconst + p->ntemps + 1];
-	const struct reg *r;
+	struct reg res;
+	const struct reg *r = &res;
 
-	run(p, in, ec, file);
-	r = &file[p->nconst + p->result];
+	run(p, in, ec, &res);
 	out->null = r->null;
 	switch (p->rty.t) {
 	case SL_TYPE_FLOAT:
@@ -200,23 +217,19 @@ void sl_prog_eval(const struct sl_prog *p, const struct sl_row *in, struct sl_ev
 
 bool sl_prog_eval_pred(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec)
 {
-	struct reg file[p->nconst + p->ntemps + 1];
-	const struct reg *r;
+	struct reg r;
 
-	run(p, in, ec, file);
-	r = &file[p->nconst + p->result];
-	return !r->null && r->i;
+	run(p, in, ec, &r);
+	return !r.null && r.i;
 }
 
 void sl_prog_eval_into(const struct sl_prog *p, const struct sl_row *in, struct sl_eval_ctx *ec,
 		       const struct sl_sql_type *to, struct sl_row_builder *out, int field)
 {
-	struct reg file[p->nconst + p->ntemps + 1];
 	struct reg r;
 	struct vty tv = vty_of(to);
 
-	run(p, in, ec, file);
-	r = file[p->nconst + p->result];
+	run(p, in, ec, &r);
 	if (r.null || p->type.null_type) {
 		sl_rowb_set_null(out, field);
 		return;

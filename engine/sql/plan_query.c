@@ -1374,6 +1374,34 @@ int sl_sql_plan_select_print(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	return 0;
 }
 
+/* Whether a value of type a is stored in a row exactly as type b stores it, so that the
+ * conversion of a column from a to b is a copy (sl_prog_eval_into converts only when type,
+ * precision or scale differ). */
+static bool same_type(const struct sl_sql_type *a, const struct sl_sql_type *b)
+{
+	return a->type == b->type && a->prec == b->prec && a->scale == b->scale && !a->null_type &&
+	       !b->null_type;
+}
+
+/* Whether writing rel's stream into table t is a rename: every column of t is the stream's
+ * field of the same index, of the same type. */
+static bool renames_only(const struct sl_sql_plan_rel *rel, const int *from,
+			 const struct sl_sql_plan_table *t, const struct sl_schema *schema)
+{
+	const struct sl_schema *in = sl_stream_schema(rel->s);
+
+	if (!in || sl_schema_nfields(in) != t->nphys || sl_schema_nfields(schema) != t->nphys)
+		return false;
+	for (int i = 0; i < t->nphys; i++)
+		if (from[i] < 0 || rel->cols[from[i]].field != i ||
+		    !same_type(&rel->cols[from[i]].type, &t->phys_type[i]) ||
+		    sl_schema_type(in, i) != sl_schema_type(schema, i) ||
+		    sl_schema_precision(in, i) != sl_schema_precision(schema, i) ||
+		    sl_schema_scale(in, i) != sl_schema_scale(schema, i))
+			return false;
+	return true;
+}
+
 int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_stmt *st)
 {
 	struct sl_sql_plan_table *t = sl_sql_plan_find_table(c, st->target);
@@ -1457,6 +1485,12 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 		if (!exprs[i])
 			return -ENOMEM;
 	}
+	if (!same && renames_only(&rel, from, t, schema)) {
+		/* only the names differ: the sink is told the table's, no operator copies rows */
+		if (sl_stream_sink_as(rel.s, t->ddl->name, k->sink_ops, k->cfg, schema))
+			return sl_sql_plan_fail(c, st->line, st->col, "%s", sl_job_error(job)->msg);
+		return 0;
+	}
 	if (!same) {
 		/* convert to the table's names and types (widening, DECIMAL rescale) */
 		struct sl_calc *calc =
@@ -1471,6 +1505,10 @@ int sl_sql_plan_insert(struct sl_sql_plan_ctx *c, struct sl_job *job, const stru
 			if (!p)
 				return -EINVAL;
 			sl_calc_set_out(calc, i, p, &t->phys_type[i]);
+			/* a column that only changes its name (the usual case: the sink's names
+			 * differ from the query's) is copied slot for slot, not interpreted */
+			if (from[i] >= 0 && same_type(&rel.cols[from[i]].type, &t->phys_type[i]))
+				sl_calc_set_copy(calc, i, rel.cols[from[i]].field);
 		}
 		cast.s = sl_calc_stream(rel.s, "cast to sink", calc, schema);
 		rel.s = cast.s;

@@ -160,6 +160,11 @@ const struct sl_row *sl_csv_dec_row(struct sl_csv_dec *d, const char *rec, size_
  * the end of the line where it opened, so one bad quote costs one record. Hot path.
  */
 size_t sl_csv_dec_record_len(const struct sl_csv_dec *d, const char *buf, size_t len, bool eof);
+/* As sl_csv_dec_record_len(), and sets *breaks to the line breaks the record holds (its
+ * ending '\n' included), which a reader counting lines would otherwise scan for again: 1
+ * for nearly every record, known without a scan. Hot path. */
+size_t sl_csv_dec_record(const struct sl_csv_dec *d, const char *buf, size_t len, bool eof,
+			 uint64_t *breaks);
 
 /*
  * Writes `r` as one JSON object and a '\n' into buf: keys are field names (dotted names as

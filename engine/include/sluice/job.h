@@ -346,6 +346,13 @@ struct sl_stream *sl_stream_side_output(struct sl_stream *of, int tag,
 /* Ends a stream in a sink; `cfg` borrowed until sl_job_destroy(). Returns 0 or -errno. */
 int sl_stream_sink(struct sl_stream *in, const char *name, const struct sl_sink_ops *ops,
 		   const void *cfg);
+/* As sl_stream_sink(), but the sink is given `schema` (copied) in place of the stream's own:
+ * the same number of fields of the same types, precisions and scales, other names - a rename
+ * (INSERT INTO a table whose columns the query names differently) that costs nothing per
+ * row, where an operator would copy every row. Returns 0, -EINVAL (the fields differ) or
+ * -errno. */
+int sl_stream_sink_as(struct sl_stream *in, const char *name, const struct sl_sink_ops *ops,
+		      const void *cfg, const struct sl_schema *schema);
 
 /*
  * Names the operator of `s` for its state in checkpoints and savepoints, as Flink's
