@@ -13,11 +13,12 @@
  * tag tells a key's namespaces apart without touching their entries, and a key's
  * namespaces share one run: a few extra 8-byte slot compares for a key with a few live
  * namespaces. A table made with sl_kvtab_create_spread() takes the home slot from (key,
- * ns) instead (home_of): a slice window's table, where one key holds as many namespaces as
- * there are open slices. Two sources that drift apart in event time hold thousands of
- * slices per key open; sharing one run, every insert walked the whole run (a 1M-row job
- * took 12.8 s, 97 % in place(), against 1.2 s for 300K rows). Its callers know the
- * namespace when they prefetch, so the spread costs nothing. Distances saturate at 255
+ * ns) instead (home_of), for a table where one key holds many namespaces at once. Slice
+ * windows had one table for all their slices: two sources that drift apart in event time
+ * hold thousands of slices per key open, and sharing one run every insert walked the whole
+ * run (a 1M-row job took 12.8 s, 97 % in place(), against 1.2 s for 300K rows); they now
+ * keep a table per slice (slice.c). Its callers know the namespace when they prefetch, so
+ * the spread costs nothing. Distances saturate at 255
  * rather than forcing growth, so even a caller's constant hash only makes probes long.
  *
  * Entries: {hash, ns, klen, kg, class, live} + value + key bytes, in slabs per key-size

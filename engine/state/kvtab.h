@@ -37,9 +37,9 @@ struct sl_kv {
  * created), key groups in [0, max_par), or NULL on ENOMEM or max_par not in [1, 65536].
  * Caller frees with sl_kvtab_destroy(), which accepts NULL. */
 struct sl_kvtab *sl_kvtab_create(uint32_t value_size, uint32_t max_par);
-/* The same, for a table where one key holds many namespaces at once (a slice window's
- * table: one per open slice): the home slot comes from (key, ns), so a key's namespaces do
- * not share one probe run. Its prefetches must then be given the namespace. */
+/* The same, for a table where one key holds many namespaces at once: the home slot comes
+ * from (key, ns), so a key's namespaces do not share one probe run. Its prefetches must
+ * then be given the namespace. */
 struct sl_kvtab *sl_kvtab_create_spread(uint32_t value_size, uint32_t max_par);
 void sl_kvtab_destroy(struct sl_kvtab *t);
 

@@ -417,6 +417,12 @@ static void session_pending(const struct win *w, sl_ts_t *at, uint64_t *n)
 	*at = *n ? sl_timers_next(w->timers) : SL_TS_MAX;
 }
 
+static void session_measure(const struct win *w, uint64_t *entries, size_t *bytes)
+{
+	*entries = sl_kvtab_count(w->tab);
+	*bytes = sl_kvtab_bytes(w->tab) + sl_kvtab_bytes(w->dir);
+}
+
 const struct sl_win_kind_ops sl_win_sessions = {
 	.open = session_open,
 	.close = session_close,
@@ -425,4 +431,5 @@ const struct sl_win_kind_ops sl_win_sessions = {
 	.snapshot = session_snapshot,
 	.restore = session_restore,
 	.pending = session_pending,
+	.measure = session_measure,
 };
