@@ -114,6 +114,7 @@ struct win {
 	struct sl_kvtab *dir;	    /* key -> head of its session list */
 	struct sl_timers *timers;   /* fire at end - 1, clean up at end - 1 + lateness */
 	uint64_t seq;		    /* next session id (the state namespace) */
+	uint64_t nsess;		    /* live sessions (in dir entries and in tab) */
 	uint8_t keybuf[SL_KEY_MAX]; /* a timer's key, copied out of the timer service */
 
 	uint64_t acct_at; /* state_entries at which state_bytes is measured again */
@@ -184,8 +185,7 @@ void sl_win_fail(struct sl_ctx *ctx, int code, const char *what);
 /*
  * What differs between the window kinds, one table each: the slice-based kinds (tumbling,
  * hopping, cumulating: slice.c) and sessions (session.c). window.c and snapshot.c call
- * through w->kind and never test the kind themselves. prefetch is optional (sessions
- * cannot know a record's window before it arrives).
+ * through w->kind and never test the kind themselves. prefetch is optional.
  */
 struct sl_win_kind_ops {
 	int (*open)(struct win *w, uint32_t max_par);
