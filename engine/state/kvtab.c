@@ -13,11 +13,12 @@
  * tag tells a key's namespaces apart without touching their entries, and a key's
  * namespaces share one run: a few extra 8-byte slot compares for a key with a few live
  * namespaces. A table made with sl_kvtab_create_spread() takes the home slot from (key,
- * ns) instead (home_of): a slice window's table, where one key holds as many namespaces as
- * there are open slices. Two sources that drift apart in event time hold thousands of
- * slices per key open; sharing one run, every insert walked the whole run (a 1M-row job
- * took 12.8 s, 97 % in place(), against 1.2 s for 300K rows). Its callers know the
- * namespace when they prefetch, so the spread costs nothing. Distances saturate at 255
+ * ns) instead (home_of), for a table where one key holds many namespaces at once. Slice
+ * windows had one table for all their slices: two sources that drift apart in event time
+ * hold thousands of slices per key open, and sharing one run every insert walked the whole
+ * run (a 1M-row job took 12.8 s, 97 % in place(), against 1.2 s for 300K rows); they now
+ * keep a table per slice (slice.c). Its callers know the namespace when they prefetch, so
+ * the spread costs nothing. Distances saturate at 255
  * rather than forcing growth, so even a caller's constant hash only makes probes long.
  *
  * Entries: {hash, ns, klen, kg, class, live} + value + key bytes, in slabs per key-size
@@ -376,6 +377,24 @@ static int slab_new(struct sl_kvtab *t, uint32_t cls)
 	return 0;
 }
 
+/*
+ * Starts fetching the free entry that the class's next allocation will pop, for writing.
+ * The free list runs through the entries in the order they were removed, which for a fired
+ * slice is hash order: random over the slabs. Without this every pop is a dependent miss
+ * (reading the popped entry's link, then writing its header into the same line), which was
+ * two thirds of sl_kvtab_put's samples in the 1M-key tumbling benchmark. One pop ahead is
+ * enough when inserts are a few records apart, which is when they are many. An entry may
+ * straddle two lines: both are fetched.
+ */
+static inline void prefetch_entry_w(const struct sl_kvtab *t, uint32_t ref)
+{
+	const struct slab *s = &t->slabs[(ref - 1) >> SLAB_BITS];
+	const uint8_t *e = s->mem + (size_t)((ref - 1) & (SLAB_MAX - 1)) * s->esize;
+
+	__builtin_prefetch(e, 1);
+	__builtin_prefetch(e + s->esize - 1, 1);
+}
+
 /* Returns the ref of a fresh entry of class cls, or 0 on ENOMEM. */
 static uint32_t entry_alloc(struct sl_kvtab *t, uint32_t cls)
 {
@@ -386,10 +405,19 @@ static uint32_t entry_alloc(struct sl_kvtab *t, uint32_t cls)
 	if (c->free) {
 		ref = c->free;
 		c->free = (uint32_t)deref(t, ref)->hash;
+		if (c->free)
+			prefetch_entry_w(t, c->free);
 		return ref;
 	}
 	if (!c->cur || t->slabs[c->cur - 1].used == t->slabs[c->cur - 1].cap) {
-		if (slab_new(t, cls) < 0)
+		/* after sl_kvtab_clear the class's emptied slabs come first, in slab order */
+		uint32_t i = c->cur;
+
+		while (i < t->nslabs && (t->slabs[i].cls != cls || t->slabs[i].used))
+			i++;
+		if (i < t->nslabs)
+			c->cur = i + 1;
+		else if (slab_new(t, cls) < 0)
 			return 0;
 	}
 	s = &t->slabs[c->cur - 1];
@@ -575,10 +603,33 @@ void sl_kvtab_prefetch_entry(const struct sl_kvtab *t, uint64_t hash, uint64_t n
 		if (!s.ref || sdist(s) < d)
 			return;
 		if (stag(s) == tag) {
-			__builtin_prefetch(deref(t, s.ref));
+			/* every line of the entry: header, value and key are all read (a 48-byte
+			 * entry spans two lines half the time, a session directory's ~100) */
+			const struct slab *sb = &t->slabs[(s.ref - 1) >> SLAB_BITS];
+			const uint8_t *e = (const uint8_t *)deref(t, s.ref);
+			uintptr_t a = (uintptr_t)e & ~(uintptr_t)63,
+				  z = (uintptr_t)e + sb->esize - 1;
+
+			for (int n = 0; a <= z && n < 4; a += 64, n++)
+				__builtin_prefetch((const void *)a);
 			return;
 		}
 	}
+}
+
+void sl_kvtab_clear(struct sl_kvtab *t)
+{
+	/* a sequential write of the slot array (the ceiling loop of keyed_bench clears its
+	 * table the same way), where removing n entries one by one is n random reads of an
+	 * entry and its slot run */
+	memset(t->slots, 0, (size_t)(t->mask + 1) * sizeof(struct slot));
+	for (uint32_t i = 0; i < t->nslabs; i++)
+		t->slabs[i].used = 0;
+	for (uint32_t c = 0; c < NCLS; c++) {
+		t->cls[c].free = 0;
+		t->cls[c].cur = 0;
+	}
+	t->count = 0;
 }
 
 int sl_kvtab_reserve(struct sl_kvtab *t, size_t n)

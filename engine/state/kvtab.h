@@ -37,9 +37,9 @@ struct sl_kv {
  * created), key groups in [0, max_par), or NULL on ENOMEM or max_par not in [1, 65536].
  * Caller frees with sl_kvtab_destroy(), which accepts NULL. */
 struct sl_kvtab *sl_kvtab_create(uint32_t value_size, uint32_t max_par);
-/* The same, for a table where one key holds many namespaces at once (a slice window's
- * table: one per open slice): the home slot comes from (key, ns), so a key's namespaces do
- * not share one probe run. Its prefetches must then be given the namespace. */
+/* The same, for a table where one key holds many namespaces at once: the home slot comes
+ * from (key, ns), so a key's namespaces do not share one probe run. Its prefetches must
+ * then be given the namespace. */
 struct sl_kvtab *sl_kvtab_create_spread(uint32_t value_size, uint32_t max_par);
 void sl_kvtab_destroy(struct sl_kvtab *t);
 
@@ -64,6 +64,13 @@ void sl_kvtab_prefetch(const struct sl_kvtab *t, uint64_t hash, uint64_t ns);
 /* Second stage: reads the slot run (prefetched before, else this stalls) and fetches the
  * entry of (hash, ns) if present. */
 void sl_kvtab_prefetch_entry(const struct sl_kvtab *t, uint64_t hash, uint64_t ns);
+
+/* Removes every entry at once, keeping the slot array and the slabs for the entries that
+ * come next: O(capacity) sequential writes, no per-entry work, no allocation while the
+ * table refills to its old size (new entries are carved in slab order, so their first
+ * writes are sequential too). Every value pointer becomes invalid; what values own must
+ * have been released by the caller. */
+void sl_kvtab_clear(struct sl_kvtab *t);
 
 /* Grows the slot array now so that n more entries go in without a rehash (a restore knows
  * how many entries come). Returns 0 or -ENOMEM (the table is unchanged then). */

@@ -33,6 +33,14 @@
  * A slice is dropped with its bucket once the last window containing it is past
  * end - 1 + lateness.
  *
+ * Each slice has its own kvtab (the bucket's), since all of a slice's entries die together:
+ * dropping a slice clears its table in one sequential pass and keeps it for a later slice
+ * (up to two spares), where one shared table paid a random entry read and a slot-run shift
+ * per entry removed, its free list then handed out entries in random slab order, and a key
+ * with many open slices (two inputs drifting apart) shared one probe run. A record finds
+ * its slice's table through the cached bucket index (w->c_bkt), so this adds nothing per
+ * record.
+ *
  * Checkpoints (snapshot.c has the header): the body is the buckets in slice-end order, each
  * its slice end, entry count and entries (key group, key, accumulator block). Restoring
  * appends each kept entry to its bucket unsorted; the first firing sorts it, so the output
@@ -77,34 +85,51 @@ static inline sl_ts_t last_end(const struct sl_window_cfg *c, sl_ts_t s)
 	return x - floor_mod(x - c->end_off, c->slide);
 }
 
+#define SLICE_NONE UINT32_MAX /* w->c_bkt: the cached slice has no bucket yet */
+
+/* Records ahead of the current one are nearly always in its slice (in-order input), whose
+ * table is cached: no division per prefetch. A record of another slice is not prefetched
+ * (its bucket may not exist yet); it costs its misses once. */
 static void slice_prefetch(const struct win *w, uint64_t hash, sl_ts_t ts, int stage)
 {
+	const struct sl_kvtab *tab;
+
+	if (ts < w->c_lo || ts >= w->c_hi || w->c_bkt == SLICE_NONE)
+		return;
+	tab = w->bkt[w->c_bkt].tab;
 	if (stage == 0)
-		sl_kvtab_prefetch(w->tab, hash, (uint64_t)slice_end_of(w->cfg, ts));
+		sl_kvtab_prefetch(tab, hash, (uint64_t)w->c_hi);
 	else
-		sl_kvtab_prefetch_entry(w->tab, hash, (uint64_t)slice_end_of(w->cfg, ts));
+		sl_kvtab_prefetch_entry(tab, hash, (uint64_t)w->c_hi);
 }
 
 static int slice_open(struct win *w, uint32_t max_par)
 {
-	w->hdr = 0; /* the accumulators are the whole value (at least 8 bytes: no aggregates) */
-	/* spread: a key holds one entry per open slice, thousands when inputs drift apart */
-	w->tab = sl_kvtab_create_spread(w->cfg->acc_size ? w->cfg->acc_size : 8, max_par);
-	if (!w->tab)
-		return -ENOMEM;
+	w->hdr = 0;    /* the accumulators are the whole value (at least 8 bytes: no aggregates) */
+	(void)max_par; /* each slice's table is made with w->max_par when the slice opens */
+	w->c_bkt = SLICE_NONE;
 	w->fired_upto = SL_TS_MIN;
 	return 0;
+}
+
+/* Frees what the accumulators of a bucket's entries own (every live entry is in exactly
+ * one bucket). */
+static void bucket_release(struct win *w, struct bucket *b)
+{
+	for (uint32_t j = 0; w->cfg->has_dyn && j < b->nrun; j++)
+		sl_win_acc_destroy(w, accs_of(w, b->run[j].v));
 }
 
 static void slice_close(struct win *w)
 {
 	for (uint32_t i = 0; i < w->nbkt; i++) {
-		/* every live entry is in exactly one bucket: free what its accumulators own */
-		for (uint32_t j = 0; w->cfg->has_dyn && j < w->bkt[i].nrun; j++)
-			sl_win_acc_destroy(w, accs_of(w, w->bkt[i].run[j].v));
+		bucket_release(w, &w->bkt[i]);
+		sl_kvtab_destroy(w->bkt[i].tab);
 		free(w->bkt[i].run);
 	}
-	sl_kvtab_destroy(w->tab);
+	for (uint32_t i = 0; i < w->nspare; i++)
+		sl_kvtab_destroy(w->spare[i]);
+	w->nspare = 0;
 	free(w->bkt);
 	free(w->heap);
 	free(w->grp);
@@ -128,34 +153,69 @@ static uint32_t bucket_lower(const struct win *w, sl_ts_t s)
 	return lo;
 }
 
-/* Appends a new entry to the bucket of slice end s. Once per new (key, slice): the common
- * case is the newest bucket, else a binary search; amortized O(1) array growth. Returns 0 or
- * -ENOMEM. */
-static int entry_link(struct win *w, void *v, uint64_t hash, sl_ts_t s)
+/* Index of the bucket of slice end s, or SLICE_NONE. The common case is the newest. */
+static uint32_t bucket_find(const struct win *w, sl_ts_t s)
 {
-	struct bucket *b;
 	uint32_t i;
 
-	if (w->nbkt && w->bkt[w->nbkt - 1].s_end == s) {
-		i = w->nbkt - 1;
-	} else {
-		i = bucket_lower(w, s);
-		if (i == w->nbkt || w->bkt[i].s_end != s) {
-			if (w->nbkt == w->cap_bkt) {
-				uint32_t cap = w->cap_bkt ? 2 * w->cap_bkt : 16;
-				struct bucket *nb = realloc(w->bkt, cap * sizeof(*nb));
+	if (w->nbkt && w->bkt[w->nbkt - 1].s_end == s)
+		return w->nbkt - 1;
+	i = bucket_lower(w, s);
+	return i < w->nbkt && w->bkt[i].s_end == s ? i : SLICE_NONE;
+}
 
-				if (!nb)
-					return -ENOMEM;
-				w->bkt = nb;
-				w->cap_bkt = cap;
-			}
-			memmove(&w->bkt[i + 1], &w->bkt[i], (w->nbkt - i) * sizeof(*w->bkt));
-			w->bkt[i] = (struct bucket){ .s_end = s };
-			w->nbkt++;
-		}
+/* A table for a new slice: a spare one (cleared, already grown to a slice's size: no
+ * rehashing while it refills), else a new one. */
+static struct sl_kvtab *tab_get(struct win *w)
+{
+	if (w->nspare)
+		return w->spare[--w->nspare];
+	return sl_kvtab_create(w->cfg->acc_size ? w->cfg->acc_size : 8, w->max_par);
+}
+
+/* Takes the table of a dropped slice (its accumulators released): kept cleared for the next
+ * slice while fewer than two wait (tumbling needs one, hopping one per slide), else freed. */
+static void tab_put(struct win *w, struct sl_kvtab *t)
+{
+	if (w->nspare < sizeof w->spare / sizeof w->spare[0]) {
+		sl_kvtab_clear(t);
+		w->spare[w->nspare++] = t;
+	} else {
+		sl_kvtab_destroy(t);
 	}
-	b = &w->bkt[i];
+}
+
+/* Opens the bucket of slice end s (absent) with an empty table; keeps the cached bucket
+ * index pointing at its bucket. Returns its index, or SLICE_NONE on ENOMEM. */
+static uint32_t bucket_add(struct win *w, sl_ts_t s)
+{
+	uint32_t i = bucket_lower(w, s);
+	struct sl_kvtab *t;
+
+	if (w->nbkt == w->cap_bkt) {
+		uint32_t cap = w->cap_bkt ? 2 * w->cap_bkt : 16;
+		struct bucket *nb = realloc(w->bkt, cap * sizeof(*nb));
+
+		if (!nb)
+			return SLICE_NONE;
+		w->bkt = nb;
+		w->cap_bkt = cap;
+	}
+	t = tab_get(w);
+	if (!t)
+		return SLICE_NONE;
+	memmove(&w->bkt[i + 1], &w->bkt[i], (w->nbkt - i) * sizeof(*w->bkt));
+	w->bkt[i] = (struct bucket){ .s_end = s, .tab = t };
+	w->nbkt++;
+	if (w->c_bkt != SLICE_NONE && w->c_bkt >= i)
+		w->c_bkt++;
+	return i;
+}
+
+/* Appends a new entry of bucket b to its fire list. Once per new (key, slice); amortized
+ * O(1) growth. Returns 0 or -ENOMEM. */
+static int entry_link(struct win *w, struct bucket *b, void *v, uint64_t hash)
+{
 	if (b->nrun == b->cap) {
 		uint32_t cap = b->cap ? 2 * b->cap : 64;
 		struct fref *run = realloc(b->run, cap * sizeof(*run));
@@ -168,6 +228,16 @@ static int entry_link(struct win *w, void *v, uint64_t hash, sl_ts_t s)
 	}
 	b->run[b->nrun++] = (struct fref){ .hash = hash, .v = v };
 	return 0;
+}
+
+/* The current key's value in slice s, or NULL. */
+static void *slice_get(struct win *w, const struct sl_ctx *ctx, sl_ts_t s)
+{
+	uint32_t i = bucket_find(w, s);
+
+	if (i == SLICE_NONE)
+		return NULL;
+	return sl_kvtab_get(w->bkt[i].tab, ctx->hash, ctx->key, ctx->klen, (uint64_t)s);
 }
 
 /*
@@ -187,7 +257,7 @@ static const void *window_acc(struct win *w, struct sl_ctx *ctx, sl_ts_t e, sl_t
 		if (s == s_over) {
 			a = over;
 		} else {
-			void *v = sl_kvtab_get(w->tab, ctx->hash, ctx->key, ctx->klen, (uint64_t)s);
+			void *v = slice_get(w, ctx, s);
 
 			a = v ? accs_of(w, v) : NULL;
 		}
@@ -209,7 +279,7 @@ static const void *window_acc(struct win *w, struct sl_ctx *ctx, sl_ts_t e, sl_t
 /* Merges the current key's slice ending at t, if it has one, into both a and b; counts it. */
 static void merge_slice2(struct win *w, struct sl_ctx *ctx, sl_ts_t t, void *a, void *b, int *n)
 {
-	void *v = sl_kvtab_get(w->tab, ctx->hash, ctx->key, ctx->klen, (uint64_t)t);
+	void *v = slice_get(w, ctx, t);
 
 	if (!v)
 		return;
@@ -313,6 +383,42 @@ static void locate(struct win *w, sl_ts_t ts)
 	w->c_hi = s;
 	w->c_fire = first_end(c, s) - 1;
 	w->c_drop = ts_add_sat(last_end(c, s) - 1, c->lateness);
+	w->c_bkt = bucket_find(w, s);
+}
+
+/*
+ * The current key's entry in the cached slice (w->c_hi), made (and linked to the fire list)
+ * if absent: *created says so. NULL on ENOMEM, the job failed with the reason.
+ */
+static void *slice_entry(struct win *w, struct sl_ctx *ctx, bool *created)
+{
+	struct bucket *b;
+	void *v;
+
+	if (__builtin_expect(w->c_bkt == SLICE_NONE, 0)) {
+		w->c_bkt = bucket_add(w, w->c_hi);
+		if (w->c_bkt == SLICE_NONE) {
+			sl_win_fail(ctx, -ENOMEM, "out of memory for window state");
+			return NULL;
+		}
+	}
+	b = &w->bkt[w->c_bkt];
+	v = sl_kvtab_put(b->tab, ctx->hash, ctx->key, ctx->klen, (uint64_t)w->c_hi, created);
+	if (__builtin_expect(!v, 0)) {
+		sl_win_fail(ctx, -ENOMEM, "out of memory for window state");
+		return NULL;
+	}
+	if (*created) {
+		if (entry_link(w, b, v, ctx->hash)) {
+			sl_kvtab_remove_value(b->tab, v);
+			sl_win_fail(ctx, -ENOMEM, "out of memory for window fire lists");
+			return NULL;
+		}
+		if (w->cfg->has_init)
+			sl_win_acc_init(w, accs_of(w, v));
+		ctx->m.state_entries++;
+	}
+	return v;
 }
 
 /* Hot path: one kvtab lookup and the aggregates' add per in-order record. */
@@ -329,22 +435,10 @@ static void slice_process(struct sl_ctx *ctx, sl_ts_t ts, const struct sl_row *r
 		sl_win_late(w, ctx, ts, row);
 		return;
 	}
-	v = sl_kvtab_put(w->tab, ctx->hash, ctx->key, ctx->klen, (uint64_t)w->c_hi, &created);
-	if (__builtin_expect(!v, 0)) {
-		sl_win_fail(ctx, -ENOMEM, "out of memory for window state");
+	v = slice_entry(w, ctx, &created);
+	if (__builtin_expect(!v, 0))
 		return;
-	}
 	acc = accs_of(w, v);
-	if (created) {
-		if (entry_link(w, v, ctx->hash, w->c_hi)) {
-			sl_kvtab_remove_value(w->tab, v);
-			sl_win_fail(ctx, -ENOMEM, "out of memory for window fire lists");
-			return;
-		}
-		if (w->cfg->has_init)
-			sl_win_acc_init(w, acc);
-		ctx->m.state_entries++;
-	}
 	if (__builtin_expect(w->c_fire <= wm, 0)) {
 		refire(w, ctx, w->c_hi, acc, created, row, NULL);
 		return;
@@ -378,22 +472,10 @@ void sl_win_slice_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *part
 		sl_win_fail(ctx, -EPROTO, what);
 		return;
 	}
-	v = sl_kvtab_put(w->tab, ctx->hash, ctx->key, ctx->klen, (uint64_t)w->c_hi, &created);
-	if (!v) {
-		sl_win_fail(ctx, -ENOMEM, "out of memory for window state");
+	v = slice_entry(w, ctx, &created);
+	if (!v)
 		return;
-	}
 	acc = accs_of(w, v);
-	if (created) {
-		if (entry_link(w, v, ctx->hash, w->c_hi)) {
-			sl_kvtab_remove_value(w->tab, v);
-			sl_win_fail(ctx, -ENOMEM, "out of memory for window fire lists");
-			return;
-		}
-		if (w->cfg->has_init)
-			sl_win_acc_init(w, acc);
-		ctx->m.state_entries++;
-	}
 	if (w->c_fire <= wm) {
 		refire(w, ctx, w->c_hi, acc, created, NULL, part);
 		return;
@@ -401,8 +483,10 @@ void sl_win_slice_merge_partial(struct sl_ctx *ctx, sl_ts_t ts, const void *part
 	sl_win_acc_merge(w, acc, part);
 }
 
-/* Orders entries by key hash, then key bytes (equal hashes of different keys are rare). */
-static int ref_cmp(const struct sl_kvtab *tab, const struct fref *a, const struct fref *b)
+/* Orders entries (a of table ta, b of tb) by key hash, then key bytes (equal hashes of
+ * different keys are rare). */
+static int ref_cmp(const struct sl_kvtab *ta, const struct fref *a, const struct sl_kvtab *tb,
+		   const struct fref *b)
 {
 	struct sl_kv ka, kb;
 	int r;
@@ -411,8 +495,8 @@ static int ref_cmp(const struct sl_kvtab *tab, const struct fref *a, const struc
 		return a->hash < b->hash ? -1 : 1;
 	if (a->v == b->v)
 		return 0;
-	sl_kvtab_entry(tab, a->v, &ka);
-	sl_kvtab_entry(tab, b->v, &kb);
+	sl_kvtab_entry(ta, a->v, &ka);
+	sl_kvtab_entry(tb, b->v, &kb);
 	if (ka.klen != kb.klen)
 		return ka.klen < kb.klen ? -1 : 1;
 	r = memcmp(ka.key, kb.key, ka.klen);
@@ -421,18 +505,37 @@ static int ref_cmp(const struct sl_kvtab *tab, const struct fref *a, const struc
 
 static int ref_qcmp(const void *a, const void *b, void *tab)
 {
-	return ref_cmp(tab, a, b);
+	return ref_cmp(tab, a, tab, b);
 }
 
-#define RADIX_MIN 1024 /* below this a comparison sort is cheaper than four counting passes */
+#define RADIX_MIN  1024 /* below this a comparison sort is cheaper than a counting pass */
+#define SMALL_SORT 32	/* a top-digit bucket up to this sorts by insertion, beyond by qsort */
 
-/* LSD radix sort of a run by hash, 16 bits a pass: O(n) where qsort_r was O(n log n) with an
- * indirect compare per step (the tumbling benchmark's profile: 11% in glibc's msort). Equal
- * hashes (collisions) are then put in key order by an insertion pass over each tie, so the
- * order is exactly ref_cmp's. Returns false (run untouched) when scratch memory is short. */
-static bool radix_sort(struct win *w, struct fref *a, uint32_t n)
+/* Insertion sort of a few entries in ref_cmp order (which reads entries only on a tie). */
+static void insertion_sort(const struct sl_kvtab *tab, struct fref *a, uint32_t n)
 {
-	struct fref *src = a, *dst, *t;
+	for (uint32_t i = 1; i < n; i++) {
+		struct fref x = a[i];
+		uint32_t j = i;
+
+		for (; j > 0 && ref_cmp(tab, &a[j - 1], tab, &x) > 0; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+/* MSD radix sort of a run by hash: one counting pass and one scatter on the top 16 bits,
+ * then each of the 2^16 buckets (n / 65536 entries on average, uniform hashes) sorted in
+ * cache in ref_cmp order, so the order is exactly ref_cmp's. It replaced a 16-bit LSD sort
+ * whose four scatter passes each wrote to 2^16 places at once: about a cache miss per entry
+ * and pass (30-35 % of slice_on_watermark in the 1M-key tumbling profile); qsort_r before
+ * that was O(n log n) indirect compares (11 % in glibc's msort). A bucket larger than
+ * SMALL_SORT (skewed hashes) is sorted by qsort_r, so no input makes it quadratic. Returns
+ * false (run untouched) when scratch memory is short. */
+static bool radix_sort(struct win *w, const struct sl_kvtab *tab, struct fref *a, uint32_t n)
+{
+	uint32_t *cnt, sum = 0, lo = 0;
+	struct fref *tmp;
 
 	if (n > w->cap_sort) {
 		struct fref *nb = realloc(w->sort_tmp, (size_t)n * sizeof(*nb));
@@ -444,38 +547,30 @@ static bool radix_sort(struct win *w, struct fref *a, uint32_t n)
 	}
 	if (!w->radix_count && !(w->radix_count = malloc(65536 * sizeof(uint32_t))))
 		return false;
-	dst = w->sort_tmp;
-	for (int shift = 0; shift < 64; shift += 16) {
-		uint32_t *cnt = w->radix_count, sum = 0;
+	cnt = w->radix_count;
+	tmp = w->sort_tmp;
+	memset(cnt, 0, 65536 * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+		cnt[a[i].hash >> 48]++;
+	for (uint32_t d = 0; d < 65536; d++) {
+		uint32_t c = cnt[d];
 
-		memset(cnt, 0, 65536 * sizeof(uint32_t));
-		for (uint32_t i = 0; i < n; i++)
-			cnt[(src[i].hash >> shift) & 0xffff]++;
-		for (uint32_t d = 0; d < 65536; d++) {
-			uint32_t c = cnt[d];
-
-			cnt[d] = sum;
-			sum += c;
-		}
-		for (uint32_t i = 0; i < n; i++)
-			dst[cnt[(src[i].hash >> shift) & 0xffff]++] = src[i];
-		t = src;
-		src = dst;
-		dst = t;
+		cnt[d] = sum;
+		sum += c;
 	}
-	/* four passes: the sorted run is back in a */
-	for (uint32_t i = 1; i < n; i++) {
-		if (a[i].hash != a[i - 1].hash)
-			continue;
-		for (uint32_t j = i;
-		     j > 0 && a[j].hash == a[j - 1].hash && ref_cmp(w->tab, &a[j - 1], &a[j]) > 0;
-		     j--) {
-			struct fref x = a[j];
+	for (uint32_t i = 0; i < n; i++)
+		tmp[cnt[a[i].hash >> 48]++] = a[i];
+	/* cnt[d] is now the end of bucket d, the start of d + 1 */
+	for (uint32_t d = 0; d < 65536; d++) {
+		uint32_t m = cnt[d] - lo;
 
-			a[j] = a[j - 1];
-			a[j - 1] = x;
-		}
+		if (m > SMALL_SORT)
+			qsort_r(tmp + lo, m, sizeof(*tmp), ref_qcmp, (void *)tab);
+		else if (m > 1)
+			insertion_sort(tab, tmp + lo, m);
+		lo = cnt[d];
 	}
+	memcpy(a, tmp, (size_t)n * sizeof(*a));
 	return true;
 }
 
@@ -485,8 +580,8 @@ static void bucket_sort(struct win *w, struct bucket *b)
 {
 	if (b->nsorted == b->nrun)
 		return;
-	if (b->nrun < RADIX_MIN || !radix_sort(w, b->run, b->nrun))
-		qsort_r(b->run, b->nrun, sizeof(*b->run), ref_qcmp, w->tab);
+	if (b->nrun < RADIX_MIN || !radix_sort(w, b->tab, b->run, b->nrun))
+		qsort_r(b->run, b->nrun, sizeof(*b->run), ref_qcmp, b->tab);
 	b->nsorted = b->nrun;
 }
 
@@ -519,23 +614,57 @@ static void heap_down(struct fcur *h, uint32_t n, uint32_t i)
 
 /* Emits the window's row for the key of `first` from the merged accumulator `acc`. */
 static void emit_key(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t e,
-		     const struct fref *first, const void *acc)
+		     const struct fcur *first, const void *acc)
 {
 	struct sl_kv kv;
 
-	sl_kvtab_entry(w->tab, first->v, &kv);
+	sl_kvtab_entry(first->tab, first->p->v, &kv);
 	ctx->key = kv.key;
 	ctx->klen = kv.klen;
 	ctx->hash = kv.hash;
 	sl_win_emit(w, ctx, start, e, acc, SL_ROW_INSERT);
 }
 
-static int grp_qcmp(const void *pa, const void *pb, void *tab)
+static int grp_qcmp(const void *pa, const void *pb)
 {
 	const struct fcur *a = pa, *b = pb;
-	int r = ref_cmp(tab, a->p, b->p);
+	int r = ref_cmp(a->tab, a->p, b->tab, b->p);
 
 	return r ? r : (a->bi > b->bi) - (a->bi < b->bi);
+}
+
+/* Key equality for the common short keys without a memcmp call. */
+static inline bool key_eq(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+	uint64_t x, y, u, v;
+
+	if (n >= 8 && n <= 16) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		memcpy(&u, a + n - 8, 8);
+		memcpy(&v, b + n - 8, 8);
+		return ((x ^ y) | (u ^ v)) == 0;
+	}
+	return memcmp(a, b, n) == 0;
+}
+
+/* Whether the entries g[0..n) of one hash are all of one key (all but ~2^-64 of groups):
+ * each entry's key is read once against the first's. Hopping windows merge ~size/slide
+ * entries per key; comparing every pair through ref_cmp, twice, was 17 % of the 1M-key hop
+ * profile (sl_kvtab_entry and memcmp calls). */
+static bool one_key(const struct fcur *g, uint32_t n)
+{
+	struct sl_kv k0, ki;
+
+	if (n < 2)
+		return true;
+	sl_kvtab_entry(g[0].tab, g[0].p->v, &k0);
+	for (uint32_t i = 1; i < n; i++) {
+		sl_kvtab_entry(g[i].tab, g[i].p->v, &ki);
+		if (ki.klen != k0.klen || !key_eq(ki.key, k0.key, k0.klen))
+			return false;
+	}
+	return true;
 }
 
 /* Emits the rows of one key hash's entries g[0..n) (in slice order per key): normally one
@@ -543,16 +672,25 @@ static int grp_qcmp(const void *pa, const void *pb, void *tab)
 static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t e, struct fcur *g,
 		       uint32_t n)
 {
-	for (uint32_t i = 1; i < n; i++) {
-		if (ref_cmp(w->tab, g[0].p, g[i].p) != 0) {
-			qsort_r(g, n, sizeof(*g), grp_qcmp, w->tab);
-			break;
+	if (one_key(g, n)) {
+		const void *acc = accs_of(w, g[0].p->v);
+
+		if (n > 1) {
+			sl_win_acc_init(w, w->tmp);
+			for (uint32_t i = 0; i < n; i++)
+				sl_win_acc_merge(w, w->tmp, accs_of(w, g[i].p->v));
+			acc = w->tmp;
 		}
+		emit_key(w, ctx, start, e, &g[0], acc);
+		if (acc == w->tmp)
+			sl_win_acc_destroy(w, w->tmp);
+		return;
 	}
+	qsort(g, n, sizeof(*g), grp_qcmp);
 	for (uint32_t i = 0, j; i < n; i = j) {
 		const void *acc = accs_of(w, g[i].p->v);
 
-		for (j = i + 1; j < n && ref_cmp(w->tab, g[i].p, g[j].p) == 0; j++) {
+		for (j = i + 1; j < n && ref_cmp(g[i].tab, g[i].p, g[j].tab, g[j].p) == 0; j++) {
 			if (j == i + 1) {
 				sl_win_acc_init(w, w->tmp);
 				sl_win_acc_merge(w, w->tmp, acc);
@@ -560,7 +698,7 @@ static void emit_group(struct win *w, struct sl_ctx *ctx, sl_ts_t start, sl_ts_t
 			}
 			sl_win_acc_merge(w, w->tmp, accs_of(w, g[j].p->v));
 		}
-		emit_key(w, ctx, start, e, g[i].p, acc);
+		emit_key(w, ctx, start, e, &g[i], acc);
 		if (acc == w->tmp)
 			sl_win_acc_destroy(w, w->tmp);
 	}
@@ -604,7 +742,9 @@ static void fire_window(struct win *w, struct sl_ctx *ctx, sl_ts_t e)
 	for (uint32_t i = 0; i < k; i++) {
 		const struct bucket *b = &w->bkt[i0 + i];
 
-		h[i] = (struct fcur){ .p = b->run, .end = b->run + b->nrun, .bi = i };
+		h[i] = (struct fcur){
+			.p = b->run, .end = b->run + b->nrun, .tab = b->tab, .bi = i
+		};
 	}
 	for (uint32_t i = 0; i < k;) /* drop empty runs, then heapify */
 		if (h[i].p == h[i].end)
@@ -620,7 +760,7 @@ static void fire_window(struct win *w, struct sl_ctx *ctx, sl_ts_t e)
 		do {
 			if (n == w->cap_grp && cur_reserve(&w->grp, &w->cap_grp, n + 1))
 				goto out_nomem;
-			w->grp[n++] = (struct fcur){ .p = h[0].p, .bi = h[0].bi };
+			w->grp[n++] = (struct fcur){ .p = h[0].p, .tab = h[0].tab, .bi = h[0].bi };
 			if (h[0].p + PREFETCH < h[0].end)
 				__builtin_prefetch(h[0].p[PREFETCH].v);
 			if (++h[0].p == h[0].end)
@@ -666,25 +806,39 @@ static void slice_pending(const struct win *w, sl_ts_t *at, uint64_t *n)
 		*n += last_end(c, w->bkt[i].s_end) > w->fired_upto;
 }
 
+static void slice_measure(const struct win *w, uint64_t *entries, size_t *bytes)
+{
+	*entries = 0;
+	*bytes = 0;
+	for (uint32_t i = 0; i < w->nbkt; i++) {
+		*entries += sl_kvtab_count(w->bkt[i].tab);
+		*bytes += sl_kvtab_bytes(w->bkt[i].tab);
+	}
+	for (uint32_t i = 0; i < w->nspare; i++)
+		*bytes += sl_kvtab_bytes(w->spare[i]);
+}
+
 /* Drops the slices whose last window is past end - 1 + lateness. */
 static void cleanup(struct win *w, struct sl_ctx *ctx, sl_ts_t wm)
 {
 	const struct sl_window_cfg *c = w->cfg;
 	uint32_t n = 0;
 
+	uint64_t entries;
+	size_t bytes;
+
 	while (n < w->nbkt && ts_add_sat(last_end(c, w->bkt[n].s_end) - 1, c->lateness) <= wm) {
 		struct bucket *b = &w->bkt[n++];
 
-		for (uint32_t i = 0; i < b->nrun; i++) {
-			/* random entries: fetch ahead to overlap the misses */
-			if (i + PREFETCH < b->nrun) {
-				__builtin_prefetch(b->run[i + PREFETCH].v);
-				sl_kvtab_prefetch(w->tab, b->run[i + PREFETCH].hash,
-						  (uint64_t)b->s_end);
+		/* the whole slice goes: its table is cleared at once, not entry by entry */
+		if (w->cfg->has_dyn)
+			for (uint32_t i = 0; i < b->nrun; i++) {
+				/* random entries: fetch ahead to overlap the misses */
+				if (i + PREFETCH < b->nrun)
+					__builtin_prefetch(b->run[i + PREFETCH].v);
+				sl_win_acc_destroy(w, accs_of(w, b->run[i].v));
 			}
-			sl_win_acc_destroy(w, accs_of(w, b->run[i].v));
-			sl_kvtab_remove_value(w->tab, b->run[i].v);
-		}
+		tab_put(w, b->tab);
 		w->run_bytes -= (size_t)b->cap * sizeof(*b->run);
 		free(b->run);
 	}
@@ -692,7 +846,11 @@ static void cleanup(struct win *w, struct sl_ctx *ctx, sl_ts_t wm)
 		return;
 	memmove(w->bkt, w->bkt + n, (w->nbkt - n) * sizeof(*w->bkt));
 	w->nbkt -= n;
-	ctx->m.state_entries = sl_kvtab_count(w->tab);
+	/* bucket indices moved: the next record locates its slice again */
+	w->c_lo = w->c_hi = 0;
+	w->c_bkt = SLICE_NONE;
+	slice_measure(w, &entries, &bytes);
+	ctx->m.state_entries = entries;
 }
 
 static void slice_on_watermark(struct sl_ctx *ctx, sl_ts_t wm)
@@ -734,7 +892,7 @@ static int slice_snapshot(struct win *w, struct sl_snap_buf *out)
 
 			if (j + PREFETCH < b->nrun)
 				__builtin_prefetch(b->run[j + PREFETCH].v);
-			sl_kvtab_entry(w->tab, b->run[j].v, &kv);
+			sl_kvtab_entry(b->tab, b->run[j].v, &kv);
 			sl_win_snap_put_key(out, kv.kg, kv.key, kv.klen);
 			if (sl_win_acc_serialize(w, accs_of(w, b->run[j].v), out))
 				return out->error;
@@ -747,15 +905,21 @@ static int slice_snapshot(struct win *w, struct sl_snap_buf *out)
 static int restore_entry(struct win *w, uint64_t hash, const uint8_t *key, uint32_t klen, sl_ts_t s,
 			 void *acc)
 {
+	uint32_t i = bucket_find(w, s);
+	struct bucket *b;
 	bool created;
-	void *v = sl_kvtab_put(w->tab, hash, key, klen, (uint64_t)s, &created);
+	void *v;
 
+	if (i == SLICE_NONE && (i = bucket_add(w, s)) == SLICE_NONE)
+		return -ENOMEM;
+	b = &w->bkt[i];
+	v = sl_kvtab_put(b->tab, hash, key, klen, (uint64_t)s, &created);
 	if (!v)
 		return -ENOMEM;
 	if (!created)
 		return -EINVAL; /* the same (key, slice) twice */
-	if (entry_link(w, v, hash, s)) {
-		sl_kvtab_remove_value(w->tab, v);
+	if (entry_link(w, b, v, hash)) {
+		sl_kvtab_remove_value(b->tab, v);
 		return -ENOMEM;
 	}
 	/* a move, not a copy: acc is forgotten by the caller, so nothing is shared */
@@ -801,6 +965,7 @@ static int slice_restore(struct win *w, struct sl_snap_reader *r, uint32_t kg_lo
 		}
 	}
 	w->c_lo = w->c_hi = 0; /* the slice cache is recomputed on the next record */
+	w->c_bkt = SLICE_NONE;
 	return 0;
 }
 
@@ -813,4 +978,5 @@ const struct sl_win_kind_ops sl_win_slices = {
 	.snapshot = slice_snapshot,
 	.restore = slice_restore,
 	.pending = slice_pending,
+	.measure = slice_measure,
 };

@@ -475,7 +475,13 @@ int sl_window_restore(struct sl_ctx *ctx, struct sl_snap_reader *r, uint32_t kg_
 	} else if (w->nrestored == 1 || (sl_ts_t)fired < w->fired_upto) {
 		w->fired_upto = (sl_ts_t)fired;
 	}
-	ctx->m.state_entries = sl_kvtab_count(w->tab);
+	{
+		uint64_t n;
+		size_t bytes;
+
+		w->kind->measure(w, &n, &bytes);
+		ctx->m.state_entries = n;
+	}
 	sl_win_account(w, ctx);
 	return 0;
 

@@ -47,12 +47,12 @@ static void check_nomem(const struct win *w, struct sl_ctx *ctx)
 
 void sl_win_account(struct win *w, struct sl_ctx *ctx)
 {
-	size_t b = sizeof(*w) + sl_kvtab_bytes(w->tab) + w->run_bytes +
-		   (size_t)w->cap_bkt * sizeof(struct bucket) +
-		   (size_t)w->cap_sort * sizeof(struct fref);
+	uint64_t entries;
+	size_t tabs, b;
 
-	if (w->dir)
-		b += sl_kvtab_bytes(w->dir);
+	w->kind->measure(w, &entries, &tabs);
+	b = sizeof(*w) + tabs + w->run_bytes + (size_t)w->cap_bkt * sizeof(struct bucket) +
+	    (size_t)w->cap_sort * sizeof(struct fref);
 	if (w->timers) /* a timer is about an entry of the set plus its heap slot */
 		b += sl_timers_count(w->timers) * 96;
 	ctx->m.state_bytes = b;

@@ -50,13 +50,17 @@ struct fref {
 };
 
 /*
- * The state entries of one slice end (kvtab entries never move, so pointers are kept).
- * New entries are appended with their hash; the first firing that needs the slice sorts
- * them, and the following windows sharing the slice find them already in order.
+ * One slice end: its own state table, and its entries in a fire list (kvtab entries never
+ * move, so pointers are kept). New entries are appended with their hash; the first firing
+ * that needs the slice sorts them, and the following windows sharing the slice find them
+ * already in order. The table holds only this slice's entries (namespace = s_end), so a
+ * slice is dropped by clearing its table in one sequential pass (sl_kvtab_clear), not by
+ * removing each entry.
  */
 struct bucket {
-	sl_ts_t s_end;	  /* slice end */
-	struct fref *run; /* nrun entries; the first nsorted sorted by (hash, key) */
+	sl_ts_t s_end;	      /* slice end */
+	struct sl_kvtab *tab; /* owned: this slice's entries */
+	struct fref *run;     /* nrun entries; the first nsorted sorted by (hash, key) */
 	uint32_t nrun;
 	uint32_t nsorted;
 	uint32_t cap;
@@ -65,7 +69,8 @@ struct bucket {
 /* A cursor of the k-way merge of a window's slices at fire time. */
 struct fcur {
 	const struct fref *p, *end;
-	uint32_t bi; /* bucket index: ties of one key merge in slice order */
+	const struct sl_kvtab *tab; /* the slice's table: reads the entries' keys */
+	uint32_t bi;		    /* bucket index: ties of one key merge in slice order */
 };
 
 /* The per-shard instance (ctx->self). */
@@ -79,7 +84,7 @@ struct win {
 	uint32_t nrestored;   /* snapshots restored (rescaling: several) */
 	sl_ts_t proc_fired;   /* processing-time windows: the clock they last fired at */
 	char err[560];	      /* why the last restore failed, for the job's error */
-	struct sl_kvtab *tab; /* slices (tumble/hop) or sessions; value = header + accs */
+	struct sl_kvtab *tab; /* sessions (slices: one per bucket); value = header + accs */
 	uint32_t hdr;	      /* header bytes before the accumulators */
 	void *tmp;	      /* scratch accumulator blocks for merging: old result, */
 	void *tmp2;	      /* new result */
@@ -89,7 +94,8 @@ struct win {
 	/* tumble / hop / cumulate */
 	sl_ts_t c_lo, c_hi; /* cached slice [c_lo, c_hi) of the last record, so that */
 	sl_ts_t c_fire;	    /* in-order input skips the divisions: first window end - 1 */
-	sl_ts_t c_drop;	    /* and last window end - 1 + lateness of that slice */
+	sl_ts_t c_drop;	    /* and last window end - 1 + lateness of that slice, */
+	uint32_t c_bkt;	    /* and its bucket index (SLICE_NONE: no bucket yet) */
 	struct bucket *bkt; /* sorted by s_end, distinct */
 	uint32_t nbkt, cap_bkt;
 	sl_ts_t fired_upto; /* every window ending at or before this has fired */
@@ -100,20 +106,24 @@ struct win {
 	size_t run_bytes;      /* bytes of the buckets' fire lists (their capacity) */
 	struct fref *sort_tmp; /* radix sort scratch, grown to the largest bucket */
 	uint32_t cap_sort;
-	uint32_t *radix_count; /* 2^16 digit counters, allocated on first big sort */
+	uint32_t *radix_count;	   /* 2^16 digit counters, allocated on first big sort */
+	struct sl_kvtab *spare[2]; /* cleared tables of dropped slices, for the next ones */
+	uint32_t nspare;
 
 	/* session */
 	struct sl_kvtab *dir;	    /* key -> head of its session list */
 	struct sl_timers *timers;   /* fire at end - 1, clean up at end - 1 + lateness */
 	uint64_t seq;		    /* next session id (the state namespace) */
+	uint64_t nsess;		    /* live sessions (in dir entries and in tab) */
 	uint8_t keybuf[SL_KEY_MAX]; /* a timer's key, copied out of the timer service */
 
 	uint64_t acct_at; /* state_entries at which state_bytes is measured again */
 };
 
-/* Measures the instance's state into ctx->m.state_bytes (window.c; O(1)): the tables, the
- * fire lists and scratch, not what accumulators own outside their blocks (LISTAGG text,
- * COUNT(DISTINCT) sets). The runtime holds the sum to the job's limit (memory_guard.c). */
+/* Measures the instance's state into ctx->m.state_bytes (window.c; O(open slices)): the
+ * tables, the fire lists and scratch, not what accumulators own outside their blocks
+ * (LISTAGG text, COUNT(DISTINCT) sets). The runtime holds the sum to the job's limit
+ * (memory_guard.c). */
 void sl_win_account(struct win *w, struct sl_ctx *ctx);
 
 static inline sl_ts_t floor_mod(sl_ts_t a, sl_ts_t m)
@@ -175,8 +185,7 @@ void sl_win_fail(struct sl_ctx *ctx, int code, const char *what);
 /*
  * What differs between the window kinds, one table each: the slice-based kinds (tumbling,
  * hopping, cumulating: slice.c) and sessions (session.c). window.c and snapshot.c call
- * through w->kind and never test the kind themselves. prefetch is optional (sessions
- * cannot know a record's window before it arrives).
+ * through w->kind and never test the kind themselves. prefetch is optional.
  */
 struct sl_win_kind_ops {
 	int (*open)(struct win *w, uint32_t max_par);
@@ -190,6 +199,8 @@ struct sl_win_kind_ops {
 	/* The end - 1 of the earliest window waiting to fire and how many wait (observers;
 	 * sl_op_ops.pending). */
 	void (*pending)(const struct win *w, sl_ts_t *at, uint64_t *n);
+	/* Entries and bytes of the kind's state tables (sl_win_account). */
+	void (*measure)(const struct win *w, uint64_t *entries, size_t *bytes);
 };
 
 extern const struct sl_win_kind_ops sl_win_slices; /* slice.c */

@@ -351,6 +351,56 @@ static void test_million(void)
 	sl_kvtab_destroy(t);
 }
 
+/* Clear empties the table at once and its slabs are reused: after a clear, lookups of the
+ * old entries miss, the same inserts again take no more memory, new values read as zero, and
+ * iteration sees exactly the new entries. Mixed key classes and several rounds, half the
+ * entries removed in between, so reused slabs hold stale free-list links. */
+static void test_clear(bool spread)
+{
+	struct sl_kvtab *t = make(spread, 16, MAXPAR);
+	uint8_t key[SL_KVTAB_KEY_MAX];
+	size_t bytes = 0;
+
+	T_ASSERT(t);
+	for (int round = 0; round < 4; round++) {
+		memset(orc, 0, sizeof(orc));
+		for (uint32_t id = 0; id < NKEYS; id++) {
+			uint32_t len = make_key(id, key);
+			uint64_t h = sl_hash_bytes(key, len), *v;
+			int n = (int)((id + (uint32_t)round) % NNS);
+			bool created;
+
+			v = sl_kvtab_put(t, h, key, len, ns_of(n), &created);
+			T_ASSERT(v && created && v[0] == 0 && v[1] == 0);
+			v[0] = orc[id][n].v = rnd();
+			orc[id][n].ptr = v;
+			orc[id][n].present = true;
+			if (id % 2 && round % 2) {
+				sl_kvtab_remove_value(t, v);
+				orc[id][n].present = false;
+			}
+		}
+		check_all(t);
+		struct walk w = { 0, true, t, false };
+
+		sl_kvtab_foreach(t, visit, &w);
+		T_ASSERT(w.ok);
+		T_ASSERT_EQ_I64(w.n, sl_kvtab_count(t));
+		if (round == 0)
+			bytes = sl_kvtab_bytes(t);
+		else
+			T_ASSERT_EQ_I64(sl_kvtab_bytes(t), bytes);
+		sl_kvtab_clear(t);
+		T_ASSERT_EQ_I64(sl_kvtab_count(t), 0);
+		memset(orc, 0, sizeof(orc));
+		check_all(t);
+		w = (struct walk){ 0, true, t, false };
+		sl_kvtab_foreach(t, visit, &w);
+		T_ASSERT_EQ_I64(w.n, 0);
+	}
+	sl_kvtab_destroy(t);
+}
+
 int main(void)
 {
 	test_limits();
@@ -358,6 +408,7 @@ int main(void)
 		test_random_oracle(spread);
 		test_many_ns(spread);
 		test_overlapping_runs(spread);
+		test_clear(spread);
 	}
 	test_same_hash();
 	test_million();
