@@ -86,27 +86,27 @@ static bool covered(const struct sl_expr *e, const struct sl_from *f, int *ncols
 	return covered(e->case_operand, f, ncols) && covered(e->case_else, f, ncols);
 }
 
-/* The AND of the conjuncts taken, in their order, or NULL when none was. */
-static struct sl_expr *and_of(struct sl_sql_plan_ctx *c, const struct sl_expr **e, int n)
+const struct sl_expr *sl_sql_plan_and(struct sl_sql_plan_ctx *c, const struct sl_expr *const *v,
+				      int n)
 {
-	struct sl_expr *acc = n ? (struct sl_expr *)e[0] : NULL;
+	const struct sl_expr *acc = n ? v[0] : NULL;
 
 	for (int i = 1; i < n; i++) {
-		struct sl_expr *a = sl_sql_plan_own(c, calloc(1, sizeof(*a)), free);
+		struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
 		struct sl_expr **args =
-			a ? sl_sql_plan_own(c, calloc(2, sizeof(*args)), free) : NULL;
+			e ? sl_sql_plan_own(c, calloc(2, sizeof(*args)), free) : NULL;
 
 		if (!args)
 			return NULL;
-		a->kind = SL_EXPR_BINARY;
-		a->op = SL_EXPR_OP_AND;
-		a->line = e[0]->line;
-		a->col = e[0]->col;
-		args[0] = acc;
-		args[1] = (struct sl_expr *)e[i];
-		a->args = args;
-		a->nargs = 2;
-		acc = a;
+		e->kind = SL_EXPR_BINARY;
+		e->op = SL_EXPR_OP_AND;
+		e->line = v[i]->line;
+		e->col = v[i]->col;
+		args[0] = (struct sl_expr *)acc;
+		args[1] = (struct sl_expr *)v[i];
+		e->args = args;
+		e->nargs = 2;
+		acc = e;
 	}
 	return acc;
 }
@@ -141,7 +141,7 @@ static const struct sl_from *push(struct sl_sql_plan_ctx *c, const struct sl_fro
 	}
 	if (n) {
 		j->join = SL_JOIN_INNER;
-		if (!(j->on = and_of(c, take, n)))
+		if (!(j->on = (struct sl_expr *)sl_sql_plan_and(c, take, n)))
 			return NULL;
 	}
 	return j;

@@ -345,6 +345,10 @@ const struct sl_expr *sl_sql_plan_has_subquery(const struct sl_expr *e);
  * (where NULL) when *from is a comma join and w has no subquery. 0 or -ENOMEM. */
 int sl_sql_plan_comma_joins(struct sl_sql_plan_ctx *c, const struct sl_from **from,
 			    const struct sl_expr **where);
+/* plan_comma.c: the conjuncts v[0..n) ANDed left to right, new nodes owned by c; NULL for
+ * none (or on ENOMEM, which sl_sql_plan_own() said). */
+const struct sl_expr *sl_sql_plan_and(struct sl_sql_plan_ctx *c, const struct sl_expr *const *v,
+				      int n);
 /* plan_query.c: a filter calc on rel (rows pass unchanged). */
 int sl_sql_plan_filter(struct sl_sql_plan_ctx *c, struct sl_sql_plan_rel *rel,
 		       const struct sl_expr *pred);

@@ -101,31 +101,6 @@ static const char *what_of(const struct sl_expr *e, bool anti)
 	return anti ? "NOT EXISTS (SELECT ...)" : "EXISTS (SELECT ...)";
 }
 
-/* The conjuncts v[0..n) ANDed again (NULL for none). */
-static const struct sl_expr *and_of(struct sl_sql_plan_ctx *c, const struct sl_expr **v, int n)
-{
-	const struct sl_expr *acc = n ? v[0] : NULL;
-
-	for (int i = 1; i < n; i++) {
-		struct sl_expr *e = sl_sql_plan_own(c, calloc(1, sizeof(*e)), free);
-		struct sl_expr **args =
-			e ? sl_sql_plan_own(c, calloc(2, sizeof(*args)), free) : NULL;
-
-		if (!args)
-			return NULL;
-		e->kind = SL_EXPR_BINARY;
-		e->op = SL_EXPR_OP_AND;
-		e->line = v[i]->line;
-		e->col = v[i]->col;
-		args[0] = (struct sl_expr *)acc;
-		args[1] = (struct sl_expr *)v[i];
-		e->args = args;
-		e->nargs = 2;
-		acc = e;
-	}
-	return acc;
-}
-
 /* The subquery's shape a window semi / anti join takes: one SELECT block over a FROM, no
  * grouping, and for IN one selected expression. */
 static int check_shape(struct sl_sql_plan_ctx *c, const struct sl_expr *e, const char *what)
@@ -347,7 +322,7 @@ int sl_sql_plan_subquery_joins(struct sl_sql_plan_ctx *c, struct sl_job *job,
 	}
 	if (sl_sql_plan_join_side(c, rel, (*where)->line, (*where)->col))
 		return -EINVAL;
-	filter = and_of(c, rest, nrest);
+	filter = sl_sql_plan_and(c, rest, nrest);
 	if (nrest && !filter)
 		return -ENOMEM;
 	if (filter && sl_sql_plan_filter(c, rel, filter))

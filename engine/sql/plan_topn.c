@@ -144,26 +144,7 @@ static int split_where(struct sl_sql_plan_ctx *c, const struct sl_sql_plan_rel *
 /* The conjuncts left, joined with AND again (owned by the script); NULL for none. */
 static const struct sl_expr *rejoin(struct sl_sql_plan_ctx *c, const struct where_parts *w)
 {
-	const struct sl_expr *e = w->nrest ? w->rest[0] : NULL;
-
-	for (int i = 1; i < w->nrest; i++) {
-		struct sl_expr *and = sl_sql_plan_own(c, calloc(1, sizeof(*and)), free);
-		struct sl_expr **args =
-			and? sl_sql_plan_own(c, calloc(2, sizeof(*args)), free) : NULL;
-
-		if (!args)
-			return NULL;
-		and->kind = SL_EXPR_BINARY;
-		and->op = SL_EXPR_OP_AND;
-		and->line = e->line;
-		and->col = e->col;
-		args[0] = (struct sl_expr *)e;
-		args[1] = (struct sl_expr *)w->rest[i];
-		and->args = args;
-		and->nargs = 2;
-		e = and;
-	}
-	return e;
+	return sl_sql_plan_and(c, w->rest, w->nrest);
 }
 
 /* True when the outer query shows the rank: it names rn or selects *. */

@@ -188,21 +188,6 @@ static inline struct entry *value_entry(const void *value)
 	return (struct entry *)((uint8_t *)value - ENTRY_HDR);
 }
 
-/* Key equality for the common short keys without a memcmp call. */
-static inline bool key_eq(const uint8_t *a, const uint8_t *b, uint32_t n)
-{
-	uint64_t x, y, u, v;
-
-	if (n >= 8 && n <= 16) {
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		memcpy(&u, a + n - 8, 8);
-		memcpy(&v, b + n - 8, 8);
-		return ((x ^ y) | (u ^ v)) == 0;
-	}
-	return memcmp(a, b, n) == 0;
-}
-
 /*
  * Big blocks (slot arrays, large slabs) come straight from mmap with transparent huge pages
  * requested before the first touch: lookups land at random in tables far larger than the
@@ -449,7 +434,7 @@ static inline int64_t find(const struct sl_kvtab *t, uint64_t hash, uint32_t tag
 			struct entry *e = deref(t, s.ref);
 
 			if (e->hash == hash && e->ns == ns && e->klen == klen &&
-			    key_eq(entry_key(t, e), key, klen))
+			    sl_kvtab_key_eq(entry_key(t, e), key, klen))
 				return i;
 		}
 	}

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct sl_kvtab;
 
@@ -108,6 +109,22 @@ struct sl_kvtab_iter {
 	uint32_t slab;
 	uint32_t idx;
 };
+
+/* Key equality for the common short keys (8 to 16 bytes: two overlapping word compares)
+ * without a memcmp call; the table's own probe and the window's fire loop both use it. */
+static inline bool sl_kvtab_key_eq(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+	uint64_t x, y, u, v;
+
+	if (n >= 8 && n <= 16) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		memcpy(&u, a + n - 8, 8);
+		memcpy(&v, b + n - 8, 8);
+		return ((x ^ y) | (u ^ v)) == 0;
+	}
+	return memcmp(a, b, n) == 0;
+}
 
 static inline void sl_kvtab_iter_init(struct sl_kvtab_iter *it)
 {

@@ -49,7 +49,10 @@ CREATE TABLE out_t (id BIGINT, p STRING, name STRING, n INT) PARTITIONED BY (p, 
 INSERT INTO out_t SELECT id, p, name, n FROM src;
 """
 
-ROWS = 30000
+# 12 s of input at the job's 5,000 rows/s: each of the KILLS runs needs three new
+# checkpoints and an open part file before its kill, slower under ASan on a loaded machine;
+# with 6 s the third run could find the input nearly used up and end first (a flake)
+ROWS = 60000
 PER_PART = 6000  # ids a minute of event time (10 ms apart)
 KILLS = 3
 # rows padded to about 200 bytes: more than a partition's 64 KiB buffer arrives between two

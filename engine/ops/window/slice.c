@@ -633,21 +633,6 @@ static int grp_qcmp(const void *pa, const void *pb)
 	return r ? r : (a->bi > b->bi) - (a->bi < b->bi);
 }
 
-/* Key equality for the common short keys without a memcmp call. */
-static inline bool key_eq(const uint8_t *a, const uint8_t *b, uint32_t n)
-{
-	uint64_t x, y, u, v;
-
-	if (n >= 8 && n <= 16) {
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		memcpy(&u, a + n - 8, 8);
-		memcpy(&v, b + n - 8, 8);
-		return ((x ^ y) | (u ^ v)) == 0;
-	}
-	return memcmp(a, b, n) == 0;
-}
-
 /* Whether the entries g[0..n) of one hash are all of one key (all but ~2^-64 of groups):
  * each entry's key is read once against the first's. Hopping windows merge ~size/slide
  * entries per key; comparing every pair through ref_cmp, twice, was 17 % of the 1M-key hop
@@ -661,7 +646,7 @@ static bool one_key(const struct fcur *g, uint32_t n)
 	sl_kvtab_entry(g[0].tab, g[0].p->v, &k0);
 	for (uint32_t i = 1; i < n; i++) {
 		sl_kvtab_entry(g[i].tab, g[i].p->v, &ki);
-		if (ki.klen != k0.klen || !key_eq(ki.key, k0.key, k0.klen))
+		if (ki.klen != k0.klen || !sl_kvtab_key_eq(ki.key, k0.key, k0.klen))
 			return false;
 	}
 	return true;
