@@ -340,6 +340,10 @@ int sl_sql_plan_subquery_joins(struct sl_sql_plan_ctx *c, struct sl_job *job,
 /* The first IN (SELECT ...) or EXISTS (SELECT ...) in e, or NULL. */
 const struct sl_expr *sl_sql_plan_has_subquery(const struct sl_expr *e);
 
+/* plan_union.c: q, a UNION ALL of SELECT blocks, into *out. 0 or -EINVAL (said). */
+int sl_sql_plan_union(struct sl_sql_plan_ctx *c, struct sl_job *job, const struct sl_query *q,
+		      struct sl_sql_plan_rel *out);
+
 /* plan_comma.c: FROM a, b, ... WHERE w: each conjunct of w as the condition of the lowest
  * comma join whose items it names, the rest on the outermost; *from and *where replaced
  * (where NULL) when *from is a comma join and w has no subquery. 0 or -ENOMEM. */
