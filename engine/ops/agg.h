@@ -120,6 +120,11 @@ int sl_agg_schema_add(struct sl_schema *s, const char *name, const struct sl_agg
  */
 extern _Thread_local bool sl_agg_nomem;
 
+/* SUM/AVG(DISTINCT)'s kernel: COUNT(DISTINCT)'s set of values, `inner` folded over it at
+ * result time (agg.c); inner accumulators are plain bytes of at most SL_AGG_INNER_ACC_MAX. */
+#define SL_AGG_INNER_ACC_MAX 64
+extern const struct sl_agg_kernel sl_agg_distinct_fold;
+
 /* Printable name of an aggregate kind ("SUM"), for error messages. */
 const char *sl_agg_kind_name(enum sl_agg_kind kind);
 
